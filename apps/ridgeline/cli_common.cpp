@@ -1,0 +1,97 @@
+#include "cli_common.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+#include "ridgeline/core/error.hpp"
+#include "ridgeline/core/zoo.hpp"
+#include "ridgeline/report/format.hpp"
+
+namespace ridgeline::app {
+
+namespace {
+std::string g_command_line;
+}
+
+void set_command_line(int argc, char** argv) {
+    std::string s;
+    for (int i = 0; i < argc; ++i) {
+        std::string a = argv[i];
+        const bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`;&|<>()*?[]{}!#") == std::string::npos;
+        if (!plain) {
+            std::string q = "'";
+            for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+            a = q + "'";
+        }
+        s += (i ? " " : "") + a;
+    }
+    g_command_line = s;
+}
+
+const std::string& command_line() { return g_command_line; }
+
+void model_options::add_to(CLI::App& cmd) {
+    cmd.add_option("--model,-m", model, "Built-in model by name (see `ridgeline models`)");
+    cmd.add_option("--layer,-l", layer,
+                   "One layer as a string, e.g. \"conv2d:in_channels=16,out_channels=32,kernel_size=3\"");
+    cmd.add_option("--input,-i", inputs,
+                   "Full input shape, batch included (e.g. 8x3x160x160; token ids: 1x128); repeat for layers "
+                   "with several inputs");
+    cmd.add_option("--batch,-b", batch, "Batch size (replaces dimension 0 of the default input)")
+        ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(1) << 40));
+    cmd.add_option("--dtype", dtype, "Data type for bytes (and compute): fp32, tf32, fp16, bf16")
+        ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
+}
+
+core::dtype model_options::data_type() const { return core::parse_dtype(dtype); }
+
+std::string model_options::source() const {
+    if (!model.empty()) return "zoo:" + model;
+    return "layer:" + core::to_string(core::parse_op(layer));
+}
+
+core::model model_options::build() const {
+    if (model.empty() == layer.empty())
+        throw usage_error(model.empty() ? "give a model: --model NAME or --layer STRING (see `ridgeline models`)"
+                                        : "--model and --layer cannot be used together");
+    std::vector<core::shape> shapes;
+    for (const auto& s : inputs) shapes.push_back(core::parse_shape(s));
+    if (!model.empty()) {
+        if (shapes.size() > 1) throw usage_error("--model takes one --input, got " + std::to_string(shapes.size()));
+        return core::build_zoo_model(model, shapes.empty() ? std::nullopt : std::optional(shapes[0]), batch);
+    }
+    core::op o = core::parse_op(layer);
+    if (shapes.empty())
+        throw usage_error("--layer needs --input with the full input shape, batch included (e.g. --input 1x16x64x64)");
+    if (batch) {
+        for (auto& s : shapes) {
+            if (s[0] != *batch)
+                throw usage_error("--batch " + std::to_string(*batch) + " disagrees with the batch dimension of --input " +
+                                  s.to_string());
+        }
+    }
+    core::model_builder b("layer");
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+        names.push_back(shapes.size() == 1 ? "input" : "input" + std::to_string(i));
+        b.input(names.back(), shapes[i], std::holds_alternative<core::embedding>(o));
+    }
+    b.add(std::string(core::kind_of(o)), o, names);
+    return b.build();
+}
+
+void output_options::add_to(CLI::App& cmd, const std::vector<std::string>& formats) {
+    cmd.add_option("--format,-f", format, "Output format")->check(CLI::IsMember(formats));
+    cmd.add_option("--output,-o", output, "Write the report to FILE (atomically) instead of standard output");
+}
+
+void output_options::emit(const std::string& content) const {
+    if (output.empty()) {
+        std::fwrite(content.data(), 1, content.size(), stdout);
+        std::fflush(stdout);
+    } else {
+        report::write_file_atomic(output, content);
+    }
+}
+
+}  // namespace ridgeline::app

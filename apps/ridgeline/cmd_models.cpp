@@ -1,0 +1,56 @@
+// `ridgeline models`: the built-in model zoo.
+#include <memory>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "ridgeline/core/zoo.hpp"
+#include "ridgeline/report/format.hpp"
+
+namespace ridgeline::app {
+
+namespace {
+struct models_command {
+    output_options out;
+
+    int run() const {
+        if (out.format == "json") {
+            nlohmann::json j = nlohmann::json::array();
+            for (const auto& e : core::zoo_models()) {
+                const auto a = core::analyze(core::build_zoo_model(e.name), core::dtype::fp32);
+                j.push_back({{"name", e.name},
+                             {"description", e.description},
+                             {"default_input", e.default_input.dims()},
+                             {"input_kind", e.token_input ? "token_ids" : "image_nchw"},
+                             {"params", a.totals.params},
+                             {"macs", a.totals.macs}});
+            }
+            out.emit(j.dump(2) + "\n");
+            return 0;
+        }
+        using al = report::text_table::align;
+        report::text_table t;
+        t.add_column("model", al::left);
+        t.add_column("default input", al::left);
+        t.add_column("params", al::right);
+        t.add_column("MACs", al::right);
+        t.add_column("description", al::left);
+        for (const auto& e : core::zoo_models()) {
+            const auto a = core::analyze(core::build_zoo_model(e.name), core::dtype::fp32);
+            t.add_row({e.name, e.default_input.to_string() + (e.token_input ? " (token ids)" : ""),
+                       report::with_commas(a.totals.params), report::si(static_cast<double>(a.totals.macs)),
+                       e.description});
+        }
+        out.emit(t.render());
+        return 0;
+    }
+};
+}  // namespace
+
+void register_models(CLI::App& cli, runner_list& runners) {
+    auto cmd = std::make_shared<models_command>();
+    CLI::App* sub = cli.add_subcommand("models", "List the built-in models");
+    cmd->out.add_to(*sub, {"table", "json"});
+    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
+}
+
+}  // namespace ridgeline::app

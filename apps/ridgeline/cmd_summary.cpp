@@ -1,0 +1,44 @@
+// `ridgeline summary`: the analytic cost of a model or one layer (no device needed).
+#include <memory>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "ridgeline/report/summary.hpp"
+
+namespace ridgeline::app {
+
+namespace {
+struct summary_command {
+    model_options model;
+    output_options out;
+
+    int run() const {
+        const core::model m = model.build();
+        const core::model_analysis a = core::analyze(m, model.data_type());
+        const report::run_info info{command_line(), model.source()};
+        if (out.format == "json")
+            out.emit(report::summary_json(a, info).dump(2) + "\n");
+        else if (out.format == "csv")
+            out.emit(report::summary_csv(a));
+        else
+            out.emit(report::summary_table(a));
+        return 0;
+    }
+};
+}  // namespace
+
+void register_summary(CLI::App& cli, runner_list& runners) {
+    auto cmd = std::make_shared<summary_command>();
+    CLI::App* sub = cli.add_subcommand("summary", "Parameters, MACs, FLOPs, bytes and arithmetic intensity per layer");
+    cmd->model.add_to(*sub);
+    cmd->out.add_to(*sub);
+    sub->footer(
+        "Examples:\n"
+        "  ridgeline summary --model resnet50 --batch 8\n"
+        "  ridgeline summary --layer \"conv2d:in_channels=16,out_channels=32,kernel_size=3,stride=2,padding=1,bias=false\" "
+        "--input 1x16x64x64\n"
+        "  ridgeline summary --model bert_base --input 1x384 --format json --output bert.json");
+    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
+}
+
+}  // namespace ridgeline::app

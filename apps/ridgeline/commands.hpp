@@ -1,0 +1,22 @@
+#pragma once
+// Subcommands. Each register_* adds its CLI11 subcommand and a runner that returns its exit code when
+// that subcommand was given, or -1 when it was not.
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <vector>
+
+namespace ridgeline::app {
+
+using runner_list = std::vector<std::function<int()>>;
+
+void register_models(CLI::App& cli, runner_list& runners);
+void register_summary(CLI::App& cli, runner_list& runners);
+
+inline void register_commands(CLI::App& cli, runner_list& runners) {
+    register_summary(cli, runners);
+    register_models(cli, runners);
+}
+
+}  // namespace ridgeline::app

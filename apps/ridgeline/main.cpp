@@ -1,0 +1,78 @@
+// ridgeline: GPU-aware profiler for neural-network layers and models.
+// Exit codes: 0 ok, 2 usage error, 1 any other error (errors are one line on stderr).
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <functional>
+#include <iostream>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "ridgeline/config.hpp"
+#include "ridgeline/core/error.hpp"
+
+namespace {
+
+void print_error(const std::string& message) { std::fprintf(stderr, "ridgeline: error: %s\n", message.c_str()); }
+
+std::string one_line(std::string s) {
+    for (auto& c : s)
+        if (c == '\n' || c == '\r') c = ' ';
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace ridgeline;
+    app::set_command_line(argc, argv);
+    auto logger = spdlog::stderr_color_mt("ridgeline");
+    logger->set_pattern("ridgeline: %^%l%$: %v");
+    spdlog::set_default_logger(logger);
+
+    CLI::App cli("ridgeline: how long each layer takes on this device, how far that is from what the hardware "
+                 "allows, and what holds it back",
+                 "ridgeline");
+    std::string version = std::string("ridgeline ") + RIDGELINE_VERSION;
+    if (std::string(RIDGELINE_GIT_REVISION).size()) version += std::string(" (git ") + RIDGELINE_GIT_REVISION + ")";
+    cli.set_version_flag("--version,-V", version);
+    cli.require_subcommand(1);
+    cli.fallthrough(false);
+
+    std::vector<std::function<int()>> runners;
+    app::register_commands(cli, runners);
+
+    try {
+        cli.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return cli.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return cli.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return cli.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::string hint = "ridgeline --help";
+        for (const auto* sub : cli.get_subcommands()) hint = "ridgeline " + sub->get_name() + " --help";
+        print_error(one_line(e.what()) + " (see `" + hint + "`)");
+        return 2;
+    }
+    try {
+        for (std::size_t i = 0; i < runners.size(); ++i)
+            if (runners[i]) {
+                const int rc = runners[i]();
+                if (rc >= 0) return rc;
+            }
+        print_error("no command given (see `ridgeline --help`)");
+        return 2;
+    } catch (const app::usage_error& e) {
+        print_error(one_line(e.what()));
+        return 2;
+    } catch (const std::exception& e) {
+        print_error(one_line(e.what()));
+        return 1;
+    }
+}

@@ -1,0 +1,90 @@
+#pragma once
+// A model: a DAG of named layers joined by named tensors. A layer's output tensor carries the layer's
+// name; model inputs are named tensors with a shape. Residual adds and concats read several tensors.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ridgeline/core/cost.hpp"
+#include "ridgeline/core/dtype.hpp"
+#include "ridgeline/core/layer.hpp"
+
+namespace ridgeline::core {
+
+/// A model input. `indices` marks int64 token ids (read only by embedding layers).
+struct model_input {
+    std::string name;
+    shape dims;
+    bool indices = false;
+};
+
+class model {
+public:
+    explicit model(std::string name = "model") : name_(std::move(name)) {}
+
+    [[nodiscard]] const std::string& name() const { return name_; }
+    void set_name(std::string n) { name_ = std::move(n); }
+    void add_input(model_input in) { inputs_.push_back(std::move(in)); }
+    void add_layer(layer l) { layers_.push_back(std::move(l)); }
+    [[nodiscard]] const std::vector<model_input>& inputs() const { return inputs_; }
+    [[nodiscard]] const std::vector<layer>& layers() const { return layers_; }
+    std::vector<model_input>& inputs() { return inputs_; }
+    std::vector<layer>& layers() { return layers_; }
+
+private:
+    std::string name_;
+    std::vector<model_input> inputs_;
+    std::vector<layer> layers_;
+};
+
+/// Builds a model layer by layer. then() reads the previous layer's output (a Sequential);
+/// add() names its inputs explicitly (residuals, concats).
+class model_builder {
+public:
+    explicit model_builder(std::string name) : model_(std::move(name)) {}
+
+    /// Declares a model input and makes it the current tensor.
+    std::string input(const std::string& name, shape dims, bool indices = false);
+    /// Appends a layer reading `inputs`; returns its output tensor's name (= name) and makes it current.
+    std::string add(const std::string& name, op o, std::vector<std::string> inputs);
+    /// Appends a layer reading the current tensor.
+    std::string then(const std::string& name, op o);
+    /// Ties parameter `param` of the last layer to the shared tensor `shared` (counted once).
+    void tie_last(const std::string& param, const std::string& shared);
+    [[nodiscard]] const std::string& current() const { return current_; }
+    void set_current(std::string t) { current_ = std::move(t); }
+    [[nodiscard]] model build() const { return model_; }
+
+private:
+    model model_;
+    std::string current_;
+};
+
+/// One layer after shape inference and costing.
+struct layer_analysis {
+    core::layer layer;
+    shapes input_shapes;
+    shape output_shape;
+    core::cost cost;
+};
+
+struct model_analysis {
+    std::string model_name;
+    dtype data_type = dtype::fp32;
+    std::int64_t batch = 1;
+    std::vector<model_input> inputs;
+    std::vector<layer_analysis> layers;  // in topological order
+    std::vector<std::string> outputs;    // tensors that no layer reads
+    /// Sum over layers, except that params and buffers count every distinct tensor once (tied tensors).
+    core::cost totals;
+};
+
+/// Validates the DAG and infers every shape and cost. Errors (core::error), each naming the layer or
+/// tensor: empty or duplicate names, unknown input tensors, cycles, shape rules of each op, token-id
+/// inputs read by anything but an embedding (or an embedding reading activations), tied tensors of
+/// different sizes, counts that overflow int64.
+model_analysis analyze(const model& m, dtype dt);
+
+}  // namespace ridgeline::core

@@ -1,0 +1,370 @@
+#pragma once
+// Layer descriptors: one struct per op, with PyTorch's argument names as fields.
+//
+// Every op provides the same members, used by core/layer.cpp through std::visit:
+//   static constexpr std::string_view kind;          name in layer strings ("conv2d")
+//   static constexpr int min_inputs, max_inputs;     arity (max_inputs = -1: any number)
+//   static T read(attribute_reader&);                parse and validate attributes
+//   void write(attribute_writer&) const;             canonical attributes (defaults omitted)
+//   shape infer(const std::vector<shape>&, const std::string& where) const;
+//                                                    validate inputs, return the output shape
+//   std::vector<param_spec> parameters() const;      weight / bias / buffers with shapes
+//   cost work(const std::vector<shape>& in, const shape& out, dtype) const;
+//                                                    macs, flops, bias_flops, bytes (params and
+//                                                    buffers are filled from parameters())
+// Shapes are NCHW for 2-D ops and [..., features] for Linear, row-major as in PyTorch.
+// Errors: parse_error for bad attributes, invalid_layer for inputs that break a rule; both start with
+// `<kind> "<name>":`. Formulas and their sources are in docs/conventions.md.
+//
+// To add an op: define its struct here, implement it in core/src/ops_*.cpp, add it to `op` in layer.hpp,
+// and handle it in each backend.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ridgeline/core/attributes.hpp"
+#include "ridgeline/core/cost.hpp"
+#include "ridgeline/core/dtype.hpp"
+#include "ridgeline/core/shape.hpp"
+
+namespace ridgeline::core {
+
+using shapes = std::vector<shape>;
+
+// ---------------------------------------------------------------- dense: linear, matmul, embedding
+
+/// y = x W^T + b. Input [..., in_features] (rank >= 1; all leading dims are rows), output
+/// [..., out_features]. macs = rows * in_features * out_features (torch.nn.Linear).
+struct linear {
+    static constexpr std::string_view kind = "linear";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    std::int64_t in_features = 0;
+    std::int64_t out_features = 0;
+    bool bias = true;
+
+    static linear read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const;
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const linear&) const = default;
+};
+
+/// Batched matrix product of two activations (torch.matmul): A [..., M, K] x B [..., K, N] ->
+/// [..., M, N], batch dims broadcast. Both ranks >= 2. macs = batch * M * K * N.
+struct matmul {
+    static constexpr std::string_view kind = "matmul";
+    static constexpr int min_inputs = 2, max_inputs = 2;
+
+    static matmul read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const;
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const matmul&) const = default;
+};
+
+/// Table lookup (torch.nn.Embedding). Input: int64 token ids of any shape; output [..., embedding_dim].
+/// bytes: ids at 8 bytes, the looked-up rows read once, the output written once (not the whole table).
+struct embedding {
+    static constexpr std::string_view kind = "embedding";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    std::int64_t num_embeddings = 0;
+    std::int64_t embedding_dim = 0;
+
+    static embedding read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const;
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const embedding&) const = default;
+};
+
+// ---------------------------------------------------------------- convolution
+
+/// Padding of a 2-D convolution: explicit (symmetric "1" / "1x2", or "top x left x bottom x right"),
+/// "same" (stride 1 only; an odd total puts the extra row/column after, as PyTorch) or "valid" (none).
+struct padding2d {
+    enum class mode : std::uint8_t { explicit_pads, same, valid };
+    mode kind = mode::explicit_pads;
+    std::int64_t top = 0, left = 0, bottom = 0, right = 0;
+    bool operator==(const padding2d&) const = default;
+};
+
+/// torch.nn.Conv2d. Input N x in_channels x H x W, weight out_channels x in_channels/groups x kh x kw.
+/// H_out = floor((H + pad_top + pad_bottom - dilation_h*(kh-1) - 1) / stride_h) + 1, W_out alike.
+/// macs = N * out_channels * H_out * W_out * (in_channels/groups) * kh * kw (padding taps included).
+struct conv2d {
+    static constexpr std::string_view kind = "conv2d";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    std::int64_t in_channels = 0;
+    std::int64_t out_channels = 0;
+    pair2d kernel_size{};
+    pair2d stride{1, 1};
+    padding2d padding{};
+    pair2d dilation{1, 1};
+    std::int64_t groups = 1;
+    bool bias = true;
+
+    /// Pads actually applied (top, left, bottom, right), "same" resolved for this kernel and dilation.
+    [[nodiscard]] padding2d resolved_padding() const;
+
+    static conv2d read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const;
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const conv2d&) const = default;
+};
+
+// ---------------------------------------------------------------- normalisation
+
+/// torch.nn.BatchNorm2d in inference: y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta,
+/// folded to one multiply and one add per element. params 2C (gamma, beta), buffers 2C.
+struct batch_norm2d {
+    static constexpr std::string_view kind = "batch_norm2d";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    std::int64_t num_features = 0;
+    double eps = 1e-5;
+    bool affine = true;
+
+    static batch_norm2d read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const;
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const batch_norm2d&) const = default;
+};
+
+/// torch.nn.LayerNorm over the trailing dims `normalized_shape`. flops 8 per element with the affine
+/// transform (mean 1, variance 3, normalise 2, affine 2), 6 without.
+struct layer_norm {
+    static constexpr std::string_view kind = "layer_norm";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    std::vector<std::int64_t> normalized_shape;
+    double eps = 1e-5;
+    bool elementwise_affine = true;
+
+    static layer_norm read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const;
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const layer_norm&) const = default;
+};
+
+// ---------------------------------------------------------------- elementwise and activations
+
+/// Unary elementwise ops share one shape rule (output = input) and differ in flops per element.
+#define RIDGELINE_UNARY_OP_MEMBERS(T)                                                      \
+    static constexpr int min_inputs = 1, max_inputs = 1;                                   \
+    static T read(attribute_reader& r);                                                    \
+    void write(attribute_writer& w) const;                                                 \
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;          \
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }                \
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;           \
+    [[nodiscard]] std::int64_t flops_per_element() const;                                  \
+    bool operator==(const T&) const = default;
+
+/// max(x, 0): 1 flop per element.
+struct relu {
+    static constexpr std::string_view kind = "relu";
+    RIDGELINE_UNARY_OP_MEMBERS(relu)
+};
+/// min(max(x, 0), 6): 1 flop per element (one clamp).
+struct relu6 {
+    static constexpr std::string_view kind = "relu6";
+    RIDGELINE_UNARY_OP_MEMBERS(relu6)
+};
+/// approximate=none: 0.5*x*(1+erf(x/sqrt(2))), 5 flops; approximate=tanh:
+/// 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))), 9 flops (a transcendental counts as one).
+struct gelu {
+    static constexpr std::string_view kind = "gelu";
+    bool tanh_approximation = false;
+    RIDGELINE_UNARY_OP_MEMBERS(gelu)
+};
+/// tanh(x): 1 flop per element.
+struct tanh_op {
+    static constexpr std::string_view kind = "tanh";
+    RIDGELINE_UNARY_OP_MEMBERS(tanh_op)
+};
+/// 1/(1+exp(-x)): 3 flops per element.
+struct sigmoid {
+    static constexpr std::string_view kind = "sigmoid";
+    RIDGELINE_UNARY_OP_MEMBERS(sigmoid)
+};
+/// x * factor (attention's 1/sqrt(d_k)): 1 flop per element.
+struct scale {
+    static constexpr std::string_view kind = "scale";
+    double factor = 1.0;
+    RIDGELINE_UNARY_OP_MEMBERS(scale)
+};
+/// softmax along `dim`: 5 flops per element (max, subtract, exp, sum, divide).
+struct softmax {
+    static constexpr std::string_view kind = "softmax";
+    std::int64_t dim = -1;
+    RIDGELINE_UNARY_OP_MEMBERS(softmax)
+};
+
+#undef RIDGELINE_UNARY_OP_MEMBERS
+
+/// Elementwise binary ops with NumPy broadcasting; 1 flop per output element.
+struct add {
+    static constexpr std::string_view kind = "add";
+    static constexpr int min_inputs = 2, max_inputs = 2;
+    static add read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const add&) const = default;
+};
+struct mul {
+    static constexpr std::string_view kind = "mul";
+    static constexpr int min_inputs = 2, max_inputs = 2;
+    static mul read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const mul&) const = default;
+};
+
+// ---------------------------------------------------------------- pooling
+
+/// torch.nn.MaxPool2d. stride defaults to kernel_size. Output size as PyTorch (ceil_mode drops a last
+/// window that would start in the right padding). flops kh*kw-1 comparisons per output element.
+struct max_pool2d {
+    static constexpr std::string_view kind = "max_pool2d";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    pair2d kernel_size{};
+    pair2d stride{};  // {0,0} until read: then kernel_size when not given
+    pair2d padding{0, 0};
+    pair2d dilation{1, 1};
+    bool ceil_mode = false;
+
+    static max_pool2d read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const max_pool2d&) const = default;
+};
+
+/// torch.nn.AvgPool2d. flops kh*kw per output element (kh*kw-1 adds and one divide).
+struct avg_pool2d {
+    static constexpr std::string_view kind = "avg_pool2d";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    pair2d kernel_size{};
+    pair2d stride{};
+    pair2d padding{0, 0};
+    bool ceil_mode = false;
+    bool count_include_pad = true;
+
+    static avg_pool2d read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const avg_pool2d&) const = default;
+};
+
+/// torch.nn.AdaptiveAvgPool2d. Window of output i: [floor(i*H/out), ceil((i+1)*H/out)); flops per output
+/// element = its window's size (adds plus one divide), summed exactly.
+struct adaptive_avg_pool2d {
+    static constexpr std::string_view kind = "adaptive_avg_pool2d";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    pair2d output_size{};
+
+    static adaptive_avg_pool2d read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const adaptive_avg_pool2d&) const = default;
+};
+
+// ---------------------------------------------------------------- data movement and views
+
+/// torch.cat along `dim` (default 1, channels). 0 flops; bytes: inputs read, output written.
+struct concat {
+    static constexpr std::string_view kind = "concat";
+    static constexpr int min_inputs = 1, max_inputs = -1;
+    std::int64_t dim = 1;
+
+    static concat read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const concat&) const = default;
+};
+
+/// Views: no arithmetic and no data movement (0 flops, 0 bytes).
+/// torch.flatten(start_dim, end_dim).
+struct flatten {
+    static constexpr std::string_view kind = "flatten";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    std::int64_t start_dim = 1;
+    std::int64_t end_dim = -1;
+
+    static flatten read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const flatten&) const = default;
+};
+
+/// Reshape to `shape` ("0x0x12x64"): 0 copies the input's dimension at that position, -1 is inferred
+/// (at most one), as ONNX Reshape. The element count must not change.
+struct reshape {
+    static constexpr std::string_view kind = "reshape";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    std::vector<std::int64_t> target;
+
+    static reshape read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const reshape&) const = default;
+};
+
+/// torch.transpose(dim0, dim1).
+struct transpose {
+    static constexpr std::string_view kind = "transpose";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    std::int64_t dim0 = 0;
+    std::int64_t dim1 = 1;
+
+    static transpose read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const transpose&) const = default;
+};
+
+/// x[..., start:end:step, ...] along `dim`, Python rules (negative indices count from the end, end is
+/// clamped). An empty result is an error.
+struct slice {
+    static constexpr std::string_view kind = "slice";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    static constexpr std::int64_t to_end = INT64_MAX;
+    std::int64_t dim = 0;
+    std::int64_t start = 0;
+    std::int64_t end = to_end;
+    std::int64_t step = 1;
+
+    static slice read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const slice&) const = default;
+};
+
+}  // namespace ridgeline::core

@@ -1,0 +1,157 @@
+#include "ridgeline/core/model.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "ridgeline/core/checked.hpp"
+#include "ridgeline/core/error.hpp"
+
+namespace ridgeline::core {
+
+std::string model_builder::input(const std::string& name, shape dims, bool indices) {
+    model_.add_input({name, std::move(dims), indices});
+    current_ = name;
+    return name;
+}
+
+std::string model_builder::add(const std::string& name, op o, std::vector<std::string> inputs) {
+    model_.add_layer(layer{name, std::move(o), std::move(inputs), {}});
+    current_ = name;
+    return name;
+}
+
+std::string model_builder::then(const std::string& name, op o) { return add(name, std::move(o), {current_}); }
+
+void model_builder::tie_last(const std::string& param, const std::string& shared) {
+    if (model_.layers().empty()) throw invalid_layer("model \"" + model_.name() + "\": tie before any layer");
+    model_.layers().back().tied[param] = shared;
+}
+
+namespace {
+
+/// Kahn's algorithm over layers; keeps the given order where it is already topological.
+std::vector<std::size_t> topological_order(const model& m) {
+    const auto& ls = m.layers();
+    std::unordered_map<std::string, std::size_t> producer;
+    for (std::size_t i = 0; i < ls.size(); ++i) producer.emplace(ls[i].name, i);
+    std::vector<std::vector<std::size_t>> readers(ls.size());
+    std::vector<std::size_t> pending(ls.size(), 0);
+    for (std::size_t i = 0; i < ls.size(); ++i)
+        for (const auto& t : ls[i].inputs)
+            if (auto it = producer.find(t); it != producer.end()) {
+                readers[it->second].push_back(i);
+                ++pending[i];
+            }
+    std::set<std::size_t> ready;
+    for (std::size_t i = 0; i < ls.size(); ++i)
+        if (pending[i] == 0) ready.insert(i);
+    std::vector<std::size_t> order;
+    while (!ready.empty()) {
+        const std::size_t i = *ready.begin();
+        ready.erase(ready.begin());
+        order.push_back(i);
+        for (std::size_t r : readers[i])
+            if (--pending[r] == 0) ready.insert(r);
+    }
+    if (order.size() != ls.size()) {
+        std::string names;
+        int shown = 0;
+        for (std::size_t i = 0; i < ls.size(); ++i)
+            if (pending[i] > 0 && shown < 5) {
+                names += (names.empty() ? "\"" : ", \"") + ls[i].name + "\"";
+                ++shown;
+            }
+        throw invalid_layer("model \"" + m.name() + "\": the layers form a cycle (involving " + names + ")");
+    }
+    return order;
+}
+
+}  // namespace
+
+model_analysis analyze(const model& m, dtype dt) {
+    model_analysis a;
+    a.model_name = m.name();
+    a.data_type = dt;
+    a.inputs = m.inputs();
+    const std::string model_where = "model \"" + m.name() + "\"";
+    if (m.inputs().empty()) throw invalid_layer(model_where + ": has no inputs");
+    if (m.layers().empty()) throw invalid_layer(model_where + ": has no layers");
+    a.batch = m.inputs().front().dims.rank() > 0 ? m.inputs().front().dims[0] : 1;
+
+    std::map<std::string, shape> tensors;
+    std::set<std::string> index_tensors;
+    for (const auto& in : m.inputs()) {
+        if (in.name.empty()) throw invalid_layer(model_where + ": an input has an empty name");
+        if (in.dims.rank() == 0) throw invalid_layer(model_where + ": input \"" + in.name + "\" has no shape");
+        for (std::size_t i = 0; i < in.dims.rank(); ++i)
+            if (in.dims[i] < 1)
+                throw invalid_layer(model_where + ": input \"" + in.name + "\" has dimension " + std::to_string(i) +
+                                    " = " + std::to_string(in.dims[i]) + ", every dimension must be >= 1");
+        (void)in.dims.numel();
+        if (!tensors.emplace(in.name, in.dims).second)
+            throw invalid_layer(model_where + ": duplicate tensor name \"" + in.name + "\"");
+        if (in.indices) index_tensors.insert(in.name);
+    }
+    std::set<std::string> layer_names;
+    for (const auto& l : m.layers()) {
+        if (l.name.empty()) throw invalid_layer(model_where + ": a " + std::string(kind_of(l.op)) + " layer has an empty name");
+        if (tensors.count(l.name) || !layer_names.insert(l.name).second)
+            throw invalid_layer(model_where + ": duplicate tensor name \"" + l.name + "\"");
+    }
+    for (const auto& l : m.layers())
+        for (const auto& t : l.inputs)
+            if (!tensors.count(t) && !layer_names.count(t))
+                throw invalid_layer(where(l) + ": reads unknown tensor \"" + t + "\"");
+
+    std::set<std::string> read;
+    // distinct parameter tensors: name -> element count
+    std::map<std::string, std::pair<std::int64_t, bool>> distinct;
+    for (std::size_t i : topological_order(m)) {
+        const layer& l = m.layers()[i];
+        shapes in;
+        const bool is_embedding = std::holds_alternative<embedding>(l.op);
+        for (const auto& t : l.inputs) {
+            in.push_back(tensors.at(t));
+            read.insert(t);
+            const bool idx = index_tensors.count(t) > 0;
+            if (is_embedding && !idx)
+                throw invalid_layer(where(l) + ": reads \"" + t + "\", which is not a token-id input (embedding layers read int64 ids)");
+            if (!is_embedding && idx)
+                throw invalid_layer(where(l) + ": reads token ids \"" + t + "\"; only embedding layers read ids");
+        }
+        shape out = infer_shape(l, in);
+        cost c = cost_of(l, in, out, dt);
+        for (const auto& p : parameters_of(l.op)) {
+            auto tie = l.tied.find(p.name);
+            const std::string full = tie != l.tied.end() ? tie->second : l.name + "." + p.name;
+            const std::int64_t n = p.dims.numel();
+            auto [it, inserted] = distinct.emplace(full, std::make_pair(n, p.trainable));
+            if (!inserted && it->second.first != n)
+                throw invalid_layer(where(l) + ": tied tensor \"" + full + "\" has " + std::to_string(n) +
+                                    " elements here but " + std::to_string(it->second.first) + " elsewhere");
+        }
+        for (const auto& [param, shared] : l.tied) {
+            const auto ps = parameters_of(l.op);
+            if (std::none_of(ps.begin(), ps.end(), [&](const param_spec& p) { return p.name == param; }))
+                throw invalid_layer(where(l) + ": ties parameter \"" + param + "\", which this op does not have");
+        }
+        tensors.emplace(l.name, out);
+        a.totals += c;
+        a.layers.push_back({l, std::move(in), std::move(out), c});
+    }
+    a.totals.params = 0;
+    a.totals.buffers = 0;
+    for (const auto& [name, info] : distinct) {
+        if (info.second)
+            a.totals.params = checked::add(a.totals.params, info.first, "total params");
+        else
+            a.totals.buffers = checked::add(a.totals.buffers, info.first, "total buffers");
+    }
+    for (const auto& la : a.layers)
+        if (!read.count(la.layer.name)) a.outputs.push_back(la.layer.name);
+    return a;
+}
+
+}  // namespace ridgeline::core

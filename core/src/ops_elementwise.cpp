@@ -1,0 +1,131 @@
+// Unary activations (relu, relu6, gelu, tanh, sigmoid, scale, softmax) and binary add / mul.
+#include "op_helpers.hpp"
+
+namespace ridgeline::core {
+
+using detail::fail;
+
+namespace detail {
+
+shape broadcast(const shape& a, const shape& b, const std::string& where) {
+    const std::size_t rank = std::max(a.rank(), b.rank());
+    std::vector<std::int64_t> dims(rank, 1);
+    for (std::size_t i = 0; i < rank; ++i) {
+        const std::int64_t da = i < a.rank() ? a[a.rank() - 1 - i] : 1;
+        const std::int64_t db = i < b.rank() ? b[b.rank() - 1 - i] : 1;
+        if (da != db && da != 1 && db != 1)
+            fail(where, "shapes " + a.to_string() + " and " + b.to_string() + " do not broadcast (dimension -" +
+                            std::to_string(i + 1) + ": " + std::to_string(da) + " vs " + std::to_string(db) + ")");
+        dims[rank - 1 - i] = std::max(da, db);
+    }
+    return shape(dims);
+}
+
+void require_at_least(attribute_reader& r, const char* key, std::int64_t v, std::int64_t minimum) {
+    if (v < minimum) r.fail(key, "must be >= " + std::to_string(minimum) + ", got " + std::to_string(v));
+}
+
+void require_at_least(attribute_reader& r, const char* key, pair2d v, std::int64_t minimum) {
+    if (v.h < minimum || v.w < minimum)
+        r.fail(key, "must be >= " + std::to_string(minimum) + ", got " + to_string(v));
+}
+
+}  // namespace detail
+
+namespace {
+template <class T>
+cost unary_work(const T& op, const shapes& in, const shape& out, dtype dt) {
+    cost c;
+    c.flops = checked::mul(op.flops_per_element(), out.numel(), std::string(T::kind) + " flops");
+    c.bytes = detail::standard_bytes(in, out, 0, dt);
+    return c;
+}
+}  // namespace
+
+#define RIDGELINE_UNARY_COMMON(T)                                                                      \
+    shape T::infer(const shapes& in, const std::string&) const { return in.at(0); }                     \
+    cost T::work(const shapes& in, const shape& out, dtype dt) const { return unary_work(*this, in, out, dt); }
+
+RIDGELINE_UNARY_COMMON(relu)
+RIDGELINE_UNARY_COMMON(relu6)
+RIDGELINE_UNARY_COMMON(gelu)
+RIDGELINE_UNARY_COMMON(tanh_op)
+RIDGELINE_UNARY_COMMON(sigmoid)
+RIDGELINE_UNARY_COMMON(scale)
+#undef RIDGELINE_UNARY_COMMON
+
+relu relu::read(attribute_reader&) { return {}; }
+void relu::write(attribute_writer&) const {}
+std::int64_t relu::flops_per_element() const { return 1; }
+
+relu6 relu6::read(attribute_reader&) { return {}; }
+void relu6::write(attribute_writer&) const {}
+std::int64_t relu6::flops_per_element() const { return 1; }
+
+gelu gelu::read(attribute_reader& r) {
+    gelu g;
+    g.tanh_approximation = r.get_word("approximate", {"none", "tanh"}, "none") == "tanh";
+    return g;
+}
+void gelu::write(attribute_writer& w) const {
+    if (tanh_approximation) w.add_word("approximate", "tanh");
+}
+std::int64_t gelu::flops_per_element() const { return tanh_approximation ? 9 : 5; }
+
+tanh_op tanh_op::read(attribute_reader&) { return {}; }
+void tanh_op::write(attribute_writer&) const {}
+std::int64_t tanh_op::flops_per_element() const { return 1; }
+
+sigmoid sigmoid::read(attribute_reader&) { return {}; }
+void sigmoid::write(attribute_writer&) const {}
+std::int64_t sigmoid::flops_per_element() const { return 3; }
+
+scale scale::read(attribute_reader& r) {
+    scale s;
+    s.factor = r.get_float("factor");
+    return s;
+}
+void scale::write(attribute_writer& w) const { w.add("factor", factor); }
+std::int64_t scale::flops_per_element() const { return 1; }
+
+softmax softmax::read(attribute_reader& r) {
+    softmax s;
+    s.dim = r.get_int("dim", -1);
+    return s;
+}
+void softmax::write(attribute_writer& w) const {
+    if (dim != -1) w.add("dim", dim);
+}
+shape softmax::infer(const shapes& in, const std::string& where) const {
+    (void)normalize_dim(dim, in.at(0).rank(), where);
+    return in.at(0);
+}
+cost softmax::work(const shapes& in, const shape& out, dtype dt) const { return unary_work(*this, in, out, dt); }
+std::int64_t softmax::flops_per_element() const { return 5; }
+
+// ------------------------------------------------------------------ add, mul
+add add::read(attribute_reader&) { return {}; }
+void add::write(attribute_writer&) const {}
+shape add::infer(const shapes& in, const std::string& where) const {
+    return detail::broadcast(in.at(0), in.at(1), where);
+}
+cost add::work(const shapes& in, const shape& out, dtype dt) const {
+    cost c;
+    c.flops = out.numel();
+    c.bytes = detail::standard_bytes(in, out, 0, dt);
+    return c;
+}
+
+mul mul::read(attribute_reader&) { return {}; }
+void mul::write(attribute_writer&) const {}
+shape mul::infer(const shapes& in, const std::string& where) const {
+    return detail::broadcast(in.at(0), in.at(1), where);
+}
+cost mul::work(const shapes& in, const shape& out, dtype dt) const {
+    cost c;
+    c.flops = out.numel();
+    c.bytes = detail::standard_bytes(in, out, 0, dt);
+    return c;
+}
+
+}  // namespace ridgeline::core

@@ -1,0 +1,100 @@
+// batch_norm2d, layer_norm.
+#include "op_helpers.hpp"
+
+namespace ridgeline::core {
+
+using detail::fail;
+
+namespace {
+double read_eps(attribute_reader& r, double fallback) {
+    const double eps = r.get_float("eps", fallback);
+    if (eps < 0) r.fail("eps", "is " + std::to_string(eps) + ", it must be >= 0");
+    return eps;
+}
+}  // namespace
+
+// ------------------------------------------------------------------ batch_norm2d
+batch_norm2d batch_norm2d::read(attribute_reader& r) {
+    batch_norm2d b;
+    b.num_features = r.get_int("num_features");
+    b.eps = read_eps(r, 1e-5);
+    b.affine = r.get_bool("affine", true);
+    detail::require_at_least(r, "num_features", b.num_features, 1);
+    return b;
+}
+
+void batch_norm2d::write(attribute_writer& w) const {
+    w.add("num_features", num_features);
+    if (eps != 1e-5) w.add("eps", eps);
+    if (!affine) w.add("affine", false);
+}
+
+shape batch_norm2d::infer(const shapes& in, const std::string& where) const {
+    const shape& x = in.at(0);
+    detail::expect_rank(x, 4, where, "NCHW");
+    if (x[1] != num_features)
+        fail(where, "input has " + std::to_string(x[1]) + " channels (dimension 1 of " + x.to_string() +
+                        ") but num_features is " + std::to_string(num_features));
+    return x;
+}
+
+std::vector<param_spec> batch_norm2d::parameters() const {
+    std::vector<param_spec> p;
+    if (affine) {
+        p.push_back({"weight", shape{num_features}, true});
+        p.push_back({"bias", shape{num_features}, true});
+    }
+    p.push_back({"running_mean", shape{num_features}, false});
+    p.push_back({"running_var", shape{num_features}, false});
+    return p;
+}
+
+cost batch_norm2d::work(const shapes& in, const shape& out, dtype dt) const {
+    cost c;
+    c.flops = checked::mul(2, out.numel(), "batch_norm2d flops");  // folded scale and shift
+    c.bytes = detail::standard_bytes(in, out, detail::param_elements(parameters()), dt);
+    return c;
+}
+
+// ------------------------------------------------------------------ layer_norm
+layer_norm layer_norm::read(attribute_reader& r) {
+    layer_norm l;
+    l.normalized_shape = r.get_int_list("normalized_shape");
+    l.eps = read_eps(r, 1e-5);
+    l.elementwise_affine = r.get_bool("elementwise_affine", true);
+    for (auto d : l.normalized_shape)
+        if (d < 1) r.fail("normalized_shape", "has dimension " + std::to_string(d) + ", every dimension must be >= 1");
+    (void)shape(l.normalized_shape).numel();
+    return l;
+}
+
+void layer_norm::write(attribute_writer& w) const {
+    w.add("normalized_shape", normalized_shape);
+    if (eps != 1e-5) w.add("eps", eps);
+    if (!elementwise_affine) w.add("elementwise_affine", false);
+}
+
+shape layer_norm::infer(const shapes& in, const std::string& where) const {
+    const shape& x = in.at(0);
+    const std::size_t k = normalized_shape.size();
+    bool ok = x.rank() >= k;
+    for (std::size_t i = 0; ok && i < k; ++i) ok = x[x.rank() - k + i] == normalized_shape[i];
+    if (!ok)
+        fail(where, "normalized_shape " + shape(normalized_shape).to_string() +
+                        " does not match the trailing dimensions of the input " + x.to_string());
+    return x;
+}
+
+std::vector<param_spec> layer_norm::parameters() const {
+    if (!elementwise_affine) return {};
+    return {{"weight", shape(normalized_shape), true}, {"bias", shape(normalized_shape), true}};
+}
+
+cost layer_norm::work(const shapes& in, const shape& out, dtype dt) const {
+    cost c;
+    c.flops = checked::mul(elementwise_affine ? 8 : 6, out.numel(), "layer_norm flops");
+    c.bytes = detail::standard_bytes(in, out, detail::param_elements(parameters()), dt);
+    return c;
+}
+
+}  // namespace ridgeline::core

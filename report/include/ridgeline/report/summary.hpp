@@ -1,0 +1,42 @@
+#pragma once
+// The analytic summary of a model (no timing): JSON ("ridgeline.summary/1", docs/json-schema.md),
+// a console table and CSV. Field names are stable: later schemas extend them, never rename.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ridgeline/core/model.hpp"
+
+namespace ridgeline::report {
+
+/// Where a report came from; written into every JSON report.
+struct run_info {
+    std::string command_line;  // the exact command line, for reproducibility
+    std::string source;        // "zoo:resnet18", "layer:conv2d:...", "file:model.json", "onnx:resnet18.onnx"
+};
+
+/// The "conventions" block: how params, buffers, macs, flops and bytes are counted.
+nlohmann::json conventions_json(core::dtype dt);
+
+/// JSON of one layer: name, op, layer (canonical string), inputs, input_shapes, output_shape, params,
+/// buffers, macs, flops, bytes, arithmetic_intensity (null for views).
+nlohmann::json layer_json(const core::layer_analysis& l);
+
+/// {"params", "buffers", "macs", "flops", "bytes", "arithmetic_intensity"}.
+nlohmann::json totals_json(const core::cost& c);
+
+/// {"schema": "ridgeline.summary/1", "ridgeline_version", "model", "source", "command_line", "batch",
+///  "dtype", "inputs", "outputs", "conventions", "totals", "layers": [...]}.
+nlohmann::json summary_json(const core::model_analysis& a, const run_info& info);
+
+/// One row per layer (name, op, output shape, params, MACs, FLOPs, bytes, intensity) and a totals row.
+std::string summary_table(const core::model_analysis& a);
+
+/// CSV with the per-layer JSON fields, one header line.
+std::string summary_csv(const core::model_analysis& a);
+
+/// "1x3x224x224" list joined by ';' (CSV) — helper shared by reporters.
+std::string shapes_text(const core::shapes& s);
+
+}  // namespace ridgeline::report

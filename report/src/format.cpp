@@ -1,0 +1,158 @@
+#include "ridgeline/report/format.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ridgeline::report {
+
+std::string with_commas(std::int64_t v) {
+    const unsigned long long magnitude =
+        v < 0 ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
+    const std::string digits = std::to_string(magnitude);
+    std::string out;
+    const std::size_t n = digits.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i && (n - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return v < 0 ? "-" + out : out;
+}
+
+std::string si(double v, std::string_view unit) {
+    static const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+    if (!std::isfinite(v)) return "-";
+    double a = std::fabs(v);
+    int p = 0;
+    while (a >= 999.95 && p < 6) {
+        a /= 1000.0;
+        v /= 1000.0;
+        ++p;
+    }
+    std::string num;
+    if (p == 0 && v == std::floor(v))
+        num = fmt::format("{:.0f}", v);
+    else if (a >= 99.995)
+        num = fmt::format("{:.1f}", v);
+    else if (a >= 9.9995)
+        num = fmt::format("{:.2f}", v);
+    else
+        num = fmt::format("{:.3f}", v);
+    const std::string prefix = prefixes[p];
+    if (prefix.empty() && unit.empty()) return num;
+    return num + " " + prefix + std::string(unit);
+}
+
+std::string shortest(double v) {
+    char buf[64];
+    auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    return ec == std::errc() ? std::string(buf, ptr) : fmt::format("{}", v);
+}
+
+std::string fixed(double v, int decimals) {
+    if (!std::isfinite(v)) return "-";
+    return fmt::format("{:.{}f}", v, decimals);
+}
+
+std::string time_ms(double ms) {
+    if (!std::isfinite(ms)) return "-";
+    const double a = std::fabs(ms);
+    if (a >= 1000.0) return fmt::format("{:.3f} s", ms / 1000.0);
+    if (a >= 1.0) return fmt::format("{:.3f} ms", ms);
+    if (a >= 1e-3) return fmt::format("{:.2f} us", ms * 1e3);
+    return fmt::format("{:.1f} ns", ms * 1e6);
+}
+
+void text_table::add_column(std::string header, align a) {
+    headers_.push_back(std::move(header));
+    aligns_.push_back(a);
+}
+
+void text_table::add_row(std::vector<std::string> cells) {
+    cells.resize(headers_.size());
+    rows_.push_back(std::move(cells));
+}
+
+void text_table::add_rule() { rows_.emplace_back(); }
+
+std::string text_table::render() const {
+    std::vector<std::size_t> width(headers_.size(), 0);
+    for (std::size_t c = 0; c < headers_.size(); ++c) width[c] = headers_[c].size();
+    for (const auto& r : rows_)
+        for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+    auto line = [&](const std::vector<std::string>& cells) {
+        std::string s;
+        for (std::size_t c = 0; c < cells.size(); ++c) {
+            const std::size_t pad = width[c] - cells[c].size();
+            if (c) s += "  ";
+            if (aligns_[c] == align::right) s += std::string(pad, ' ');
+            s += cells[c];
+            if (aligns_[c] == align::left && c + 1 < cells.size()) s += std::string(pad, ' ');
+        }
+        while (!s.empty() && s.back() == ' ') s.pop_back();
+        return s + "\n";
+    };
+    std::size_t total = 0;
+    for (std::size_t c = 0; c < width.size(); ++c) total += width[c] + (c ? 2 : 0);
+    const std::string rule = std::string(total, '-') + "\n";
+    std::string out = line(headers_) + rule;
+    for (const auto& r : rows_) out += r.empty() ? rule : line(r);
+    return out;
+}
+
+std::string csv_field(std::string_view s) {
+    if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+    std::string out = "\"";
+    for (char ch : s) {
+        if (ch == '"') out += '"';
+        out += ch;
+    }
+    return out + "\"";
+}
+
+void write_file_atomic(const std::string& path, std::string_view content) {
+    namespace fs = std::filesystem;
+    const fs::path target(path);
+    const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        throw std::runtime_error("cannot write \"" + path + "\": folder \"" + dir.string() + "\" does not exist");
+    if (fs::is_directory(target, ec)) throw std::runtime_error("cannot write \"" + path + "\": it is a folder");
+    std::string tmpl = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+    const int fd = ::mkstemp(tmpl.data());
+    if (fd < 0) throw std::runtime_error("cannot write \"" + path + "\": " + std::strerror(errno));
+    std::size_t done = 0;
+    while (done < content.size()) {
+        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            const std::string why = std::strerror(errno);
+            ::close(fd);
+            ::unlink(tmpl.c_str());
+            throw std::runtime_error("cannot write \"" + path + "\": " + why);
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+        const std::string why = std::strerror(errno);
+        ::unlink(tmpl.c_str());
+        throw std::runtime_error("cannot write \"" + path + "\": " + why);
+    }
+    ::chmod(tmpl.c_str(), 0644);
+    if (std::rename(tmpl.c_str(), path.c_str()) != 0) {
+        const std::string why = std::strerror(errno);
+        ::unlink(tmpl.c_str());
+        throw std::runtime_error("cannot write \"" + path + "\": " + why);
+    }
+}
+
+}  // namespace ridgeline::report

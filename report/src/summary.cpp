@@ -1,0 +1,139 @@
+#include "ridgeline/report/summary.hpp"
+
+#include <sstream>
+
+#include "ridgeline/config.hpp"
+#include "ridgeline/report/format.hpp"
+
+namespace ridgeline::report {
+
+namespace {
+nlohmann::json shape_json(const core::shape& s) { return s.dims(); }
+nlohmann::json intensity_json(const core::cost& c) {
+    auto ai = c.arithmetic_intensity();
+    return ai ? nlohmann::json(*ai) : nlohmann::json(nullptr);
+}
+}  // namespace
+
+nlohmann::json conventions_json(core::dtype dt) {
+    return {
+        {"bytes_per_element", core::size_bytes(dt)},
+        {"params", "trainable parameter elements (weights, biases, norm gamma/beta), as torchvision counts; a "
+                   "tied tensor counts once in totals"},
+        {"buffers", "non-trainable state elements (BatchNorm running mean and variance)"},
+        {"macs", "multiply-accumulates of linear, conv2d and matmul, padding taps included (torchvision, fvcore, "
+                 "thop report this number)"},
+        {"flops", "2*macs + one add per output element for a bias + elementwise work per op (docs/conventions.md); "
+                  "PyTorch's FlopCounterMode reports 2*macs"},
+        {"bytes", "minimal compulsory traffic: every input, parameter and buffer element read once, every output "
+                  "element written once; views move 0 bytes"},
+        {"arithmetic_intensity", "flops / bytes"},
+    };
+}
+
+nlohmann::json totals_json(const core::cost& c) {
+    return {{"params", c.params}, {"buffers", c.buffers},       {"macs", c.macs},
+            {"flops", c.flops},   {"bytes", c.bytes},           {"arithmetic_intensity", intensity_json(c)}};
+}
+
+nlohmann::json layer_json(const core::layer_analysis& l) {
+    nlohmann::json in_shapes = nlohmann::json::array();
+    for (const auto& s : l.input_shapes) in_shapes.push_back(shape_json(s));
+    nlohmann::json j = {
+        {"name", l.layer.name},
+        {"op", std::string(core::kind_of(l.layer.op))},
+        {"layer", core::to_string(l.layer.op)},
+        {"inputs", l.layer.inputs},
+        {"input_shapes", in_shapes},
+        {"output_shape", shape_json(l.output_shape)},
+        {"params", l.cost.params},
+        {"buffers", l.cost.buffers},
+        {"macs", l.cost.macs},
+        {"flops", l.cost.flops},
+        {"bytes", l.cost.bytes},
+        {"arithmetic_intensity", intensity_json(l.cost)},
+    };
+    if (!l.layer.tied.empty()) j["tied"] = l.layer.tied;
+    return j;
+}
+
+nlohmann::json summary_json(const core::model_analysis& a, const run_info& info) {
+    nlohmann::json inputs = nlohmann::json::array();
+    for (const auto& in : a.inputs)
+        inputs.push_back({{"name", in.name}, {"shape", shape_json(in.dims)}, {"dtype", in.indices ? "int64" : std::string(core::to_string(a.data_type))}});
+    nlohmann::json layers = nlohmann::json::array();
+    for (const auto& l : a.layers) layers.push_back(layer_json(l));
+    return {
+        {"schema", "ridgeline.summary/1"},
+        {"ridgeline_version", RIDGELINE_VERSION},
+        {"model", a.model_name},
+        {"source", info.source},
+        {"command_line", info.command_line},
+        {"batch", a.batch},
+        {"dtype", std::string(core::to_string(a.data_type))},
+        {"inputs", inputs},
+        {"outputs", a.outputs},
+        {"conventions", conventions_json(a.data_type)},
+        {"totals", totals_json(a.totals)},
+        {"layers", layers},
+    };
+}
+
+std::string shapes_text(const core::shapes& s) {
+    std::string out;
+    for (const auto& x : s) out += (out.empty() ? "" : ";") + x.to_string();
+    return out;
+}
+
+std::string summary_table(const core::model_analysis& a) {
+    using al = text_table::align;
+    text_table t;
+    t.add_column("layer", al::left);
+    t.add_column("op", al::left);
+    t.add_column("output", al::left);
+    t.add_column("params", al::right);
+    t.add_column("MACs", al::right);
+    t.add_column("FLOPs", al::right);
+    t.add_column("bytes", al::right);
+    t.add_column("FLOP/B", al::right);
+    auto intensity = [](const core::cost& c) {
+        auto ai = c.arithmetic_intensity();
+        return ai ? fixed(*ai, 2) : std::string("-");
+    };
+    for (const auto& l : a.layers) {
+        t.add_row({l.layer.name, std::string(core::kind_of(l.layer.op)), l.output_shape.to_string(),
+                   with_commas(l.cost.params), si(static_cast<double>(l.cost.macs)),
+                   si(static_cast<double>(l.cost.flops)), si(static_cast<double>(l.cost.bytes), "B"),
+                   intensity(l.cost)});
+    }
+    t.add_rule();
+    t.add_row({"total (" + std::to_string(a.layers.size()) + " layers)", "", "", with_commas(a.totals.params),
+               si(static_cast<double>(a.totals.macs)), si(static_cast<double>(a.totals.flops)),
+               si(static_cast<double>(a.totals.bytes), "B"), intensity(a.totals)});
+    std::ostringstream out;
+    std::string inputs;
+    for (const auto& in : a.inputs) inputs += (inputs.empty() ? "" : ", ") + in.name + " " + in.dims.to_string();
+    out << "model " << a.model_name << "  input " << inputs << "  dtype " << core::to_string(a.data_type) << "\n\n";
+    out << t.render();
+    out << "\nparams " << with_commas(a.totals.params) << "  buffers " << with_commas(a.totals.buffers) << "  MACs "
+        << with_commas(a.totals.macs) << "  FLOPs " << with_commas(a.totals.flops) << "  bytes "
+        << with_commas(a.totals.bytes) << "\n";
+    return out.str();
+}
+
+std::string summary_csv(const core::model_analysis& a) {
+    std::ostringstream out;
+    out << "name,op,layer,inputs,input_shapes,output_shape,params,buffers,macs,flops,bytes,arithmetic_intensity\n";
+    for (const auto& l : a.layers) {
+        std::string inputs;
+        for (const auto& i : l.layer.inputs) inputs += (inputs.empty() ? "" : ";") + i;
+        auto ai = l.cost.arithmetic_intensity();
+        out << csv_field(l.layer.name) << ',' << core::kind_of(l.layer.op) << ',' << csv_field(core::to_string(l.layer.op))
+            << ',' << csv_field(inputs) << ',' << shapes_text(l.input_shapes) << ',' << l.output_shape.to_string() << ','
+            << l.cost.params << ',' << l.cost.buffers << ',' << l.cost.macs << ',' << l.cost.flops << ','
+            << l.cost.bytes << ',' << (ai ? shortest(*ai) : std::string()) << '\n';
+    }
+    return out.str();
+}
+
+}  // namespace ridgeline::report
