@@ -46,6 +46,17 @@ int main(int argc, char** argv) {
     std::vector<std::function<int()>> runners;
     app::register_commands(cli, runners);
 
+    if (argc > 1 && argv[1][0] != '-') {
+        const std::string first = argv[1];
+        bool known = false;
+        for (const auto* sub : cli.get_subcommands({})) known = known || sub->get_name() == first;
+        if (!known) {
+            std::string names;
+            for (const auto* sub : cli.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+            print_error("unknown command \"" + first + "\" (commands: " + names + ")");
+            return 2;
+        }
+    }
     try {
         cli.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

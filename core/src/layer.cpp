@@ -1,5 +1,6 @@
 #include "ridgeline/core/layer.hpp"
 
+#include <cctype>
 #include <utility>
 
 #include "op_helpers.hpp"
@@ -37,7 +38,9 @@ std::string_view trim(std::string_view s) {
 }
 
 /// Accepted spellings that are not the canonical kind (PyTorch module names in lower case).
-std::string_view canonical_kind(std::string_view k) {
+std::string canonical_kind(std::string_view text) {
+    std::string k(text);
+    for (auto& ch : k) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     static const std::pair<std::string_view, std::string_view> aliases[] = {
         {"batchnorm2d", "batch_norm2d"}, {"bn", "batch_norm2d"},       {"layernorm", "layer_norm"},
         {"maxpool2d", "max_pool2d"},     {"avgpool2d", "avg_pool2d"},  {"adaptiveavgpool2d", "adaptive_avg_pool2d"},
@@ -45,7 +48,7 @@ std::string_view canonical_kind(std::string_view k) {
         {"gemm", "linear"},              {"view", "reshape"},
     };
     for (const auto& [alias, kind] : aliases)
-        if (k == alias) return kind;
+        if (k == alias) return std::string(kind);
     return k;
 }
 
@@ -61,7 +64,7 @@ std::string_view kind_of(const op& o) {
 }
 
 op make_op(std::string_view kind_text, const std::vector<attribute>& attrs, std::string_view name) {
-    const std::string_view kind = canonical_kind(kind_text);
+    const std::string kind = canonical_kind(kind_text);
     attribute_reader r(kind, name, attrs);
     bool found = false;
     op o = make_by_index(kind, r, found);

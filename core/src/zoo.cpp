@@ -88,7 +88,7 @@ void bottleneck(model_builder& b, const std::string& p, i64 inplanes, i64 planes
 model resnet(const std::string& name, const shape& in, bool bottleneck_blocks, std::vector<int> blocks) {
     model_builder b(name);
     b.input("input", in);
-    b.then("conv1", conv(in[1], 64, 7, 2, 3));
+    b.then("conv1", conv(3, 64, 7, 2, 3));
     b.then("bn1", bn(64));
     b.then("relu", relu{});
     b.then("maxpool", maxpool(3, 2, 1));
@@ -116,7 +116,7 @@ model resnet(const std::string& name, const shape& in, bool bottleneck_blocks, s
 model vgg(const std::string& name, const shape& in, const std::vector<int>& cfg, bool batch_norm) {
     model_builder b(name);
     b.input("input", in);
-    i64 channels = in[1];
+    i64 channels = 3;  // torchvision models take RGB images
     int idx = 0;
     auto f = [&](int i) { return "features." + std::to_string(i); };
     for (int v : cfg) {
@@ -146,7 +146,7 @@ const std::vector<int> vgg_d{64, 64, 0, 128, 128, 0, 256, 256, 256, 0, 512, 512,
 model alexnet(const shape& in) {
     model_builder b("alexnet");
     b.input("input", in);
-    b.then("features.0", conv(in[1], 64, 11, 4, 2, true));
+    b.then("features.0", conv(3, 64, 11, 4, 2, true));
     b.then("features.1", relu{});
     b.then("features.2", maxpool(3, 2));
     b.then("features.3", conv(64, 192, 5, 1, 2, true));
@@ -183,7 +183,7 @@ void fire(model_builder& b, const std::string& p, i64 in, i64 squeeze, i64 e1, i
 model squeezenet1_0(const shape& in) {
     model_builder b("squeezenet1_0");
     b.input("input", in);
-    b.then("features.0", conv(in[1], 96, 7, 2, 0, true));
+    b.then("features.0", conv(3, 96, 7, 2, 0, true));
     b.then("features.1", relu{});
     b.then("features.2", maxpool(3, 2, 0, true));
     fire(b, "features.3.", 96, 16, 64, 64);
@@ -213,7 +213,7 @@ void conv_bn_relu6(model_builder& b, const std::string& p, i64 in, i64 out, i64 
 model mobilenet_v2(const shape& in) {
     model_builder b("mobilenet_v2");
     b.input("input", in);
-    conv_bn_relu6(b, "features.0.", in[1], 32, 3, 2, 1);
+    conv_bn_relu6(b, "features.0.", 3, 32, 3, 2, 1);
     struct setting {
         i64 t, c;
         int n;

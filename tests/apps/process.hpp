@@ -1,0 +1,18 @@
+#pragma once
+// Runs the ridgeline binary as a user would and captures what it printed.
+#include <string>
+#include <vector>
+
+namespace ridgeline::test {
+
+struct process_result {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+/// Runs RIDGELINE_BINARY with `args` (no shell), waits, and returns exit code, stdout and stderr.
+/// `timeout_s` kills a run that hangs (exit_code is then -9).
+process_result run_ridgeline(const std::vector<std::string>& args, int timeout_s = 300);
+
+}  // namespace ridgeline::test

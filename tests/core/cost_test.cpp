@@ -1,0 +1,228 @@
+// The cost model against faults reported in other counters, and against hand derivations.
+#include <gtest/gtest.h>
+
+#include "helpers.hpp"
+#include "ridgeline/core/error.hpp"
+
+using namespace ridgeline::core;
+using ridgeline::test::one_layer;
+
+TEST(Cost, StridedConvWithoutBias) {
+    // out: floor((64 + 2 - 2 - 1)/2) + 1 = 32 -> 1x32x32x32
+    // macs = 32*32*32 outputs * 16*3*3 = 32768*144 = 4,718,592; params 32*16*9 = 4,608
+    // bytes = (16*64*64 + 4,608 + 32*32*32) * 4 = (65,536 + 4,608 + 32,768) * 4 = 411,648
+    auto l = one_layer("conv2d:in_channels=16,out_channels=32,kernel_size=3,stride=2,padding=1,bias=false",
+                       {{1, 16, 64, 64}});
+    EXPECT_EQ(l.output_shape, (shape{1, 32, 32, 32}));
+    EXPECT_EQ(l.cost.macs, 4718592);
+    EXPECT_EQ(l.cost.params, 4608);
+    EXPECT_EQ(l.cost.bytes, 411648);
+    EXPECT_EQ(l.cost.flops, 2 * 4718592);  // no bias: exactly 2*macs
+}
+
+TEST(Cost, LinearWithBias) {
+    // macs 17*49 = 833; flops 2*833 + 49 bias adds = 1,715; params 833 + 49 = 882
+    // bytes (17 + 882 + 49) * 4 = 3,792
+    auto l = one_layer("linear:in_features=17,out_features=49", {{1, 17}});
+    EXPECT_EQ(l.cost.macs, 833);
+    EXPECT_EQ(l.cost.flops, 1715);
+    EXPECT_EQ(l.cost.params, 882);
+    EXPECT_EQ(l.cost.bytes, 3792);
+}
+
+TEST(Cost, SmallConvWithBias) {
+    // out 1x5x4x4; macs 5*16*3*9 = 2,160; flops 4,320 + 80 = 4,400; params 135 + 5 = 140
+    // bytes (108 + 140 + 80) * 4 = 1,312
+    auto l = one_layer("conv2d:in_channels=3,out_channels=5,kernel_size=3", {{1, 3, 6, 6}});
+    EXPECT_EQ(l.output_shape, (shape{1, 5, 4, 4}));
+    EXPECT_EQ(l.cost.macs, 2160);
+    EXPECT_EQ(l.cost.flops, 4400);
+    EXPECT_EQ(l.cost.params, 140);
+    EXPECT_EQ(l.cost.bytes, 1312);
+}
+
+TEST(Cost, DepthwiseConvCountsGroups) {
+    // groups 7: weight 7x1x3x3 = 63 + bias 7 = 70; macs 7*32*32*(7/7)*9 = 64,512
+    auto l = one_layer("conv2d:in_channels=7,out_channels=7,kernel_size=3,padding=1,groups=7", {{1, 7, 32, 32}});
+    EXPECT_EQ(l.cost.params, 70);
+    EXPECT_EQ(l.cost.macs, 64512);
+}
+
+TEST(Cost, PaddedConvWithBias) {
+    // macs 64*32*32*16*9 = 9,437,184; params 9,216 + 64 = 9,280
+    // bytes (16,384 + 9,280 + 65,536) * 4 = 364,800
+    auto l = one_layer("conv2d:in_channels=16,out_channels=64,kernel_size=3,padding=1", {{1, 16, 32, 32}});
+    EXPECT_EQ(l.cost.macs, 9437184);
+    EXPECT_EQ(l.cost.params, 9280);
+    EXPECT_EQ(l.cost.bytes, 364800);
+}
+
+TEST(Cost, SamePaddingEvenKernelPastInt32) {
+    // k=4 'same': pads 1 before, 2 after -> 1024x1024 output
+    // macs 4*1024*1024*16*16 = 1,073,741,824 = 2^30; flops 2^31 = 2,147,483,648 (one past INT32_MAX)
+    auto l = one_layer("conv2d:in_channels=16,out_channels=4,kernel_size=4,padding=same,bias=false",
+                       {{1, 16, 1024, 1024}});
+    EXPECT_EQ(l.output_shape, (shape{1, 4, 1024, 1024}));
+    EXPECT_EQ(l.cost.macs, 1073741824LL);
+    EXPECT_EQ(l.cost.flops, 2147483648LL);
+}
+
+TEST(Cost, LinearCountsTheWholeBatch) {
+    // 32 rows * 10 * 10 = 3,200 (per batch, not per sample)
+    auto l = one_layer("linear:in_features=10,out_features=10", {{32, 10}});
+    EXPECT_EQ(l.cost.macs, 3200);
+}
+
+TEST(Cost, LinearOnRank3TreatsLeadingDimsAsRows) {
+    // rows 8*16 = 128: macs 128*64*32 = 262,144; flops 524,288 + 128*32 = 528,384; params 2,048 + 32 = 2,080
+    // bytes (8,192 + 2,080 + 4,096) * 4 = 57,472
+    auto l = one_layer("linear:in_features=64,out_features=32", {{8, 16, 64}});
+    EXPECT_EQ(l.output_shape, (shape{8, 16, 32}));
+    EXPECT_EQ(l.cost.macs, 262144);
+    EXPECT_EQ(l.cost.flops, 528384);
+    EXPECT_EQ(l.cost.params, 2080);
+    EXPECT_EQ(l.cost.bytes, 57472);
+}
+
+TEST(Cost, ContainerAddsNothingOfItsOwn) {
+    // three convs 16->16 k3, no padding: 32 -> 30 -> 28 -> 26
+    // macs 16*144*(900 + 784 + 676) = 2,304 * 2,360 = 5,437,440; params 3 * (2,304 + 16) = 6,960
+    model_builder b("chain");
+    b.input("x", shape{1, 16, 32, 32});
+    for (int i = 0; i < 3; ++i) b.then("conv" + std::to_string(i), parse_op("conv2d:in_channels=16,out_channels=16,kernel_size=3"));
+    auto a = analyze(b.build(), dtype::fp32);
+    EXPECT_EQ(a.totals.macs, 5437440);
+    EXPECT_EQ(a.totals.params, 6960);
+    EXPECT_EQ(a.layers.back().output_shape, (shape{1, 16, 26, 26}));
+}
+
+TEST(Cost, SamePaddingOddKernelKeepsTheSize) {
+    // output 1x8x32x32; macs 8*1024*3*9 = 221,184
+    auto l = one_layer("conv2d:in_channels=3,out_channels=8,kernel_size=3,padding=same", {{1, 3, 32, 32}});
+    EXPECT_EQ(l.output_shape, (shape{1, 8, 32, 32}));
+    EXPECT_EQ(l.cost.macs, 221184);
+}
+
+TEST(Cost, MaxPoolHasNoMacsAndMovesInputPlusOutput) {
+    // output 1x16x16x16; bytes (16,384 + 4,096) * 4 = 81,920; flops (2*2-1) * 4,096 = 12,288
+    auto l = one_layer("max_pool2d:kernel_size=2,stride=2", {{1, 16, 32, 32}});
+    EXPECT_EQ(l.output_shape, (shape{1, 16, 16, 16}));
+    EXPECT_EQ(l.cost.macs, 0);
+    EXPECT_EQ(l.cost.params, 0);
+    EXPECT_EQ(l.cost.bytes, 81920);
+    EXPECT_EQ(l.cost.flops, 12288);
+}
+
+TEST(Cost, TinyTorchConventionVectors) {
+    // TinyTorch counts 2*macs per sample without bias adds.
+    // Conv(3->16, k3) on 1x3x32x32: 30x30 output, 2 * 16*900*27 = 777,600
+    auto c1 = one_layer("conv2d:in_channels=3,out_channels=16,kernel_size=3", {{1, 3, 32, 32}});
+    EXPECT_DOUBLE_EQ(conventions::tinytorch_flops(c1.cost, 1), 777600.0);
+    // Conv(3->64, k7, s2) on 224x224: floor((224-7)/2)+1 = 109; 2 * 64*109*109*147 = 223,552,896
+    auto c2 = one_layer("conv2d:in_channels=3,out_channels=64,kernel_size=7,stride=2", {{1, 3, 224, 224}});
+    EXPECT_EQ(c2.output_shape, (shape{1, 64, 109, 109}));
+    EXPECT_DOUBLE_EQ(conventions::tinytorch_flops(c2.cost, 1), 223552896.0);
+    EXPECT_EQ(conventions::flop_counter_mode_flops(c2.cost), 223552896);
+    // Linear(4,3), ReLU, Linear(3,2) on (7,4): params 15 + 8 = 23; macs 7*(12 + 6) = 126;
+    // TinyTorch per sample: 2*12 + 3 (relu) + 2*6 = 39
+    model_builder b("mlp");
+    b.input("x", shape{7, 4});
+    b.then("fc1", parse_op("linear:in_features=4,out_features=3"));
+    b.then("relu", parse_op("relu"));
+    b.then("fc2", parse_op("linear:in_features=3,out_features=2"));
+    auto a = analyze(b.build(), dtype::fp32);
+    EXPECT_EQ(a.totals.params, 23);
+    EXPECT_EQ(a.totals.macs, 126);
+    EXPECT_DOUBLE_EQ(conventions::tinytorch_flops(a.totals, 7), 39.0);
+}
+
+TEST(Cost, BytesFollowTheDataType) {
+    // same linear as above in bf16: 948 elements * 2 bytes = 1,896
+    auto l = one_layer("linear:in_features=17,out_features=49", {{1, 17}}, dtype::bf16);
+    EXPECT_EQ(l.cost.bytes, 1896);
+    EXPECT_EQ(l.cost.flops, 1715);  // the arithmetic does not change
+}
+
+TEST(Cost, ElementwiseRules) {
+    const shape x{2, 8, 4, 4};  // 256 elements
+    // batch_norm2d: 2 flops/element = 512; params 2*8 = 16, buffers 16; bytes (256+16+16+256)*4 = 2,176
+    auto bnl = one_layer("batch_norm2d:num_features=8", {x});
+    EXPECT_EQ(bnl.cost.flops, 512);
+    EXPECT_EQ(bnl.cost.params, 16);
+    EXPECT_EQ(bnl.cost.buffers, 16);
+    EXPECT_EQ(bnl.cost.bytes, 2176);
+    EXPECT_EQ(one_layer("relu", {x}).cost.flops, 256);
+    EXPECT_EQ(one_layer("relu6", {x}).cost.flops, 256);
+    EXPECT_EQ(one_layer("gelu", {x}).cost.flops, 5 * 256);
+    EXPECT_EQ(one_layer("gelu:approximate=tanh", {x}).cost.flops, 9 * 256);
+    EXPECT_EQ(one_layer("sigmoid", {x}).cost.flops, 3 * 256);
+    EXPECT_EQ(one_layer("softmax:dim=1", {x}).cost.flops, 5 * 256);
+    // add with broadcasting: 2x8x4x4 + 1x8x1x1 -> 256 flops; bytes (256 + 8 + 256) * 4 = 2,080
+    auto ad = one_layer("add", {x, {1, 8, 1, 1}});
+    EXPECT_EQ(ad.output_shape, x);
+    EXPECT_EQ(ad.cost.flops, 256);
+    EXPECT_EQ(ad.cost.bytes, 2080);
+    // layer_norm over 4: 8 flops/element = 2,048; params 2*4 = 8
+    auto lnl = one_layer("layer_norm:normalized_shape=4", {x});
+    EXPECT_EQ(lnl.cost.flops, 2048);
+    EXPECT_EQ(lnl.cost.params, 8);
+}
+
+TEST(Cost, PoolingRules) {
+    // avg_pool2d k3 s2 p1 on 1x4x8x8: out floor((8+2-3)/2)+1 = 4 -> 64 outputs * 9 = 576 flops
+    auto ap = one_layer("avg_pool2d:kernel_size=3,stride=2,padding=1", {{1, 4, 8, 8}});
+    EXPECT_EQ(ap.output_shape, (shape{1, 4, 4, 4}));
+    EXPECT_EQ(ap.cost.flops, 576);
+    // 56 with k3 s2: floor((56-3)/2)+1 = 27, ceil((56-3)/2)+1 = 28 (the last window starts at 54 < 56)
+    EXPECT_EQ(one_layer("max_pool2d:kernel_size=3,stride=2,ceil_mode=true", {{1, 1, 56, 56}}).output_shape,
+              (shape{1, 1, 28, 28}));
+    EXPECT_EQ(one_layer("max_pool2d:kernel_size=3,stride=2", {{1, 1, 56, 56}}).output_shape, (shape{1, 1, 27, 27}));
+    // adaptive 5 -> 3: windows [0,2) [1,4) [3,5) = 2+3+2 = 7 per axis; 7*7 = 49 flops per channel
+    auto ad = one_layer("adaptive_avg_pool2d:output_size=3", {{1, 2, 5, 5}});
+    EXPECT_EQ(ad.output_shape, (shape{1, 2, 3, 3}));
+    EXPECT_EQ(ad.cost.flops, 98);
+    // global pooling 7x7 -> 1: 49 per channel
+    EXPECT_EQ(one_layer("adaptive_avg_pool2d:output_size=1", {{1, 512, 7, 7}}).cost.flops, 512 * 49);
+}
+
+TEST(Cost, MatmulAndViews) {
+    // 2x12x128x64 @ 2x12x64x128: macs 2*12*128*128*64 = 25,165,824
+    auto mm = one_layer("matmul", {{2, 12, 128, 64}, {2, 12, 64, 128}});
+    EXPECT_EQ(mm.output_shape, (shape{2, 12, 128, 128}));
+    EXPECT_EQ(mm.cost.macs, 25165824);
+    EXPECT_EQ(mm.cost.flops, 2 * 25165824);
+    // broadcast batch: 1x64x32 @ 3x32x16 -> 3x64x16, macs 3*64*16*32 = 98,304
+    EXPECT_EQ(one_layer("matmul", {{1, 64, 32}, {3, 32, 16}}).cost.macs, 98304);
+    for (const char* v : {"reshape:shape=0x-1", "transpose:dim0=0,dim1=1", "flatten", "slice:dim=1,end=2"}) {
+        auto l = one_layer(v, {{4, 6}});
+        EXPECT_EQ(l.cost.bytes, 0) << v;
+        EXPECT_EQ(l.cost.flops, 0) << v;
+        EXPECT_FALSE(l.cost.arithmetic_intensity().has_value()) << v;
+    }
+    EXPECT_EQ(one_layer("reshape:shape=0x2x-1", {{4, 6}}).output_shape, (shape{4, 2, 3}));
+    EXPECT_EQ(one_layer("slice:dim=1,start=1,step=2", {{4, 6}}).output_shape, (shape{4, 3}));
+    EXPECT_EQ(one_layer("slice:dim=1,start=-2", {{4, 6}}).output_shape, (shape{4, 2}));
+    // concat moves inputs and output: (4*6 + 4*2 + 4*8) * 4 = 256 bytes
+    auto cat = one_layer("concat:dim=1", {{4, 6}, {4, 2}});
+    EXPECT_EQ(cat.output_shape, (shape{4, 8}));
+    EXPECT_EQ(cat.cost.bytes, 256);
+}
+
+TEST(Cost, EmbeddingReadsOnlyTheLookedUpRows) {
+    // 1x128 ids: ids 128*8 = 1,024 bytes, rows read 128*768*4 = 393,216, output written 393,216
+    auto e = one_layer("embedding:num_embeddings=30522,embedding_dim=768", {{1, 128}});
+    EXPECT_EQ(e.output_shape, (shape{1, 128, 768}));
+    EXPECT_EQ(e.cost.params, 30522 * 768);
+    EXPECT_EQ(e.cost.bytes, 1024 + 2 * 393216);
+    EXPECT_EQ(e.cost.flops, 0);
+}
+
+TEST(Cost, OverflowIsAnErrorNotAWrap) {
+    // 2^20 x 2^20 x 2^20 input to a linear of 2^20 -> 2^20: macs 2^80 does not fit
+    try {
+        (void)one_layer("linear:in_features=1048576,out_features=1048576", {{1048576, 1048576, 1048576}});
+        FAIL() << "expected overflow_error";
+    } catch (const overflow_error& e) {
+        EXPECT_NE(std::string(e.what()).find("does not fit in int64"), std::string::npos) << e.what();
+    }
+}

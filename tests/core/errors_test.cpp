@@ -1,0 +1,138 @@
+// Malformed layers and shapes: each gets one clear line naming the layer and the rule.
+#include <gtest/gtest.h>
+
+#include "helpers.hpp"
+#include "ridgeline/core/error.hpp"
+
+using namespace ridgeline::core;
+using ridgeline::test::one_layer;
+
+namespace {
+
+struct bad_case {
+    const char* layer;                  // layer string (or "" for a shape-only case)
+    std::vector<const char*> inputs;    // input shape strings
+    const char* message;                // the exact error
+};
+
+std::string error_text(const bad_case& c) {
+    try {
+        std::vector<shape> in;
+        for (const char* s : c.inputs) in.push_back(parse_shape(s));
+        if (*c.layer) {
+            // name the layer as a model would
+            op o = parse_op(c.layer, "net.0");
+            model_builder b("m");
+            std::vector<std::string> names;
+            for (std::size_t i = 0; i < in.size(); ++i) {
+                names.push_back("x" + std::to_string(i));
+                b.input(names.back(), in[i], std::holds_alternative<embedding>(o));
+            }
+            b.add("net.0", o, names);
+            (void)analyze(b.build(), dtype::fp32);
+        }
+    } catch (const error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+}  // namespace
+
+TEST(Errors, MalformedLayersAndShapes) {
+    const bad_case cases[] = {
+        // attributes
+        {"conv2d:in_channels=64,out_channels=64,kernel_size=3,groups=3", {"1x64x8x8"},
+         "conv2d \"net.0\": in_channels 64 is not divisible by groups 3"},
+        {"conv2d:in_channels=6,out_channels=8,kernel_size=3,groups=3", {"1x6x8x8"},
+         "conv2d \"net.0\": out_channels 8 is not divisible by groups 3"},
+        {"conv2d:in_channels=0,out_channels=8,kernel_size=3", {"1x1x8x8"},
+         "conv2d \"net.0\": in_channels must be >= 1, got 0"},
+        {"conv2d:in_channels=3,out_channels=8,kernel_size=-3", {"1x3x8x8"},
+         "conv2d \"net.0\": kernel_size must be >= 1, got -3"},
+        {"conv2d:in_channels=3,out_channels=8,kernel_size=3,stride=0", {"1x3x8x8"},
+         "conv2d \"net.0\": stride must be >= 1, got 0"},
+        {"conv2d:in_channels=3,out_channels=8", {"1x3x8x8"}, "conv2d \"net.0\": kernel_size is required"},
+        {"conv2d:in_channels=3,out_channels=8,kernel_size=3,padding=-1", {"1x3x8x8"},
+         "conv2d \"net.0\": padding \"-1\" is negative, padding must be >= 0"},
+        {"conv2d:in_channels=3,out_channels=8,kernel_size=3,padding=full", {"1x3x8x8"},
+         "conv2d \"net.0\": padding \"full\" is not an integer, HxW, TxLxBxR, \"same\" or \"valid\""},
+        {"conv2d:in_channels=3,out_channels=8,kernel_size=3,stride=2,padding=same", {"1x3x8x8"},
+         "conv2d \"net.0\": padding \"same\" needs stride 1 (as in PyTorch), got stride 2"},
+        {"conv2d:in_channels=3,out_channels=8,kernel_size=3x3x3", {"1x3x8x8"},
+         "conv2d \"net.0\": kernel_size \"3x3x3\" has 3 values, expected one integer or an HxW pair"},
+        {"conv2d:in_channels=3,out_channels=8,kernel_size=3,bias=maybe", {"1x3x8x8"},
+         "conv2d \"net.0\": bias \"maybe\" is not a boolean (true or false)"},
+        {"conv2d:in_channels=3,out_channels=8,kernel_size=3,kernel=3", {"1x3x8x8"},
+         "conv2d \"net.0\": unknown attribute \"kernel\" (known: in_channels, out_channels, kernel_size, stride, "
+         "padding, dilation, groups, bias)"},
+        {"conv2d:in_channels=3,in_channels=4,out_channels=8,kernel_size=3", {"1x3x8x8"},
+         "conv2d \"net.0\": in_channels is given twice"},
+        {"conv2d:in_channels=3.5,out_channels=8,kernel_size=3", {"1x3x8x8"},
+         "conv2d \"net.0\": in_channels \"3.5\" is not an integer"},
+        {"conv2d:in_channels=3,out_channels=8,kernel_size=3,stride", {"1x3x8x8"},
+         "conv2d \"net.0\": attribute \"stride\" has no '=' (expected key=value)"},
+        {"conv2d:in_channels=3,,out_channels=8", {"1x3x8x8"},
+         "conv2d \"net.0\": empty attribute in \"conv2d:in_channels=3,,out_channels=8\" (attributes are key=value "
+         "separated by ',')"},
+        {"conv3d:in_channels=3", {"1x3x8x8"},
+         "layer \"net.0\": unknown op \"conv3d\" (known ops: linear, matmul, embedding, conv2d, batch_norm2d, "
+         "layer_norm, relu, relu6, gelu, tanh, sigmoid, scale, softmax, add, mul, max_pool2d, avg_pool2d, "
+         "adaptive_avg_pool2d, concat, flatten, reshape, transpose, slice)"},
+        {"relu:inplace=true", {"1x3"}, "relu \"net.0\": unknown attribute \"inplace\" (this op takes no attributes)"},
+        {"gelu:approximate=fast", {"1x3"}, "gelu \"net.0\": approximate \"fast\" is not one of: none, tanh"},
+        {"scale:factor=nan", {"1x3"}, "scale \"net.0\": factor is nan, it must be a finite number"},
+        {"batch_norm2d:num_features=4,eps=inf", {"1x4x2x2"}, "batch_norm2d \"net.0\": eps is inf, it must be a finite number"},
+        {"max_pool2d:kernel_size=2,padding=2", {"1x1x8x8"},
+         "max_pool2d \"net.0\": padding 2 is more than half the kernel_size 2 (PyTorch's rule for pooling)"},
+        {"reshape:shape=-1x-1", {"4x6"}, "reshape \"net.0\": shape has more than one -1 dimension"},
+        {"slice:dim=1,start=0,end=4,step=0", {"4x6"}, "slice \"net.0\": step must be >= 1, got 0"},
+        // shapes against the layer
+        {"conv2d:in_channels=16,out_channels=8,kernel_size=3", {"1x3x8x8"},
+         "conv2d \"net.0\": input has 3 channels (dimension 1 of 1x3x8x8) but in_channels is 16"},
+        {"conv2d:in_channels=3,out_channels=8,kernel_size=3", {"3x8x8"},
+         "conv2d \"net.0\": expects a 4-D NCHW input, got 3x8x8 (rank 3)"},
+        {"conv2d:in_channels=3,out_channels=8,kernel_size=7", {"1x3x5x5"},
+         "conv2d \"net.0\": kernel height 7 is larger than the padded input height 5 (input 5 + padding 0 + 0)"},
+        {"conv2d:in_channels=3,out_channels=8,kernel_size=3,dilation=3,padding=1", {"1x3x4x4"},
+         "conv2d \"net.0\": kernel height 3 (dilated extent 7) is larger than the padded input height 6 (input 4 + "
+         "padding 1 + 1)"},
+        {"linear:in_features=1024,out_features=10", {"1x512"},
+         "linear \"net.0\": input has 512 features (last dimension of 1x512) but in_features is 1024"},
+        {"batch_norm2d:num_features=8", {"1x4x2x2"},
+         "batch_norm2d \"net.0\": input has 4 channels (dimension 1 of 1x4x2x2) but num_features is 8"},
+        {"max_pool2d:kernel_size=3", {"1x1x2x2"},
+         "max_pool2d \"net.0\": kernel height 3 is larger than the padded input height 2"},
+        {"add", {"1x3", "1x4"}, "add \"net.0\": shapes 1x3 and 1x4 do not broadcast (dimension -1: 3 vs 4)"},
+        {"matmul", {"2x3x4", "2x5x6"},
+         "matmul \"net.0\": inner dimensions differ: 2x3x4 has K=4 but 2x5x6 has K=5"},
+        {"concat", {"1x2x4x4", "1x2x5x4"},
+         "concat \"net.0\": input 2 1x2x5x4 differs from input 1 1x2x4x4 in dimension 2 (only dimension 1 may differ)"},
+        {"reshape:shape=0x5", {"4x6"}, "reshape \"net.0\": cannot reshape 4x6 (24 elements) to 4x5 (20 elements)"},
+        {"softmax:dim=3", {"4x6"}, "softmax \"net.0\": dim 3 is out of range for rank 2"},
+        {"slice:dim=1,start=6", {"4x6"}, "slice \"net.0\": start 6 to end end selects nothing of dimension 1 (size 6)"},
+        {"layer_norm:normalized_shape=5", {"4x6"},
+         "layer_norm \"net.0\": normalized_shape 5 does not match the trailing dimensions of the input 4x6"},
+        {"flatten:start_dim=1,end_dim=0", {"4x6"},
+         "flatten \"net.0\": start_dim 1 comes after end_dim 0 for input 4x6"},
+        // shape strings
+        {"", {"1x0x4"}, "invalid shape \"1x0x4\": dimension 2 is 0, every dimension must be >= 1"},
+        {"", {"1x-3"}, "invalid shape \"1x-3\": dimension 2 is -3, every dimension must be >= 1"},
+        {"", {"1xax4"}, "invalid shape \"1xax4\": dimension 2 (\"a\") is not an integer"},
+        {"", {"1xx4"}, "invalid shape \"1xx4\": dimension 2 is empty"},
+        {"", {""}, "invalid shape \"\": empty, expected dimensions like 1x3x224x224"},
+        {"", {"99999999999999999999x2"}, "invalid shape \"99999999999999999999x2\": dimension 1 (99999999999999999999) does not fit in int64"},
+        {"", {"3037000500x3037000500x2"},
+         "element count of shape 3037000500x3037000500x2: count does not fit in int64 (overflow)"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(std::string(c.layer) + " on " + (c.inputs.empty() ? "" : c.inputs[0]));
+        EXPECT_EQ(error_text(c), c.message);
+    }
+    EXPECT_GE(std::size(cases), 20u);
+}
+
+TEST(Errors, EmptyLayerString) {
+    EXPECT_THROW((void)parse_op(""), parse_error);
+    EXPECT_THROW((void)parse_op(":in_features=3"), parse_error);
+}

@@ -1,0 +1,74 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "ridgeline/report/format.hpp"
+
+using namespace ridgeline::report;
+
+TEST(Format, ThousandsSeparators) {
+    EXPECT_EQ(with_commas(0), "0");
+    EXPECT_EQ(with_commas(999), "999");
+    EXPECT_EQ(with_commas(1000), "1,000");
+    EXPECT_EQ(with_commas(11689512), "11,689,512");
+    EXPECT_EQ(with_commas(-1234567), "-1,234,567");
+    EXPECT_EQ(with_commas(INT64_MIN), "-9,223,372,036,854,775,808");
+}
+
+TEST(Format, SiPrefixesKeepFourDigits) {
+    EXPECT_EQ(si(1814073344.0), "1.814 G");
+    EXPECT_EQ(si(411648.0, "B"), "411.6 kB");
+    EXPECT_EQ(si(12.0), "12");
+    EXPECT_EQ(si(0.0, "B"), "0 B");
+    EXPECT_EQ(si(15470264320.0), "15.47 G");
+    EXPECT_EQ(si(999960.0), "1.000 M");  // rounds up across the prefix boundary, not "1000.0 k"
+}
+
+TEST(Format, TimesPickAUnit) {
+    EXPECT_EQ(time_ms(3.2), "3.200 ms");
+    EXPECT_EQ(time_ms(0.0123), "12.30 us");
+    EXPECT_EQ(time_ms(0.000012), "12.0 ns");
+    EXPECT_EQ(time_ms(1500.0), "1.500 s");
+}
+
+TEST(Format, TableAlignsColumns) {
+    text_table t;
+    t.add_column("name", text_table::align::left);
+    t.add_column("n", text_table::align::right);
+    t.add_row({"a", "1"});
+    t.add_row({"bbb", "1,000"});
+    t.add_rule();
+    t.add_row({"total", "1,001"});
+    EXPECT_EQ(t.render(),
+              "name       n\n"
+              "------------\n"
+              "a          1\n"
+              "bbb    1,000\n"
+              "------------\n"
+              "total  1,001\n");
+}
+
+TEST(Format, CsvQuotesOnlyWhenNeeded) {
+    EXPECT_EQ(csv_field("plain"), "plain");
+    EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+    EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+}
+
+TEST(Format, AtomicWriteReplacesWholeFileAndLeavesNoTemporary) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("ridgeline-format-test-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string path = (dir / "out.json").string();
+    write_file_atomic(path, "first version, long");
+    write_file_atomic(path, "second");
+    std::ifstream in(path);
+    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(content, "second");
+    int files = 0;
+    for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file() ? 1 : 0;
+    EXPECT_EQ(files, 1);  // no temporary left behind
+    EXPECT_THROW(write_file_atomic((dir / "missing" / "x.json").string(), "x"), std::runtime_error);
+    fs::remove_all(dir);
+}
