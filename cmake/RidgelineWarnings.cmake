@@ -3,5 +3,5 @@
 add_library(ridgeline_warnings INTERFACE)
 target_compile_options(ridgeline_warnings INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual
-    -Wimplicit-fallthrough -Wnull-dereference -Wformat=2
+    -Wimplicit-fallthrough -Wformat=2
     $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict> $<$<BOOL:${RIDGELINE_WERROR}>:-Werror>>)
