@@ -1,0 +1,118 @@
+#pragma once
+// The Backend interface: what every device implementation (cpu: oneDNN, cpu-ref: reference loops,
+// cuda: cuBLAS/cuDNN) provides. Vendor types never appear here, so a CPU-only user compiles against it.
+//
+// Life of a measurement (nothing before run() is ever timed):
+//   supports(layer, dtype)          -> supported, or unsupported with a reason (a status, never a crash)
+//   prepare(graph, data)            -> allocate buffers, upload inputs and weights, create primitives/plans
+//   prepared.poison_outputs(); run(); outputs()  -> verification against the reference
+//   timer().start(); run() x N; timer().stop_ms() -> timing samples
+//
+// Errors: prepare() throws backends::unsupported for a problem the backend declines, and
+// backends::backend_error (or std::bad_alloc) for a failure; the Profiler records either against the
+// layer and goes on.
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ridgeline/backends/tensor.hpp"
+#include "ridgeline/core/model.hpp"
+
+namespace ridgeline::backends {
+
+/// The answer of supports(): supported, or not with the reason ("bf16 needs AVX512-BF16 or AMX").
+struct support {
+    bool supported = true;
+    std::string reason;
+    static support yes() { return {}; }
+    static support no(std::string why) { return {false, std::move(why)}; }
+};
+
+/// A problem the backend declines.
+class unsupported : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// A failure inside the backend or its library (the message has the library's own error name).
+class backend_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// What a report says about the device.
+struct device_info {
+    std::string backend;       // "cpu", "cpu-ref", "cuda:0"
+    std::string kind;          // "cpu" or "gpu"
+    std::string name;          // "AMD EPYC 7B13", "NVIDIA H200"
+    int cores = 0;             // physical cores (CPU) or SMs (GPU)
+    int threads = 0;           // threads the backend uses (CPU)
+    std::string isa;           // "avx2 fma" / "sm_90"
+    std::int64_t memory_bytes = 0;
+    std::int64_t last_level_cache_bytes = 0;
+    std::vector<std::pair<std::string, std::string>> details;  // library versions, clocks, ...
+};
+
+/// Clock for device work. On the CPU a steady clock around synchronous work; on a GPU events recorded
+/// on the stream of the work.
+class device_timer {
+public:
+    virtual ~device_timer() = default;
+    virtual void start() = 0;
+    /// Waits for the work issued since start() and returns the elapsed milliseconds.
+    virtual double stop_ms() = 0;
+    /// Smallest time step the clock can show (ns), measured at start-up.
+    [[nodiscard]] virtual double resolution_ns() const = 0;
+    /// Cost of one start()/stop_ms() pair around no work (ns), measured at start-up.
+    [[nodiscard]] virtual double overhead_ns() const = 0;
+    [[nodiscard]] virtual std::string name() const = 0;
+};
+
+/// A graph (a model, or one layer) ready to run.
+class prepared {
+public:
+    virtual ~prepared() = default;
+    prepared() = default;
+    prepared(const prepared&) = delete;
+    prepared& operator=(const prepared&) = delete;
+
+    /// One forward pass; may return before the device finishes (GPU).
+    virtual void run() = 0;
+    /// Fills every output buffer with NaN so that unwritten elements show up in verification.
+    virtual void poison_outputs() = 0;
+    /// Waits, then copies the graph's outputs (model.outputs order) to the host as float, row-major.
+    virtual std::vector<host_tensor> outputs() = 0;
+    /// Scratchpad / workspace bytes the primitives use.
+    [[nodiscard]] virtual std::int64_t workspace_bytes() const { return 0; }
+    /// Which implementation ran, per layer ("jit:avx2", "gemm:jit", cuDNN algorithm ...).
+    [[nodiscard]] virtual std::string notes() const { return {}; }
+};
+
+class backend {
+public:
+    virtual ~backend() = default;
+    backend() = default;
+    backend(const backend&) = delete;
+    backend& operator=(const backend&) = delete;
+
+    [[nodiscard]] virtual std::string name() const = 0;
+    [[nodiscard]] virtual device_info device() const = 0;
+    /// Whether this backend can run the layer in this data type (cheap; no allocation).
+    [[nodiscard]] virtual support supports(const core::layer_analysis& l, core::dtype dt) const = 0;
+    /// Prepares `graph` (its layers in order, model inputs and parameters taken from `data`).
+    /// Throws unsupported or backend_error.
+    virtual std::unique_ptr<prepared> prepare(const core::model_analysis& graph, const graph_data& data) = 0;
+    /// Waits for all work issued so far.
+    virtual void synchronize() = 0;
+    virtual device_timer& timer() = 0;
+    /// Evicts the last-level cache (touches a buffer of at least twice its size, allocated once).
+    virtual void flush_cache() = 0;
+    /// Bytes this backend can still allocate (device memory free, or host memory available).
+    [[nodiscard]] virtual std::int64_t free_memory_bytes() const = 0;
+};
+
+}  // namespace ridgeline::backends

@@ -1,0 +1,47 @@
+#pragma once
+// Host-side tensors: the values a backend is given (inputs, weights) and gives back (outputs), always
+// as float in logical row-major order (NCHW for images), whatever layout or data type the backend uses.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ridgeline/core/dtype.hpp"
+#include "ridgeline/core/model.hpp"
+#include "ridgeline/core/shape.hpp"
+
+namespace ridgeline::backends {
+
+struct host_tensor {
+    core::shape dims;
+    std::vector<float> data;  // dims.numel() values, row-major; token ids are stored as exact floats
+};
+
+/// Host values of a graph: every model input by its name, and every parameter tensor by its key
+/// (param_key below). Backends and the reference read the same values.
+struct graph_data {
+    std::map<std::string, host_tensor> tensors;
+};
+
+/// Key of a layer's parameter tensor in graph_data: the tied name when tied ("transformer.wte.weight"),
+/// else "<layer name>.<param name>" ("layer1.0.conv1.weight").
+std::string param_key(const core::layer& l, const std::string& param);
+
+/// Rounds every value to the nearest value representable in `dt` (round to nearest even): bf16 keeps
+/// 8 mantissa bits, fp16 10 (with its range), tf32 10; fp32 is unchanged.
+void round_to(std::vector<float>& values, core::dtype dt);
+
+/// Seeded random values for every input and parameter of `graph` (never all zeros):
+/// activations uniform in [-1, 1]; weights uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)] so activations
+/// stay of order one through deep models; biases like weights; BatchNorm gamma and running variance
+/// in [0.5, 1.5], beta and running mean in [-0.5, 0.5]; LayerNorm gamma in [0.5, 1.5], beta in [-0.5, 0.5];
+/// token ids uniform integers in [0, num_embeddings of their embedding). Values are rounded to `dt`.
+/// The same seed and graph give the same values.
+graph_data make_graph_data(const core::model_analysis& graph, core::dtype dt, std::uint64_t seed);
+
+/// A one-layer graph of `l`: its inputs become model inputs "in0", "in1", ... (token ids for embedding),
+/// so a backend can prepare and time the layer in isolation. Parameter keys stay those of the full model.
+core::model_analysis single_layer_graph(const core::layer_analysis& l, const core::model_analysis& parent);
+
+}  // namespace ridgeline::backends

@@ -1,0 +1,24 @@
+#pragma once
+// Reference loops: the correctness oracle for every op of the cost model. Plain C++, no vendor library.
+// Each op is computed as PyTorch defines it, accumulating in double, from float inputs; the result is
+// returned as float. Slow but simple enough to check by eye.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ridgeline/backends/tensor.hpp"
+#include "ridgeline/core/layer.hpp"
+
+namespace ridgeline::cpu {
+
+/// Output of layer `l` for the given inputs (row-major, logical layout: NCHW for images) and parameters
+/// (by parameter name without the layer prefix: "weight", "bias", "running_mean", "running_var").
+/// `out_shape` is the shape core::infer_shape gives. Views (flatten, reshape, transpose, slice) return
+/// the selected elements in row-major order of the output. Embedding inputs are token ids stored as floats.
+/// Throws backends::backend_error when an input or parameter is missing or has the wrong element count.
+backends::host_tensor reference_forward(const core::layer& l, const std::vector<const backends::host_tensor*>& inputs,
+                                        const std::map<std::string, const backends::host_tensor*>& params,
+                                        const core::shape& out_shape);
+
+}  // namespace ridgeline::cpu
