@@ -1,0 +1,785 @@
+// Reference loops: every op of core::op computed as PyTorch defines it, accumulating in double.
+// One handler per op type, dispatched with std::visit: an op without a handler does not compile.
+// Formulas: the PyTorch documentation of each module (torch.nn.Conv2d, torch.nn.AvgPool2d, ...); where
+// PyTorch's exact rule is only in its source, the file is named next to the code.
+#include "ridgeline/cpu/reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numbers>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/core/error.hpp"
+
+namespace ridgeline::cpu {
+namespace {
+
+using backends::backend_error;
+using backends::host_tensor;
+using core::shape;
+using i64 = std::int64_t;
+
+// ------------------------------------------------------------------ inputs, parameters, output
+
+/// The checked view of one call: every input present with as many values as its shape needs, every
+/// parameter of the op present with the element count of its spec, and out_shape the shape the inputs
+/// give. Handlers read through it and never re-check.
+class layer_io {
+public:
+    layer_io(const core::layer& l, const std::vector<const host_tensor*>& inputs,
+             const std::map<std::string, const host_tensor*>& params, const shape& out_shape)
+        : where_(core::where(l)), inputs_(inputs), params_(params), out_shape_(out_shape) {
+        const auto [min_inputs, max_inputs] = std::visit(
+            [](const auto& o) {
+                using T = std::decay_t<decltype(o)>;
+                return std::pair<int, int>{T::min_inputs, T::max_inputs};
+            },
+            l.op);
+        const auto count = static_cast<int>(inputs.size());
+        if (count < min_inputs)
+            fail("input " + std::to_string(count + 1) + " is missing (the layer takes " +
+                 (min_inputs == max_inputs ? std::to_string(min_inputs) : "at least " + std::to_string(min_inputs)) +
+                 ", got " + std::to_string(count) + ")");
+        if (max_inputs >= 0 && count > max_inputs)
+            fail("takes " + std::to_string(max_inputs) + " input" + (max_inputs == 1 ? "" : "s") + ", got " +
+                 std::to_string(count));
+        core::shapes in_shapes;
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            const host_tensor* t = inputs[i];
+            if (t == nullptr) fail("input " + std::to_string(i + 1) + " is missing (null)");
+            if (static_cast<i64>(t->data.size()) != t->dims.numel())
+                fail("input " + std::to_string(i + 1) + " has " + std::to_string(t->data.size()) +
+                     " values but its shape " + t->dims.to_string() + " needs " + std::to_string(t->dims.numel()));
+            in_shapes.push_back(t->dims);
+        }
+        for (const core::param_spec& spec : core::parameters_of(l.op)) {
+            const auto it = params.find(spec.name);
+            if (it == params.end() || it->second == nullptr)
+                fail("parameter \"" + spec.name + "\" (" + spec.dims.to_string() + ") is missing");
+            if (static_cast<i64>(it->second->data.size()) != spec.dims.numel())
+                fail("parameter \"" + spec.name + "\" has " + std::to_string(it->second->data.size()) +
+                     " values, expected " + std::to_string(spec.dims.numel()) + " (" + spec.dims.to_string() + ")");
+        }
+        // The loops index the inputs with out_shape: an out_shape that does not fit them would read out of
+        // bounds, so it is checked against the shape rules of core (which also validate the inputs).
+        shape expected;
+        try {
+            expected = core::infer_shape(l, in_shapes);
+        } catch (const core::error& e) {
+            throw backend_error(e.what());
+        }
+        if (expected != out_shape)
+            fail("out_shape " + out_shape.to_string() + " does not match the shape " + expected.to_string() +
+                 " of these inputs");
+    }
+
+    [[noreturn]] void fail(const std::string& message) const { throw backend_error(where_ + ": " + message); }
+
+    [[nodiscard]] const host_tensor& input(std::size_t i) const { return *inputs_[i]; }
+    [[nodiscard]] std::size_t input_count() const { return inputs_.size(); }
+    [[nodiscard]] const shape& out_shape() const { return out_shape_; }
+    [[nodiscard]] const std::string& where() const { return where_; }
+
+    /// A parameter of the op's spec (checked in the constructor).
+    [[nodiscard]] const float* param(const std::string& name) const {
+        const auto it = params_.find(name);
+        if (it == params_.end() || it->second == nullptr) fail("parameter \"" + name + "\" is missing");
+        return it->second->data.data();
+    }
+
+    /// The output tensor, poisoned with NaN so that an element a loop forgets shows up in verification.
+    [[nodiscard]] host_tensor make_output() const {
+        return host_tensor{out_shape_, std::vector<float>(static_cast<std::size_t>(out_shape_.numel()),
+                                                          std::numeric_limits<float>::quiet_NaN())};
+    }
+
+private:
+    std::string where_;
+    const std::vector<const host_tensor*>& inputs_;
+    const std::map<std::string, const host_tensor*>& params_;
+    const shape& out_shape_;
+};
+
+// ------------------------------------------------------------------ index helpers
+
+/// Row-major strides of `dims` (elements).
+std::vector<i64> strides_of(const std::vector<i64>& dims) {
+    std::vector<i64> s(dims.size(), 1);
+    for (std::size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
+    return s;
+}
+
+/// Strides of a row-major tensor `in` seen through NumPy broadcasting as `out` (dims aligned on the
+/// right; a dimension of size 1, or a missing one, has stride 0). `unit` is the stride of in's last dim.
+std::vector<i64> broadcast_strides(const std::vector<i64>& in, const std::vector<i64>& out, i64 unit = 1) {
+    std::vector<i64> s(out.size(), 0);
+    i64 step = unit;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        const std::size_t din = in.size() - 1 - i;
+        const std::size_t dout = out.size() - 1 - i;
+        s[dout] = in[din] == 1 ? 0 : step;
+        step *= in[din];
+    }
+    return s;
+}
+
+/// Calls f(i, offset_a, offset_b) for every element i of `out` in row-major order, where offset_x is
+/// base_x + sum_d index_d * strides_x[d]: the element of input x that output element i reads.
+template <class F>
+void for_each_element(const std::vector<i64>& out, i64 base_a, const std::vector<i64>& strides_a, i64 base_b,
+                      const std::vector<i64>& strides_b, F&& f) {
+    const std::size_t rank = out.size();
+    if (rank == 0) {
+        f(i64{0}, base_a, base_b);
+        return;
+    }
+    i64 total = 1;
+    for (const i64 d : out) total *= d;
+    const i64 inner = out[rank - 1];
+    const i64 inner_a = strides_a[rank - 1];
+    const i64 inner_b = strides_b[rank - 1];
+    std::vector<i64> index(rank, 0);
+    i64 oa = base_a;
+    i64 ob = base_b;
+    for (i64 i = 0; i < total; i += inner) {
+        for (i64 j = 0; j < inner; ++j) f(i + j, oa + j * inner_a, ob + j * inner_b);
+        for (std::size_t d = rank - 1; d-- > 0;) {  // odometer over the outer dims
+            ++index[d];
+            oa += strides_a[d];
+            ob += strides_b[d];
+            if (index[d] < out[d]) break;
+            oa -= strides_a[d] * out[d];
+            ob -= strides_b[d] * out[d];
+            index[d] = 0;
+        }
+    }
+}
+
+/// out[i] = src[base + sum_d index_d * strides[d]] over out's shape (views: transpose, slice).
+void gather(const float* src, i64 base, const std::vector<i64>& strides, host_tensor& out) {
+    const std::vector<i64> none(strides.size(), 0);
+    float* dst = out.data.data();
+    for_each_element(out.dims.dims(), base, strides, 0, none,
+                     [&](i64 i, i64 offset, i64) { dst[i] = src[offset]; });
+}
+
+i64 product(const std::vector<i64>& dims, std::size_t begin, std::size_t end) {
+    i64 p = 1;
+    for (std::size_t d = begin; d < end; ++d) p *= dims[d];
+    return p;
+}
+
+/// Maps every element through f (double in, double out).
+template <class F>
+host_tensor unary(const layer_io& io, F f) {
+    const host_tensor& x = io.input(0);
+    host_tensor out = io.make_output();
+    const auto n = static_cast<i64>(out.data.size());
+    for (i64 i = 0; i < n; ++i)
+        out.data[static_cast<std::size_t>(i)] = static_cast<float>(f(double{x.data[static_cast<std::size_t>(i)]}));
+    return out;
+}
+
+/// out = f(a, b) with NumPy broadcasting of both inputs to out_shape.
+template <class F>
+host_tensor binary(const layer_io& io, F f) {
+    const host_tensor& a = io.input(0);
+    const host_tensor& b = io.input(1);
+    host_tensor out = io.make_output();
+    const auto& dims = out.dims.dims();
+    const float* pa = a.data.data();
+    const float* pb = b.data.data();
+    float* po = out.data.data();
+    for_each_element(dims, 0, broadcast_strides(a.dims.dims(), dims), 0, broadcast_strides(b.dims.dims(), dims),
+                     [&](i64 i, i64 ia, i64 ib) { po[i] = static_cast<float>(f(double{pa[ia]}, double{pb[ib]})); });
+    return out;
+}
+
+// ------------------------------------------------------------------ dense
+
+/// y[r, o] = sum_k x[r, k] * W[o, k] + b[o] (torch.nn.Linear), k ascending.
+host_tensor forward(const core::linear& op, const layer_io& io) {
+    const host_tensor& in = io.input(0);
+    const float* x = in.data.data();
+    const float* w = io.param("weight");
+    const float* bias = op.bias ? io.param("bias") : nullptr;
+    host_tensor out = io.make_output();
+    float* y = out.data.data();
+    const i64 in_features = op.in_features;
+    const i64 out_features = op.out_features;
+    const i64 rows = in.dims.numel() / in_features;
+    // Tasks: (block of 64 output features, chunk of 64 rows), block-major. A thread copies its block of W
+    // transposed ([k][j], a few hundred KiB that stay in cache) once per block, then each row sums
+    // y[r, o0 + j] += x[r, k] * Wt[k][j] over k ascending: the innermost loop walks j contiguously, each
+    // element with its own accumulator, so the order of every sum is k ascending whatever the threads.
+    constexpr i64 block = 64;
+    constexpr i64 row_chunk = 64;
+    const i64 blocks = (out_features + block - 1) / block;
+    const i64 chunks = (rows + row_chunk - 1) / row_chunk;
+    const i64 tasks = blocks * chunks;
+#pragma omp parallel
+    {
+        std::vector<float> w_block(static_cast<std::size_t>(in_features * block));
+        std::vector<double> acc(static_cast<std::size_t>(block));
+        i64 loaded = -1;
+#pragma omp for schedule(static)
+        for (i64 t = 0; t < tasks; ++t) {
+            const i64 ob = t / chunks;
+            const i64 o0 = ob * block;
+            const i64 nb = std::min(block, out_features - o0);
+            float* wt = w_block.data();
+            if (ob != loaded) {
+                for (i64 j = 0; j < nb; ++j)
+                    for (i64 k = 0; k < in_features; ++k) wt[k * block + j] = w[(o0 + j) * in_features + k];
+                loaded = ob;
+            }
+            const i64 r_end = std::min(rows, (t % chunks + 1) * row_chunk);
+            for (i64 r = (t % chunks) * row_chunk; r < r_end; ++r) {
+                const float* xr = x + r * in_features;
+                double* a = acc.data();
+                std::fill(a, a + nb, 0.0);
+                for (i64 k = 0; k < in_features; ++k) {
+                    const double xk = xr[k];
+                    const float* wk = wt + k * block;
+#pragma omp simd
+                    for (i64 j = 0; j < nb; ++j) a[j] += xk * double{wk[j]};
+                }
+                for (i64 j = 0; j < nb; ++j)
+                    y[r * out_features + o0 + j] = static_cast<float>(a[j] + (bias ? double{bias[o0 + j]} : 0.0));
+            }
+        }
+    }
+    return out;
+}
+
+/// C[..., i, j] = sum_k A[..., i, k] * B[..., k, j] (torch.matmul), batch dims broadcast, k ascending.
+host_tensor forward(const core::matmul&, const layer_io& io) {
+    const host_tensor& a = io.input(0);
+    const host_tensor& b = io.input(1);
+    host_tensor out = io.make_output();
+    const auto& da = a.dims.dims();
+    const auto& db = b.dims.dims();
+    const auto& dc = out.dims.dims();
+    const i64 m = da[da.size() - 2];
+    const i64 k_size = da[da.size() - 1];
+    const i64 n = db[db.size() - 1];
+    const std::vector<i64> batch_a(da.begin(), da.end() - 2);
+    const std::vector<i64> batch_b(db.begin(), db.end() - 2);
+    const std::vector<i64> batch_c(dc.begin(), dc.end() - 2);
+    // Offsets of the A and B matrices of every output batch element.
+    const i64 batches = product(batch_c, 0, batch_c.size());
+    std::vector<i64> offset_a(static_cast<std::size_t>(batches));
+    std::vector<i64> offset_b(static_cast<std::size_t>(batches));
+    for_each_element(batch_c, 0, broadcast_strides(batch_a, batch_c, m * k_size), 0,
+                     broadcast_strides(batch_b, batch_c, k_size * n), [&](i64 i, i64 oa, i64 ob) {
+                         offset_a[static_cast<std::size_t>(i)] = oa;
+                         offset_b[static_cast<std::size_t>(i)] = ob;
+                     });
+    const float* pa = a.data.data();
+    const float* pb = b.data.data();
+    float* pc = out.data.data();
+    const i64 rows = batches * m;
+#pragma omp parallel
+    {
+        std::vector<double> acc(static_cast<std::size_t>(n));
+#pragma omp for schedule(static)
+        for (i64 row = 0; row < rows; ++row) {
+            const i64 bi = row / m;
+            const i64 i = row % m;
+            const float* ar = pa + offset_a[static_cast<std::size_t>(bi)] + i * k_size;
+            const float* bm = pb + offset_b[static_cast<std::size_t>(bi)];
+            std::fill(acc.begin(), acc.end(), 0.0);
+            double* c = acc.data();
+            for (i64 k = 0; k < k_size; ++k) {
+                const double av = ar[k];
+                const float* br = bm + k * n;
+#pragma omp simd
+                for (i64 j = 0; j < n; ++j) c[j] += av * double{br[j]};
+            }
+            float* cr = pc + row * n;
+            for (i64 j = 0; j < n; ++j) cr[j] = static_cast<float>(c[j]);
+        }
+    }
+    return out;
+}
+
+/// out[..., :] = weight[id, :] (torch.nn.Embedding); ids must be integers in [0, num_embeddings).
+host_tensor forward(const core::embedding& op, const layer_io& io) {
+    const host_tensor& ids = io.input(0);
+    const float* w = io.param("weight");
+    host_tensor out = io.make_output();
+    const i64 dim = op.embedding_dim;
+    for (std::size_t i = 0; i < ids.data.size(); ++i) {
+        const double id = ids.data[i];
+        if (!(id >= 0 && id < static_cast<double>(op.num_embeddings)) || id != std::floor(id)) {
+            std::ostringstream text;
+            text << "token id " << id << " at position " << i << " is not an integer in [0, " << op.num_embeddings
+                 << ")";
+            io.fail(text.str());
+        }
+        const float* row = w + static_cast<i64>(id) * dim;
+        std::copy(row, row + dim, out.data.begin() + static_cast<std::ptrdiff_t>(i) * dim);
+    }
+    return out;
+}
+
+// ------------------------------------------------------------------ convolution
+
+/// First output index o in [0, out_size) with o*stride + shift >= 0, and one past the last with
+/// o*stride + shift < in_size: the outputs whose tap at offset `shift` lies inside the input.
+std::pair<i64, i64> valid_outputs(i64 shift, i64 stride, i64 in_size, i64 out_size) {
+    const i64 lo = shift >= 0 ? 0 : (-shift + stride - 1) / stride;
+    const i64 hi = in_size - 1 - shift < 0 ? 0 : (in_size - 1 - shift) / stride + 1;
+    const i64 begin = std::min(lo, out_size);
+    return {begin, std::max(begin, std::min(hi, out_size))};
+}
+
+/// Geometry of one conv2d call, index math hoisted out of the loops.
+struct conv_plan {
+    i64 height = 0, width = 0, out_h = 0, out_w = 0;
+    i64 cin_per_group = 0, kh_size = 0, kw_size = 0, sh = 1, sw = 1;
+    i64 weight_stride = 0;          // values per output channel: cin_per_group * kh * kw
+    std::vector<i64> shift_h;       // ih = oh*sh + shift_h[kh]
+    std::vector<i64> oh_begin, oh_end;
+    std::vector<i64> shift_w;       // iw = ow*sw + shift_w[kw]
+    std::vector<i64> ow_begin, ow_end;
+};
+
+/// a[b*tile + i] += w[b] * x[i*stride] for b < nb, i < len: one tap of the kernel for nb output channels,
+/// written out per channel (no loop over b) so that the compiler keeps the weights in registers.
+template <int nb>
+inline void accumulate_tap(double* a, i64 tile, const double* w, const float* xs, i64 len, i64 stride) {
+    static_assert(nb >= 1 && nb <= 4);
+    double* a0 = a;
+    [[maybe_unused]] double* a1 = nb > 1 ? a + tile : a;
+    [[maybe_unused]] double* a2 = nb > 2 ? a + 2 * tile : a;
+    [[maybe_unused]] double* a3 = nb > 3 ? a + 3 * tile : a;
+    const double w0 = w[0];
+    [[maybe_unused]] const double w1 = nb > 1 ? w[1] : 0.0;
+    [[maybe_unused]] const double w2 = nb > 2 ? w[2] : 0.0;
+    [[maybe_unused]] const double w3 = nb > 3 ? w[3] : 0.0;
+    auto body = [&](i64 i, double xv) {
+        a0[i] += w0 * xv;
+        if constexpr (nb > 1) a1[i] += w1 * xv;
+        if constexpr (nb > 2) a2[i] += w2 * xv;
+        if constexpr (nb > 3) a3[i] += w3 * xv;
+    };
+    if (stride == 1) {
+#pragma omp simd
+        for (i64 i = 0; i < len; ++i) body(i, double{xs[i]});
+    } else {
+        for (i64 i = 0; i < len; ++i) body(i, double{xs[i * stride]});
+    }
+}
+
+/// Sums of `nb` output channels over output rows [t0, t1) of one image, into acc[b][(oh - t0)*out_w + ow]:
+/// for ic, kh, kw ascending, acc += W[oc0 + b, ic, kh, kw] * x[ic, ih, iw] over the taps inside the image.
+/// The innermost loop walks an input row (the whole tile for a 1x1-like tap with stride 1), so it reads
+/// contiguous memory and each of its iterations updates different accumulators.
+template <int nb>
+void conv_tile(const conv_plan& p, const float* x_group, const float* w_oc0, double* acc, i64 t0, i64 t1) {
+    const i64 tile = (t1 - t0) * p.out_w;
+    std::fill(acc, acc + nb * tile, 0.0);
+    const i64 plane = p.height * p.width;
+    for (i64 ic = 0; ic < p.cin_per_group; ++ic) {
+        const float* x_plane = x_group + ic * plane;
+        for (i64 kh = 0; kh < p.kh_size; ++kh) {
+            const auto sk = static_cast<std::size_t>(kh);
+            const i64 r0 = std::max(t0, p.oh_begin[sk]);
+            const i64 r1 = std::min(t1, p.oh_end[sk]);
+            if (r0 >= r1) continue;
+            for (i64 kw = 0; kw < p.kw_size; ++kw) {
+                const auto sc = static_cast<std::size_t>(kw);
+                double wv[nb];
+                for (int b = 0; b < nb; ++b)
+                    wv[b] = w_oc0[b * p.weight_stride + (ic * p.kh_size + kh) * p.kw_size + kw];
+                const i64 begin = p.ow_begin[sc], end = p.ow_end[sc];
+                if (begin >= end) continue;  // this column of the kernel is in the padding for every ow
+                if (p.sh == 1 && p.sw == 1 && begin == 0 && end == p.out_w && p.out_w == p.width &&
+                    p.shift_w[sc] == 0) {
+                    // Rows r0..r1 read rows r0 + shift_h.. of the input, whole and back to back: one loop.
+                    const float* xs = x_plane + (r0 + p.shift_h[sk]) * p.width;
+                    double* a = acc + (r0 - t0) * p.out_w;
+                    accumulate_tap<nb>(a, tile, wv, xs, (r1 - r0) * p.out_w, 1);
+                    continue;
+                }
+                for (i64 oh = r0; oh < r1; ++oh) {
+                    const float* xs = x_plane + (oh * p.sh + p.shift_h[sk]) * p.width + begin * p.sw + p.shift_w[sc];
+                    double* a = acc + (oh - t0) * p.out_w + begin;
+                    accumulate_tap<nb>(a, tile, wv, xs, end - begin, p.sw);
+                }
+            }
+        }
+    }
+}
+
+/// torch.nn.Conv2d: y[n, oc, oh, ow] = b[oc] + sum_{ic, kh, kw} x[n, g*C/g + ic, ih, iw] * W[oc, ic, kh, kw]
+/// with ih = oh*stride_h - pad_top + kh*dilation_h, iw = ow*stride_w - pad_left + kw*dilation_w, g = oc /
+/// (out_channels/groups); taps in the padding add nothing. Summed over ic, kh, kw ascending.
+host_tensor forward(const core::conv2d& op, const layer_io& io) {
+    const host_tensor& in = io.input(0);
+    const float* x = in.data.data();
+    const float* w = io.param("weight");
+    const float* bias = op.bias ? io.param("bias") : nullptr;
+    const core::padding2d pad = op.resolved_padding();
+    host_tensor out = io.make_output();
+    float* y = out.data.data();
+
+    conv_plan p;
+    p.height = in.dims[2];
+    p.width = in.dims[3];
+    p.out_h = out.dims[2];
+    p.out_w = out.dims[3];
+    p.cin_per_group = op.in_channels / op.groups;
+    p.kh_size = op.kernel_size.h;
+    p.kw_size = op.kernel_size.w;
+    p.sh = op.stride.h;
+    p.sw = op.stride.w;
+    p.weight_stride = p.cin_per_group * p.kh_size * p.kw_size;
+    for (i64 kh = 0; kh < p.kh_size; ++kh) {
+        p.shift_h.push_back(kh * op.dilation.h - pad.top);
+        const auto [b, e] = valid_outputs(p.shift_h.back(), p.sh, p.height, p.out_h);
+        p.oh_begin.push_back(b);
+        p.oh_end.push_back(e);
+    }
+    for (i64 kw = 0; kw < p.kw_size; ++kw) {
+        p.shift_w.push_back(kw * op.dilation.w - pad.left);
+        const auto [b, e] = valid_outputs(p.shift_w.back(), p.sw, p.width, p.out_w);
+        p.ow_begin.push_back(b);
+        p.ow_end.push_back(e);
+    }
+
+    // Tasks: (image, group, block of up to 4 output channels, tile of output rows). A block shares each
+    // input value among 4 sums; a tile keeps the block's sums (about 32 KiB of doubles) in cache.
+    constexpr i64 max_block = 4;
+    const i64 channels = in.dims[1];
+    const i64 cout_per_group = op.out_channels / op.groups;
+    const i64 blocks = (cout_per_group + max_block - 1) / max_block;
+    const i64 tile_rows = std::clamp<i64>(1024 / p.out_w, 1, p.out_h);
+    const i64 tiles = (p.out_h + tile_rows - 1) / tile_rows;
+    const i64 tasks = out.dims[0] * op.groups * blocks * tiles;
+#pragma omp parallel
+    {
+        std::vector<double> acc(static_cast<std::size_t>(max_block * tile_rows * p.out_w));
+#pragma omp for schedule(static)
+        for (i64 t = 0; t < tasks; ++t) {
+            const i64 tile = t % tiles;
+            const i64 block = (t / tiles) % blocks;
+            const i64 g = (t / (tiles * blocks)) % op.groups;
+            const i64 n = t / (tiles * blocks * op.groups);
+            const i64 t0 = tile * tile_rows;
+            const i64 t1 = std::min(p.out_h, t0 + tile_rows);
+            const i64 oc0 = g * cout_per_group + block * max_block;
+            const i64 nb = std::min(max_block, cout_per_group - block * max_block);
+            const float* x_group = x + (n * channels + g * p.cin_per_group) * p.height * p.width;
+            const float* w_oc0 = w + oc0 * p.weight_stride;
+            double* a = acc.data();
+            switch (nb) {
+                case 4: conv_tile<4>(p, x_group, w_oc0, a, t0, t1); break;
+                case 3: conv_tile<3>(p, x_group, w_oc0, a, t0, t1); break;
+                case 2: conv_tile<2>(p, x_group, w_oc0, a, t0, t1); break;
+                default: conv_tile<1>(p, x_group, w_oc0, a, t0, t1); break;
+            }
+            const i64 tile_size = (t1 - t0) * p.out_w;
+            for (i64 b = 0; b < nb; ++b) {
+                const double bv = bias ? double{bias[oc0 + b]} : 0.0;
+                float* yo = y + ((n * out.dims[1] + oc0 + b) * p.out_h + t0) * p.out_w;
+                const double* ab = a + b * tile_size;
+                for (i64 i = 0; i < tile_size; ++i) yo[i] = static_cast<float>(ab[i] + bv);
+            }
+        }
+    }
+    return out;
+}
+
+// ------------------------------------------------------------------ normalisation
+
+/// torch.nn.BatchNorm2d, eval(): y = (x - running_mean[c]) / sqrt(running_var[c] + eps) * weight[c] + bias[c].
+host_tensor forward(const core::batch_norm2d& op, const layer_io& io) {
+    const host_tensor& in = io.input(0);
+    const float* mean = io.param("running_mean");
+    const float* var = io.param("running_var");
+    const float* gamma = op.affine ? io.param("weight") : nullptr;
+    const float* beta = op.affine ? io.param("bias") : nullptr;
+    host_tensor out = io.make_output();
+    const i64 channels = in.dims[1];
+    const i64 plane = in.dims[2] * in.dims[3];
+    const i64 planes = in.dims[0] * channels;
+    for (i64 p = 0; p < planes; ++p) {
+        const i64 c = p % channels;
+        const double inv_std = 1.0 / std::sqrt(double{var[c]} + op.eps);
+        const double g = gamma ? double{gamma[c]} : 1.0;
+        const double b = beta ? double{beta[c]} : 0.0;
+        const double mu = mean[c];
+        const float* xp = in.data.data() + p * plane;
+        float* yp = out.data.data() + p * plane;
+        for (i64 i = 0; i < plane; ++i) yp[i] = static_cast<float>((double{xp[i]} - mu) * inv_std * g + b);
+    }
+    return out;
+}
+
+/// torch.nn.LayerNorm: over the trailing numel(normalized_shape) values of each row, mean and biased
+/// variance, y = (x - mean) / sqrt(var + eps) * weight + bias.
+host_tensor forward(const core::layer_norm& op, const layer_io& io) {
+    const host_tensor& in = io.input(0);
+    const float* gamma = op.elementwise_affine ? io.param("weight") : nullptr;
+    const float* beta = op.elementwise_affine ? io.param("bias") : nullptr;
+    host_tensor out = io.make_output();
+    const i64 inner = product(op.normalized_shape, 0, op.normalized_shape.size());
+    const i64 rows = in.dims.numel() / inner;
+    for (i64 r = 0; r < rows; ++r) {
+        const float* xr = in.data.data() + r * inner;
+        float* yr = out.data.data() + r * inner;
+        double sum = 0;
+        for (i64 i = 0; i < inner; ++i) sum += xr[i];
+        const double mean = sum / static_cast<double>(inner);
+        double sq = 0;
+        for (i64 i = 0; i < inner; ++i) sq += (xr[i] - mean) * (xr[i] - mean);
+        const double inv_std = 1.0 / std::sqrt(sq / static_cast<double>(inner) + op.eps);
+        for (i64 i = 0; i < inner; ++i) {
+            double v = (xr[i] - mean) * inv_std;
+            if (gamma) v = v * gamma[i] + beta[i];
+            yr[i] = static_cast<float>(v);
+        }
+    }
+    return out;
+}
+
+// ------------------------------------------------------------------ elementwise
+
+// NaN propagates through relu and relu6 as through torch.clamp.
+host_tensor forward(const core::relu&, const layer_io& io) {
+    return unary(io, [](double v) { return std::isnan(v) ? v : std::max(v, 0.0); });
+}
+
+host_tensor forward(const core::relu6&, const layer_io& io) {
+    return unary(io, [](double v) { return std::isnan(v) ? v : std::min(std::max(v, 0.0), 6.0); });
+}
+
+/// torch.nn.GELU: 0.5*x*(1 + erf(x/sqrt(2))); approximate="tanh": 0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3))).
+host_tensor forward(const core::gelu& op, const layer_io& io) {
+    if (op.tanh_approximation) {
+        const double beta = std::sqrt(2.0 / std::numbers::pi);
+        return unary(io, [beta](double v) { return 0.5 * v * (1.0 + std::tanh(beta * (v + 0.044715 * v * v * v))); });
+    }
+    return unary(io, [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); });
+}
+
+host_tensor forward(const core::tanh_op&, const layer_io& io) {
+    return unary(io, [](double v) { return std::tanh(v); });
+}
+
+host_tensor forward(const core::sigmoid&, const layer_io& io) {
+    return unary(io, [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
+}
+
+host_tensor forward(const core::scale& op, const layer_io& io) {
+    return unary(io, [factor = op.factor](double v) { return v * factor; });
+}
+
+/// torch.softmax along dim: exp(x - max) / sum(exp(x - max)), the max subtracted for stability.
+host_tensor forward(const core::softmax& op, const layer_io& io) {
+    const host_tensor& in = io.input(0);
+    host_tensor out = io.make_output();
+    const auto& dims = in.dims.dims();
+    const std::size_t d = core::normalize_dim(op.dim, dims.size(), io.where());
+    const i64 outer = product(dims, 0, d);
+    const i64 size = dims[d];
+    const i64 inner = product(dims, d + 1, dims.size());
+    std::vector<double> e(static_cast<std::size_t>(size));
+    for (i64 o = 0; o < outer; ++o) {
+        for (i64 i = 0; i < inner; ++i) {
+            const float* x = in.data.data() + o * size * inner + i;
+            float* y = out.data.data() + o * size * inner + i;
+            double m = -std::numeric_limits<double>::infinity();
+            for (i64 k = 0; k < size; ++k) m = std::max(m, double{x[k * inner]});
+            double sum = 0;
+            for (i64 k = 0; k < size; ++k) sum += e[static_cast<std::size_t>(k)] = std::exp(x[k * inner] - m);
+            for (i64 k = 0; k < size; ++k) y[k * inner] = static_cast<float>(e[static_cast<std::size_t>(k)] / sum);
+        }
+    }
+    return out;
+}
+
+host_tensor forward(const core::add&, const layer_io& io) {
+    return binary(io, [](double a, double b) { return a + b; });
+}
+
+host_tensor forward(const core::mul&, const layer_io& io) {
+    return binary(io, [](double a, double b) { return a * b; });
+}
+
+// ------------------------------------------------------------------ pooling
+
+/// torch.nn.MaxPool2d: max over the window taps inside the input (padding is -inf, so never chosen);
+/// NaN propagates as in PyTorch's kernel (aten/src/ATen/native/cpu/MaxPoolKernel.cpp).
+host_tensor forward(const core::max_pool2d& op, const layer_io& io) {
+    const host_tensor& in = io.input(0);
+    host_tensor out = io.make_output();
+    const i64 height = in.dims[2], width = in.dims[3];
+    const i64 out_h = out.dims[2], out_w = out.dims[3];
+    const i64 planes = in.dims[0] * in.dims[1];
+    for (i64 p = 0; p < planes; ++p) {
+        const float* xp = in.data.data() + p * height * width;
+        float* yp = out.data.data() + p * out_h * out_w;
+        for (i64 oh = 0; oh < out_h; ++oh) {
+            for (i64 ow = 0; ow < out_w; ++ow) {
+                double m = -std::numeric_limits<double>::infinity();
+                for (i64 kh = 0; kh < op.kernel_size.h; ++kh) {
+                    const i64 ih = oh * op.stride.h - op.padding.h + kh * op.dilation.h;
+                    if (ih < 0 || ih >= height) continue;
+                    for (i64 kw = 0; kw < op.kernel_size.w; ++kw) {
+                        const i64 iw = ow * op.stride.w - op.padding.w + kw * op.dilation.w;
+                        if (iw < 0 || iw >= width) continue;
+                        const double v = xp[ih * width + iw];
+                        if (v > m || std::isnan(v)) m = v;
+                    }
+                }
+                yp[oh * out_w + ow] = static_cast<float>(m);
+            }
+        }
+    }
+    return out;
+}
+
+/// torch.nn.AvgPool2d, as aten/src/ATen/native/cpu/AvgPoolKernel.cpp: the window [h0, h0 + k) is first
+/// clipped to the padded input [-pad, H + pad) (its size is the count_include_pad divisor), then to the
+/// input [0, H) (the sum, and the divisor without count_include_pad). An empty window gives 0.
+host_tensor forward(const core::avg_pool2d& op, const layer_io& io) {
+    const host_tensor& in = io.input(0);
+    host_tensor out = io.make_output();
+    const i64 height = in.dims[2], width = in.dims[3];
+    const i64 out_h = out.dims[2], out_w = out.dims[3];
+    const i64 planes = in.dims[0] * in.dims[1];
+    for (i64 p = 0; p < planes; ++p) {
+        const float* xp = in.data.data() + p * height * width;
+        float* yp = out.data.data() + p * out_h * out_w;
+        for (i64 oh = 0; oh < out_h; ++oh) {
+            for (i64 ow = 0; ow < out_w; ++ow) {
+                i64 h0 = oh * op.stride.h - op.padding.h;
+                i64 w0 = ow * op.stride.w - op.padding.w;
+                i64 h1 = std::min(h0 + op.kernel_size.h, height + op.padding.h);
+                i64 w1 = std::min(w0 + op.kernel_size.w, width + op.padding.w);
+                const i64 padded_count = (h1 - h0) * (w1 - w0);
+                h0 = std::max<i64>(h0, 0);
+                w0 = std::max<i64>(w0, 0);
+                h1 = std::min(h1, height);
+                w1 = std::min(w1, width);
+                if (h0 >= h1 || w0 >= w1) {
+                    yp[oh * out_w + ow] = 0.0F;
+                    continue;
+                }
+                double sum = 0;
+                for (i64 ih = h0; ih < h1; ++ih)
+                    for (i64 iw = w0; iw < w1; ++iw) sum += xp[ih * width + iw];
+                const i64 divisor = op.count_include_pad ? padded_count : (h1 - h0) * (w1 - w0);
+                yp[oh * out_w + ow] = static_cast<float>(sum / static_cast<double>(divisor));
+            }
+        }
+    }
+    return out;
+}
+
+/// torch.nn.AdaptiveAvgPool2d: output i averages input [floor(i*H/out), ceil((i+1)*H/out)), both axes.
+host_tensor forward(const core::adaptive_avg_pool2d&, const layer_io& io) {
+    const host_tensor& in = io.input(0);
+    host_tensor out = io.make_output();
+    const i64 height = in.dims[2], width = in.dims[3];
+    const i64 out_h = out.dims[2], out_w = out.dims[3];
+    const i64 planes = in.dims[0] * in.dims[1];
+    for (i64 p = 0; p < planes; ++p) {
+        const float* xp = in.data.data() + p * height * width;
+        float* yp = out.data.data() + p * out_h * out_w;
+        for (i64 oh = 0; oh < out_h; ++oh) {
+            const i64 h0 = (oh * height) / out_h;
+            const i64 h1 = ((oh + 1) * height + out_h - 1) / out_h;
+            for (i64 ow = 0; ow < out_w; ++ow) {
+                const i64 w0 = (ow * width) / out_w;
+                const i64 w1 = ((ow + 1) * width + out_w - 1) / out_w;
+                double sum = 0;
+                for (i64 ih = h0; ih < h1; ++ih)
+                    for (i64 iw = w0; iw < w1; ++iw) sum += xp[ih * width + iw];
+                yp[oh * out_w + ow] = static_cast<float>(sum / static_cast<double>((h1 - h0) * (w1 - w0)));
+            }
+        }
+    }
+    return out;
+}
+
+// ------------------------------------------------------------------ data movement and views
+
+/// torch.cat: for each index of the dims before `dim`, the inputs' blocks one after another.
+host_tensor forward(const core::concat& op, const layer_io& io) {
+    host_tensor out = io.make_output();
+    const auto& dims = out.dims.dims();
+    const std::size_t d = core::normalize_dim(op.dim, dims.size(), io.where());
+    const i64 outer = product(dims, 0, d);
+    const i64 inner = product(dims, d + 1, dims.size());
+    const i64 out_block = dims[d] * inner;
+    i64 offset = 0;  // start of this input's block inside an output block
+    for (std::size_t t = 0; t < io.input_count(); ++t) {
+        const host_tensor& in = io.input(t);
+        const i64 block = in.dims[d] * inner;
+        for (i64 o = 0; o < outer; ++o)
+            std::copy_n(in.data.data() + o * block, block, out.data.data() + o * out_block + offset);
+        offset += block;
+    }
+    return out;
+}
+
+/// Same values in the same row-major order, new shape.
+host_tensor same_data(const layer_io& io) {
+    host_tensor out = io.make_output();
+    out.data = io.input(0).data;
+    return out;
+}
+
+host_tensor forward(const core::flatten&, const layer_io& io) { return same_data(io); }
+host_tensor forward(const core::reshape&, const layer_io& io) { return same_data(io); }
+
+/// torch.transpose: output index with dims dim0 and dim1 swapped reads the input.
+host_tensor forward(const core::transpose& op, const layer_io& io) {
+    const host_tensor& in = io.input(0);
+    host_tensor out = io.make_output();
+    const std::size_t rank = in.dims.rank();
+    const std::size_t a = core::normalize_dim(op.dim0, rank, io.where());
+    const std::size_t b = core::normalize_dim(op.dim1, rank, io.where());
+    std::vector<i64> strides = strides_of(in.dims.dims());
+    std::swap(strides[a], strides[b]);
+    gather(in.data.data(), 0, strides, out);
+    return out;
+}
+
+/// x[..., start:end:step, ...] along dim; start clamped as core::slice::infer does (Python rules).
+host_tensor forward(const core::slice& op, const layer_io& io) {
+    const host_tensor& in = io.input(0);
+    host_tensor out = io.make_output();
+    const std::size_t d = core::normalize_dim(op.dim, in.dims.rank(), io.where());
+    const i64 size = in.dims[d];
+    i64 start = op.start;
+    if (start < 0) start = start < -size ? 0 : start + size;
+    start = std::min(start, size);
+    std::vector<i64> strides = strides_of(in.dims.dims());
+    const i64 base = start * strides[d];
+    strides[d] *= op.step;
+    gather(in.data.data(), base, strides, out);
+    return out;
+}
+
+}  // namespace
+
+backends::host_tensor reference_forward(const core::layer& l, const std::vector<const backends::host_tensor*>& inputs,
+                                        const std::map<std::string, const backends::host_tensor*>& params,
+                                        const core::shape& out_shape) {
+    const layer_io io(l, inputs, params, out_shape);
+    return std::visit([&io](const auto& op) { return forward(op, io); }, l.op);
+}
+
+}  // namespace ridgeline::cpu
