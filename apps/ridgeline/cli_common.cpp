@@ -82,7 +82,9 @@ core::model model_options::build() const {
 
 void output_options::add_to(CLI::App& cmd, const std::vector<std::string>& formats) {
     cmd.add_option("--format,-f", format, "Output format")->check(CLI::IsMember(formats));
-    cmd.add_option("--output,-o", output, "Write the report to FILE (atomically) instead of standard output");
+    cmd.add_option("--output,-o", output,
+                   "Write the report to FILE (atomically); the table still goes to standard output unless --quiet");
+    cmd.add_flag("--quiet,-q", quiet, "No progress, notices or table on the terminal (errors still go to stderr)");
 }
 
 void output_options::emit(const std::string& content) const {

@@ -39,6 +39,7 @@ struct model_options {
 struct output_options {
     std::string format = "table";
     std::string output;
+    bool quiet = false;
     void add_to(CLI::App& cmd, const std::vector<std::string>& formats = {"table", "json", "csv"});
     /// Writes `content` to --output (atomically) or to stdout.
     void emit(const std::string& content) const;

@@ -1,4 +1,5 @@
 // `ridgeline summary`: the analytic cost of a model or one layer (no device needed).
+#include <cstdio>
 #include <memory>
 
 #include "cli_common.hpp"
@@ -22,6 +23,7 @@ struct summary_command {
             out.emit(report::summary_csv(a));
         else
             out.emit(report::summary_table(a));
+        if (!out.output.empty() && !out.quiet && out.format != "table") std::fputs(report::summary_table(a).c_str(), stdout);
         return 0;
     }
 };

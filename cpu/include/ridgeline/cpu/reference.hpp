@@ -16,7 +16,10 @@ namespace ridgeline::cpu {
 /// (by parameter name without the layer prefix: "weight", "bias", "running_mean", "running_var").
 /// `out_shape` is the shape core::infer_shape gives. Views (flatten, reshape, transpose, slice) return
 /// the selected elements in row-major order of the output. Embedding inputs are token ids stored as floats.
-/// Throws backends::backend_error when an input or parameter is missing or has the wrong element count.
+/// A max-pooling window with no real input element gives -inf, as in PyTorch. Token ids must be integers
+/// in [0, num_embeddings) (exact as floats up to 2^24).
+/// Throws backends::backend_error naming the layer when an input or parameter is missing or has the wrong
+/// element count, when `out_shape` is not what core::infer_shape gives, or when a token id is invalid.
 backends::host_tensor reference_forward(const core::layer& l, const std::vector<const backends::host_tensor*>& inputs,
                                         const std::map<std::string, const backends::host_tensor*>& params,
                                         const core::shape& out_shape);

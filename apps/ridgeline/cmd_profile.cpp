@@ -1,0 +1,174 @@
+// `ridgeline profile`: every layer timed on a backend, verified against the reference, next to its costs.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "ridgeline/backends/registry.hpp"
+#include "ridgeline/report/format.hpp"
+#include "ridgeline/report/profile.hpp"
+
+namespace ridgeline::app {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};
+
+extern "C" void on_signal(int sig) {
+    g_signal.store(sig);
+    g_stop.store(true);
+    std::signal(sig, SIG_DFL);  // a second Ctrl-C ends the process at once
+}
+
+/// Progress on stderr: a bar redrawn in place on a terminal, plain log lines otherwise.
+class progress_printer {
+public:
+    explicit progress_printer(bool quiet) : quiet_(quiet), tty_(::isatty(2) == 1) {}
+    ~progress_printer() { finish(); }
+
+    void operator()(const backends::progress_event& e) {
+        if (quiet_) return;
+        const std::string eta = e.eta_s >= 0 ? "  ETA " + report::fixed(e.eta_s, 0) + " s" : "";
+        if (tty_) {
+            const int width = 24;
+            const int filled = e.total ? static_cast<int>(width * e.index / e.total) : 0;
+            std::string bar(static_cast<std::size_t>(filled), '#');
+            bar.resize(width, '.');
+            std::string name = e.name.size() > 40 ? e.name.substr(0, 37) + "..." : e.name;
+            std::fprintf(stderr, "\r\033[K[%s] %zu/%zu %s%s", bar.c_str(), std::min(e.index + 1, e.total), e.total,
+                         name.c_str(), eta.c_str());
+            std::fflush(stderr);
+            drawn_ = true;
+        } else {
+            spdlog::info("[{}/{}] {}{}", std::min(e.index + 1, e.total), e.total, e.name, eta);
+        }
+    }
+
+    void finish() {
+        if (drawn_) std::fprintf(stderr, "\r\033[K");
+        drawn_ = false;
+    }
+
+private:
+    bool quiet_;
+    bool tty_;
+    bool drawn_ = false;
+};
+
+struct profile_command {
+    model_options model;
+    output_options out;
+    std::string device = "auto";
+    int threads = 0;
+    bool quick = false;
+    bool no_verify = false;
+    bool no_end_to_end = false;
+    std::string cache = "hot";
+    std::uint64_t seed = 20261130;
+    backends::timing_options timing;
+    CLI::Option* warmup = nullptr;
+    CLI::Option* warmup_ms = nullptr;
+    CLI::Option* min_samples = nullptr;
+    CLI::Option* min_time = nullptr;
+    CLI::Option* max_noise = nullptr;
+    CLI::Option* max_time = nullptr;
+    backends::timing_options given;
+
+    backends::timing_options timing_settings() const {
+        backends::timing_options t = quick ? backends::timing_options::quick() : backends::timing_options{};
+        if (warmup->count()) t.warmup_runs = given.warmup_runs;
+        if (warmup_ms->count()) t.warmup_ms = given.warmup_ms;
+        if (min_samples->count()) t.min_samples = given.min_samples;
+        if (min_time->count()) t.min_time_s = given.min_time_s;
+        if (max_noise->count()) t.max_noise = given.max_noise;
+        if (max_time->count()) t.max_time_s = given.max_time_s;
+        t.cache = cache == "cold" ? backends::cache_mode::cold : backends::cache_mode::hot;
+        return t;
+    }
+
+    int run() {
+        const core::model m = model.build();
+        const core::model_analysis a = core::analyze(m, model.data_type());
+        auto sel = backends::select_backend(device, threads);
+        if (!sel.notice.empty() && !out.quiet) spdlog::info("{}", sel.notice);
+
+        backends::profile_options o;
+        o.timing = timing_settings();
+        o.verify = !no_verify;
+        o.end_to_end = !no_end_to_end;
+        o.seed = seed;
+        o.stop = &g_stop;
+        progress_printer progress(out.quiet);
+        o.on_progress = [&](const backends::progress_event& e) { progress(e); };
+        std::signal(SIGINT, on_signal);
+        std::signal(SIGTERM, on_signal);
+        const backends::profile_result r = backends::profile_model(a, *sel.chosen, o);
+        std::signal(SIGINT, SIG_DFL);
+        std::signal(SIGTERM, SIG_DFL);
+        progress.finish();
+
+        const report::run_info info{command_line(), model.source()};
+        std::string content;
+        if (out.format == "json")
+            content = report::profile_json(r, info).dump(2) + "\n";
+        else if (out.format == "csv")
+            content = report::profile_csv(r);
+        else
+            content = report::profile_table(r);
+        out.emit(content);
+        if (!out.output.empty() && !out.quiet && out.format != "table") std::fputs(report::profile_table(r).c_str(), stdout);
+        if (!r.complete) {
+            const int sig = g_signal.load();
+            spdlog::warn("interrupted: {} layer(s) not measured; the report is marked incomplete", r.not_measured.size());
+            return sig == SIGTERM ? 143 : 130;
+        }
+        return 0;
+    }
+};
+
+}  // namespace
+
+void register_profile(CLI::App& cli, runner_list& runners) {
+    auto cmd = std::make_shared<profile_command>();
+    CLI::App* sub = cli.add_subcommand("profile", "Time every layer on a device, verified against the reference");
+    cmd->model.add_to(*sub);
+    sub->add_option("--device,-d", cmd->device, "auto (the best available), cpu, cpu-ref, cuda, cuda:N");
+    sub->add_option("--threads,-t", cmd->threads, "CPU threads (default: every CPU this process may use)")
+        ->check(CLI::Range(0, 4096));
+    cmd->warmup = sub->add_option("--warmup", cmd->given.warmup_runs, "Warm-up runs before the first sample (default 3)")
+                      ->check(CLI::Range(0, 1000000));
+    cmd->warmup_ms = sub->add_option("--warmup-ms", cmd->given.warmup_ms, "Minimum warm-up time in ms (default 20)")
+                         ->check(CLI::Range(0.0, 3.6e6));
+    cmd->min_samples = sub->add_option("--min-samples", cmd->given.min_samples, "Minimum samples per layer (default 10)")
+                           ->check(CLI::Range(1, 1000000));
+    cmd->min_time = sub->add_option("--min-time", cmd->given.min_time_s, "Minimum sampling time per layer in s (default 0.05)")
+                        ->check(CLI::Range(0.0, 3600.0));
+    cmd->max_noise = sub->add_option("--max-noise", cmd->given.max_noise,
+                                     "Stop when the 95% CI of the median is narrower than this fraction of it (default 0.02)")
+                         ->check(CLI::Range(1e-6, 1.0));
+    cmd->max_time = sub->add_option("--max-time", cmd->given.max_time_s, "Maximum sampling time per layer in s (default 2)")
+                        ->check(CLI::Range(1e-3, 3600.0));
+    sub->add_option("--cache", cmd->cache, "hot: repeated runs over the same buffers; cold: evict the last-level cache "
+                                           "before every sample (one run per sample)")
+        ->check(CLI::IsMember({"hot", "cold"}));
+    sub->add_flag("--quick", cmd->quick, "A fast look: >= 5 samples, 5% noise target, <= 0.2 s per layer");
+    sub->add_flag("--no-verify", cmd->no_verify, "Do not compare outputs with the reference");
+    sub->add_flag("--no-end-to-end", cmd->no_end_to_end, "Do not time the whole forward pass");
+    sub->add_option("--seed", cmd->seed, "Seed of the random inputs and weights");
+    cmd->out.add_to(*sub);
+    sub->footer(
+        "Examples:\n"
+        "  ridgeline profile --model resnet18\n"
+        "  ridgeline profile --model resnet50 --quick --format json --output resnet50.json\n"
+        "  ridgeline profile --layer \"linear:in_features=1024,out_features=512\" --input 64x1024 --threads 1\n"
+        "Exit codes: 0 ok, 1 error, 2 usage, 130/143 interrupted (partial report written, \"complete\": false)");
+    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
+}
+
+}  // namespace ridgeline::app

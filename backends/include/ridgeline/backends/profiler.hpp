@@ -1,0 +1,106 @@
+#pragma once
+// The Profiler: every layer of a model prepared, verified and timed in isolation on a backend, then the
+// whole forward pass end to end; plus memory and a training estimate.
+//
+// Per layer: views are not run (they compute and move nothing); an op the backend declines is
+// "unsupported" with its reason; a layer that does not fit in memory, or whose allocation fails, is
+// "skipped" with the reason; a layer whose output disagrees with the reference is "failed" and is not
+// timed; otherwise it is "measured". Interruption (the stop flag) leaves the remaining layers
+// "not_measured" and the result marked incomplete.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/core/memory.hpp"
+#include "ridgeline/core/model.hpp"
+
+namespace ridgeline::backends {
+
+/// Relative L2 error allowed against the reference, per data type (docs/timing.md, "Verification"):
+/// fp32 1e-4, tf32 5e-3, fp16 5e-3, bf16 2e-2.
+double verification_tolerance(core::dtype dt);
+
+struct verification_result {
+    std::string state = "skipped";  // passed, failed, unsupported, skipped
+    double rel_l2_error = std::numeric_limits<double>::quiet_NaN();
+    double tolerance = 0;
+    std::int64_t unwritten = 0;     // output elements left at the poison value
+    std::string message;
+};
+
+/// Compares `got` with `want` (same shapes): relative L2 error ||got - want|| / ||want||, and counts
+/// elements still NaN (poisoned, never written) where the reference is finite.
+verification_result compare_outputs(const std::vector<host_tensor>& got, const std::vector<host_tensor>& want,
+                                    double tolerance);
+
+struct layer_profile {
+    core::layer_analysis analysis;
+    std::string state;   // measured, view, unsupported, skipped, failed, not_measured
+    std::string reason;  // why not measured
+    std::optional<timing_result> time;
+    verification_result verification;
+    std::int64_t workspace_bytes = 0;
+    std::string implementation;  // what the backend ran
+
+    [[nodiscard]] bool has_time() const { return state == "measured" && time && time->samples > 0; }
+    /// flops / median time, in GFLOP/s; NaN without a time.
+    [[nodiscard]] double achieved_gflops() const;
+    /// bytes / median time, in GB/s (10^9 bytes per second); NaN without a time.
+    [[nodiscard]] double achieved_gbs() const;
+};
+
+struct progress_event {
+    std::size_t index = 0;  // 0-based layer index; == total for the end-to-end pass
+    std::size_t total = 0;
+    std::string name;
+    double elapsed_s = 0;
+    double eta_s = -1;  // < 0 when unknown
+};
+
+struct profile_options {
+    timing_options timing;
+    bool verify = true;
+    bool end_to_end = true;
+    std::uint64_t seed = 20261130;
+    std::int64_t max_memory_bytes = 0;  // 0: what the backend reports free
+    std::function<void(const progress_event&)> on_progress;
+    const std::atomic<bool>* stop = nullptr;
+};
+
+struct profile_result {
+    core::model_analysis analysis;
+    device_info device;
+    std::string timer_name;
+    double timer_resolution_ns = 0;
+    double timer_overhead_ns = 0;
+    timing_options timing;
+    bool verify = true;
+    std::uint64_t seed = 0;
+    std::vector<layer_profile> layers;
+    std::optional<timing_result> end_to_end;
+    std::string end_to_end_state = "skipped";  // measured, unsupported, skipped, failed, not_measured
+    std::string end_to_end_reason;
+    double sum_of_layers_ms = 0;  // sum of the measured layers' medians
+    std::int64_t workspace_bytes = 0;
+    core::memory_summary memory;
+    core::training_estimate training;
+    bool complete = true;
+    std::vector<std::string> not_measured;
+};
+
+/// Profiles every layer of `analysis` on `b`, then the whole forward pass. Never throws for a layer's
+/// problem (it is recorded); throws only for a broken model (core::error).
+profile_result profile_model(const core::model_analysis& analysis, backend& b, const profile_options& options);
+
+/// Profiles one layer alone (a one-layer model).
+layer_profile profile_layer(const core::layer_analysis& layer, const core::model_analysis& parent, backend& b,
+                            const profile_options& options);
+
+}  // namespace ridgeline::backends

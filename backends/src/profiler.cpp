@@ -1,0 +1,277 @@
+#include "ridgeline/backends/profiler.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <new>
+
+#include "ridgeline/core/checked.hpp"
+#include "ridgeline/cpu/reference.hpp"
+
+namespace ridgeline::backends {
+
+double verification_tolerance(core::dtype dt) {
+    switch (dt) {
+        case core::dtype::fp32: return 1e-4;
+        case core::dtype::tf32: return 5e-3;
+        case core::dtype::fp16: return 5e-3;
+        case core::dtype::bf16: return 2e-2;
+    }
+    return 1e-4;
+}
+
+verification_result compare_outputs(const std::vector<host_tensor>& got, const std::vector<host_tensor>& want,
+                                    double tolerance) {
+    verification_result v;
+    v.tolerance = tolerance;
+    if (got.size() != want.size()) {
+        v.state = "failed";
+        v.message = "backend returned " + std::to_string(got.size()) + " outputs, the reference " +
+                    std::to_string(want.size());
+        return v;
+    }
+    double diff = 0, norm = 0;
+    std::int64_t non_finite = 0;
+    for (std::size_t t = 0; t < got.size(); ++t) {
+        if (got[t].data.size() != want[t].data.size()) {
+            v.state = "failed";
+            v.message = "output " + std::to_string(t) + " has " + std::to_string(got[t].data.size()) +
+                        " elements, the reference " + std::to_string(want[t].data.size());
+            return v;
+        }
+        for (std::size_t i = 0; i < got[t].data.size(); ++i) {
+            const double w = want[t].data[i];
+            const double g = got[t].data[i];
+            if (!std::isfinite(w)) continue;
+            if (std::isnan(g)) {
+                ++v.unwritten;
+                continue;
+            }
+            if (!std::isfinite(g)) {
+                ++non_finite;
+                continue;
+            }
+            diff += (g - w) * (g - w);
+            norm += w * w;
+        }
+    }
+    v.rel_l2_error = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+    if (v.unwritten > 0) {
+        v.state = "failed";
+        v.message = std::to_string(v.unwritten) + " output elements were never written";
+    } else if (non_finite > 0) {
+        v.state = "failed";
+        v.message = std::to_string(non_finite) + " output elements are infinite";
+    } else if (!(v.rel_l2_error <= tolerance)) {
+        v.state = "failed";
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "relative L2 error %.3g exceeds the tolerance %.3g", v.rel_l2_error, tolerance);
+        v.message = buf;
+    } else {
+        v.state = "passed";
+    }
+    return v;
+}
+
+double layer_profile::achieved_gflops() const {
+    if (!has_time() || !(time->stats.median > 0)) return std::numeric_limits<double>::quiet_NaN();
+    return static_cast<double>(analysis.cost.flops) / (time->stats.median * 1e-3) / 1e9;
+}
+
+double layer_profile::achieved_gbs() const {
+    if (!has_time() || !(time->stats.median > 0)) return std::numeric_limits<double>::quiet_NaN();
+    return static_cast<double>(analysis.cost.bytes) / (time->stats.median * 1e-3) / 1e9;
+}
+
+namespace {
+
+std::uint64_t layer_seed(std::uint64_t seed, const std::string& name) {
+    std::uint64_t h = seed;
+    for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ULL;
+    return h;
+}
+
+/// Reference outputs of a one-layer graph from the same host data.
+std::vector<host_tensor> reference_outputs(const core::model_analysis& g, const graph_data& data) {
+    const core::layer_analysis& la = g.layers.at(0);
+    std::vector<const host_tensor*> inputs;
+    for (const auto& t : la.layer.inputs) inputs.push_back(&data.tensors.at(t));
+    std::map<std::string, const host_tensor*> params;
+    for (const auto& p : core::parameters_of(la.layer.op)) params[p.name] = &data.tensors.at(param_key(la.layer, p.name));
+    return {cpu::reference_forward(la.layer, inputs, params, la.output_shape)};
+}
+
+/// Bytes a layer needs on the device: inputs, parameters and output at the data type's size (x2 margin
+/// for layout copies and workspace).
+std::int64_t bytes_needed(const core::layer_analysis& la, core::dtype dt) {
+    std::int64_t elems = la.output_shape.numel();
+    for (const auto& s : la.input_shapes) elems = core::checked::add(elems, s.numel(), "bytes needed");
+    elems = core::checked::sum({elems, la.cost.params, la.cost.buffers}, "bytes needed");
+    return core::checked::mul(core::checked::mul(elems, core::size_bytes(dt), "bytes needed"), 2, "bytes needed");
+}
+
+std::string describe_bytes(std::int64_t b) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
+    return buf;
+}
+
+}  // namespace
+
+layer_profile profile_layer(const core::layer_analysis& la, const core::model_analysis& parent, backend& b,
+                            const profile_options& o) {
+    layer_profile p;
+    p.analysis = la;
+    const core::dtype dt = parent.data_type;
+    if (core::is_view(la.layer.op)) {
+        p.state = "view";
+        p.reason = "a view: no arithmetic and no data movement";
+        p.verification.state = "skipped";
+        p.verification.message = "view";
+        return p;
+    }
+    const support s = b.supports(la, dt);
+    if (!s.supported) {
+        p.state = "unsupported";
+        p.reason = s.reason;
+        p.verification.state = "unsupported";
+        return p;
+    }
+    const std::int64_t need = bytes_needed(la, dt);
+    const std::int64_t limit = o.max_memory_bytes > 0 ? o.max_memory_bytes : b.free_memory_bytes();
+    if (limit > 0 && need > limit) {
+        p.state = "skipped";
+        p.reason = "needs about " + describe_bytes(need) + ", only " + describe_bytes(limit) +
+                   (o.max_memory_bytes > 0 ? " allowed by --max-memory" : " free");
+        return p;
+    }
+    const core::model_analysis g = single_layer_graph(la, parent);
+    std::unique_ptr<prepared> prep;
+    graph_data data;
+    try {
+        data = make_graph_data(g, dt, layer_seed(o.seed, la.layer.name));
+        prep = b.prepare(g, data);
+    } catch (const unsupported& e) {
+        p.state = "unsupported";
+        p.reason = e.what();
+        p.verification.state = "unsupported";
+        return p;
+    } catch (const std::bad_alloc&) {
+        p.state = "skipped";
+        p.reason = "allocation of about " + describe_bytes(need) + " failed";
+        return p;
+    } catch (const std::exception& e) {
+        p.state = "failed";
+        p.reason = e.what();
+        p.verification.state = "failed";
+        p.verification.message = e.what();
+        return p;
+    }
+    p.workspace_bytes = prep->workspace_bytes();
+    p.implementation = prep->notes();
+    try {
+        if (o.verify && b.name() != "cpu-ref") {
+            prep->poison_outputs();
+            prep->run();
+            const auto got = prep->outputs();
+            p.verification = compare_outputs(got, reference_outputs(g, data), verification_tolerance(dt));
+            if (p.verification.state == "failed") {
+                p.state = "failed";
+                p.reason = "verification: " + p.verification.message;
+                return p;
+            }
+        } else {
+            p.verification.state = "skipped";
+            p.verification.message = o.verify ? "the backend is the reference" : "--no-verify";
+        }
+        timing_result t = measure([&] { prep->run(); }, b.timer(), o.timing, [&] { b.flush_cache(); }, nullptr, o.stop);
+        if (t.samples == 0) {
+            p.state = "not_measured";
+            p.reason = "interrupted";
+            return p;
+        }
+        p.time = std::move(t);
+        p.state = "measured";
+    } catch (const std::exception& e) {
+        p.state = "failed";
+        p.reason = e.what();
+    }
+    return p;
+}
+
+profile_result profile_model(const core::model_analysis& analysis, backend& b, const profile_options& o) {
+    profile_result r;
+    r.analysis = analysis;
+    r.device = b.device();
+    r.timer_name = b.timer().name();
+    r.timer_resolution_ns = b.timer().resolution_ns();
+    r.timer_overhead_ns = b.timer().overhead_ns();
+    r.timing = o.timing;
+    r.verify = o.verify;
+    r.seed = o.seed;
+    r.memory = core::memory_of(analysis);
+    r.training = core::estimate_training(analysis, r.memory);
+    auto stopped = [&] { return o.stop && o.stop->load(); };
+    const auto t0 = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    const std::size_t n = analysis.layers.size();
+    std::size_t done_work = 0, total_work = 0;
+    for (const auto& la : analysis.layers)
+        if (!core::is_view(la.layer.op)) ++total_work;
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& la = analysis.layers[i];
+        if (o.on_progress) {
+            progress_event ev{i, n, la.layer.name, elapsed(), -1};
+            if (done_work > 0) ev.eta_s = elapsed() / static_cast<double>(done_work) * static_cast<double>(total_work - done_work);
+            o.on_progress(ev);
+        }
+        if (stopped()) {
+            layer_profile p;
+            p.analysis = la;
+            p.state = "not_measured";
+            p.reason = "interrupted";
+            r.layers.push_back(std::move(p));
+            r.not_measured.push_back(la.layer.name);
+            continue;
+        }
+        layer_profile p = profile_layer(la, analysis, b, o);
+        if (!core::is_view(la.layer.op)) ++done_work;
+        if (p.state == "not_measured") r.not_measured.push_back(la.layer.name);
+        if (p.has_time()) r.sum_of_layers_ms += p.time->stats.median;
+        r.workspace_bytes += p.workspace_bytes;
+        r.layers.push_back(std::move(p));
+    }
+    if (o.end_to_end) {
+        if (o.on_progress) o.on_progress(progress_event{n, n, "end to end", elapsed(), -1});
+        if (stopped()) {
+            r.end_to_end_state = "not_measured";
+            r.end_to_end_reason = "interrupted";
+        } else {
+            try {
+                const graph_data data = make_graph_data(analysis, analysis.data_type, o.seed);
+                auto prep = b.prepare(analysis, data);
+                timing_result t = measure([&] { prep->run(); }, b.timer(), o.timing, [&] { b.flush_cache(); },
+                                          nullptr, o.stop);
+                if (t.samples > 0) {
+                    r.end_to_end = std::move(t);
+                    r.end_to_end_state = "measured";
+                } else {
+                    r.end_to_end_state = "not_measured";
+                    r.end_to_end_reason = "interrupted";
+                }
+            } catch (const unsupported& e) {
+                r.end_to_end_state = "unsupported";
+                r.end_to_end_reason = e.what();
+            } catch (const std::bad_alloc&) {
+                r.end_to_end_state = "skipped";
+                r.end_to_end_reason = "allocation failed";
+            } catch (const std::exception& e) {
+                r.end_to_end_state = "failed";
+                r.end_to_end_reason = e.what();
+            }
+        }
+    }
+    r.complete = r.not_measured.empty() && r.end_to_end_state != "not_measured" && !stopped();
+    return r;
+}
+
+}  // namespace ridgeline::backends

@@ -1,0 +1,158 @@
+#include "ridgeline/backends/tensor.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "ridgeline/core/error.hpp"
+
+namespace ridgeline::backends {
+
+std::string param_key(const core::layer& l, const std::string& param) {
+    auto it = l.tied.find(param);
+    return it != l.tied.end() ? it->second : l.name + "." + param;
+}
+
+namespace {
+
+/// Round a float to `mantissa_bits` explicit mantissa bits, nearest-even (bf16: 7, fp16/tf32: 10).
+float round_mantissa(float v, int mantissa_bits) {
+    if (!std::isfinite(v)) return v;
+    std::uint32_t u = std::bit_cast<std::uint32_t>(v);
+    const int drop = 23 - mantissa_bits;
+    const std::uint32_t lsb = (u >> drop) & 1u;
+    const std::uint32_t bias = (1u << (drop - 1)) - 1u + lsb;
+    u += bias;
+    u &= ~((1u << drop) - 1u);
+    return std::bit_cast<float>(u);
+}
+
+float round_fp16(float v) {
+    if (!std::isfinite(v)) return v;
+    const float a = std::fabs(v);
+    if (a >= 65520.0f) return std::copysign(INFINITY, v);
+    if (a < 6.103515625e-05f) {  // subnormal range: fixed step 2^-24
+        const float step = 5.9604644775390625e-08f;
+        return std::nearbyint(v / step) * step;
+    }
+    return round_mantissa(v, 10);
+}
+
+}  // namespace
+
+void round_to(std::vector<float>& values, core::dtype dt) {
+    switch (dt) {
+        case core::dtype::fp32: return;
+        case core::dtype::tf32:
+            for (auto& v : values) v = round_mantissa(v, 10);
+            return;
+        case core::dtype::bf16:
+            for (auto& v : values) v = round_mantissa(v, 7);
+            return;
+        case core::dtype::fp16:
+            for (auto& v : values) v = round_fp16(v);
+            return;
+    }
+}
+
+namespace {
+
+std::uint64_t mix(std::uint64_t seed, const std::string& name) {
+    std::uint64_t h = seed ^ 0x9e3779b97f4a7c15ULL;
+    for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ULL;
+    return h;
+}
+
+std::vector<float> uniform(std::int64_t n, float lo, float hi, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> dist(lo, hi);
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (auto& x : v) x = dist(rng);
+    return v;
+}
+
+/// Fan-in of a weight tensor: product of all dims but the first (PyTorch's _calculate_fan_in_and_fan_out).
+std::int64_t fan_in(const core::shape& s) {
+    std::int64_t f = 1;
+    for (std::size_t i = 1; i < s.rank(); ++i) f *= s[i];
+    return f;
+}
+
+}  // namespace
+
+graph_data make_graph_data(const core::model_analysis& graph, core::dtype dt, std::uint64_t seed) {
+    graph_data d;
+    // token-id inputs: the smallest table among the embeddings reading them bounds the ids
+    std::map<std::string, std::int64_t> id_bound;
+    for (const auto& la : graph.layers)
+        if (const auto* e = std::get_if<core::embedding>(&la.layer.op))
+            for (const auto& t : la.layer.inputs) {
+                auto [it, inserted] = id_bound.emplace(t, e->num_embeddings);
+                if (!inserted) it->second = std::min(it->second, e->num_embeddings);
+            }
+    for (const auto& in : graph.inputs) {
+        host_tensor t{in.dims, {}};
+        if (in.indices) {
+            std::mt19937_64 rng(mix(seed, in.name));
+            const std::int64_t bound = id_bound.count(in.name) ? id_bound[in.name] : 1;
+            std::uniform_int_distribution<std::int64_t> dist(0, bound - 1);
+            t.data.resize(static_cast<std::size_t>(in.dims.numel()));
+            for (auto& x : t.data) x = static_cast<float>(dist(rng));
+        } else {
+            t.data = uniform(in.dims.numel(), -1.0f, 1.0f, mix(seed, in.name));
+            round_to(t.data, dt);
+        }
+        d.tensors.emplace(in.name, std::move(t));
+    }
+    for (const auto& la : graph.layers) {
+        const core::layer& l = la.layer;
+        const auto params = core::parameters_of(l.op);
+        std::int64_t weight_fan_in = 1;
+        for (const auto& p : params)
+            if (p.name == "weight") weight_fan_in = fan_in(p.dims);
+        for (const auto& p : params) {
+            const std::string key = param_key(l, p.name);
+            if (d.tensors.count(key)) continue;  // tied: generated once
+            const bool norm = std::holds_alternative<core::batch_norm2d>(l.op) ||
+                              std::holds_alternative<core::layer_norm>(l.op);
+            float lo = -1.0f, hi = 1.0f;
+            if (norm && (p.name == "weight" || p.name == "running_var")) {
+                lo = 0.5f;
+                hi = 1.5f;
+            } else if (norm) {
+                lo = -0.5f;
+                hi = 0.5f;
+            } else if (!std::holds_alternative<core::embedding>(l.op)) {
+                const float bound = 1.0f / std::sqrt(static_cast<float>(std::max<std::int64_t>(1, weight_fan_in)));
+                lo = -bound;
+                hi = bound;
+            }
+            host_tensor t{p.dims, uniform(p.dims.numel(), lo, hi, mix(seed, key))};
+            round_to(t.data, dt);
+            d.tensors.emplace(key, std::move(t));
+        }
+    }
+    return d;
+}
+
+core::model_analysis single_layer_graph(const core::layer_analysis& l, const core::model_analysis& parent) {
+    core::model_analysis g;
+    g.model_name = l.layer.name;
+    g.data_type = parent.data_type;
+    g.batch = parent.batch;
+    core::layer_analysis copy = l;
+    const bool ids = std::holds_alternative<core::embedding>(l.layer.op);
+    copy.layer.inputs.clear();
+    for (std::size_t i = 0; i < l.input_shapes.size(); ++i) {
+        const std::string name = "in" + std::to_string(i);
+        g.inputs.push_back({name, l.input_shapes[i], ids});
+        copy.layer.inputs.push_back(name);
+    }
+    g.totals = l.cost;
+    g.outputs = {l.layer.name};
+    g.layers.push_back(std::move(copy));
+    return g;
+}
+
+}  // namespace ridgeline::backends

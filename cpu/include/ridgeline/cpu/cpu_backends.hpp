@@ -1,0 +1,28 @@
+#pragma once
+// The CPU backends. No oneDNN type appears here.
+//   "cpu"     : oneDNN primitives (convolution, inner product, matmul, batch/layer normalization, eltwise,
+//               pooling, binary, concat, softmax) and a gather for embeddings; fp32, and bf16 where the
+//               CPU has AVX-512 (oneDNN 2.6's requirement), "unsupported" otherwise.
+//   "cpu-ref" : the reference loops (cpu/reference.hpp), the correctness oracle, also runnable by name.
+
+#include <memory>
+#include <string>
+
+#include "ridgeline/backends/backend.hpp"
+
+namespace ridgeline::cpu {
+
+/// `threads` <= 0 uses every CPU this process may run on. Throws backends::backend_error when oneDNN
+/// cannot create a CPU engine.
+std::unique_ptr<backends::backend> make_dnnl_backend(int threads = 0);
+
+std::unique_ptr<backends::backend> make_reference_backend(int threads = 0);
+
+/// "2.6.3" (the oneDNN library this build runs with).
+std::string dnnl_version();
+
+/// Sets the OpenMP thread count used by oneDNN and the reference loops; <= 0 means all CPUs.
+/// Returns the count in effect.
+int set_threads(int threads);
+
+}  // namespace ridgeline::cpu

@@ -1,0 +1,30 @@
+#pragma once
+// What the host CPU is: read from /proc/cpuinfo, /proc/meminfo and /sys (Linux).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ridgeline::cpu {
+
+struct cpu_info {
+    std::string model_name;          // "AMD EPYC 7B13"
+    int logical_cpus = 0;            // CPUs this process may run on (sched_getaffinity)
+    int physical_cores = 0;          // distinct (package, core) pairs among them
+    std::vector<std::string> flags;  // the ISA flags ridgeline cares about: avx2 fma avx512f avx512_bf16 amx_bf16 ...
+    std::int64_t memory_bytes = 0;   // MemTotal
+    std::int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;  // per instance, from /sys cache index
+    std::string governor;            // scaling_governor of cpu0, "" when unknown
+    double max_mhz = 0;              // cpuinfo_max_freq or "cpu MHz", 0 when unknown
+
+    [[nodiscard]] bool has(const std::string& flag) const;
+    [[nodiscard]] std::string isa() const;  // flags joined by spaces
+};
+
+/// Reads the host once and caches it.
+const cpu_info& host_cpu();
+
+/// MemAvailable now, in bytes (0 when unknown).
+std::int64_t available_memory_bytes();
+
+}  // namespace ridgeline::cpu

@@ -1,0 +1,123 @@
+// "cpu-ref": the reference loops run as a backend (slow; the oracle everyone is compared with).
+#include <omp.h>
+
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/cpu/cpu_backends.hpp"
+#include "ridgeline/cpu/cpu_info.hpp"
+#include "ridgeline/cpu/reference.hpp"
+
+namespace ridgeline::cpu {
+
+int set_threads(int threads) {
+    const int n = threads > 0 ? threads : host_cpu().logical_cpus;
+    omp_set_num_threads(n > 0 ? n : 1);
+    return omp_get_max_threads();
+}
+
+namespace {
+
+class reference_graph final : public backends::prepared {
+public:
+    reference_graph(core::model_analysis graph, backends::graph_data data) : graph_(std::move(graph)), data_(std::move(data)) {
+        for (const auto& la : graph_.layers)
+            values_[la.layer.name] = backends::host_tensor{la.output_shape, std::vector<float>(
+                                                                                static_cast<std::size_t>(la.output_shape.numel()))};
+    }
+
+    void run() override {
+        for (const auto& la : graph_.layers) {
+            std::vector<const backends::host_tensor*> inputs;
+            for (const auto& t : la.layer.inputs) inputs.push_back(lookup(t));
+            std::map<std::string, const backends::host_tensor*> params;
+            for (const auto& p : core::parameters_of(la.layer.op))
+                params[p.name] = &data_.tensors.at(backends::param_key(la.layer, p.name));
+            values_[la.layer.name] = reference_forward(la.layer, inputs, params, la.output_shape);
+        }
+    }
+
+    void poison_outputs() override {
+        for (const auto& o : graph_.outputs)
+            std::fill(values_[o].data.begin(), values_[o].data.end(), std::numeric_limits<float>::quiet_NaN());
+    }
+
+    std::vector<backends::host_tensor> outputs() override {
+        std::vector<backends::host_tensor> out;
+        for (const auto& o : graph_.outputs) out.push_back(values_.at(o));
+        return out;
+    }
+
+    [[nodiscard]] std::string notes() const override { return "reference loops"; }
+
+private:
+    const backends::host_tensor* lookup(const std::string& name) const {
+        auto it = values_.find(name);
+        if (it != values_.end()) return &it->second;
+        return &data_.tensors.at(name);
+    }
+
+    core::model_analysis graph_;
+    backends::graph_data data_;
+    std::map<std::string, backends::host_tensor> values_;
+};
+
+class reference_backend final : public backends::backend {
+public:
+    explicit reference_backend(int threads) : threads_(set_threads(threads)) {}
+
+    [[nodiscard]] std::string name() const override { return "cpu-ref"; }
+
+    [[nodiscard]] backends::device_info device() const override {
+        const cpu_info& c = host_cpu();
+        backends::device_info d;
+        d.backend = "cpu-ref";
+        d.kind = "cpu";
+        d.name = c.model_name;
+        d.cores = c.physical_cores;
+        d.threads = threads_;
+        d.isa = c.isa();
+        d.memory_bytes = c.memory_bytes;
+        d.last_level_cache_bytes = c.l3_bytes ? c.l3_bytes : c.l2_bytes;
+        d.details = {{"implementation", "ridgeline reference loops (double accumulation)"}};
+        return d;
+    }
+
+    [[nodiscard]] backends::support supports(const core::layer_analysis&, core::dtype) const override {
+        return backends::support::yes();
+    }
+
+    std::unique_ptr<backends::prepared> prepare(const core::model_analysis& graph,
+                                                const backends::graph_data& data) override {
+        return std::make_unique<reference_graph>(graph, data);
+    }
+
+    void synchronize() override {}
+    backends::device_timer& timer() override { return timer_; }
+
+    void flush_cache() override {
+        if (flush_.empty()) {
+            const auto& c = host_cpu();
+            const std::int64_t llc = c.l3_bytes ? c.l3_bytes : (c.l2_bytes ? c.l2_bytes : 32 << 20);
+            flush_.assign(static_cast<std::size_t>(2 * llc), 0);
+        }
+        for (std::size_t i = 0; i < flush_.size(); i += 64) flush_[i] = static_cast<char>(flush_[i] + 1);
+    }
+
+    [[nodiscard]] std::int64_t free_memory_bytes() const override { return available_memory_bytes(); }
+
+private:
+    int threads_;
+    backends::steady_timer timer_;
+    std::vector<char> flush_;
+};
+
+}  // namespace
+
+std::unique_ptr<backends::backend> make_reference_backend(int threads) {
+    return std::make_unique<reference_backend>(threads);
+}
+
+}  // namespace ridgeline::cpu

@@ -1,0 +1,245 @@
+#include "ridgeline/report/profile.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "ridgeline/config.hpp"
+#include "ridgeline/report/format.hpp"
+
+namespace ridgeline::report {
+
+namespace {
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+}  // namespace
+
+nlohmann::json device_json(const backends::device_info& d) {
+    nlohmann::json details = nlohmann::json::object();
+    for (const auto& [k, v] : d.details) details[k] = v;
+    return {{"backend", d.backend},     {"kind", d.kind},
+            {"name", d.name},           {"cores", d.cores},
+            {"threads", d.threads},     {"isa", d.isa},
+            {"memory_bytes", d.memory_bytes}, {"last_level_cache_bytes", d.last_level_cache_bytes},
+            {"details", details}};
+}
+
+nlohmann::json time_json(const backends::timing_result& t) {
+    const auto& s = t.stats;
+    return {{"median_ms", s.median},
+            {"mean_ms", s.mean},
+            {"stddev_ms", s.stddev},
+            {"min_ms", s.min},
+            {"max_ms", s.max},
+            {"p5_ms", s.p5},
+            {"p95_ms", s.p95},
+            {"ci95_low_ms", s.ci95_low},
+            {"ci95_high_ms", s.ci95_high},
+            {"cv", s.cv},
+            {"samples", t.samples},
+            {"runs", t.runs},
+            {"runs_per_sample", t.runs_per_sample},
+            {"warmup_runs", t.warmup_runs},
+            {"noise_target_met", t.noise_target_met},
+            {"stop_reason", t.stop_reason}};
+}
+
+nlohmann::json profile_json(const backends::profile_result& r, const run_info& info) {
+    nlohmann::json j = summary_json(r.analysis, info);
+    j["schema"] = "ridgeline.profile/1";
+    j["device"] = device_json(r.device);
+    const auto& t = r.timing;
+    j["timing"] = {{"mode", backends::to_string(t.cache)},
+                   {"warmup_runs", t.warmup_runs},
+                   {"warmup_ms", t.warmup_ms},
+                   {"min_samples", t.min_samples},
+                   {"min_time_s", t.min_time_s},
+                   {"max_noise", t.max_noise},
+                   {"max_time_s", t.max_time_s},
+                   {"timer", r.timer_name},
+                   {"timer_resolution_ns", r.timer_resolution_ns},
+                   {"timer_overhead_ns", r.timer_overhead_ns},
+                   {"verify", r.verify},
+                   {"seed", r.seed}};
+    j["end_to_end"] = {{"state", r.end_to_end_state},
+                       {"reason", r.end_to_end_reason},
+                       {"time", r.end_to_end ? time_json(*r.end_to_end) : nlohmann::json(nullptr)}};
+    j["sum_of_layers_ms"] = r.sum_of_layers_ms;
+    const auto& m = r.memory;
+    j["memory"] = {{"parameter_bytes", m.parameter_bytes},
+                   {"buffer_bytes", m.buffer_bytes},
+                   {"input_bytes", m.input_bytes},
+                   {"total_activation_bytes", m.total_activation_bytes},
+                   {"peak_activation_bytes", m.peak_activation_bytes},
+                   {"peak_at", m.peak_at},
+                   {"workspace_bytes", r.workspace_bytes}};
+    const auto& tr = r.training;
+    j["training_estimate"] = {{"note", "an estimate: backward = 2x forward flops for linear/conv2d/matmul, 1x for "
+                                       "other ops; optimizer state from parameter memory"},
+                              {"forward_flops", tr.forward_flops},
+                              {"backward_flops", tr.backward_flops},
+                              {"step_flops", tr.step_flops},
+                              {"gradient_bytes", tr.gradient_bytes},
+                              {"optimizer_state_bytes",
+                               {{"sgd", tr.sgd_state_bytes}, {"sgd_momentum", tr.momentum_state_bytes},
+                                {"adam", tr.adam_state_bytes}}},
+                              {"saved_activation_bytes", tr.saved_activation_bytes}};
+    j["complete"] = r.complete;
+    j["not_measured"] = r.not_measured;
+    auto& layers = j["layers"];
+    for (std::size_t i = 0; i < r.layers.size() && i < layers.size(); ++i) {
+        const auto& p = r.layers[i];
+        auto& l = layers[i];
+        l["state"] = p.state;
+        l["reason"] = p.reason;
+        l["time"] = p.has_time() ? time_json(*p.time) : nlohmann::json(nullptr);
+        l["achieved_gflops"] = number_or_null(p.achieved_gflops());
+        l["achieved_gbs"] = number_or_null(p.achieved_gbs());
+        l["verification"] = {{"state", p.verification.state},
+                             {"rel_l2_error", number_or_null(p.verification.rel_l2_error)},
+                             {"tolerance", p.verification.tolerance},
+                             {"unwritten", p.verification.unwritten},
+                             {"message", p.verification.message}};
+        l["workspace_bytes"] = p.workspace_bytes;
+        l["implementation"] = p.implementation;
+        l["activation_bytes"] = i < m.activation_bytes.size() ? m.activation_bytes[i] : 0;
+    }
+    return j;
+}
+
+namespace {
+
+std::string ci_text(const backends::timing_result& t) {
+    const auto& s = t.stats;
+    if (!(s.median > 0)) return "-";
+    const double half = (s.ci95_high - s.ci95_low) / 2.0 / s.median * 100.0;
+    return "±" + fixed(half, half < 10 ? 1 : 0) + "%" + (t.noise_target_met ? "" : "*");
+}
+
+std::string state_text(const backends::layer_profile& p) {
+    if (p.state == "failed") return "FAILED";
+    return p.state;
+}
+
+}  // namespace
+
+std::string profile_table(const backends::profile_result& r) {
+    using al = text_table::align;
+    text_table t;
+    for (auto [h, a] : std::initializer_list<std::pair<const char*, al>>{
+             {"layer", al::left}, {"op", al::left}, {"output", al::left}, {"params", al::right}, {"MACs", al::right},
+             {"FLOPs", al::right}, {"bytes", al::right}, {"FLOP/B", al::right}, {"median", al::right},
+             {"CI95", al::right}, {"GFLOP/s", al::right}, {"GB/s", al::right}, {"verify", al::left}})
+        t.add_column(h, a);
+    int noisy = 0;
+    for (const auto& p : r.layers) {
+        const auto& c = p.analysis.cost;
+        auto ai = c.arithmetic_intensity();
+        std::vector<std::string> row{p.analysis.layer.name,
+                                     std::string(core::kind_of(p.analysis.layer.op)),
+                                     p.analysis.output_shape.to_string(),
+                                     with_commas(c.params),
+                                     si(static_cast<double>(c.macs)),
+                                     si(static_cast<double>(c.flops)),
+                                     si(static_cast<double>(c.bytes), "B"),
+                                     ai ? fixed(*ai, 2) : "-"};
+        if (p.has_time()) {
+            if (!p.time->noise_target_met) ++noisy;
+            row.push_back(time_ms(p.time->stats.median));
+            row.push_back(ci_text(*p.time));
+            row.push_back(fixed(p.achieved_gflops(), 2));
+            row.push_back(fixed(p.achieved_gbs(), 2));
+            row.push_back(p.verification.state);
+        } else {
+            row.push_back(state_text(p));
+            row.insert(row.end(), {"", "", "", p.verification.state == "skipped" ? "" : p.verification.state});
+        }
+        t.add_row(row);
+    }
+    t.add_rule();
+    const auto& tot = r.analysis.totals;
+    t.add_row({"total (" + std::to_string(r.layers.size()) + " layers)", "", "", with_commas(tot.params),
+               si(static_cast<double>(tot.macs)), si(static_cast<double>(tot.flops)),
+               si(static_cast<double>(tot.bytes), "B"),
+               tot.arithmetic_intensity() ? fixed(*tot.arithmetic_intensity(), 2) : "-", time_ms(r.sum_of_layers_ms),
+               "", "", "", ""});
+
+    std::ostringstream out;
+    const auto& d = r.device;
+    std::string inputs;
+    for (const auto& in : r.analysis.inputs) inputs += (inputs.empty() ? "" : ", ") + in.name + " " + in.dims.to_string();
+    out << "model " << r.analysis.model_name << "  input " << inputs << "  dtype " << core::to_string(r.analysis.data_type)
+        << "\n";
+    out << "device " << d.backend << ": " << d.name << ", " << d.threads << " threads";
+    for (const auto& [k, v] : d.details)
+        if (k == "library" || k == "onednn_isa") out << ", " << v;
+    out << "\n";
+    out << "timing: cache " << backends::to_string(r.timing.cache) << ", warm-up >= " << r.timing.warmup_runs << " runs and "
+        << fixed(r.timing.warmup_ms, 0) << " ms, >= " << r.timing.min_samples << " samples, noise target "
+        << fixed(r.timing.max_noise * 100, 1) << "% (95% CI of the median), <= " << fixed(r.timing.max_time_s, 2)
+        << " s per layer; timer " << r.timer_name << " resolution " << fixed(r.timer_resolution_ns, 0) << " ns, overhead "
+        << fixed(r.timer_overhead_ns, 0) << " ns\n\n";
+    out << t.render() << "\n";
+    if (noisy > 0)
+        out << "* " << noisy << " layer(s) stopped at --max-time before the noise target was met\n";
+    if (r.end_to_end)
+        out << "end to end: " << time_ms(r.end_to_end->stats.median) << " median (" << ci_text(*r.end_to_end)
+            << ", " << r.end_to_end->samples << " samples)  sum of layer medians: " << time_ms(r.sum_of_layers_ms)
+            << "\n";
+    else
+        out << "end to end: " << r.end_to_end_state << (r.end_to_end_reason.empty() ? "" : " (" + r.end_to_end_reason + ")")
+            << "  sum of layer medians: " << time_ms(r.sum_of_layers_ms) << "\n";
+    const auto& m = r.memory;
+    out << "memory: parameters " << si(static_cast<double>(m.parameter_bytes), "B") << ", buffers "
+        << si(static_cast<double>(m.buffer_bytes), "B") << ", peak activations "
+        << si(static_cast<double>(m.peak_activation_bytes), "B") << " (at " << m.peak_at << "), workspace "
+        << si(static_cast<double>(r.workspace_bytes), "B") << "\n";
+    const auto& tr = r.training;
+    out << "training (estimate): " << si(static_cast<double>(tr.step_flops)) << "FLOP per step (backward "
+        << si(static_cast<double>(tr.backward_flops)) << "FLOP), gradients " << si(static_cast<double>(tr.gradient_bytes), "B")
+        << ", optimizer state SGD 0 B / momentum " << si(static_cast<double>(tr.momentum_state_bytes), "B") << " / Adam "
+        << si(static_cast<double>(tr.adam_state_bytes), "B") << "\n";
+    int failed = 0, unsupported = 0, skipped = 0;
+    for (const auto& p : r.layers) {
+        failed += p.state == "failed";
+        unsupported += p.state == "unsupported";
+        skipped += p.state == "skipped";
+    }
+    if (failed || unsupported || skipped) {
+        out << "\n";
+        for (const auto& p : r.layers)
+            if (p.state == "failed" || p.state == "unsupported" || p.state == "skipped")
+                out << p.state << ": " << p.analysis.layer.name << ": " << p.reason << "\n";
+    }
+    if (!r.complete)
+        out << "\nINCOMPLETE: interrupted; " << r.not_measured.size() << " layer(s) not measured\n";
+    return out.str();
+}
+
+std::string profile_csv(const backends::profile_result& r) {
+    std::ostringstream out;
+    out << "name,op,layer,inputs,input_shapes,output_shape,params,buffers,macs,flops,bytes,arithmetic_intensity,"
+           "state,median_ms,ci95_low_ms,ci95_high_ms,samples,runs,noise_target_met,achieved_gflops,achieved_gbs,"
+           "verification,rel_l2_error\n";
+    for (const auto& p : r.layers) {
+        const auto& l = p.analysis;
+        std::string inputs;
+        for (const auto& i : l.layer.inputs) inputs += (inputs.empty() ? "" : ";") + i;
+        auto ai = l.cost.arithmetic_intensity();
+        out << csv_field(l.layer.name) << ',' << core::kind_of(l.layer.op) << ',' << csv_field(core::to_string(l.layer.op))
+            << ',' << csv_field(inputs) << ',' << shapes_text(l.input_shapes) << ',' << l.output_shape.to_string() << ','
+            << l.cost.params << ',' << l.cost.buffers << ',' << l.cost.macs << ',' << l.cost.flops << ',' << l.cost.bytes
+            << ',' << (ai ? shortest(*ai) : "") << ',' << p.state << ',';
+        if (p.has_time()) {
+            const auto& s = p.time->stats;
+            out << shortest(s.median) << ',' << shortest(s.ci95_low) << ',' << shortest(s.ci95_high) << ','
+                << p.time->samples << ',' << p.time->runs << ',' << (p.time->noise_target_met ? "true" : "false") << ','
+                << shortest(p.achieved_gflops()) << ',' << shortest(p.achieved_gbs());
+        } else {
+            out << ",,,,,,,";
+        }
+        out << ',' << p.verification.state << ','
+            << (std::isfinite(p.verification.rel_l2_error) ? shortest(p.verification.rel_l2_error) : "") << '\n';
+    }
+    return out.str();
+}
+
+}  // namespace ridgeline::report

@@ -1,0 +1,134 @@
+// The Profiler on the oneDNN backend: states, verification, views, interruption, repeatability.
+#include <gtest/gtest.h>
+
+#include "ridgeline/backends/profiler.hpp"
+#include "ridgeline/backends/registry.hpp"
+#include "ridgeline/core/zoo.hpp"
+
+using namespace ridgeline;
+
+namespace {
+
+backends::profile_options fast_options() {
+    backends::profile_options o;
+    o.timing = backends::timing_options::quick();
+    o.timing.max_time_s = 0.05;
+    return o;
+}
+
+core::model_analysis small_model() {
+    core::model_builder b("small");
+    b.input("x", core::shape{1, 8, 12, 12});
+    b.then("conv", core::parse_op("conv2d:in_channels=8,out_channels=8,kernel_size=3,padding=1"));
+    b.then("relu", core::parse_op("relu"));
+    b.then("pool", core::parse_op("adaptive_avg_pool2d:output_size=5"));  // windows of 2 and 3: oneDNN declines
+    b.then("flat", core::parse_op("flatten"));
+    b.then("fc", core::parse_op("linear:in_features=200,out_features=10"));
+    return core::analyze(b.build(), core::dtype::fp32);
+}
+
+}  // namespace
+
+TEST(Profiler, StatesOfEveryLayer) {
+    auto sel = backends::select_backend("cpu", 0);
+    const auto r = backends::profile_model(small_model(), *sel.chosen, fast_options());
+    ASSERT_EQ(r.layers.size(), 5u);
+    EXPECT_EQ(r.layers[0].state, "measured");
+    EXPECT_EQ(r.layers[0].verification.state, "passed");
+    EXPECT_TRUE(r.layers[0].has_time());
+    EXPECT_GT(r.layers[0].time->stats.median, 0.0);
+    EXPECT_GE(r.layers[0].time->samples, 5);
+    EXPECT_EQ(r.layers[1].state, "measured");
+    EXPECT_EQ(r.layers[2].state, "unsupported");
+    EXPECT_NE(r.layers[2].reason.find("windows of different sizes"), std::string::npos);
+    EXPECT_EQ(r.layers[3].state, "view");
+    EXPECT_FALSE(r.layers[3].has_time());
+    EXPECT_EQ(r.layers[4].state, "measured");
+    // achieved rates are flops (bytes) over the median
+    const auto& conv = r.layers[0];
+    EXPECT_NEAR(conv.achieved_gflops(), static_cast<double>(conv.analysis.cost.flops) / (conv.time->stats.median * 1e6), 1e-9);
+    // sum of layers adds the measured medians only
+    EXPECT_NEAR(r.sum_of_layers_ms,
+                r.layers[0].time->stats.median + r.layers[1].time->stats.median + r.layers[4].time->stats.median, 1e-12);
+    // the whole model contains a layer the backend declines: end to end is unsupported, with the reason
+    EXPECT_EQ(r.end_to_end_state, "unsupported");
+    EXPECT_TRUE(r.complete);
+}
+
+TEST(Profiler, EndToEndOfAModelTheBackendRuns) {
+    auto sel = backends::select_backend("cpu", 0);
+    auto o = fast_options();
+    const auto a = core::analyze(core::build_zoo_model("squeezenet1_0", core::shape{1, 3, 64, 64}), core::dtype::fp32);
+    const auto r = backends::profile_model(a, *sel.chosen, o);
+    EXPECT_EQ(r.end_to_end_state, "measured") << r.end_to_end_reason;
+    ASSERT_TRUE(r.end_to_end.has_value());
+    EXPECT_GT(r.end_to_end->stats.median, 0.0);
+    for (const auto& l : r.layers) {
+        SCOPED_TRACE(l.analysis.layer.name);
+        EXPECT_TRUE(l.state == "measured" || l.state == "view") << l.state << ": " << l.reason;
+        if (l.state == "measured") {
+            EXPECT_EQ(l.verification.state, "passed") << l.verification.message;
+        }
+    }
+    EXPECT_EQ(r.memory.parameter_bytes, 1248424LL * 4);
+}
+
+TEST(Profiler, InterruptionMarksTheRestNotMeasured) {
+    auto sel = backends::select_backend("cpu", 0);
+    std::atomic<bool> stop{false};
+    auto o = fast_options();
+    o.stop = &stop;
+    o.on_progress = [&](const backends::progress_event& e) {
+        if (e.index == 2) stop = true;
+    };
+    const auto r = backends::profile_model(small_model(), *sel.chosen, o);
+    EXPECT_FALSE(r.complete);
+    EXPECT_EQ(r.layers.size(), 5u);
+    EXPECT_EQ(r.layers[0].state, "measured");
+    EXPECT_EQ(r.layers[2].state, "not_measured");
+    EXPECT_EQ(r.not_measured, (std::vector<std::string>{"pool", "flat", "fc"}));
+    EXPECT_EQ(r.end_to_end_state, "not_measured");
+}
+
+TEST(Profiler, SameModelTwiceGivesIdenticalCountsAndIndependentTimes) {
+    auto sel = backends::select_backend("cpu", 0);
+    const auto a = small_model();
+    const auto r1 = backends::profile_model(a, *sel.chosen, fast_options());
+    const auto r2 = backends::profile_model(a, *sel.chosen, fast_options());
+    ASSERT_EQ(r1.layers.size(), r2.layers.size());
+    for (std::size_t i = 0; i < r1.layers.size(); ++i) {
+        EXPECT_EQ(r1.layers[i].analysis.cost, r2.layers[i].analysis.cost);
+        EXPECT_EQ(r1.layers[i].state, r2.layers[i].state);
+        for (const auto* r : {&r1, &r2}) {
+            const auto& l = r->layers[i];
+            if (!l.has_time()) continue;
+            // every run warms up afresh and counts only its own samples
+            EXPECT_GE(l.time->warmup_runs, 1);
+            EXPECT_EQ(static_cast<std::size_t>(l.time->samples), l.time->sample_ms.size());
+        }
+    }
+}
+
+TEST(Profiler, MemoryLimitSkipsALayerAndTheRunGoesOn) {
+    auto sel = backends::select_backend("cpu", 0);
+    auto o = fast_options();
+    o.max_memory_bytes = 4096;  // the conv needs (1152*2 + 584) * 4 * 2 bytes: over the limit
+    o.end_to_end = false;
+    const auto r = backends::profile_model(small_model(), *sel.chosen, o);
+    EXPECT_EQ(r.layers[0].state, "skipped");
+    EXPECT_NE(r.layers[0].reason.find("--max-memory"), std::string::npos) << r.layers[0].reason;
+    EXPECT_TRUE(r.complete);
+}
+
+TEST(Profiler, UnknownDeviceAndMissingCuda) {
+    EXPECT_THROW((void)backends::select_backend("tpu", 0), backends::backend_error);
+    try {
+        (void)backends::select_backend("cuda", 0);
+        FAIL();
+    } catch (const backends::backend_error& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("no CUDA device: ", 0), 0u) << e.what();
+    }
+    auto sel = backends::select_backend("auto", 0);
+    EXPECT_EQ(sel.chosen->name(), "cpu");
+    EXPECT_FALSE(sel.notice.empty());
+}

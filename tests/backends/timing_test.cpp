@@ -1,0 +1,164 @@
+// The timing protocol against a fake clock and a fake timer of coarse resolution.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ridgeline/backends/timing.hpp"
+
+using namespace ridgeline::backends;
+
+namespace {
+
+/// Simulated time: every run advances it by the next run time; the timer reads it quantised to its
+/// resolution (a coarse clock); the wall clock reads it exactly.
+struct fake_world {
+    double now_ns = 0;
+    std::vector<double> run_ns;  // cycled
+    std::size_t next = 0;
+    std::int64_t runs = 0;
+    void run() {
+        now_ns += run_ns[next++ % run_ns.size()];
+        ++runs;
+    }
+};
+
+class fake_timer final : public device_timer {
+public:
+    fake_timer(fake_world& w, double resolution_ns, double overhead_ns) : w_(w), res_(resolution_ns), ovh_(overhead_ns) {}
+    void start() override { start_ = std::floor(w_.now_ns / res_) * res_; }
+    double stop_ms() override { return (std::floor(w_.now_ns / res_) * res_ - start_) * 1e-6; }
+    double resolution_ns() const override { return res_; }
+    double overhead_ns() const override { return ovh_; }
+    std::string name() const override { return "fake"; }
+
+private:
+    fake_world& w_;
+    double res_, ovh_, start_ = 0;
+};
+
+class fake_clock final : public wall_clock {
+public:
+    explicit fake_clock(fake_world& w) : w_(w) {}
+    double now_s() override { return w_.now_ns * 1e-9; }
+
+private:
+    fake_world& w_;
+};
+
+}  // namespace
+
+TEST(Timing, BatchSizingAgainstACoarseTimer) {
+    // resolution 1 ms, overhead 0: a sample must last >= 1000 x 1 ms = 1 s; one run takes 10 us
+    // -> 1 s / 10 us = 100,000 runs per sample
+    fake_world w{0, {10'000.0}};
+    fake_timer t(w, 1e6, 0);
+    EXPECT_EQ(runs_per_sample(10'000.0, t), 100000);
+    // the overhead term: resolution 1 ns, overhead 500 ns -> target max(1 us, 50 us) = 50 us -> 5 runs of 10 us
+    fake_timer t2(w, 1.0, 500.0);
+    EXPECT_EQ(runs_per_sample(10'000.0, t2), 5);
+    // a run longer than the target is one run per sample
+    EXPECT_EQ(runs_per_sample(1e9, t2), 1);
+}
+
+TEST(Timing, PerRunTimeIsSampleTimeOverTheRealRunCount) {
+    // every run takes exactly 10 us: whatever the batch, the per-run time must come out as 0.010 ms
+    fake_world w{0, {10'000.0}};
+    fake_timer t(w, 1e6, 0);  // 1 ms resolution
+    fake_clock c(w);
+    timing_options o;
+    o.warmup_runs = 3;
+    o.warmup_ms = 0;
+    o.min_samples = 10;
+    o.min_time_s = 0;
+    o.max_time_s = 100;
+    const timing_result r = measure([&] { w.run(); }, t, o, {}, &c);
+    EXPECT_EQ(r.runs_per_sample, 100000);
+    // the 1 ms clock quantises a 1 s sample by at most 1 ms: 0.1%
+    EXPECT_NEAR(r.stats.median, 0.010, 0.010 * 1e-3);
+    EXPECT_EQ(r.runs, r.samples * 100000);
+    // warm-up runs read 0 on this clock: calibration samples (1, 10, 100 runs...) were discarded, not counted
+    EXPECT_GT(r.calibration_runs, 0);
+    EXPECT_EQ(w.runs, r.runs + r.warmup_runs + r.calibration_runs);
+    for (double ms : r.sample_ms) EXPECT_GT(ms, 0.0);
+    // identical samples: the CI has zero width, so the rule stops at min_samples
+    EXPECT_EQ(r.samples, 10);
+    EXPECT_TRUE(r.noise_target_met);
+    EXPECT_EQ(r.stop_reason, "noise target met");
+}
+
+TEST(Timing, StopsAtMaxTimeWhenTooNoisy) {
+    // runs alternate 1 ms and 3 ms with one run per sample (fine timer): the median's CI spans both values,
+    // far wider than 2%, so sampling stops at max_time (0.5 s of fake time) without meeting the target.
+    fake_world w{0, {1e6, 3e6}};
+    fake_timer t(w, 1.0, 0);
+    fake_clock c(w);
+    timing_options o;
+    o.warmup_runs = 2;
+    o.warmup_ms = 0;
+    o.min_samples = 10;
+    o.min_time_s = 0;
+    o.max_noise = 0.02;
+    o.max_time_s = 0.5;
+    const timing_result r = measure([&] { w.run(); }, t, o, {}, &c);
+    EXPECT_FALSE(r.noise_target_met);
+    EXPECT_EQ(r.stop_reason, "max time");
+    EXPECT_EQ(r.runs_per_sample, 1);
+    // 0.5 s of alternating 1 and 3 ms runs: 250 samples (mean 2 ms)
+    EXPECT_NEAR(static_cast<double>(r.samples), 250.0, 1.0);
+    EXPECT_GE(r.sampling_time_s, 0.5);
+    EXPECT_NEAR(r.stats.min, 1.0, 1e-9);
+    EXPECT_NEAR(r.stats.max, 3.0, 1e-9);
+}
+
+TEST(Timing, MinTimeAndMinSamplesAreHonoured) {
+    // constant 1 ms runs: the CI is narrow at once, but sampling continues until 50 samples and 0.2 s
+    fake_world w{0, {1e6}};
+    fake_timer t(w, 1.0, 0);
+    fake_clock c(w);
+    timing_options o;
+    o.warmup_runs = 1;
+    o.warmup_ms = 10;  // 10 ms of warm-up = 10 runs
+    o.min_samples = 50;
+    o.min_time_s = 0.2;
+    const timing_result r = measure([&] { w.run(); }, t, o, {}, &c);
+    EXPECT_EQ(r.warmup_runs, 10);
+    EXPECT_NEAR(static_cast<double>(r.samples), 200.0, 1.0);  // 0.2 s / 1 ms (min_time dominates min_samples)
+    EXPECT_TRUE(r.noise_target_met);
+}
+
+TEST(Timing, ColdCacheFlushesBeforeEverySampleWithOneRunEach) {
+    fake_world w{0, {1e5}};
+    fake_timer t(w, 1.0, 0);
+    fake_clock c(w);
+    timing_options o;
+    o.cache = cache_mode::cold;
+    o.warmup_runs = 2;
+    o.warmup_ms = 0;
+    o.min_samples = 10;
+    o.min_time_s = 0;
+    int flushes = 0;
+    const timing_result r = measure([&] { w.run(); }, t, o, [&] { ++flushes; }, &c);
+    EXPECT_EQ(r.runs_per_sample, 1);
+    EXPECT_EQ(r.runs, r.samples);
+    EXPECT_EQ(flushes, r.samples + r.warmup_runs);
+}
+
+TEST(Timing, InterruptionStopsBetweenSamples) {
+    fake_world w{0, {1e6}};
+    fake_timer t(w, 1.0, 0);
+    fake_clock c(w);
+    std::atomic<bool> stop{false};
+    timing_options o;
+    o.warmup_ms = 0;
+    o.min_samples = 1000;
+    o.max_time_s = 100;
+    int calls = 0;
+    const timing_result r = measure(
+        [&] {
+            w.run();
+            if (++calls == 20) stop = true;
+        },
+        t, o, {}, &c, &stop);
+    EXPECT_EQ(r.stop_reason, "interrupted");
+    EXPECT_LT(r.samples, 20);
+}
