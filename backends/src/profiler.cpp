@@ -148,7 +148,7 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
     std::unique_ptr<prepared> prep;
     graph_data data;
     try {
-        data = make_graph_data(g, dt, layer_seed(o.seed, la.layer.name));
+        data = make_graph_data(g, dt, layer_seed(o.seed, la.layer.name), o.weights.get());
         prep = b.prepare(g, data);
     } catch (const unsupported& e) {
         p.state = "unsupported";
@@ -191,6 +191,16 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
         }
         p.time = std::move(t);
         p.state = "measured";
+        // host cost of issuing one run: a burst of run() calls on the wall clock, then one wait
+        {
+            const int burst = 10;
+            b.synchronize();
+            const auto h0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < burst; ++i) prep->run();
+            const auto h1 = std::chrono::steady_clock::now();
+            b.synchronize();
+            p.host_ms_per_run = std::chrono::duration<double, std::milli>(h1 - h0).count() / burst;
+        }
     } catch (const std::exception& e) {
         p.state = "failed";
         p.reason = e.what();
@@ -247,7 +257,7 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
             r.end_to_end_reason = "interrupted";
         } else {
             try {
-                const graph_data data = make_graph_data(analysis, analysis.data_type, o.seed);
+                const graph_data data = make_graph_data(analysis, analysis.data_type, o.seed, o.weights.get());
                 auto prep = b.prepare(analysis, data);
                 timing_result t = measure([&] { prep->run(); }, b.timer(), o.timing, [&] { b.flush_cache(); },
                                           nullptr, o.stop);
@@ -257,6 +267,19 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
                 } else {
                     r.end_to_end_state = "not_measured";
                     r.end_to_end_reason = "interrupted";
+                }
+                if (o.graph_replay && r.end_to_end_state == "measured") {
+                    if (prep->enable_graph_replay()) {
+                        timing_result g = measure([&] { prep->run(); }, b.timer(), o.timing,
+                                                  [&] { b.flush_cache(); }, nullptr, o.stop);
+                        if (g.samples > 0) {
+                            r.graph_replay = std::move(g);
+                            r.graph_replay_state = "measured";
+                        }
+                    } else {
+                        r.graph_replay_state = "unsupported";
+                        r.graph_replay_reason = "the " + b.name() + " backend has no graph capture";
+                    }
                 }
             } catch (const unsupported& e) {
                 r.end_to_end_state = "unsupported";

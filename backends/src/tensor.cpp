@@ -1,5 +1,7 @@
 #include "ridgeline/backends/tensor.hpp"
 
+#include "ridgeline/backends/backend.hpp"
+
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -81,7 +83,8 @@ std::int64_t fan_in(const core::shape& s) {
 
 }  // namespace
 
-graph_data make_graph_data(const core::model_analysis& graph, core::dtype dt, std::uint64_t seed) {
+graph_data make_graph_data(const core::model_analysis& graph, core::dtype dt, std::uint64_t seed,
+                           const graph_data* given) {
     graph_data d;
     // token-id inputs: the smallest table among the embeddings reading them bounds the ids
     std::map<std::string, std::int64_t> id_bound;
@@ -114,6 +117,19 @@ graph_data make_graph_data(const core::model_analysis& graph, core::dtype dt, st
         for (const auto& p : params) {
             const std::string key = param_key(l, p.name);
             if (d.tensors.count(key)) continue;  // tied: generated once
+            if (given) {
+                auto it = given->tensors.find(key);
+                if (it != given->tensors.end()) {
+                    if (it->second.data.size() != static_cast<std::size_t>(p.dims.numel()))
+                        throw core::error(core::where(l) + ": given " + p.name + " \"" + key + "\" has " +
+                                          std::to_string(it->second.data.size()) + " values, expected " +
+                                          std::to_string(p.dims.numel()));
+                    host_tensor t{p.dims, it->second.data};
+                    round_to(t.data, dt);
+                    d.tensors.emplace(key, std::move(t));
+                    continue;
+                }
+            }
             const bool norm = std::holds_alternative<core::batch_norm2d>(l.op) ||
                               std::holds_alternative<core::layer_norm>(l.op);
             float lo = -1.0f, hi = 1.0f;
@@ -153,6 +169,22 @@ core::model_analysis single_layer_graph(const core::layer_analysis& l, const cor
     g.outputs = {l.layer.name};
     g.layers.push_back(std::move(copy));
     return g;
+}
+
+std::optional<double> ceilings::compute_roof_gflops(core::dtype dt) const {
+    auto it = peak_gflops.find(std::string(core::to_string(dt)));
+    if (it == peak_gflops.end() || !(it->second > 0)) return std::nullopt;
+    return it->second;
+}
+
+std::optional<double> ceilings::ridge_point(core::dtype dt) const {
+    auto roof = compute_roof_gflops(dt);
+    if (!roof || !(bandwidth_gbs > 0)) return std::nullopt;
+    return *roof / bandwidth_gbs;
+}
+
+ceilings backend::measure_ceilings(const ceilings_options&) {
+    throw unsupported("the " + name() + " backend does not measure ceilings");
 }
 
 }  // namespace ridgeline::backends

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "ridgeline/backends/ceilings.hpp"
 #include "ridgeline/backends/tensor.hpp"
 #include "ridgeline/core/model.hpp"
 
@@ -90,6 +91,14 @@ public:
     [[nodiscard]] virtual std::int64_t workspace_bytes() const { return 0; }
     /// Which implementation ran, per layer ("jit:avx2", "gemm:jit", cuDNN algorithm ...).
     [[nodiscard]] virtual std::string notes() const { return {}; }
+    /// Captures the work of run() once (a CUDA Graph) so that later run() calls replay it with one
+    /// launch. Returns false, changing nothing, where the backend has no such mechanism.
+    virtual bool enable_graph_replay() { return false; }
+};
+
+/// What measure_ceilings() may spend.
+struct ceilings_options {
+    bool quick = false;  // smaller problems and fewer repetitions (tests, --quick)
 };
 
 class backend {
@@ -113,6 +122,9 @@ public:
     virtual void flush_cache() = 0;
     /// Bytes this backend can still allocate (device memory free, or host memory available).
     [[nodiscard]] virtual std::int64_t free_memory_bytes() const = 0;
+    /// Measures the device's ceilings (compute roof per data type, bandwidth, dispatch overhead).
+    /// Throws unsupported where the backend cannot (the default).
+    virtual ceilings measure_ceilings(const ceilings_options& options);
 };
 
 }  // namespace ridgeline::backends

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,9 @@ struct layer_profile {
     verification_result verification;
     std::int64_t workspace_bytes = 0;
     std::string implementation;  // what the backend ran
+    /// Host time of one run() call without waiting for the device (ms): the API and launch cost on a
+    /// GPU; on the CPU, where run() is synchronous, the whole run. NaN when not measured.
+    double host_ms_per_run = std::numeric_limits<double>::quiet_NaN();
 
     [[nodiscard]] bool has_time() const { return state == "measured" && time && time->samples > 0; }
     /// flops / median time, in GFLOP/s; NaN without a time.
@@ -70,6 +74,9 @@ struct profile_options {
     bool end_to_end = true;
     std::uint64_t seed = 20261130;
     std::int64_t max_memory_bytes = 0;  // 0: what the backend reports free
+    bool graph_replay = false;          // also time the forward pass replayed as one captured graph
+    /// Real parameter values (a model file's weights) by param_key; random where absent.
+    std::shared_ptr<const graph_data> weights;
     std::function<void(const progress_event&)> on_progress;
     const std::atomic<bool>* stop = nullptr;
 };
@@ -85,6 +92,9 @@ struct profile_result {
     std::uint64_t seed = 0;
     std::vector<layer_profile> layers;
     std::optional<timing_result> end_to_end;
+    std::optional<timing_result> graph_replay;  // the forward pass as one captured graph (--graph)
+    std::string graph_replay_state = "skipped";
+    std::string graph_replay_reason;
     std::string end_to_end_state = "skipped";  // measured, unsupported, skipped, failed, not_measured
     std::string end_to_end_reason;
     double sum_of_layers_ms = 0;  // sum of the measured layers' medians

@@ -37,8 +37,11 @@ void round_to(std::vector<float>& values, core::dtype dt);
 /// stay of order one through deep models; biases like weights; BatchNorm gamma and running variance
 /// in [0.5, 1.5], beta and running mean in [-0.5, 0.5]; LayerNorm gamma in [0.5, 1.5], beta in [-0.5, 0.5];
 /// token ids uniform integers in [0, num_embeddings of their embedding). Values are rounded to `dt`.
-/// The same seed and graph give the same values.
-graph_data make_graph_data(const core::model_analysis& graph, core::dtype dt, std::uint64_t seed);
+/// The same seed and graph give the same values. Parameters found in `given` (by param_key: a model's
+/// real weights, e.g. from an ONNX file) are used instead of random ones, rounded to `dt`; a given tensor
+/// with the wrong element count is a core::error naming the layer.
+graph_data make_graph_data(const core::model_analysis& graph, core::dtype dt, std::uint64_t seed,
+                           const graph_data* given = nullptr);
 
 /// A one-layer graph of `l`: its inputs become model inputs "in0", "in1", ... (token ids for embedding),
 /// so a backend can prepare and time the layer in isolation. Parameter keys stay those of the full model.
