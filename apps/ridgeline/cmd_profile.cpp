@@ -10,6 +10,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "ridgeline/backends/registry.hpp"
+#include "ridgeline/cpu/cpu_info.hpp"
 #include "ridgeline/report/format.hpp"
 #include "ridgeline/report/profile.hpp"
 
@@ -97,6 +98,16 @@ struct profile_command {
         const core::model_analysis a = core::analyze(m, model.data_type());
         auto sel = backends::select_backend(device, threads);
         if (!sel.notice.empty() && !out.quiet) spdlog::info("{}", sel.notice);
+        const backends::device_info dev = sel.chosen->device();
+        if (dev.kind == "cpu" && !out.quiet) {
+            // other processes on the CPUs we time make the samples noisy (OpenMP threads wait for each other)
+            const double load = cpu::load_average();
+            const int cpus = cpu::host_cpu().logical_cpus;
+            if (load >= 0 && load + dev.threads > cpus + 0.75)
+                spdlog::warn("load average {:.2f} on {} CPUs while timing with {} threads: other work competes for "
+                             "them and the times will be noisy (a quieter machine or fewer --threads helps)",
+                             load, cpus, dev.threads);
+        }
 
         backends::profile_options o;
         o.timing = timing_settings();
@@ -128,6 +139,20 @@ struct profile_command {
             spdlog::warn("interrupted: {} layer(s) not measured; the report is marked incomplete", r.not_measured.size());
             return sig == SIGTERM ? 143 : 130;
         }
+        // the report is written; the exit code tells scripts whether the numbers can be used
+        std::size_t measured = 0, work = 0;
+        std::string failed, declined;
+        for (const auto& p : r.layers) {
+            if (p.state == "view") continue;
+            ++work;
+            if (p.has_time()) ++measured;
+            if (p.state == "failed") failed += (failed.empty() ? "" : ", ") + p.analysis.layer.name;
+            if (declined.empty() && p.state == "unsupported") declined = p.reason;
+        }
+        if (!failed.empty()) throw std::runtime_error("verification or execution failed for: " + failed);
+        if (work > 0 && measured == 0)
+            throw std::runtime_error("no layer could be measured on " + dev.backend + " in " + model.dtype +
+                                     (declined.empty() ? std::string() : ": " + declined));
         return 0;
     }
 };

@@ -109,4 +109,11 @@ const cpu_info& host_cpu() {
 
 std::int64_t available_memory_bytes() { return meminfo_kb("MemAvailable"); }
 
+double load_average() {
+    std::ifstream f("/proc/loadavg");
+    double v = -1;
+    if (!(f >> v)) return -1;
+    return v;
+}
+
 }  // namespace ridgeline::cpu

@@ -11,7 +11,20 @@
 
 namespace ridgeline::test {
 
+namespace {
+process_result run_impl(const std::vector<std::string>& args, int timeout_s, int signal, double after_s);
+}
+
 process_result run_ridgeline(const std::vector<std::string>& args, int timeout_s) {
+    return run_impl(args, timeout_s, 0, 0);
+}
+
+process_result run_ridgeline_signalled(const std::vector<std::string>& args, int signal, double after_s, int timeout_s) {
+    return run_impl(args, timeout_s, signal, after_s);
+}
+
+namespace {
+process_result run_impl(const std::vector<std::string>& args, int timeout_s, int signal, double after_s) {
     int out_pipe[2], err_pipe[2];
     if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
     const pid_t pid = ::fork();
@@ -34,10 +47,16 @@ process_result run_ridgeline(const std::vector<std::string>& args, int timeout_s
     ::close(err_pipe[1]);
     process_result r;
     pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    const auto started = std::chrono::steady_clock::now();
+    const auto deadline = started + std::chrono::seconds(timeout_s);
     int open_fds = 2;
     bool killed = false;
+    bool signalled = signal == 0;
     while (open_fds > 0) {
+        if (!signalled && std::chrono::steady_clock::now() - started >= std::chrono::duration<double>(after_s)) {
+            ::kill(pid, signal);
+            signalled = true;
+        }
         if (std::chrono::steady_clock::now() > deadline && !killed) {
             ::kill(pid, SIGKILL);
             killed = true;
@@ -64,5 +83,6 @@ process_result run_ridgeline(const std::vector<std::string>& args, int timeout_s
         r.exit_code = -WTERMSIG(status);
     return r;
 }
+}  // namespace
 
 }  // namespace ridgeline::test

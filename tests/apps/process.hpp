@@ -15,4 +15,8 @@ struct process_result {
 /// `timeout_s` kills a run that hangs (exit_code is then -9).
 process_result run_ridgeline(const std::vector<std::string>& args, int timeout_s = 300);
 
+/// Like run_ridgeline, but sends `signal` to the process `after_s` seconds after it started.
+process_result run_ridgeline_signalled(const std::vector<std::string>& args, int signal, double after_s,
+                                       int timeout_s = 300);
+
 }  // namespace ridgeline::test

@@ -27,4 +27,7 @@ const cpu_info& host_cpu();
 /// MemAvailable now, in bytes (0 when unknown).
 std::int64_t available_memory_bytes();
 
+/// The 1-minute load average from /proc/loadavg (negative when unknown).
+double load_average();
+
 }  // namespace ridgeline::cpu

@@ -1,0 +1,131 @@
+// `ridgeline profile` as a user runs it: JSON field by field, the table, CSV, exit codes, Ctrl-C.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "process.hpp"
+
+using ridgeline::test::run_ridgeline;
+using json = nlohmann::json;
+
+namespace {
+const std::vector<std::string> quick_linear = {"profile", "--layer", "linear:in_features=64,out_features=32", "--input",
+                                               "8x64", "--quick", "--quiet", "--device", "cpu"};
+std::vector<std::string> with(std::vector<std::string> base, std::initializer_list<std::string> more) {
+    base.insert(base.end(), more);
+    return base;
+}
+}  // namespace
+
+TEST(CliProfile, JsonFieldByField) {
+    auto r = run_ridgeline(with(quick_linear, {"--format", "json"}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j["schema"], "ridgeline.profile/1");
+    EXPECT_EQ(j["complete"], true);
+    EXPECT_EQ(j["device"]["backend"], "cpu");
+    EXPECT_EQ(j["device"]["kind"], "cpu");
+    EXPECT_GE(j["device"]["threads"].get<int>(), 1);
+    EXPECT_EQ(j["timing"]["mode"], "hot");
+    EXPECT_EQ(j["timing"]["min_samples"], 5);  // --quick
+    EXPECT_DOUBLE_EQ(j["timing"]["max_time_s"].get<double>(), 0.2);
+    EXPECT_GT(j["timing"]["timer_resolution_ns"].get<double>(), 0.0);
+    EXPECT_GE(j["timing"]["timer_overhead_ns"].get<double>(), 0.0);
+    const json& l = j["layers"][0];
+    // costs as in summary: macs 8*64*32 = 16,384; flops 2*16,384 + 8*32 = 33,024;
+    // bytes (512 + 2,080 + 256) * 4 = 11,392
+    EXPECT_EQ(l["macs"], 16384);
+    EXPECT_EQ(l["flops"], 33024);
+    EXPECT_EQ(l["bytes"], 11392);
+    EXPECT_EQ(l["state"], "measured");
+    EXPECT_EQ(l["verification"]["state"], "passed");
+    EXPECT_LE(l["verification"]["rel_l2_error"].get<double>(), 1e-4);
+    const json& t = l["time"];
+    for (const char* k : {"median_ms", "mean_ms", "stddev_ms", "min_ms", "max_ms", "p5_ms", "p95_ms", "ci95_low_ms",
+                          "ci95_high_ms", "samples", "runs", "noise_target_met"})
+        EXPECT_TRUE(t.contains(k)) << k;
+    const double median = t["median_ms"];
+    EXPECT_GT(median, 0.0);
+    EXPECT_LE(t["min_ms"].get<double>(), median);
+    EXPECT_LE(t["ci95_low_ms"].get<double>(), median);
+    EXPECT_GE(t["ci95_high_ms"].get<double>(), median);
+    EXPECT_GE(t["samples"].get<int>(), 5);
+    EXPECT_GE(t["runs"].get<int>(), t["samples"].get<int>());
+    // achieved rates are the counts over the median
+    EXPECT_NEAR(l["achieved_gflops"].get<double>(), 33024.0 / (median * 1e-3) / 1e9, 1e-6);
+    EXPECT_NEAR(l["achieved_gbs"].get<double>(), 11392.0 / (median * 1e-3) / 1e9, 1e-6);
+    EXPECT_EQ(j["end_to_end"]["state"], "measured");
+    EXPECT_GT(j["end_to_end"]["time"]["median_ms"].get<double>(), 0.0);
+    EXPECT_DOUBLE_EQ(j["sum_of_layers_ms"].get<double>(), median);
+    // memory: params 2,080 * 4 = 8,320 bytes; peak = input 2 KiB + output 1 KiB = 3,072
+    EXPECT_EQ(j["memory"]["parameter_bytes"], 8320);
+    EXPECT_EQ(j["memory"]["peak_activation_bytes"], 3072);
+    EXPECT_EQ(j["training_estimate"]["backward_flops"], 2 * 33024);
+}
+
+TEST(CliProfile, TableAndCsv) {
+    auto r = run_ridgeline(quick_linear);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(median\s+CI95\s+GFLOP/s\s+GB/s\s+verify)"))) << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nlinear\s+linear\s+8x32\s+2,080\s+16\.38 k\s+33\.02 k\s+11\.39 kB\s+2\.90\s+[0-9.]+ [un]s\s+±[0-9.]+%\*?\s+[0-9.]+\s+[0-9.]+\s+passed)")))
+        << r.out;
+    EXPECT_NE(r.out.find("end to end: "), std::string::npos);
+    EXPECT_NE(r.out.find("device cpu: "), std::string::npos);
+    auto c = run_ridgeline(with(quick_linear, {"--format", "csv"}));
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    EXPECT_EQ(c.out.substr(0, c.out.find('\n')),
+              "name,op,layer,inputs,input_shapes,output_shape,params,buffers,macs,flops,bytes,arithmetic_intensity,state,"
+              "median_ms,ci95_low_ms,ci95_high_ms,samples,runs,noise_target_met,achieved_gflops,achieved_gbs,"
+              "verification,rel_l2_error");
+    EXPECT_TRUE(std::regex_search(c.out, std::regex(R"(\nlinear,linear,.*,measured,[0-9.e-]+,.*,passed,)"))) << c.out;
+}
+
+TEST(CliProfile, ReferenceDeviceAndUnsupportedDtype) {
+    auto ref = run_ridgeline({"profile", "--layer", "relu", "--input", "4x4", "--quick", "--quiet", "--device", "cpu-ref",
+                              "--format", "json"});
+    ASSERT_EQ(ref.exit_code, 0) << ref.err;
+    const json j = json::parse(ref.out);
+    EXPECT_EQ(j["device"]["backend"], "cpu-ref");
+    EXPECT_EQ(j["layers"][0]["verification"]["state"], "skipped");
+    EXPECT_EQ(j["layers"][0]["verification"]["message"], "the backend is the reference");
+    // tf32 is an NVIDIA tensor-core format: every layer declined -> the report is written, exit 1, one line
+    auto tf = run_ridgeline({"profile", "--layer", "relu", "--input", "4x4", "--quick", "--quiet", "--device", "cpu",
+                             "--dtype", "tf32"});
+    EXPECT_EQ(tf.exit_code, 1);
+    EXPECT_NE(tf.out.find("unsupported"), std::string::npos);
+    EXPECT_NE(tf.err.find("no layer could be measured on cpu in tf32: tf32 is a tensor-core format"), std::string::npos)
+        << tf.err;
+}
+
+TEST(CliProfile, InterruptWritesAPartialReport) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("ridgeline-sigint-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string path = (dir / "partial.json").string();
+    // resnet50 with the default protocol takes far longer than 3 s: SIGINT lands mid-run
+    auto r = ridgeline::test::run_ridgeline_signalled(
+        {"profile", "--model", "resnet50", "--device", "cpu", "--format", "json", "--output", path, "--quiet"}, SIGINT,
+        3.0);
+    EXPECT_EQ(r.exit_code, 130) << r.err;
+    EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
+    std::ifstream f(path);
+    ASSERT_TRUE(f.good());
+    const json j = json::parse(f);
+    EXPECT_EQ(j["complete"], false);
+    EXPECT_FALSE(j["not_measured"].empty());
+    std::size_t measured = 0;
+    for (const auto& l : j["layers"]) measured += l["state"] == "measured";
+    EXPECT_GE(measured, 1u);  // what was measured before the signal is kept
+    EXPECT_EQ(j["layers"].size(), j["not_measured"].size() + measured +
+                                      static_cast<std::size_t>(std::count_if(j["layers"].begin(), j["layers"].end(),
+                                                                             [](const json& l) {
+                                                                                 return l["state"] != "measured" &&
+                                                                                        l["state"] != "not_measured";
+                                                                             })));
+    fs::remove_all(dir);
+}
