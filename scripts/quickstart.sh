@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Quick start: install what is missing, build the release preset, and run the main job on a built-in
-# default. Extra arguments replace the default command, e.g. scripts/quickstart.sh summary --model vgg16
+# default (profile resnet18 on the best available device). Extra arguments replace the default command,
+# e.g. scripts/quickstart.sh summary --model vgg16
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cmake --preset release >/dev/null
 cmake --build --preset release
 if [[ $# -eq 0 ]]; then
-  set -- summary --model resnet18
+  set -- profile --model resnet18
 fi
 echo "+ build/release/ridgeline $*" >&2
 exec build/release/ridgeline "$@"
