@@ -2,6 +2,7 @@
 
 #include "ridgeline/backends/backend.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -181,6 +182,12 @@ std::optional<double> ceilings::ridge_point(core::dtype dt) const {
     auto roof = compute_roof_gflops(dt);
     if (!roof || !(bandwidth_gbs > 0)) return std::nullopt;
     return *roof / bandwidth_gbs;
+}
+
+double ceilings::bandwidth_for_working_set_gbs(std::int64_t bytes) const {
+    for (const auto& [size, gbs] : working_set_gbs)
+        if (size >= bytes && gbs > 0) return std::max(gbs, bandwidth_gbs);
+    return bandwidth_gbs;
 }
 
 ceilings backend::measure_ceilings(const ceilings_options&) {

@@ -19,6 +19,8 @@ struct ceilings {
     std::map<std::string, double> peak_gflops;
     /// Instruction-issue peak per data type (CPU: a register-resident FMA kernel), in GFLOP/s.
     std::map<std::string, double> fma_peak_gflops;
+    /// The FMA kernel per instruction set ("fp32 fma128", "fp32 avx2", "fp32 avx512", "bf16 avx512_bf16").
+    std::map<std::string, double> fma_peak_by_isa_gflops;
     /// Memory roof in GB/s (10^9 B/s), bytes read plus bytes written: STREAM triad on the CPU,
     /// device-to-device copy on a GPU.
     double bandwidth_gbs = 0;
@@ -41,6 +43,9 @@ struct ceilings {
     [[nodiscard]] std::optional<double> ridge_point(core::dtype dt) const;
     /// Compute roof of a data type; empty when not measured.
     [[nodiscard]] std::optional<double> compute_roof_gflops(core::dtype dt) const;
+    /// Memory roof for a working set of `bytes` with a hot cache: the working-set sweep's bandwidth at
+    /// the smallest measured size >= bytes (the cache level the data fits in), else bandwidth_gbs.
+    [[nodiscard]] double bandwidth_for_working_set_gbs(std::int64_t bytes) const;
 };
 
 }  // namespace ridgeline::backends

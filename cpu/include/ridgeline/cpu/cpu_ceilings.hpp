@@ -1,0 +1,17 @@
+#pragma once
+// Ceilings of the host CPU, measured through a CPU backend (see cpu_ceilings.cpp for the methods).
+
+#include <string>
+
+#include "ridgeline/backends/backend.hpp"
+
+namespace ridgeline::cpu {
+
+/// FMA peak per instruction set and data type, a large GEMM per data type through `b`, STREAM copy and
+/// triad, a working-set sweep and the dispatch overhead of the smallest op. Uses every OpenMP thread.
+backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ceilings_options& options);
+
+/// "cpu|<model>|<cores> cores|<threads> threads|<isa flags>|oneDNN <version>": the cache key of ceilings.
+std::string cpu_fingerprint(int threads);
+
+}  // namespace ridgeline::cpu

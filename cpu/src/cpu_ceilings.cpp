@@ -1,0 +1,265 @@
+// CPU ceilings (docs/roofline.md): what this CPU can issue and what a real kernel attains.
+//
+// - FMA peak: a register-resident kernel per instruction set, 12 independent accumulators per thread
+//   (more than FMA latency x FMA ports on current cores), on every thread at once. No memory traffic.
+// - Compute roof: a large oneDNN matmul through the backend (what a real GEMM attains).
+// - Bandwidth: STREAM copy (16 bytes per element pair) and triad (24 bytes) over arrays far larger than the
+//   last-level cache, every thread, static partitioning, first-touch initialisation (McCalpin, STREAM).
+// - Working-set sweep: triad over growing working sets, each thread on its own slice, repeated inside
+//   one parallel region so that the slices stay in the cache level they fit in.
+// - Dispatch overhead: the smallest op (relu of one element) through the backend.
+// Every figure is the median of the shared timing protocol.
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <vector>
+
+#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/config.hpp"
+#include "ridgeline/cpu/cpu_ceilings.hpp"
+#include "ridgeline/cpu/cpu_info.hpp"
+
+namespace ridgeline::cpu {
+
+namespace {
+
+constexpr int accumulators = 12;
+
+// Each kernel returns a value depending on every accumulator so the work cannot be removed.
+__attribute__((target("fma"))) float fma128_kernel(std::int64_t iters) {
+    __m128 acc[accumulators];
+    for (int k = 0; k < accumulators; ++k) acc[k] = _mm_set1_ps(1.0f + 0.01f * static_cast<float>(k));
+    const __m128 b = _mm_set1_ps(0.999999f), c = _mm_set1_ps(1e-6f);
+    for (std::int64_t i = 0; i < iters; ++i)
+        for (int k = 0; k < accumulators; ++k) acc[k] = _mm_fmadd_ps(acc[k], b, c);
+    __m128 s = acc[0];
+    for (int k = 1; k < accumulators; ++k) s = _mm_add_ps(s, acc[k]);
+    return _mm_cvtss_f32(s);
+}
+
+__attribute__((target("avx2,fma"))) float fma256_kernel(std::int64_t iters) {
+    __m256 acc[accumulators];
+    for (int k = 0; k < accumulators; ++k) acc[k] = _mm256_set1_ps(1.0f + 0.01f * static_cast<float>(k));
+    const __m256 b = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-6f);
+    for (std::int64_t i = 0; i < iters; ++i)
+        for (int k = 0; k < accumulators; ++k) acc[k] = _mm256_fmadd_ps(acc[k], b, c);
+    __m256 s = acc[0];
+    for (int k = 1; k < accumulators; ++k) s = _mm256_add_ps(s, acc[k]);
+    return _mm_cvtss_f32(_mm256_castps256_ps128(s));
+}
+
+__attribute__((target("avx512f"))) float fma512_kernel(std::int64_t iters) {
+    __m512 acc[accumulators];
+    for (int k = 0; k < accumulators; ++k) acc[k] = _mm512_set1_ps(1.0f + 0.01f * static_cast<float>(k));
+    const __m512 b = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-6f);
+    for (std::int64_t i = 0; i < iters; ++i)
+        for (int k = 0; k < accumulators; ++k) acc[k] = _mm512_fmadd_ps(acc[k], b, c);
+    __m512 s = acc[0];
+    for (int k = 1; k < accumulators; ++k) s = _mm512_add_ps(s, acc[k]);
+    return _mm512_reduce_add_ps(s);
+}
+
+/// One vdpbf16ps: 16 lanes x 2 bf16 products accumulated = 64 FLOP.
+__attribute__((target("avx512f,avx512bf16"))) float bf16_kernel(std::int64_t iters) {
+    __m512 acc[accumulators];
+    for (int k = 0; k < accumulators; ++k) acc[k] = _mm512_set1_ps(0.01f * static_cast<float>(k));
+    const __m512bh a = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
+    const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
+    for (std::int64_t i = 0; i < iters; ++i)
+        for (int k = 0; k < accumulators; ++k) acc[k] = _mm512_dpbf16_ps(acc[k], a, b);
+    __m512 s = acc[0];
+    for (int k = 1; k < accumulators; ++k) s = _mm512_add_ps(s, acc[k]);
+    return _mm512_reduce_add_ps(s);
+}
+
+struct fma_variant {
+    const char* name;    // "fp32 avx2"
+    const char* dtype;   // "fp32"
+    const char* needs;   // cpu flag
+    double flops_per_iter;
+    float (*kernel)(std::int64_t);
+};
+
+const fma_variant variants[] = {
+    {"fp32 fma128", "fp32", "fma", accumulators * 4.0 * 2.0, fma128_kernel},
+    {"fp32 avx2", "fp32", "fma", accumulators * 8.0 * 2.0, fma256_kernel},
+    {"fp32 avx512", "fp32", "avx512f", accumulators * 16.0 * 2.0, fma512_kernel},
+    {"bf16 avx512_bf16", "bf16", "avx512_bf16", accumulators * 64.0, bf16_kernel},
+};
+
+volatile float g_sink = 0;
+
+backends::timing_options protocol(bool quick) {
+    backends::timing_options o;
+    o.warmup_runs = 2;
+    o.warmup_ms = quick ? 20 : 100;
+    o.min_samples = quick ? 5 : 10;
+    o.min_time_s = quick ? 0.05 : 0.2;
+    o.max_noise = 0.02;
+    o.max_time_s = quick ? 0.3 : 1.5;
+    return o;
+}
+
+/// GFLOP/s of one FMA variant on every thread: a run is one parallel region of `iters` iterations per thread.
+double fma_gflops(const fma_variant& v, bool quick) {
+    backends::steady_timer timer;
+    const std::int64_t iters = quick ? 200'000 : 1'000'000;
+    const int threads = omp_get_max_threads();
+    auto run = [&] {
+        float sum = 0;
+#pragma omp parallel reduction(+ : sum)
+        sum += v.kernel(iters);
+        g_sink = g_sink + sum;
+    };
+    const auto t = backends::measure(run, timer, protocol(quick));
+    return v.flops_per_iter * static_cast<double>(iters) * threads / (t.stats.median * 1e-3) / 1e9;
+}
+
+/// STREAM-style arrays, first touched by the threads that use them.
+struct stream_arrays {
+    std::vector<double> a, b, c;
+    explicit stream_arrays(std::size_t n) : a(n), b(n), c(n) {
+        double* pa = a.data();
+        double* pb = b.data();
+        double* pc = c.data();
+        const auto m = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static)
+        for (std::int64_t i = 0; i < m; ++i) {
+            pa[i] = 1.0;
+            pb[i] = 2.0;
+            pc[i] = 0.5;
+        }
+    }
+};
+
+/// GB/s of `reps` passes of copy (c = a) or triad (a = b + s*c) over the first n elements.
+double stream_gbs(stream_arrays& s, std::size_t n, bool triad, int reps, bool quick) {
+    backends::steady_timer timer;
+    double* pa = s.a.data();
+    double* pb = s.b.data();
+    double* pc = s.c.data();
+    const auto m = static_cast<std::int64_t>(n);
+    const double scalar = 3.0;
+    auto run = [&] {
+#pragma omp parallel
+        for (int r = 0; r < reps; ++r) {
+            if (triad) {
+#pragma omp for schedule(static) nowait
+                for (std::int64_t i = 0; i < m; ++i) pa[i] = pb[i] + scalar * pc[i];
+            } else {
+#pragma omp for schedule(static) nowait
+                for (std::int64_t i = 0; i < m; ++i) pc[i] = pa[i];
+            }
+        }
+    };
+    const auto t = backends::measure(run, timer, protocol(quick));
+    const double bytes = (triad ? 24.0 : 16.0) * static_cast<double>(n) * reps;
+    g_sink = g_sink + static_cast<float>(pa[0] + pc[0]);
+    return bytes / (t.stats.median * 1e-3) / 1e9;
+}
+
+std::string iso_now() {
+    const std::time_t now = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    return buf;
+}
+
+}  // namespace
+
+std::string cpu_fingerprint(int threads) {
+    const cpu_info& c = host_cpu();
+    return "cpu|" + c.model_name + "|" + std::to_string(c.physical_cores) + " cores|" + std::to_string(threads) +
+           " threads|" + c.isa() + "|oneDNN " + dnnl_version();
+}
+
+backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ceilings_options& options) {
+    const bool quick = options.quick;
+    const cpu_info& info = host_cpu();
+    backends::ceilings c;
+    c.backend = b.name();
+    const int threads = omp_get_max_threads();
+    c.fingerprint = cpu_fingerprint(threads);
+    c.measured_at = iso_now();
+    c.ridgeline_version = RIDGELINE_VERSION;
+    c.last_level_cache_bytes = info.l3_bytes ? info.l3_bytes : info.l2_bytes;
+
+    // 1. FMA kernels
+    for (const auto& v : variants) {
+        if (!info.has(v.needs)) continue;
+        const double g = fma_gflops(v, quick);
+        c.fma_peak_by_isa_gflops[v.name] = g;
+        double& best = c.fma_peak_gflops[v.dtype];
+        best = std::max(best, g);
+    }
+    c.method["fma_peak_gflops"] = "register-resident FMA kernel, " + std::to_string(accumulators) +
+                                  " independent accumulators per thread, " + std::to_string(threads) +
+                                  " threads; best instruction set per data type";
+
+    // 2. GEMM roof per data type the backend supports
+    const std::int64_t n = quick ? 1024 : 2048;
+    for (core::dtype dt : {core::dtype::fp32, core::dtype::bf16, core::dtype::fp16}) {
+        core::model_builder mb("gemm");
+        mb.input("a", core::shape{n, n});
+        mb.input("b", core::shape{n, n});
+        mb.add("gemm", core::matmul{}, {"a", "b"});
+        const core::model_analysis g = core::analyze(mb.build(), dt);
+        if (!b.supports(g.layers[0], dt).supported) continue;
+        try {
+            auto prep = b.prepare(g, backends::make_graph_data(g, dt, 1));
+            const auto t = backends::measure([&] { prep->run(); }, b.timer(), protocol(quick));
+            const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+            c.peak_gflops[std::string(core::to_string(dt))] = flops / (t.stats.median * 1e-3) / 1e9;
+            c.method["peak_gflops." + std::string(core::to_string(dt))] =
+                "oneDNN matmul " + std::to_string(n) + "^3 (" + prep->notes() + "), median of " +
+                std::to_string(t.samples) + " samples";
+        } catch (const std::exception&) {
+            // a data type the library declines has no roof; the report shows none
+        }
+    }
+
+    // 3. STREAM copy and triad over arrays of 4x the last-level cache each (2x with quick)
+    const std::int64_t llc = c.last_level_cache_bytes > 0 ? c.last_level_cache_bytes : (32 << 20);
+    const auto big = static_cast<std::size_t>((quick ? 2 : 4) * llc / 8);
+    {
+        stream_arrays s(big);
+        c.copy_gbs = stream_gbs(s, big, false, 1, quick);
+        c.triad_gbs = stream_gbs(s, big, true, 1, quick);
+    }
+    c.bandwidth_gbs = c.triad_gbs;
+    c.method["bandwidth_gbs"] = "STREAM triad a = b + s*c, 24 bytes per element, 3 arrays of " +
+                                std::to_string(big * 8 / (1 << 20)) + " MiB, " + std::to_string(threads) + " threads";
+
+    // 4. working-set sweep: triad, 3 arrays, total working set from 48 KiB to the big arrays' size
+    {
+        std::vector<std::size_t> sizes;
+        for (std::size_t elems = 2048; elems * 3 * 8 <= big * 3 * 8 && elems <= big; elems *= quick ? 4 : 2)
+            sizes.push_back(elems);
+        stream_arrays s(sizes.empty() ? 1 : sizes.back());
+        for (std::size_t elems : sizes) {
+            // enough repetitions that one run moves >= 8 MiB
+            const int reps = static_cast<int>(std::max<std::size_t>(1, (8u << 20) / (elems * 24)));
+            c.working_set_gbs.emplace_back(static_cast<std::int64_t>(elems * 24), stream_gbs(s, elems, true, reps, quick));
+        }
+    }
+    c.method["working_set_gbs"] = "STREAM triad over a growing working set (3 arrays), each thread on its own slice";
+
+    // 5. dispatch overhead: relu of one element through the backend
+    {
+        core::model_builder mb("dispatch");
+        mb.input("x", core::shape{1});
+        mb.then("relu", core::relu{});
+        const core::model_analysis g = core::analyze(mb.build(), core::dtype::fp32);
+        auto prep = b.prepare(g, backends::make_graph_data(g, core::dtype::fp32, 1));
+        const auto t = backends::measure([&] { prep->run(); }, b.timer(), protocol(quick));
+        c.dispatch_overhead_ms = t.stats.median;
+        c.method["dispatch_overhead_ms"] = "oneDNN eltwise relu of 1 element, median";
+    }
+    return c;
+}
+
+}  // namespace ridgeline::cpu
