@@ -11,6 +11,7 @@ packages=(
   cmake ninja-build g++ git pkg-config
   libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
   libdnnl-dev
+  libonnx-dev libprotobuf-dev
 )
 
 missing=()

@@ -5,6 +5,8 @@
 
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/zoo.hpp"
+#include "ridgeline/io/model_file.hpp"
+#include "ridgeline/io/onnx_import.hpp"
 #include "ridgeline/report/format.hpp"
 
 namespace ridgeline::app {
@@ -34,6 +36,10 @@ void model_options::add_to(CLI::App& cmd) {
     cmd.add_option("--model,-m", model, "Built-in model by name (see `ridgeline models`)");
     cmd.add_option("--layer,-l", layer,
                    "One layer as a string, e.g. \"conv2d:in_channels=16,out_channels=32,kernel_size=3\"");
+    cmd.add_option("--model-file", model_file, "A model in ridgeline's JSON model format (docs/model-format.md)");
+    cmd.add_option("--onnx", onnx, "An ONNX model file; its weights are used (ONNX import: docs/model-format.md)");
+    cmd.add_flag("--skip-unsupported", skip_unsupported,
+                 "ONNX: leave out nodes that cannot be imported (listed in the report) instead of failing");
     cmd.add_option("--input,-i", inputs,
                    "Full input shape, batch included (e.g. 8x3x160x160; token ids: 1x128); repeat for layers "
                    "with several inputs");
@@ -47,18 +53,33 @@ core::dtype model_options::data_type() const { return core::parse_dtype(dtype); 
 
 std::string model_options::source() const {
     if (!model.empty()) return "zoo:" + model;
+    if (!model_file.empty()) return "file:" + model_file;
+    if (!onnx.empty()) return "onnx:" + onnx;
     return "layer:" + core::to_string(core::parse_op(layer));
 }
 
-core::model model_options::build() const {
-    if (model.empty() == layer.empty())
-        throw usage_error(model.empty() ? "give a model: --model NAME or --layer STRING (see `ridgeline models`)"
-                                        : "--model and --layer cannot be used together");
+built_model model_options::build() const {
+    std::vector<std::string> given;
+    if (!model.empty()) given.push_back("--model");
+    if (!layer.empty()) given.push_back("--layer");
+    if (!model_file.empty()) given.push_back("--model-file");
+    if (!onnx.empty()) given.push_back("--onnx");
+    if (given.empty())
+        throw usage_error("give a model: --model NAME, --layer STRING, --model-file FILE or --onnx FILE (see `ridgeline models`)");
+    if (given.size() > 1) throw usage_error(given[0] + " and " + given[1] + " cannot be used together");
+    if (skip_unsupported && onnx.empty()) throw usage_error("--skip-unsupported applies to --onnx only");
     std::vector<core::shape> shapes;
     for (const auto& s : inputs) shapes.push_back(core::parse_shape(s));
+    if (!model_file.empty()) return {io::read_model_file(model_file, io::input_overrides{shapes, batch}), nullptr, {}};
+    if (!onnx.empty()) {
+        io::onnx_model m = io::import_onnx(onnx, io::onnx_options{shapes, batch, skip_unsupported});
+        built_model b{std::move(m.model), std::move(m.weights), {}};
+        for (auto& s : m.skipped) b.skipped.push_back({s.name, s.op_type, s.reason});
+        return b;
+    }
     if (!model.empty()) {
         if (shapes.size() > 1) throw usage_error("--model takes one --input, got " + std::to_string(shapes.size()));
-        return core::build_zoo_model(model, shapes.empty() ? std::nullopt : std::optional(shapes[0]), batch);
+        return {core::build_zoo_model(model, shapes.empty() ? std::nullopt : std::optional(shapes[0]), batch), nullptr, {}};
     }
     core::op o = core::parse_op(layer);
     if (shapes.empty())
@@ -77,7 +98,7 @@ core::model model_options::build() const {
         b.input(names.back(), shapes[i], std::holds_alternative<core::embedding>(o));
     }
     b.add(std::string(core::kind_of(o)), o, names);
-    return b.build();
+    return {b.build(), nullptr, {}};
 }
 
 void output_options::add_to(CLI::App& cmd, const std::vector<std::string>& formats) {

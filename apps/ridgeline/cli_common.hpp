@@ -3,11 +3,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "ridgeline/backends/tensor.hpp"
 #include "ridgeline/core/model.hpp"
 #include "ridgeline/report/summary.hpp"
 
@@ -19,19 +21,34 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-/// Where the model comes from: --model NAME | --layer STRING; with --input, --batch, --dtype.
+/// A model as built from the command line: the graph, the file's real weights (ONNX; null otherwise,
+/// and then backends use random ones) and the ONNX nodes left out. Converts to core::model for code that
+/// only needs the graph.
+struct built_model {
+    core::model model;
+    std::shared_ptr<const backends::graph_data> weights;
+    std::vector<report::skipped_node> skipped;
+
+    operator const core::model&() const { return model; }  // NOLINT(google-explicit-constructor)
+};
+
+/// Where the model comes from: --model NAME | --layer STRING | --model-file FILE.json | --onnx FILE.onnx
+/// (exactly one); with --input, --batch, --dtype, and --skip-unsupported for ONNX.
 struct model_options {
     std::string model;
     std::string layer;
+    std::string model_file;
+    std::string onnx;
+    bool skip_unsupported = false;
     std::vector<std::string> inputs;
     std::optional<std::int64_t> batch;
     std::string dtype = "fp32";
 
     void add_to(CLI::App& cmd);
-    /// Builds the model; throws usage_error for option mistakes and core::error for bad models.
-    [[nodiscard]] core::model build() const;
+    /// Builds the model; throws usage_error for option mistakes and core::error for bad models and files.
+    [[nodiscard]] built_model build() const;
     [[nodiscard]] core::dtype data_type() const;
-    /// "zoo:resnet18" or "layer:<canonical string>".
+    /// "zoo:resnet18", "layer:<canonical string>", "file:<path>" or "onnx:<path>".
     [[nodiscard]] std::string source() const;
 };
 

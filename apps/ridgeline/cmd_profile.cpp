@@ -94,8 +94,8 @@ struct profile_command {
     }
 
     int run() {
-        const core::model m = model.build();
-        const core::model_analysis a = core::analyze(m, model.data_type());
+        const built_model m = model.build();
+        const core::model_analysis a = core::analyze(m.model, model.data_type());
         auto sel = backends::select_backend(device, threads);
         if (!sel.notice.empty() && !out.quiet) spdlog::info("{}", sel.notice);
         const backends::device_info dev = sel.chosen->device();
@@ -114,6 +114,7 @@ struct profile_command {
         o.verify = !no_verify;
         o.end_to_end = !no_end_to_end;
         o.seed = seed;
+        o.weights = m.weights;  // the file's real weights (ONNX); random where null
         o.stop = &g_stop;
         progress_printer progress(out.quiet);
         o.on_progress = [&](const backends::progress_event& e) { progress(e); };
@@ -124,16 +125,16 @@ struct profile_command {
         std::signal(SIGTERM, SIG_DFL);
         progress.finish();
 
-        const report::run_info info{command_line(), model.source()};
+        const report::run_info info{command_line(), model.source(), m.skipped};
         std::string content;
         if (out.format == "json")
             content = report::profile_json(r, info).dump(2) + "\n";
         else if (out.format == "csv")
             content = report::profile_csv(r);
         else
-            content = report::profile_table(r);
+            content = report::profile_table(r, m.skipped);
         out.emit(content);
-        if (!out.output.empty() && !out.quiet && out.format != "table") std::fputs(report::profile_table(r).c_str(), stdout);
+        if (!out.output.empty() && !out.quiet && out.format != "table") std::fputs(report::profile_table(r, m.skipped).c_str(), stdout);
         if (!r.complete) {
             const int sig = g_signal.load();
             spdlog::warn("interrupted: {} layer(s) not measured; the report is marked incomplete", r.not_measured.size());

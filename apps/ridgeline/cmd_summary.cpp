@@ -14,16 +14,16 @@ struct summary_command {
     output_options out;
 
     int run() const {
-        const core::model m = model.build();
-        const core::model_analysis a = core::analyze(m, model.data_type());
-        const report::run_info info{command_line(), model.source()};
+        const built_model m = model.build();
+        const core::model_analysis a = core::analyze(m.model, model.data_type());
+        const report::run_info info{command_line(), model.source(), m.skipped};
         if (out.format == "json")
             out.emit(report::summary_json(a, info).dump(2) + "\n");
         else if (out.format == "csv")
             out.emit(report::summary_csv(a));
         else
-            out.emit(report::summary_table(a));
-        if (!out.output.empty() && !out.quiet && out.format != "table") std::fputs(report::summary_table(a).c_str(), stdout);
+            out.emit(report::summary_table(a, m.skipped));
+        if (!out.output.empty() && !out.quiet && out.format != "table") std::fputs(report::summary_table(a, m.skipped).c_str(), stdout);
         return 0;
     }
 };

@@ -121,7 +121,7 @@ std::string state_text(const backends::layer_profile& p) {
 
 }  // namespace
 
-std::string profile_table(const backends::profile_result& r) {
+std::string profile_table(const backends::profile_result& r, const std::vector<skipped_node>& skipped) {
     using al = text_table::align;
     text_table t;
     for (auto [h, a] : std::initializer_list<std::pair<const char*, al>>{
@@ -211,6 +211,7 @@ std::string profile_table(const backends::profile_result& r) {
     }
     if (!r.complete)
         out << "\nINCOMPLETE: interrupted; " << r.not_measured.size() << " layer(s) not measured\n";
+    if (!skipped.empty()) out << "\n" << skipped_nodes_footer(skipped);
     return out.str();
 }
 

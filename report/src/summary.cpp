@@ -76,7 +76,22 @@ nlohmann::json summary_json(const core::model_analysis& a, const run_info& info)
         {"conventions", conventions_json(a.data_type)},
         {"totals", totals_json(a.totals)},
         {"layers", layers},
+        {"skipped_nodes", skipped_nodes_json(info.skipped_nodes)},
     };
+}
+
+nlohmann::json skipped_nodes_json(const std::vector<skipped_node>& skipped) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& s : skipped) j.push_back({{"name", s.name}, {"op_type", s.op_type}, {"reason", s.reason}});
+    return j;
+}
+
+std::string skipped_nodes_footer(const std::vector<skipped_node>& skipped) {
+    if (skipped.empty()) return {};
+    std::string s = "skipped " + std::to_string(skipped.size()) + " ONNX node(s) that are not layers:";
+    for (std::size_t i = 0; i < skipped.size(); ++i)
+        s += (i ? "; " : " ") + skipped[i].op_type + " \"" + skipped[i].name + "\" (" + skipped[i].reason + ")";
+    return s + "\n";
 }
 
 std::string shapes_text(const core::shapes& s) {
@@ -85,7 +100,7 @@ std::string shapes_text(const core::shapes& s) {
     return out;
 }
 
-std::string summary_table(const core::model_analysis& a) {
+std::string summary_table(const core::model_analysis& a, const std::vector<skipped_node>& skipped) {
     using al = text_table::align;
     text_table t;
     t.add_column("layer", al::left);
@@ -118,6 +133,7 @@ std::string summary_table(const core::model_analysis& a) {
     out << "\nparams " << with_commas(a.totals.params) << "  buffers " << with_commas(a.totals.buffers) << "  MACs "
         << with_commas(a.totals.macs) << "  FLOPs " << with_commas(a.totals.flops) << "  bytes "
         << with_commas(a.totals.bytes) << "\n";
+    out << skipped_nodes_footer(skipped);
     return out.str();
 }
 

@@ -3,6 +3,7 @@
 // a console table and CSV. Field names are stable: later schemas extend them, never rename.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -10,11 +11,25 @@
 
 namespace ridgeline::report {
 
+/// A node of an imported model (ONNX) that did not become a layer, and why (--skip-unsupported).
+struct skipped_node {
+    std::string name;
+    std::string op_type;
+    std::string reason;
+};
+
 /// Where a report came from; written into every JSON report.
 struct run_info {
     std::string command_line;  // the exact command line, for reproducibility
     std::string source;        // "zoo:resnet18", "layer:conv2d:...", "file:model.json", "onnx:resnet18.onnx"
+    std::vector<skipped_node> skipped_nodes;  // "skipped_nodes" in JSON, a footer line in tables
 };
+
+/// [{"name", "op_type", "reason"}, ...].
+nlohmann::json skipped_nodes_json(const std::vector<skipped_node>& skipped);
+
+/// "skipped 2 ONNX node(s) that are not layers: Resize \"/up/Resize\" (reason); ...\n", or "" when none.
+std::string skipped_nodes_footer(const std::vector<skipped_node>& skipped);
 
 /// The "conventions" block: how params, buffers, macs, flops and bytes are counted.
 nlohmann::json conventions_json(core::dtype dt);
@@ -31,7 +46,8 @@ nlohmann::json totals_json(const core::cost& c);
 nlohmann::json summary_json(const core::model_analysis& a, const run_info& info);
 
 /// One row per layer (name, op, output shape, params, MACs, FLOPs, bytes, intensity) and a totals row.
-std::string summary_table(const core::model_analysis& a);
+/// `skipped`: nodes of an imported model left out, listed in a footer line.
+std::string summary_table(const core::model_analysis& a, const std::vector<skipped_node>& skipped = {});
 
 /// CSV with the per-layer JSON fields, one header line.
 std::string summary_csv(const core::model_analysis& a);

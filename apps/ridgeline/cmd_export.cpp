@@ -1,0 +1,49 @@
+// `ridgeline export`: a model (built-in, ONNX, JSON or one layer) written in the JSON model format.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "ridgeline/io/model_file.hpp"
+#include "ridgeline/report/format.hpp"
+
+namespace ridgeline::app {
+
+namespace {
+struct export_command {
+    model_options model;
+    std::string output;
+
+    int run() const {
+        const built_model m = model.build();
+        (void)core::analyze(m.model, model.data_type());  // never write a model that does not analyze
+        if (!m.skipped.empty())
+            spdlog::warn("{} ONNX node(s) were left out and are not in the exported model", m.skipped.size());
+        const std::string content = io::model_json(m.model).dump(2) + "\n";
+        if (output.empty()) {
+            std::fwrite(content.data(), 1, content.size(), stdout);
+            std::fflush(stdout);
+        } else {
+            report::write_file_atomic(output, content);
+        }
+        return 0;
+    }
+};
+}  // namespace
+
+void register_export(CLI::App& cli, runner_list& runners) {
+    auto cmd = std::make_shared<export_command>();
+    CLI::App* sub = cli.add_subcommand("export", "Write a model in ridgeline's JSON model format (docs/model-format.md)");
+    cmd->model.add_to(*sub);
+    sub->add_option("--output,-o", cmd->output, "Write to FILE (atomically) instead of standard output");
+    sub->footer(
+        "Examples:\n"
+        "  ridgeline export --model resnet18 --output resnet18.json\n"
+        "  ridgeline export --onnx model.onnx --batch 8 --output model.json   (the graph; weights are not exported)\n"
+        "  ridgeline summary --model-file resnet18.json");
+    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
+}
+
+}  // namespace ridgeline::app

@@ -1,0 +1,103 @@
+// The command line with model files: --model-file, --onnx, `export` and `weights`.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "process.hpp"
+#include "ridgeline/config.hpp"
+
+using ridgeline::test::run_ridgeline;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path temp_path(const std::string& name) {
+    const auto d = fs::path(testing::TempDir()) / "ridgeline_cli_io_test";
+    fs::create_directories(d);
+    return d / name;
+}
+fs::path shared_model(const std::string& name) { return fs::path(RIDGELINE_SOURCE_DIR) / ".." / "shared" / "models" / name; }
+}  // namespace
+
+TEST(CliModelFiles, ExportThenModelFileGivesTheSameSummary) {
+    const auto file = temp_path("resnet18.json");
+    auto e = run_ridgeline({"export", "--model", "resnet18", "--batch", "2", "--output", file.string()});
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    EXPECT_EQ(json::parse(std::ifstream(file))["format"], "ridgeline.model/1");
+    auto zoo = run_ridgeline({"summary", "--model", "resnet18", "--batch", "2", "--format", "json"});
+    auto from_file = run_ridgeline({"summary", "--model-file", file.string(), "--format", "json"});
+    ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+    const json a = json::parse(zoo.out), b = json::parse(from_file.out);
+    EXPECT_EQ(a["totals"], b["totals"]);
+    EXPECT_EQ(a["layers"], b["layers"]);
+    EXPECT_EQ(b["source"], "file:" + file.string());
+    EXPECT_EQ(b["skipped_nodes"], json::array());
+    // --batch applies to a model file too
+    auto b4 = run_ridgeline({"summary", "--model-file", file.string(), "--batch", "4", "--format", "json"});
+    EXPECT_EQ(json::parse(b4.out)["totals"]["macs"].get<std::int64_t>(), 2 * a["totals"]["macs"].get<std::int64_t>());
+}
+
+TEST(CliModelFiles, UsageAndFileErrors) {
+    struct c {
+        std::vector<std::string> args;
+        int exit_code;
+        std::string message;
+    };
+    const auto bad = temp_path("bad.json");
+    std::ofstream(bad) << R"({"inputs": [{"name": "x", "shape": [1, 4]}], "layers": [{"name": "r", "op": "relu", "bias": 1}]})";
+    const c cases[] = {
+        {{"summary", "--model", "resnet18", "--onnx", "m.onnx"}, 2, "--model and --onnx cannot be used together"},
+        {{"summary", "--model-file", "a.json", "--onnx", "m.onnx"}, 2, "--model-file and --onnx cannot be used together"},
+        {{"summary", "--model", "resnet18", "--skip-unsupported"}, 2, "--skip-unsupported applies to --onnx only"},
+        {{"weights", "--model", "resnet18"}, 2, "`weights` reads a model's real weights: give --onnx FILE"},
+        {{"summary", "--model-file", bad.string()}, 1,
+         bad.string() + ": $.layers[0].bias: unknown attribute \"bias\" (this op takes no attributes)"},
+        {{"summary", "--model-file", temp_path("none.json").string()}, 1, "cannot open the model file (no such file)"},
+    };
+    for (const auto& k : cases) {
+        auto r = run_ridgeline(k.args);
+        EXPECT_EQ(r.exit_code, k.exit_code) << r.err;
+        EXPECT_NE(r.err.find(k.message), std::string::npos) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+}
+
+TEST(CliModelFiles, OnnxSupportIsStatedClearly) {
+    if (RIDGELINE_HAVE_ONNX) {
+        auto r = run_ridgeline({"summary", "--onnx", temp_path("missing.onnx").string()});
+        EXPECT_EQ(r.exit_code, 1);
+        EXPECT_NE(r.err.find("missing.onnx: no such file"), std::string::npos) << r.err;
+    } else {
+        auto r = run_ridgeline({"summary", "--onnx", "model.onnx"});
+        EXPECT_EQ(r.exit_code, 1);
+        EXPECT_NE(r.err.find("model.onnx: this build has no ONNX support"), std::string::npos) << r.err;
+    }
+}
+
+TEST(CliModelFiles, OnnxSummaryWeightsAndExport) {
+    if (!RIDGELINE_HAVE_ONNX) GTEST_SKIP() << "this build has no ONNX support";
+    const auto model = shared_model("squeezenet1_0.onnx");
+    if (!fs::exists(model)) GTEST_SKIP() << "no " << model.string() << " (the shared models folder is absent)";
+    auto s = run_ridgeline({"summary", "--onnx", model.string(), "--format", "json"});
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    const json j = json::parse(s.out);
+    EXPECT_EQ(j["totals"]["macs"], 818'924'576);  // torchvision's squeezenet1_0 at 1x3x224x224
+    EXPECT_EQ(j["source"], "onnx:" + model.string());
+
+    auto w = run_ridgeline({"weights", "--onnx", model.string(), "--format", "json"});
+    ASSERT_EQ(w.exit_code, 0) << w.err;
+    const json wj = json::parse(w.out);
+    EXPECT_EQ(wj["schema"], "ridgeline.weights/1");
+    EXPECT_EQ(wj["layers"].size(), 26u);  // squeezenet1_0 has 26 convolutions
+    auto wt = run_ridgeline({"weights", "--onnx", model.string()});
+    EXPECT_NE(wt.out.find("p50|w|"), std::string::npos) << wt.out;
+
+    const auto file = temp_path("squeezenet.json");
+    auto e = run_ridgeline({"export", "--onnx", model.string(), "--output", file.string()});
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    auto back = run_ridgeline({"summary", "--model-file", file.string(), "--format", "json"});
+    ASSERT_EQ(back.exit_code, 0) << back.err;
+    EXPECT_EQ(json::parse(back.out)["totals"], j["totals"]);
+}

@@ -1,0 +1,390 @@
+// ONNX import: every supported op on files generated here, shared and external initializers, the error
+// messages, and the three torchvision exports in ../shared/models (skipped when that folder is absent).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "onnx_builder.hpp"
+#include "ridgeline/backends/tensor.hpp"
+#include "ridgeline/core/error.hpp"
+#include "ridgeline/io/onnx_import.hpp"
+#include "ridgeline/report/weights.hpp"
+
+namespace core = ridgeline::core;
+namespace io = ridgeline::io;
+namespace fs = std::filesystem;
+using ridgeline::test::onnx_builder;
+using tp = onnx::TensorProto;
+
+namespace {
+
+fs::path temp_dir() {
+    const auto d = fs::path(testing::TempDir()) / "ridgeline_onnx_test";
+    fs::create_directories(d);
+    return d;
+}
+
+std::string error_of(const fs::path& p, const io::onnx_options& o = {}) {
+    try {
+        (void)io::import_onnx(p, o);
+    } catch (const core::error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+std::vector<std::string> kinds(const core::model& m) {
+    std::vector<std::string> k;
+    for (const auto& l : m.layers()) k.emplace_back(core::kind_of(l.op));
+    return k;
+}
+
+const core::layer& layer_named(const core::model& m, const std::string& name) {
+    for (const auto& l : m.layers())
+        if (l.name == name) return l;
+    throw std::runtime_error("no layer " + name);
+}
+
+/// A CNN with Conv, BatchNormalization, Relu, Clip, MaxPool, AveragePool, Sigmoid, Tanh, Add, Mul,
+/// Concat, Identity, Dropout, GlobalAveragePool, Flatten, Gemm (transB=0) and Softmax.
+onnx_builder cnn() {
+    onnx_builder b;
+    b.input("x", {-1, 3, 8, 8});
+    b.init_n("conv.w", {4, 3, 3, 3});
+    b.init_n("conv.b", {4});
+    auto& conv = b.node("Conv", {"x", "conv.w", "conv.b"}, {"c1"}, "/conv/Conv");
+    onnx_builder::set(conv, "pads", std::vector<std::int64_t>{1, 1, 1, 1});
+    onnx_builder::set(conv, "kernel_shape", std::vector<std::int64_t>{3, 3});
+    b.init("bn.s", {4}, {1.0f, 0.5f, 2.0f, 1.5f});
+    b.init("bn.b", {4}, {0.1f, 0.2f, -0.1f, 0.0f});
+    b.init("bn.m", {4}, {0.0f, 0.1f, 0.2f, 0.3f});
+    b.init("bn.v", {4}, {1.0f, 2.0f, 0.5f, 1.0f});
+    b.node("BatchNormalization", {"c1", "bn.s", "bn.b", "bn.m", "bn.v"}, {"bn"}, "/bn/BatchNormalization");
+    b.node("Relu", {"bn"}, {"r"}, "/relu/Relu");
+    b.scalar("lo", 0.0f);
+    b.scalar("hi", 6.0f);
+    b.node("Clip", {"r", "lo", "hi"}, {"clip"}, "/act/Clip");
+    auto& mp = b.node("MaxPool", {"clip"}, {"mp"}, "/pool/MaxPool");
+    onnx_builder::set(mp, "kernel_shape", std::vector<std::int64_t>{2, 2});
+    onnx_builder::set(mp, "strides", std::vector<std::int64_t>{2, 2});
+    auto& ap = b.node("AveragePool", {"mp"}, {"ap"}, "/avg/AveragePool");
+    onnx_builder::set(ap, "kernel_shape", std::vector<std::int64_t>{3, 3});
+    onnx_builder::set(ap, "pads", std::vector<std::int64_t>{1, 1, 1, 1});
+    onnx_builder::set(ap, "count_include_pad", std::int64_t{1});
+    b.node("Sigmoid", {"ap"}, {"sg"}, "/sg/Sigmoid");
+    b.node("Tanh", {"ap"}, {"th"}, "/th/Tanh");
+    b.node("Add", {"sg", "th"}, {"ad"}, "/Add");
+    b.node("Mul", {"ad", "sg"}, {"mu"}, "/Mul");
+    auto& cat = b.node("Concat", {"mu", "ad"}, {"cat"}, "/Concat");
+    onnx_builder::set(cat, "axis", std::int64_t{1});
+    b.node("Identity", {"cat"}, {"id"}, "/Identity");
+    b.node("Dropout", {"id"}, {"dr"}, "/drop/Dropout");
+    b.node("GlobalAveragePool", {"dr"}, {"gap"}, "/GlobalAveragePool");
+    b.node("Flatten", {"gap"}, {"fl"}, "/Flatten");
+    std::vector<float> w(40);  // B [K=8, N=5] with transB=0
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i);  // w[k][n] = 5k + n
+    b.init("fc.w", {8, 5}, w);
+    b.init("fc.b", {5}, {0.5f, 0.5f, 0.5f, 0.5f, 0.5f});
+    b.node("Gemm", {"fl", "fc.w", "fc.b"}, {"gm"}, "/fc/Gemm");
+    b.node("Softmax", {"gm"}, {"out"}, "/Softmax");
+    b.output("out");
+    return b;
+}
+
+/// A transformer block's pieces: Gather (embedding), MatMul + Add (linear with bias), the erf GELU
+/// decomposition, LayerNormalization, Reshape, Transpose (a swap and a 3-cycle), MatMul of two
+/// activations, Mul by a scalar (scale), Div by a scalar, and com.microsoft's Gelu.
+onnx_builder transformer() {
+    onnx_builder b(17);
+    b.input("ids", {-1, 4}, tp::INT64);
+    b.init_n("wte", {10, 6});
+    b.node("Gather", {"wte", "ids"}, {"emb"}, "/wte/Gather");
+    b.init_n("w1", {6, 6});
+    b.init_n("b1", {6});
+    b.node("MatMul", {"emb", "w1"}, {"mm"}, "/fc1/MatMul");
+    b.node("Add", {"b1", "mm"}, {"lin"}, "/fc1/Add");
+    b.scalar("sqrt2", 1.4142135f);
+    b.scalar("one", 1.0f);
+    b.scalar("half", 0.5f);
+    b.node("Div", {"lin", "sqrt2"}, {"g1"}, "/act/Div");
+    b.node("Erf", {"g1"}, {"g2"}, "/act/Erf");
+    b.node("Add", {"g2", "one"}, {"g3"}, "/act/Add");
+    b.node("Mul", {"lin", "g3"}, {"g4"}, "/act/Mul");
+    b.node("Mul", {"g4", "half"}, {"ge"}, "/act/Mul_1");
+    b.init("ln.s", {6}, {1, 1, 1, 1, 1, 1});
+    b.init("ln.b", {6}, {0, 0, 0, 0, 0, 0});
+    auto& ln = b.node("LayerNormalization", {"ge", "ln.s", "ln.b"}, {"ln"}, "/ln/LayerNormalization");
+    onnx_builder::set(ln, "epsilon", 1e-6f);
+    b.init_ints("shape", {4}, {0, 4, 2, 3});
+    b.node("Reshape", {"ln", "shape"}, {"rs"}, "/Reshape");
+    auto& t1 = b.node("Transpose", {"rs"}, {"tr"}, "/Transpose");
+    onnx_builder::set(t1, "perm", std::vector<std::int64_t>{0, 2, 1, 3});  // [1,2,4,3]
+    auto& t2 = b.node("Transpose", {"tr"}, {"tr2"}, "/Transpose_1");
+    onnx_builder::set(t2, "perm", std::vector<std::int64_t>{0, 3, 1, 2});  // [1,3,2,4]: a 3-cycle, two swaps
+    auto& t3 = b.node("Transpose", {"tr2"}, {"tr3"}, "/Transpose_2");
+    onnx_builder::set(t3, "perm", std::vector<std::int64_t>{0, 1, 3, 2});  // [1,3,4,2]
+    b.node("MatMul", {"tr2", "tr3"}, {"att"}, "/MatMul");                  // [1,3,2,2]
+    b.scalar("f", 0.25f);
+    b.node("Mul", {"att", "f"}, {"sc"}, "/Mul");
+    b.scalar("d", 2.0f);
+    b.node("Div", {"sc", "d"}, {"dv"}, "/Div");
+    auto& ms = b.node("Gelu", {"dv"}, {"out"}, "/ms/Gelu");
+    ms.set_domain("com.microsoft");
+    b.output("out");
+    auto* o = b.proto().add_opset_import();
+    o->set_domain("com.microsoft");
+    o->set_version(1);
+    return b;
+}
+
+}  // namespace
+
+TEST(OnnxImport, ThisBuildHasOnnx) { EXPECT_TRUE(io::have_onnx()); }
+
+TEST(OnnxImport, ConvolutionalOps) {
+    const auto p = cnn().save(temp_dir() / "cnn.onnx");
+    const io::onnx_model m = io::import_onnx(p);
+    EXPECT_EQ(kinds(m.model), (std::vector<std::string>{"conv2d", "batch_norm2d", "relu", "relu6", "max_pool2d", "avg_pool2d",
+                                                        "sigmoid", "tanh", "add", "mul", "concat", "adaptive_avg_pool2d",
+                                                        "flatten", "linear", "softmax"}));
+    EXPECT_TRUE(m.skipped.empty());
+    EXPECT_EQ(m.model.name(), "test_model");
+    EXPECT_EQ(core::to_string(layer_named(m.model, "/conv/Conv").op), "conv2d:in_channels=3,out_channels=4,kernel_size=3,padding=1");
+    EXPECT_EQ(core::to_string(layer_named(m.model, "/pool/MaxPool").op), "max_pool2d:kernel_size=2");
+    // ONNX's AveragePool defaults differ from PyTorch's: stride 1 and count_include_pad as given
+    EXPECT_EQ(core::to_string(layer_named(m.model, "/avg/AveragePool").op), "avg_pool2d:kernel_size=3,stride=1,padding=1");
+    EXPECT_EQ(layer_named(m.model, "/Concat").inputs, (std::vector<std::string>{"/Mul", "/Add"}));
+    // Identity and Dropout are no layers: GlobalAveragePool reads the Concat
+    EXPECT_EQ(layer_named(m.model, "/GlobalAveragePool").inputs, std::vector<std::string>{"/Concat"});
+
+    const auto a = core::analyze(m.model, core::dtype::fp32);
+    // macs: conv 1*4*8*8 * 3*3*3 = 6912; Gemm 1 * 8 * 5 = 40
+    EXPECT_EQ(a.totals.macs, 6912 + 40);
+    // params: conv 4*3*3*3 + 4 = 112; BN gamma+beta 8 (mean/var are 8 buffers); fc 8*5 + 5 = 45
+    EXPECT_EQ(a.totals.params, 112 + 8 + 45);
+    EXPECT_EQ(a.totals.buffers, 8);
+    // Gemm transB=0: B is [K=8, N=5] with B[k][n] = 5k + n; linear's weight is [out=5, in=8], W[n][k] = B[k][n]
+    const auto& w = m.weights->tensors.at("/fc/Gemm.weight");
+    EXPECT_EQ(w.dims, (core::shape{5, 8}));
+    for (int n = 0; n < 5; ++n)
+        for (int k = 0; k < 8; ++k) EXPECT_EQ(w.data[static_cast<std::size_t>(n * 8 + k)], static_cast<float>(5 * k + n));
+    EXPECT_EQ(m.weights->tensors.at("/bn/BatchNormalization.running_var").data, (std::vector<float>{1.0f, 2.0f, 0.5f, 1.0f}));
+    EXPECT_EQ(m.weights->tensors.size(), 2u + 4u + 2u);  // conv w, b; BN 4; fc w, b
+
+    // a symbolic batch takes --batch, and macs scale with it
+    const io::onnx_model m8 = io::import_onnx(p, {{}, 8, false});
+    EXPECT_EQ(core::analyze(m8.model, core::dtype::fp32).totals.macs, 8 * (6912 + 40));
+}
+
+TEST(OnnxImport, TransformerOps) {
+    const auto p = transformer().save(temp_dir() / "transformer.onnx");
+    const io::onnx_model m = io::import_onnx(p);
+    // MatMul + Add fuse into one linear; Div/Erf/Add/Mul/Mul is one gelu; the 3-cycle is two transposes
+    EXPECT_EQ(kinds(m.model), (std::vector<std::string>{"embedding", "linear", "gelu", "layer_norm", "reshape", "transpose",
+                                                        "transpose", "transpose", "transpose", "matmul", "scale", "scale",
+                                                        "gelu"}));
+    EXPECT_EQ(core::to_string(layer_named(m.model, "/fc1/MatMul").op), "linear:in_features=6,out_features=6");
+    EXPECT_EQ(layer_named(m.model, "/act/Gelu").inputs, std::vector<std::string>{"/fc1/MatMul"});
+    EXPECT_EQ(core::to_string(layer_named(m.model, "/ln/LayerNormalization").op), "layer_norm:normalized_shape=6,eps=1e-06");
+    EXPECT_EQ(core::to_string(layer_named(m.model, "/Reshape").op), "reshape:shape=0x4x2x3");
+    EXPECT_EQ(core::to_string(layer_named(m.model, "/Transpose").op), "transpose:dim0=1,dim1=2");
+    EXPECT_EQ(core::to_string(layer_named(m.model, "/Mul").op), "scale:factor=0.25");
+    EXPECT_EQ(core::to_string(layer_named(m.model, "/Div").op), "scale:factor=0.5");
+    EXPECT_TRUE(m.model.inputs()[0].indices);
+    const auto a = core::analyze(m.model, core::dtype::fp32);
+    // macs: linear 4 rows * 6 * 6 = 144; matmul [1,3,2,4] x [1,3,4,2]: 3 * 2 * 4 * 2 = 48
+    EXPECT_EQ(a.totals.macs, 144 + 48);
+    EXPECT_EQ(a.layers.back().output_shape, (core::shape{1, 3, 2, 2}));
+    // MatMul's constant B [K, N] becomes linear's [N, K]; the Add's constant is its bias
+    const auto& w = m.weights->tensors.at("/fc1/MatMul.weight").data;
+    EXPECT_EQ(w[1], 0.01f * static_cast<float>((6 * 7) % 23 - 11));  // W[0][1] = B[1][0] = value 6 of w1
+    EXPECT_EQ(m.weights->tensors.at("/fc1/MatMul.bias").dims, core::shape{6});
+}
+
+TEST(OnnxImport, SharedInitializersAreTiedAndCountedOnce) {
+    onnx_builder b;
+    b.input("x", {1, 3, 4, 4});
+    b.init_n("w", {3, 3, 1, 1});
+    b.init("bias", {3}, {0.0f, 0.0f, 0.0f});
+    b.node("Conv", {"x", "w", "bias"}, {"c1"}, "/c1/Conv");
+    b.node("Identity", {"w"}, {"w_again"}, "Identity_0");  // as PyTorch exports repeated weights
+    b.node("Conv", {"c1", "w_again", "bias"}, {"c2"}, "/c2/Conv");
+    b.output("c2");
+    const io::onnx_model m = io::import_onnx(b.save(temp_dir() / "shared.onnx"));
+    ASSERT_EQ(m.model.layers().size(), 2u);
+    for (const auto& l : m.model.layers()) {
+        EXPECT_EQ(l.tied.at("weight"), "w") << l.name;
+        EXPECT_EQ(l.tied.at("bias"), "bias") << l.name;
+    }
+    const auto a = core::analyze(m.model, core::dtype::fp32);
+    EXPECT_EQ(a.layers[0].cost.params, 9 + 3);  // each layer shows the shared tensors
+    EXPECT_EQ(a.totals.params, 9 + 3);          // the model counts them once
+    EXPECT_EQ(m.weights->tensors.size(), 2u);
+    EXPECT_EQ(m.weights->tensors.count("w"), 1u);
+}
+
+TEST(OnnxImport, ExternalData) {
+    const auto dir = temp_dir() / "external";
+    fs::create_directories(dir);
+    const std::vector<float> w{1, 2, 3, 4, 5, 6};
+    {
+        std::ofstream f(dir / "weights.bin", std::ios::binary);
+        f.write("0123456789abcdef", 16);  // 16 bytes of something else first
+        f.write(reinterpret_cast<const char*>(w.data()), 24);
+    }
+    onnx_builder b;
+    b.input("x", {1, 3});
+    auto& t = b.init("fc.w", {2, 3}, {});
+    t.clear_raw_data();
+    t.set_data_location(tp::EXTERNAL);
+    for (auto [k, v] : {std::pair<const char*, const char*>{"location", "weights.bin"}, {"offset", "16"}, {"length", "24"}}) {
+        auto* e = t.add_external_data();
+        e->set_key(k);
+        e->set_value(v);
+    }
+    auto& g = b.node("Gemm", {"x", "fc.w"}, {"y"}, "/fc/Gemm");
+    onnx_builder::set(g, "transB", std::int64_t{1});
+    b.output("y");
+    const auto p = b.save(dir / "model.onnx");
+    const io::onnx_model m = io::import_onnx(p);
+    EXPECT_EQ(m.weights->tensors.at("/fc/Gemm.weight").data, w);  // transB=1: stored as [out, in] already
+
+    fs::remove(dir / "weights.bin");
+    EXPECT_EQ(error_of(p), p.string() + ": initializer \"fc.w\" is stored in the external file \"weights.bin\" (looked for " +
+                               (dir / "weights.bin").string() + "), which does not exist");
+    {
+        std::ofstream f(dir / "weights.bin", std::ios::binary);
+        f.write("short", 5);
+    }
+    EXPECT_NE(error_of(p).find("the external data file is truncated or does not belong to this model"), std::string::npos);
+}
+
+TEST(OnnxImport, UnsupportedNodesAreAllListed) {
+    onnx_builder b;
+    b.input("x", {1, 4});
+    b.node("Sin", {"x"}, {"a"}, "/a/Sin");
+    b.node("Cos", {"x"}, {"b"}, "/b/Cos");
+    b.scalar("zero", 0.0f);
+    b.scalar("one", 1.0f);
+    b.node("Clip", {"x", "zero", "one"}, {"c"}, "/c/Clip");
+    b.node("Sin", {"x"}, {"d"}, "/d/Sin");
+    b.node("Relu", {"a"}, {"e"}, "/e/Relu");  // reads a skipped node's output: not listed itself
+    b.node("Relu", {"x"}, {"f"}, "/f/Relu");
+    for (const char* o : {"b", "c", "d", "e", "f"}) b.output(o);
+    const auto p = b.save(temp_dir() / "unsupported.onnx");
+    EXPECT_EQ(error_of(p), p.string() +
+                               ": 4 node(s) cannot be imported: Sin \"/a/Sin\" (+1 more): ridgeline has no layer for Sin; "
+                               "Cos \"/b/Cos\": ridgeline has no layer for Cos; Clip \"/c/Clip\": Clip to [0, 1]; ridgeline "
+                               "maps Clip [0, 6] to relu6 and Clip [0, inf) to relu, nothing else (--skip-unsupported imports "
+                               "the rest)");
+
+    // --skip-unsupported: the rest is imported; a skipped node's output of known shape becomes an input
+    const io::onnx_model m = io::import_onnx(p, {{}, std::nullopt, true});
+    EXPECT_EQ(kinds(m.model), (std::vector<std::string>{"relu", "relu"}));
+    ASSERT_EQ(m.skipped.size(), 4u);
+    EXPECT_EQ(m.skipped[0].name, "/a/Sin");
+    EXPECT_EQ(m.skipped[0].op_type, "Sin");
+    EXPECT_EQ(m.skipped[2].reason.rfind("Clip to [0, 1]", 0), 0u);
+    EXPECT_EQ(layer_named(m.model, "/e/Relu").inputs, std::vector<std::string>{"a"});
+    ASSERT_EQ(m.model.inputs().size(), 2u);  // x, and "a" standing in for the skipped Sin
+    EXPECT_EQ(m.model.inputs()[1].name, "a");
+}
+
+TEST(OnnxImport, SymbolicDimensions) {
+    onnx_builder b;
+    b.input("x", {-1, -1, 8});
+    b.node("Relu", {"x"}, {"y"}, "/Relu");
+    b.output("y");
+    const auto p = b.save(temp_dir() / "symbolic.onnx");
+    EXPECT_EQ(error_of(p), p.string() + ": input \"x\" has symbolic dimension 1 (\"d1\"); give the input's full shape "
+                                        "with --input (e.g. --input 1x128x8)");
+    const io::onnx_model m = io::import_onnx(p, {{core::shape{2, 5, 8}}, std::nullopt, false});
+    EXPECT_EQ(m.model.inputs()[0].dims, (core::shape{2, 5, 8}));
+    EXPECT_EQ(error_of(p, {{core::shape{2, 5}}, std::nullopt, false}),
+              p.string() + ": --input 2x5 has rank 2 but input \"x\" has rank 3");
+    EXPECT_EQ(error_of(p, {{core::shape{2, 5, 8}}, 4, false}), p.string() + ": --batch 4 disagrees with --input 2x5x8");
+}
+
+TEST(OnnxImport, BrokenFiles) {
+    const auto dir = temp_dir();
+    const auto good = cnn().save(dir / "whole.onnx");
+    std::string bytes;
+    {
+        std::ifstream f(good, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
+    const auto truncated = dir / "truncated.onnx";
+    std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+    EXPECT_EQ(error_of(truncated), truncated.string() +
+                                       ": not a valid ONNX model: the protobuf data does not parse (the file is truncated or "
+                                       "corrupted, or not an ONNX file)");
+    const auto garbage = dir / "garbage.onnx";
+    std::ofstream(garbage, std::ios::binary) << "this is not a protobuf \xff\xff\xff\xff";
+    EXPECT_EQ(error_of(garbage).rfind(garbage.string() + ": not a valid ONNX model", 0), 0u) << error_of(garbage);
+    const auto text = dir / "text.onnx";
+    std::ofstream(text, std::ios::binary) << "hello";
+    EXPECT_EQ(error_of(text).rfind(text.string() + ": not a valid ONNX model", 0), 0u) << error_of(text);
+    const auto empty = dir / "empty.onnx";
+    std::ofstream(empty, std::ios::binary).flush();
+    EXPECT_EQ(error_of(empty), empty.string() + ": the file is empty, not an ONNX model");
+    EXPECT_EQ(error_of(dir / "missing.onnx"), (dir / "missing.onnx").string() + ": no such file");
+
+    // an initializer whose data is shorter than its shape says
+    onnx_builder b;
+    b.input("x", {1, 2});
+    b.init("w", {2, 3}, {1, 2, 3});
+    b.node("MatMul", {"x", "w"}, {"y"}, "/MatMul");
+    b.output("y");
+    const auto shortdata = b.save(dir / "short.onnx");
+    EXPECT_EQ(error_of(shortdata), shortdata.string() + ": tensor \"w\" has 12 bytes of data for shape 2x3 (24 expected); "
+                                                        "the file is truncated or corrupted");
+}
+
+TEST(OnnxImport, WeightStatisticsOfAnImportedModel) {
+    onnx_builder b;
+    b.input("x", {1, 2});
+    // W as stored with transB=1: [out=2, in=2]; the same four values as report/weights_test.cpp
+    b.init("w", {2, 2}, {-0.5f, 0.0005f, 0.02f, 0.2f});
+    b.init("b", {2}, {0.1f, -0.3f});
+    auto& g = b.node("Gemm", {"x", "w", "b"}, {"y"}, "/fc/Gemm");
+    onnx_builder::set(g, "transB", std::int64_t{1});
+    b.output("y");
+    const io::onnx_model m = io::import_onnx(b.save(temp_dir() / "stats.onnx"));
+    const auto r = ridgeline::report::weight_statistics(core::analyze(m.model, core::dtype::fp32), *m.weights);
+    ASSERT_TRUE(r.weights && r.biases);
+    // mean |w| = (0.5 + 0.0005 + 0.02 + 0.2) / 4 = 0.180125; median |w| = (0.02 + 0.2) / 2 = 0.11
+    EXPECT_NEAR(r.weights->mean_abs, 0.180125, 1e-7);
+    EXPECT_NEAR(r.weights->p50_abs, 0.11, 1e-7);
+    // biases apart: mean |b| = (0.1 + 0.3) / 2 = 0.2
+    EXPECT_NEAR(r.biases->mean_abs, 0.2, 1e-7);
+}
+
+// ---------------------------------------------------------------- the torchvision exports in ../shared/models
+
+namespace {
+fs::path shared_model(const std::string& name) { return fs::path(RIDGELINE_SOURCE_DIR) / ".." / "shared" / "models" / name; }
+}  // namespace
+
+TEST(OnnxImport, TorchvisionExportsGiveTorchvisionMacs) {
+    if (!fs::exists(shared_model("resnet18.onnx")))
+        GTEST_SKIP() << "no " << shared_model("resnet18.onnx").string() << " (the shared models folder is absent)";
+    // torchvision's published GMACs (and ridgeline's zoo, tests/core/zoo_test.cpp) at 1x3x224x224
+    const std::pair<const char*, std::int64_t> cases[] = {
+        {"resnet18.onnx", 1'814'073'344}, {"mobilenet_v2.onnx", 300'774'272}, {"squeezenet1_0.onnx", 818'924'576}};
+    for (const auto& [file, macs] : cases) {
+        SCOPED_TRACE(file);
+        const io::onnx_model m = io::import_onnx(shared_model(file));
+        EXPECT_TRUE(m.skipped.empty());
+        const auto a = core::analyze(m.model, core::dtype::fp32);
+        EXPECT_EQ(a.totals.macs, macs);
+        EXPECT_EQ(a.batch, 1);
+        // params = elements of the initializers layers use, each once: exactly what the weights hold
+        std::int64_t elements = 0;
+        for (const auto& [key, t] : m.weights->tensors) elements += static_cast<std::int64_t>(t.data.size());
+        EXPECT_EQ(a.totals.params + a.totals.buffers, elements);
+        const io::onnx_model m4 = io::import_onnx(shared_model(file), {{}, 4, false});
+        EXPECT_EQ(core::analyze(m4.model, core::dtype::fp32).totals.macs, 4 * macs);  // macs scale with --batch
+    }
+}
