@@ -53,8 +53,10 @@ struct onnx_model {
     core::model model;
     /// The initializers layers use, by backends::param_key, as float.
     std::shared_ptr<backends::graph_data> weights;
-    /// Nodes left out with --skip-unsupported (empty otherwise). A left-out node's output, when ONNX
-    /// shape inference knows its shape, becomes a model input so the layers after it are still profiled.
+    /// Nodes that became no layer and are not no-ops: those left out with skip_unsupported, and nodes
+    /// that compute only on integers (Shape, Gather of a shape: shape arithmetic), which are never errors
+    /// by themselves. A left-out node's output, when ONNX shape inference knows its shape, becomes a model
+    /// input so the layers after it are still profiled.
     std::vector<skipped_node> skipped;
 };
 
