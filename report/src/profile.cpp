@@ -121,7 +121,7 @@ std::string state_text(const backends::layer_profile& p) {
 
 }  // namespace
 
-std::string profile_table(const backends::profile_result& r, const std::vector<skipped_node>& skipped) {
+std::string profile_table(const backends::profile_result& r, const std::vector<skipped_node>& skipped_nodes) {
     using al = text_table::align;
     text_table t;
     for (auto [h, a] : std::initializer_list<std::pair<const char*, al>>{
@@ -211,7 +211,7 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
     }
     if (!r.complete)
         out << "\nINCOMPLETE: interrupted; " << r.not_measured.size() << " layer(s) not measured\n";
-    if (!skipped.empty()) out << "\n" << skipped_nodes_footer(skipped);
+    if (!skipped_nodes.empty()) out << "\n" << skipped_nodes_footer(skipped_nodes);
     return out.str();
 }
 

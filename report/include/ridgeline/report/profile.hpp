@@ -19,8 +19,8 @@ nlohmann::json time_json(const backends::timing_result& t);
 
 nlohmann::json profile_json(const backends::profile_result& r, const run_info& info);
 
-/// `skipped`: nodes of an imported model left out, listed in a footer line.
-std::string profile_table(const backends::profile_result& r, const std::vector<skipped_node>& skipped = {});
+/// `skipped_nodes`: nodes of an imported model left out, listed in a footer line.
+std::string profile_table(const backends::profile_result& r, const std::vector<skipped_node>& skipped_nodes = {});
 
 /// Per-layer CSV: the summary columns plus state, median_ms, ci95_low_ms, ci95_high_ms, samples, runs,
 /// noise_target_met, achieved_gflops, achieved_gbs, verification, rel_l2_error.
