@@ -12,7 +12,9 @@ packages=(
   libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
   libdnnl-dev
   libonnx-dev libprotobuf-dev
+  chromium python3
 )
+# chromium renders the HTML roofline in tests/apps/roofline_test.cpp (headless); python3 reads its PNG
 
 missing=()
 for p in "${packages[@]}"; do
