@@ -1,19 +1,66 @@
 #include "ridgeline/backends/registry.hpp"
 
+#include <cctype>
+
 #include "ridgeline/config.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
+#if RIDGELINE_HAVE_CUDA
+#include "ridgeline/cuda/cuda_backend.hpp"
+#endif
 
 namespace ridgeline::backends {
 
 namespace {
+
+#if !RIDGELINE_HAVE_CUDA
 const char* no_cuda_build =
     "this build of ridgeline has no CUDA backend (the CUDA toolkit, cuBLAS or cuDNN was not found when it was built)";
+#endif
+#if !RIDGELINE_HAVE_DNNL
+const char* no_dnnl_build =
+    "this build of ridgeline has no oneDNN backend (oneDNN was not found when it was built); use cpu-ref";
+#endif
+
+/// Why the cuda backend cannot run here, as one line starting "no CUDA device: "; empty when it can.
+std::string cuda_unavailable() {
+#if RIDGELINE_HAVE_CUDA
+    if (cuda::device_count() > 0) return {};
+    return "no CUDA device: " + cuda::device_count_error();
+#else
+    return std::string("no CUDA device: ") + no_cuda_build;
+#endif
 }
+
+std::unique_ptr<backend> make_cpu(int threads) {
+#if RIDGELINE_HAVE_DNNL
+    return cpu::make_dnnl_backend(threads);
+#else
+    (void)threads;
+    throw backend_error(no_dnnl_build);
+#endif
+}
+
+/// "cuda" -> 0, "cuda:N" -> N; anything else after "cuda:" is an error naming the device string.
+int cuda_ordinal(std::string_view device) {
+    if (device == "cuda") return 0;
+    const std::string_view digits = device.substr(5);
+    bool ok = !digits.empty() && digits.size() <= 4;
+    for (char c : digits) ok = ok && std::isdigit(static_cast<unsigned char>(c));
+    if (!ok) throw backend_error("unknown device \"" + std::string(device) + "\" (cuda:N takes a device number, e.g. cuda:0)");
+    return std::stoi(std::string(digits));
+}
+
+}  // namespace
 
 std::vector<backend_entry> list_backends() {
     std::vector<backend_entry> list;
-    list.push_back({"cuda", "cuBLAS and cuDNN on an NVIDIA GPU", false, no_cuda_build});
+    const std::string cuda_reason = cuda_unavailable();
+    list.push_back({"cuda", "cuBLAS and cuDNN on an NVIDIA GPU", cuda_reason.empty(), cuda_reason});
+#if RIDGELINE_HAVE_DNNL
     list.push_back({"cpu", "oneDNN " + cpu::dnnl_version() + " on the host CPU", true, ""});
+#else
+    list.push_back({"cpu", "oneDNN on the host CPU", false, no_dnnl_build});
+#endif
     list.push_back({"cpu-ref", "reference loops (the correctness oracle; slow)", true, ""});
     return list;
 }
@@ -21,19 +68,42 @@ std::vector<backend_entry> list_backends() {
 selection select_backend(std::string_view device, int threads) {
     selection s;
     if (device == "auto") {
+        const std::string cuda_reason = cuda_unavailable();
+#if RIDGELINE_HAVE_CUDA
+        if (cuda_reason.empty()) {
+            s.chosen = cuda::make_cuda_backend(0);
+            s.notice = "device auto: using cuda:0 (" + s.chosen->device().name + ")";
+            return s;
+        }
+#endif
+#if RIDGELINE_HAVE_DNNL
         s.chosen = cpu::make_dnnl_backend(threads);
-        s.notice = std::string("device auto: ") + no_cuda_build + "; using cpu";
+        s.notice = "device auto: " + cuda_reason + "; using cpu";
+#else
+        s.chosen = cpu::make_reference_backend(threads);
+        s.notice = "device auto: " + cuda_reason + "; no oneDNN in this build; using cpu-ref (the slow reference loops)";
+#endif
         return s;
     }
     if (device == "cpu") {
-        s.chosen = cpu::make_dnnl_backend(threads);
+        s.chosen = make_cpu(threads);
         return s;
     }
     if (device == "cpu-ref") {
         s.chosen = cpu::make_reference_backend(threads);
         return s;
     }
-    if (device == "cuda" || device.rfind("cuda:", 0) == 0) throw backend_error(std::string("no CUDA device: ") + no_cuda_build);
+    if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
+        const int ordinal = cuda_ordinal(device);
+        const std::string cuda_reason = cuda_unavailable();
+        if (!cuda_reason.empty()) throw backend_error(cuda_reason);
+#if RIDGELINE_HAVE_CUDA
+        s.chosen = cuda::make_cuda_backend(ordinal);
+        return s;
+#else
+        (void)ordinal;
+#endif
+    }
     throw backend_error("unknown device \"" + std::string(device) + "\" (devices: auto, cpu, cpu-ref, cuda, cuda:N)");
 }
 

@@ -125,6 +125,11 @@ public:
     /// Measures the device's ceilings (compute roof per data type, bandwidth, dispatch overhead).
     /// Throws unsupported where the backend cannot (the default).
     virtual ceilings measure_ceilings(const ceilings_options& options);
+    /// Opens / closes a named range (one layer's measurement, the end-to-end pass) for the device's
+    /// tracing tools: an NVTX range on CUDA, so a run lines up in Nsight Systems. Ranges nest; they cost
+    /// nothing without a tool attached and are never inside a timed region. No-ops by default.
+    virtual void push_range(const std::string& name) { (void)name; }
+    virtual void pop_range() {}
 };
 
 }  // namespace ridgeline::backends

@@ -13,7 +13,8 @@
 namespace ridgeline::cpu {
 
 /// `threads` <= 0 uses every CPU this process may run on. Throws backends::backend_error when oneDNN
-/// cannot create a CPU engine.
+/// cannot create a CPU engine. Built only where oneDNN was found (RIDGELINE_HAVE_DNNL in
+/// ridgeline/config.hpp); make_dnnl_backend() and dnnl_version() are absent otherwise.
 std::unique_ptr<backends::backend> make_dnnl_backend(int threads = 0);
 
 std::unique_ptr<backends::backend> make_reference_backend(int threads = 0);

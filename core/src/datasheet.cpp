@@ -1,0 +1,119 @@
+#include "ridgeline/core/datasheet.hpp"
+
+#include <cctype>
+#include <cstdio>
+
+namespace ridgeline::core {
+
+namespace {
+
+// Sources (datasheets print tensor-core figures "with sparsity"; the dense figure is half of it):
+constexpr std::string_view a100_source =
+    "NVIDIA A100 Tensor Core GPU datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf), "
+    "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
+    "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf";
+constexpr std::string_view h100_source =
+    "NVIDIA H100 Tensor Core GPU datasheet, https://resources.nvidia.com/en-us-tensor-core/"
+    "nvidia-tensor-core-gpu-datasheet (sparsity figures halved)";
+constexpr std::string_view h200_source =
+    "NVIDIA H200 Tensor Core GPU specifications, https://www.nvidia.com/en-us/data-center/h200/ "
+    "(sparsity figures halved)";
+constexpr std::string_view l4_source =
+    "NVIDIA L4 Tensor Core GPU datasheet, https://www.nvidia.com/en-us/data-center/l4/ (sparsity figures halved)";
+constexpr std::string_view t4_source =
+    "NVIDIA T4 Tensor Core GPU datasheet (t4-tensor-core-datasheet-951643.pdf), "
+    "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/tesla-t4/t4-tensor-core-datasheet-951643.pdf "
+    "(fp16: mixed precision FP16/FP32; no TF32 or BF16 on Turing)";
+constexpr std::string_view ada_source =
+    "NVIDIA Ada GPU Architecture whitepaper v2.1, appendix table of GeForce RTX 4090 "
+    "(FP16/BF16 tensor with FP32 accumulate, dense), "
+    "https://images.nvidia.com/aem-dam/Solutions/Data-Center/l4/nvidia-ada-gpu-architecture-whitepaper-v2.1.pdf";
+
+}  // namespace
+
+const std::vector<datasheet_entry>& datasheet() {
+    //                device,                     name pattern(s),                                 fp32,  tf32,  fp16,  bf16,   GB/s
+    static const std::vector<datasheet_entry> table = {
+        {"NVIDIA A100 SXM4 80GB", "NVIDIA A100-SXM4-80GB", 19.5, 156, 312, 312, 2039, a100_source},
+        {"NVIDIA A100 SXM4 40GB", "NVIDIA A100-SXM4-40GB", 19.5, 156, 312, 312, 1555, a100_source},
+        {"NVIDIA A100 PCIe 80GB", "NVIDIA A100 80GB PCIe|NVIDIA A100-PCIE-80GB", 19.5, 156, 312, 312, 1935, a100_source},
+        {"NVIDIA A100 PCIe 40GB", "NVIDIA A100-PCIE-40GB|NVIDIA A100 40GB PCIe", 19.5, 156, 312, 312, 1555, a100_source},
+        {"NVIDIA H100 SXM5 80GB", "NVIDIA H100 80GB HBM3|NVIDIA H100 SXM5 80GB|NVIDIA H100 SXM", 67, 494.5, 989.5,
+         989.5, 3350, h100_source},
+        {"NVIDIA H100 PCIe", "NVIDIA H100 PCIe", 51, 378, 756.5, 756.5, 2000, h100_source},
+        {"NVIDIA H100 NVL", "NVIDIA H100 NVL", 60, 417.5, 835.5, 835.5, 3900, h100_source},
+        {"NVIDIA H200 SXM 141GB", "NVIDIA H200", 67, 494.5, 989.5, 989.5, 4800, h200_source},
+        {"NVIDIA H200 NVL", "NVIDIA H200 NVL", 60, 417.5, 835.5, 835.5, 4800, h200_source},
+        {"NVIDIA L4", "NVIDIA L4", 30.3, 60, 121, 121, 300, l4_source},
+        {"NVIDIA T4", "Tesla T4|NVIDIA T4", 8.1, 0, 65, 0, 320, t4_source},
+        {"NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090", 82.6, 82.6, 165.2, 165.2, 1008, ada_source},
+    };
+    return table;
+}
+
+std::optional<double> datasheet_entry::peak_tflops(dtype dt) const {
+    double v = 0;
+    switch (dt) {
+        case dtype::fp32: v = fp32_tflops; break;
+        case dtype::tf32: v = tf32_tflops; break;
+        case dtype::fp16: v = fp16_tflops; break;
+        case dtype::bf16: v = bf16_tflops; break;
+    }
+    if (!(v > 0)) return std::nullopt;
+    return v;
+}
+
+std::string normalize_device_name(std::string_view name) {
+    std::string upper;
+    for (char c : name) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    for (const std::string_view mark : {"(R)", "(TM)"}) {
+        for (auto at = upper.find(mark); at != std::string::npos; at = upper.find(mark)) upper.erase(at, mark.size());
+    }
+    std::string out;
+    bool space = false;
+    for (char c : upper) {
+        const bool sep = c == ' ' || c == '-' || c == '_' || c == '(' || c == ')' || c == '\t';
+        if (sep) {
+            space = !out.empty();
+            continue;
+        }
+        if (space) out += ' ';
+        space = false;
+        out += c;
+    }
+    return out;
+}
+
+std::optional<datasheet_entry> find_datasheet(std::string_view device_name) {
+    const std::string want = normalize_device_name(device_name);
+    if (want.empty()) return std::nullopt;
+    for (const auto& e : datasheet()) {
+        std::string_view rest = e.name_pattern;
+        while (!rest.empty()) {
+            const auto bar = rest.find('|');
+            const std::string_view alternative = rest.substr(0, bar);
+            if (normalize_device_name(alternative) == want) return e;
+            if (bar == std::string_view::npos) break;
+            rest.remove_prefix(bar + 1);
+        }
+    }
+    return std::nullopt;
+}
+
+std::string describe_peaks(const datasheet_entry& e) {
+    auto num = [](double v) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", v);
+        return std::string(buf);
+    };
+    std::string s;
+    for (dtype dt : {dtype::fp32, dtype::tf32, dtype::fp16, dtype::bf16}) {
+        const auto p = e.peak_tflops(dt);
+        if (!p) continue;
+        s += (s.empty() ? "" : " / ") + std::string(to_string(dt)) + " " + num(*p);
+    }
+    s += " TFLOP/s dense, " + num(e.memory_bandwidth_gbs) + " GB/s";
+    return s;
+}
+
+}  // namespace ridgeline::core

@@ -1,0 +1,104 @@
+#pragma once
+// What the pieces of the CUDA backend share (private to cuda/): the per-device context with the stream
+// and library handles, the CUDA-event timer, host <-> device conversions, the cuBLASLt GEMM planner used
+// by linear layers and by the ceilings, and the graph builder (cuda_graph.cpp).
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels.hpp"
+#include "resources.hpp"
+#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/core/model.hpp"
+#include "ridgeline/cuda/translate.hpp"
+
+namespace ridgeline::cuda {
+
+/// cuBLAS's recommended workspace on Hopper (cuBLAS documentation, cublasSetWorkspace): 32 MiB; it is
+/// also the cap of what a cuBLASLt algorithm may ask for here.
+inline constexpr std::size_t gemm_workspace_bytes = 32u << 20;
+
+/// One device's stream and library handles. Every kernel, library call, copy and event of the backend
+/// goes to `work`, so CUDA events recorded on it time exactly that work.
+struct device_context {
+    explicit device_context(int ordinal);
+    device_context(const device_context&) = delete;
+    device_context& operator=(const device_context&) = delete;
+
+    /// cudaSetDevice(ordinal): every entry point calls it first (the backend may share the process).
+    void activate() const;
+    [[nodiscard]] cudaStream_t s() const { return work.get(); }
+
+    int ordinal = 0;
+    cudaDeviceProp props{};
+    stream work;
+    cublas_handle blas;
+    cublaslt_handle blas_lt;
+    cudnn_handle dnn;
+    device_buffer blas_workspace;  // bound to `blas` with cublasSetWorkspace, so stream capture never allocates
+};
+
+/// device_timer on CUDA events recorded on the context's stream: start() records one event, stop_ms()
+/// records another, waits for it and returns cudaEventElapsedTime. Resolution: the documented "around
+/// 0.5 microseconds" of cudaEventElapsedTime (CUDA Runtime API reference); overhead: the median reading of
+/// 101 start/stop pairs around no work, measured at construction.
+class event_timer final : public backends::device_timer {
+public:
+    explicit event_timer(device_context& ctx);
+    void start() override;
+    double stop_ms() override;
+    [[nodiscard]] double resolution_ns() const override { return resolution_ns_; }
+    [[nodiscard]] double overhead_ns() const override { return overhead_ns_; }
+    [[nodiscard]] std::string name() const override { return "cuda_event"; }
+
+private:
+    device_context& ctx_;
+    event start_, stop_;
+    double resolution_ns_ = 500;
+    double overhead_ns_ = 0;
+};
+
+/// Milliseconds per call of `work` (enqueued on the context's stream) over `reps` back-to-back calls after
+/// `warmup` calls, timed with events. For choosing among algorithms at prepare time, never for results.
+double time_per_call_ms(device_context& ctx, const std::function<void()>& work, int warmup, int reps);
+
+kernels::elem elem_of(core::dtype dt);
+
+/// Host floats -> the storage bytes of `dt` (fp16/bf16 round to nearest even, as cuda_fp16.h /
+/// cuda_bf16.h's __float2half_rn / __float2bfloat16_rn), and back to floats.
+std::vector<unsigned char> to_storage(const float* values, std::size_t n, core::dtype dt);
+void from_storage(const unsigned char* bytes, std::size_t n, core::dtype dt, float* out);
+
+/// A cuBLASLt matmul planned once: descriptors, and the algorithm that was fastest of the heuristic's
+/// candidates when timed on the real buffers. D = C = op(A) op(B) (+ bias per row of D).
+struct lt_gemm {
+    lt_matmul_desc desc;
+    lt_layout a, b, c;
+    cublasLtMatmulAlgo_t algo{};
+    std::size_t workspace_bytes = 0;  // what the chosen algorithm needs
+    std::string note;                 // describe_choice(...)
+};
+
+/// Plans `shape` in `dt` on the given buffers (a, b, c; bias may be null) with `ws` (at least
+/// gemm_workspace_bytes) for the trials. Throws backends::unsupported when no algorithm runs.
+std::unique_ptr<lt_gemm> plan_lt_gemm(device_context& ctx, core::dtype dt, const gemm_shape& shape, const void* a,
+                                      const void* b, void* c, const void* bias, void* ws, std::size_t ws_bytes);
+/// Enqueues one planned matmul.
+void run_lt_gemm(device_context& ctx, const lt_gemm& g, const void* a, const void* b, void* c, void* ws,
+                 std::size_t ws_bytes);
+
+/// Prepares a graph (model or one layer) on the device (cuda_graph.cpp). Throws backends::unsupported,
+/// backends::backend_error or device_bad_alloc.
+std::unique_ptr<backends::prepared> build_graph(device_context& ctx, const core::model_analysis& model,
+                                                const backends::graph_data& data);
+
+}  // namespace ridgeline::cuda

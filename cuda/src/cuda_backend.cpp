@@ -1,0 +1,271 @@
+// The "cuda" backend: device description, support decisions, cache flush, NVTX ranges and the GPU
+// ceilings. The graph itself is in cuda_graph.cpp.
+#include "ridgeline/cuda/cuda_backend.hpp"
+
+#include <nvtx3/nvToolsExt.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+
+#include "context.hpp"
+#include "library_types.hpp"
+#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/config.hpp"
+#include "ridgeline/core/datasheet.hpp"
+
+namespace ridgeline::cuda {
+
+namespace {
+
+std::string version_text(int v) {  // 13000 -> "13.0" (CUDA's major * 1000 + minor * 10)
+    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+int attribute(cudaDeviceAttr a, int device) {
+    int v = 0;
+    if (!RIDGELINE_CUDA_STATUS(cudaDeviceGetAttribute(&v, a, device)).ok()) return 0;
+    return v;
+}
+
+std::string iso_now() {
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return buf;
+}
+
+std::string fixed(double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
+
+/// The timing protocol for ceilings: enough samples for a stable median, bounded in time.
+backends::timing_options ceilings_protocol(bool quick) {
+    if (quick) return backends::timing_options::quick();
+    backends::timing_options t;
+    t.warmup_runs = 3;
+    t.warmup_ms = 50;
+    t.min_samples = 10;
+    t.min_time_s = 0.1;
+    t.max_noise = 0.01;
+    t.max_time_s = 1.0;
+    return t;
+}
+
+class cuda_backend final : public backends::backend {
+public:
+    explicit cuda_backend(int ordinal) : ctx_(ordinal), timer_(ctx_) {}
+
+    [[nodiscard]] std::string name() const override { return "cuda"; }
+
+    [[nodiscard]] backends::device_info device() const override {
+        const cudaDeviceProp& p = ctx_.props;
+        backends::device_info d;
+        d.backend = "cuda:" + std::to_string(ctx_.ordinal);
+        d.kind = "gpu";
+        d.name = p.name;
+        d.cores = p.multiProcessorCount;
+        d.threads = 0;
+        d.isa = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+        d.memory_bytes = static_cast<std::int64_t>(p.totalGlobalMem);
+        d.last_level_cache_bytes = p.l2CacheSize;
+        int driver = 0, runtime = 0;
+        (void)RIDGELINE_CUDA_STATUS(cudaDriverGetVersion(&driver));
+        (void)RIDGELINE_CUDA_STATUS(cudaRuntimeGetVersion(&runtime));
+        const int sm_khz = attribute(cudaDevAttrClockRate, ctx_.ordinal);
+        const int mem_khz = attribute(cudaDevAttrMemoryClockRate, ctx_.ordinal);
+        d.details = {{"library", "cuBLAS " + cublas_version() + ", cuDNN " + cudnn_version()},
+                     {"compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
+                     {"sm_count", std::to_string(p.multiProcessorCount)},
+                     {"sm_clock_mhz", std::to_string(sm_khz / 1000)},
+                     {"memory_clock_mhz", std::to_string(mem_khz / 1000)},
+                     {"memory_bus_width_bits", std::to_string(p.memoryBusWidth)},
+                     {"l2_bytes", std::to_string(p.l2CacheSize)},
+                     {"driver", version_text(driver)},
+                     {"runtime", version_text(runtime)},
+                     {"cublas", cublas_version()},
+                     {"cudnn", cudnn_version()},
+                     {"ecc", p.ECCEnabled ? "on" : "off"}};
+        if (mem_khz > 0 && p.memoryBusWidth > 0)
+            d.details.emplace_back("theoretical_bandwidth_gbs",
+                                   fixed(theoretical_bandwidth_gbs(mem_khz, p.memoryBusWidth), 0));
+        if (const char* tf32 = std::getenv("NVIDIA_TF32_OVERRIDE")) d.details.emplace_back("NVIDIA_TF32_OVERRIDE", tf32);
+        if (const auto sheet = core::find_datasheet(p.name))
+            d.details.emplace_back("datasheet", std::string(sheet->device) + ": " + core::describe_peaks(*sheet));
+        return d;
+    }
+
+    [[nodiscard]] backends::support supports(const core::layer_analysis&, core::dtype dt) const override {
+        const int cc = ctx_.props.major * 10 + ctx_.props.minor;
+        const std::string gpu = std::string(ctx_.props.name) + " (sm_" + std::to_string(cc) + ")";
+        if ((dt == core::dtype::tf32 || dt == core::dtype::bf16) && cc < 80)
+            return backends::support::no(std::string(core::to_string(dt)) +
+                                         " needs compute capability 8.0 (Ampere) or newer; this GPU is " + gpu);
+        if (dt == core::dtype::fp16 && cc < 53)
+            return backends::support::no("fp16 arithmetic needs compute capability 5.3 or newer; this GPU is " + gpu);
+        return backends::support::yes();
+    }
+
+    std::unique_ptr<backends::prepared> prepare(const core::model_analysis& graph,
+                                                const backends::graph_data& data) override {
+        for (const auto& la : graph.layers) {
+            const auto s = supports(la, graph.data_type);
+            if (!s.supported) throw backends::unsupported(s.reason);
+        }
+        return build_graph(ctx_, graph, data);
+    }
+
+    void synchronize() override { RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx_.s())); }
+
+    backends::device_timer& timer() override { return timer_; }
+
+    void flush_cache() override {
+        // a memset of at least twice the L2 on the work stream, enqueued before the sample's start event
+        if (!flush_.get()) flush_ = device_buffer(static_cast<std::size_t>(flush_bytes(ctx_.props.l2CacheSize)));
+        flush_value_ = (flush_value_ + 1) & 0xff;
+        RIDGELINE_CUDA_CHECK(cudaMemsetAsync(flush_.get(), flush_value_, flush_.bytes(), ctx_.s()));
+    }
+
+    [[nodiscard]] std::int64_t free_memory_bytes() const override {
+        ctx_.activate();
+        std::size_t free = 0, total = 0;
+        RIDGELINE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+        return static_cast<std::int64_t>(free);
+    }
+
+    void push_range(const std::string& name) override { nvtxRangePushA(name.c_str()); }
+    void pop_range() override { nvtxRangePop(); }
+
+    backends::ceilings measure_ceilings(const backends::ceilings_options& options) override;
+
+private:
+    void gemm_roofs(backends::ceilings& c, bool quick);
+    void copy_bandwidth(backends::ceilings& c, bool quick);
+    void overheads(backends::ceilings& c, bool quick);
+
+    device_context ctx_;
+    event_timer timer_;
+    device_buffer flush_;
+    int flush_value_ = 0;
+};
+
+backends::ceilings cuda_backend::measure_ceilings(const backends::ceilings_options& options) {
+    ctx_.activate();
+    const cudaDeviceProp& p = ctx_.props;
+    backends::ceilings c;
+    c.backend = "cuda:" + std::to_string(ctx_.ordinal);
+    int driver = 0;
+    (void)RIDGELINE_CUDA_STATUS(cudaDriverGetVersion(&driver));
+    c.fingerprint = "cuda|" + std::string(p.name) + "|sm_" + std::to_string(p.major) + std::to_string(p.minor) + "|" +
+                    std::to_string(p.multiProcessorCount) + " SMs|" + std::to_string(p.totalGlobalMem) +
+                    " bytes|driver " + version_text(driver) + "|cuBLAS " + cublas_version() + "|cuDNN " +
+                    cudnn_version();
+    c.measured_at = iso_now();
+    c.ridgeline_version = RIDGELINE_VERSION;
+    c.last_level_cache_bytes = p.l2CacheSize;
+    c.method["last_level_cache_bytes"] = "cudaDeviceProp::l2CacheSize";
+    gemm_roofs(c, options.quick);
+    copy_bandwidth(c, options.quick);
+    overheads(c, options.quick);
+    if (const auto sheet = core::find_datasheet(p.name))
+        c.method["datasheet"] = std::string(sheet->device) + ": " + core::describe_peaks(*sheet) + " (" +
+                                std::string(sheet->source) + ")";
+    else
+        c.method["datasheet"] = "no datasheet entry for \"" + std::string(p.name) + "\"";
+    return c;
+}
+
+void cuda_backend::gemm_roofs(backends::ceilings& c, bool quick) {
+    for (core::dtype dt : {core::dtype::fp32, core::dtype::tf32, core::dtype::fp16, core::dtype::bf16}) {
+        const std::string key = "peak_gflops." + std::string(core::to_string(dt));
+        const core::layer_analysis none{};
+        if (const auto s = supports(none, dt); !s.supported) {
+            c.method[key] = "not measured: " + s.reason;
+            continue;
+        }
+        try {
+            const std::int64_t n = roof_gemm_size(dt, quick);
+            const auto esize = static_cast<std::size_t>(precision_of(dt).storage_bytes);
+            const auto bytes = static_cast<std::size_t>(n * n) * esize;
+            device_buffer a(bytes), b(bytes), out(bytes), ws(gemm_workspace_bytes);
+            RIDGELINE_CUDA_CHECK(kernels::fill_random(elem_of(dt), a.get(), n * n, 1, ctx_.s()));
+            RIDGELINE_CUDA_CHECK(kernels::fill_random(elem_of(dt), b.get(), n * n, 2, ctx_.s()));
+            const gemm_shape g = linear_gemm(n, n, n);
+            const auto plan = plan_lt_gemm(ctx_, dt, g, a.get(), b.get(), out.get(), nullptr, ws.get(), ws.bytes());
+            const auto t = backends::measure(
+                [&] { run_lt_gemm(ctx_, *plan, a.get(), b.get(), out.get(), ws.get(), ws.bytes()); }, timer_,
+                ceilings_protocol(quick));
+            c.peak_gflops[std::string(core::to_string(dt))] = gemm_gflops(n, n, n, t.stats.median);
+            c.method[key] = "cuBLASLt GEMM " + std::to_string(n) + "^3, " + std::string(precision_of(dt).storage) + " in/out, " +
+                            std::string(precision_of(dt).cublas_compute) + ", " + plan->note + ", median of " +
+                            std::to_string(t.samples) + " samples";
+        } catch (const std::bad_alloc& e) {
+            c.method[key] = std::string("not measured: ") + e.what();
+        } catch (const backends::unsupported& e) {
+            c.method[key] = std::string("not measured: ") + e.what();
+        }
+    }
+}
+
+void cuda_backend::copy_bandwidth(backends::ceilings& c, bool quick) {
+    const std::int64_t bytes = copy_bench_bytes(ctx_.props.l2CacheSize, free_memory_bytes(), quick);
+    device_buffer src(static_cast<std::size_t>(bytes)), dst(static_cast<std::size_t>(bytes));
+    RIDGELINE_CUDA_CHECK(kernels::fill_random(kernels::elem::f32, src.get(), bytes / 4, 3, ctx_.s()));
+    auto copy_of = [&](std::int64_t n) {
+        return [&, n] {
+            RIDGELINE_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), static_cast<std::size_t>(n),
+                                                 cudaMemcpyDeviceToDevice, ctx_.s()));
+        };
+    };
+    const auto t = backends::measure(copy_of(bytes), timer_, ceilings_protocol(quick));
+    c.copy_gbs = copy_gbs(bytes, t.stats.median);
+    c.bandwidth_gbs = c.copy_gbs;
+    c.method["bandwidth_gbs"] = "cudaMemcpyAsync device to device of " + format_bytes(bytes) +
+                                ", bytes read + written, median of " + std::to_string(t.samples) + " samples";
+    // working-set sweep: a copy of s bytes touches 2 s (source and destination)
+    for (std::int64_t ws : working_set_sizes(2 * bytes)) {
+        if (quick && ws < 4 * 1024 * 1024 && ws != 256 * 1024) continue;
+        const auto w = backends::measure(copy_of(ws / 2), timer_, backends::timing_options::quick());
+        c.working_set_gbs.emplace_back(ws, copy_gbs(ws / 2, w.stats.median));
+    }
+    c.method["working_set_gbs"] = "cudaMemcpyAsync device to device; working set = source + destination";
+}
+
+void cuda_backend::overheads(backends::ceilings& c, bool quick) {
+    // launch overhead: an empty kernel launched and waited for, on the host's clock
+    const int reps = quick ? 50 : 500;
+    std::vector<double> ms;
+    for (int i = 0; i < reps + 10; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        RIDGELINE_CUDA_CHECK(kernels::empty(ctx_.s()));
+        RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx_.s()));
+        const auto t1 = std::chrono::steady_clock::now();
+        if (i >= 10) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
+    c.launch_overhead_ms = ms[ms.size() / 2];
+    c.method["launch_overhead_ms"] = "empty kernel <<<1, 1>>> launched and synchronised, host clock, median of " +
+                                     std::to_string(reps);
+    // dispatch overhead: the smallest op through the backend (relu of one element), back to back on the stream
+    core::model_builder mb("dispatch");
+    mb.input("x", core::shape{1});
+    mb.then("relu", core::relu{});
+    const core::model_analysis g = core::analyze(mb.build(), core::dtype::fp32);
+    const auto data = backends::make_graph_data(g, core::dtype::fp32, 1);
+    auto prep = prepare(g, data);
+    const auto t = backends::measure([&] { prep->run(); }, timer_, ceilings_protocol(quick));
+    c.dispatch_overhead_ms = t.stats.median;
+    c.method["dispatch_overhead_ms"] = "relu of 1 element through the backend, back-to-back runs timed with CUDA "
+                                       "events, median of " + std::to_string(t.samples) + " samples";
+}
+
+}  // namespace
+
+std::unique_ptr<backends::backend> make_cuda_backend(int ordinal) { return std::make_unique<cuda_backend>(ordinal); }
+
+}  // namespace ridgeline::cuda

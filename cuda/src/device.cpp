@@ -1,0 +1,195 @@
+// Device discovery (never throws), library versions, the per-device context, the CUDA-event timer and
+// host <-> device data conversions.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "context.hpp"
+#include "ridgeline/cuda/cuda_backend.hpp"
+
+namespace ridgeline::cuda {
+
+namespace {
+
+struct device_probe {
+    int count = 0;
+    std::string error;
+};
+
+device_probe probe_devices() {
+    device_probe p;
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        const char* text = cudaGetErrorString(e);
+        p.error = text ? text : "cudaGetDeviceCount failed";
+        (void)cudaGetLastError();
+        return p;
+    }
+    if (n <= 0) {
+        p.error = "no CUDA-capable device is detected";
+        return p;
+    }
+    p.count = n;
+    return p;
+}
+
+const device_probe& probe() {
+    static const device_probe p = probe_devices();
+    return p;
+}
+
+}  // namespace
+
+int device_count() noexcept {
+    try {
+        return probe().count;
+    } catch (...) {  // allocating the message failed: still no device to offer
+        return 0;
+    }
+}
+
+std::string device_count_error() { return probe().error; }
+
+std::string runtime_version() {
+    int v = 0;
+    if (cudaRuntimeGetVersion(&v) != cudaSuccess) return "unknown";
+    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+std::string cudnn_version() {
+    // cuDNN 9 encodes its version as major * 10000 + minor * 100 + patch (cudnn_version.h, CUDNN_VERSION)
+    const std::size_t v = cudnnGetVersion();
+    return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
+}
+
+std::string cublas_version() {
+    int major = 0, minor = 0, patch = 0;
+    if (cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS ||
+        cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS ||
+        cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
+        return "unknown";
+    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+// ------------------------------------------------------------------------------------------ context
+
+device_context::device_context(int device) : ordinal(device) {
+    const int count = device_count();
+    if (count == 0) throw backends::backend_error("no CUDA device: " + device_count_error());
+    if (device < 0 || device >= count)
+        throw backends::backend_error("no CUDA device " + std::to_string(device) + ": this machine has " +
+                                      std::to_string(count) + " (cuda:0 to cuda:" + std::to_string(count - 1) + ")");
+    activate();
+    RIDGELINE_CUDA_CHECK(cudaGetDeviceProperties(&props, device));
+    work = make_stream();
+    blas = make_cublas();
+    RIDGELINE_CUDA_CHECK(cublasSetStream(blas.get(), work.get()));
+    // fp32 stays fp32: CUBLAS_DEFAULT_MATH never uses TF32 for CUBLAS_COMPUTE_32F (tf32 asks for it with
+    // CUBLAS_COMPUTE_32F_FAST_TF32 per call)
+    RIDGELINE_CUDA_CHECK(cublasSetMathMode(blas.get(), CUBLAS_DEFAULT_MATH));
+    blas_workspace = device_buffer(gemm_workspace_bytes);
+    RIDGELINE_CUDA_CHECK(cublasSetWorkspace(blas.get(), blas_workspace.get(), blas_workspace.bytes()));
+    blas_lt = make_cublaslt();
+    dnn = make_cudnn();
+    RIDGELINE_CUDA_CHECK(cudnnSetStream(dnn.get(), work.get()));
+}
+
+void device_context::activate() const { RIDGELINE_CUDA_CHECK(cudaSetDevice(ordinal)); }
+
+// ------------------------------------------------------------------------------------------ timer
+
+event_timer::event_timer(device_context& ctx) : ctx_(ctx), start_(make_event()), stop_(make_event()) {
+    std::vector<double> pairs;
+    for (int i = 0; i < 101; ++i) {
+        start();
+        pairs.push_back(stop_ms() * 1e6);
+    }
+    std::nth_element(pairs.begin(), pairs.begin() + 50, pairs.end());
+    overhead_ns_ = pairs[50];
+}
+
+void event_timer::start() { RIDGELINE_CUDA_CHECK(cudaEventRecord(start_.get(), ctx_.s())); }
+
+double event_timer::stop_ms() {
+    RIDGELINE_CUDA_CHECK(cudaEventRecord(stop_.get(), ctx_.s()));
+    RIDGELINE_CUDA_CHECK(cudaEventSynchronize(stop_.get()));
+    float ms = 0;
+    RIDGELINE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
+    return static_cast<double>(ms);
+}
+
+double time_per_call_ms(device_context& ctx, const std::function<void()>& work, int warmup, int reps) {
+    event a = make_event(), b = make_event();
+    for (int i = 0; i < warmup; ++i) work();
+    RIDGELINE_CUDA_CHECK(cudaEventRecord(a.get(), ctx.s()));
+    for (int i = 0; i < reps; ++i) work();
+    RIDGELINE_CUDA_CHECK(cudaEventRecord(b.get(), ctx.s()));
+    RIDGELINE_CUDA_CHECK(cudaEventSynchronize(b.get()));
+    float ms = 0;
+    RIDGELINE_CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
+    return static_cast<double>(ms) / std::max(1, reps);
+}
+
+// ------------------------------------------------------------------------------------------ data
+
+kernels::elem elem_of(core::dtype dt) {
+    switch (dt) {
+        case core::dtype::fp32:
+        case core::dtype::tf32: return kernels::elem::f32;
+        case core::dtype::fp16: return kernels::elem::f16;
+        case core::dtype::bf16: return kernels::elem::bf16;
+    }
+    return kernels::elem::f32;
+}
+
+std::vector<unsigned char> to_storage(const float* values, std::size_t n, core::dtype dt) {
+    const auto bytes = static_cast<std::size_t>(precision_of(dt).storage_bytes);
+    std::vector<unsigned char> out(n * bytes);
+    switch (dt) {
+        case core::dtype::fp32:
+        case core::dtype::tf32:
+            if (n) std::memcpy(out.data(), values, n * sizeof(float));
+            break;
+        case core::dtype::fp16:
+            for (std::size_t i = 0; i < n; ++i) {
+                const __half h = __float2half_rn(values[i]);
+                std::memcpy(out.data() + 2 * i, &h, 2);
+            }
+            break;
+        case core::dtype::bf16:
+            for (std::size_t i = 0; i < n; ++i) {
+                const __nv_bfloat16 h = __float2bfloat16_rn(values[i]);
+                std::memcpy(out.data() + 2 * i, &h, 2);
+            }
+            break;
+    }
+    return out;
+}
+
+void from_storage(const unsigned char* bytes, std::size_t n, core::dtype dt, float* out) {
+    switch (dt) {
+        case core::dtype::fp32:
+        case core::dtype::tf32:
+            if (n) std::memcpy(out, bytes, n * sizeof(float));
+            return;
+        case core::dtype::fp16:
+            for (std::size_t i = 0; i < n; ++i) {
+                __half h;
+                std::memcpy(&h, bytes + 2 * i, 2);
+                out[i] = __half2float(h);
+            }
+            return;
+        case core::dtype::bf16:
+            for (std::size_t i = 0; i < n; ++i) {
+                __nv_bfloat16 h;
+                std::memcpy(&h, bytes + 2 * i, 2);
+                out[i] = __bfloat162float(h);
+            }
+            return;
+    }
+}
+
+}  // namespace ridgeline::cuda

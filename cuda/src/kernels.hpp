@@ -1,0 +1,86 @@
+#pragma once
+// The backend's own CUDA kernels (kernels.cu): the ops cuBLAS and cuDNN do not cover the way PyTorch
+// defines them, plus the empty kernel of the launch-overhead ceiling. Each launcher enqueues on `stream`
+// and returns the launch's cudaError_t (cudaGetLastError after the launch) for the caller to check; a
+// launcher with no work (n == 0) launches nothing and returns cudaSuccess.
+//
+// Element types: activations and weights in the storage type (f32 for fp32 and tf32, f16, bf16),
+// normalisation parameters always in float, arithmetic always in float. Indices are 64-bit.
+// Semantics follow the reference loops (cpu/src/reference.cpp) operation for operation.
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace ridgeline::cuda::kernels {
+
+enum class elem : int { f32, f16, bf16 };
+enum class unary_op : int { relu, relu6, gelu_erf, gelu_tanh, tanh, sigmoid, scale };
+enum class binary_op : int { add, mul };
+
+inline constexpr int max_rank = 8;
+
+/// Row-major walk over `dims` (the output); element i of the output reads offset sum_d index_d * stride_x[d]
+/// of operand x. Unused dims: size 1.
+struct index_map {
+    int rank = 0;
+    std::int64_t dims[max_rank] = {};
+    std::int64_t stride_a[max_rank] = {};
+    std::int64_t stride_b[max_rank] = {};
+};
+
+/// 2-D pooling over planes (N x C) of in_h x in_w, as translate.hpp's pool_params.
+struct pool_geometry {
+    std::int64_t planes = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+    std::int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+    std::int64_t pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
+    bool count_include_pad = true;
+};
+
+/// y[i] = op(x[i]) for i < n (`alpha`: the factor of scale).
+cudaError_t unary(elem t, unary_op op, float alpha, const void* x, void* y, std::int64_t n, cudaStream_t stream);
+
+/// y[i] = a[i] op b[i] (map == nullptr: same shapes), or with the offsets of `map` (broadcasting).
+cudaError_t binary(elem t, binary_op op, const void* a, const void* b, void* y, std::int64_t n, const index_map* map,
+                   cudaStream_t stream);
+
+/// dst[i] = src[offset of i through map.stride_a]: a strided view made dense.
+cudaError_t strided_copy(elem t, const void* src, void* dst, const index_map& map, std::int64_t n, cudaStream_t stream);
+
+/// y[n, c, :] += bias[c] over an NCHW tensor (hw = H x W); bias in the storage type.
+cudaError_t bias_nchw(elem t, void* y, const void* bias, std::int64_t n, std::int64_t c, std::int64_t hw,
+                      cudaStream_t stream);
+
+/// y[n, c, :] = x[n, c, :] * scale[c] + shift[c] (BatchNorm in inference folded on the host).
+cudaError_t scale_shift_nchw(elem t, const void* x, void* y, const float* scale, const float* shift, std::int64_t n,
+                             std::int64_t c, std::int64_t hw, cudaStream_t stream);
+
+/// torch.nn.LayerNorm over the last `inner` elements of each of `rows` rows; gamma/beta may be null.
+cudaError_t layer_norm(elem t, const void* x, void* y, const float* gamma, const float* beta, std::int64_t rows,
+                       std::int64_t inner, float eps, cudaStream_t stream);
+
+/// softmax over the middle dim of [outer, size, inner].
+cudaError_t softmax(elem t, const void* x, void* y, std::int64_t outer, std::int64_t size, std::int64_t inner,
+                    cudaStream_t stream);
+
+cudaError_t max_pool(elem t, const void* x, void* y, const pool_geometry& g, cudaStream_t stream);
+cudaError_t avg_pool(elem t, const void* x, void* y, const pool_geometry& g, cudaStream_t stream);
+cudaError_t adaptive_avg_pool(elem t, const void* x, void* y, const pool_geometry& g, cudaStream_t stream);
+
+/// y[i, :] = table[ids[i], :] for i < count, rows of `dim` elements (copied in the storage type).
+cudaError_t embedding(elem t, const std::int64_t* ids, const void* table, void* y, std::int64_t count, std::int64_t dim,
+                      cudaStream_t stream);
+
+/// Copies planes of h x w into the interior of planes of hp x wp at (top, left); the border is left as is
+/// (zeroed once when the buffer is made).
+cudaError_t pad_copy(elem t, const void* x, void* y, std::int64_t planes, std::int64_t h, std::int64_t w,
+                     std::int64_t hp, std::int64_t wp, std::int64_t top, std::int64_t left, cudaStream_t stream);
+
+/// y[i] = a hash of (seed, i) mapped to [-1, 1): non-trivial inputs for the ceilings' GEMMs and copies
+/// (zeros would let the hardware save power and run faster than on real data).
+cudaError_t fill_random(elem t, void* y, std::int64_t n, std::uint32_t seed, cudaStream_t stream);
+
+/// A kernel that does nothing, one block of one thread: the launch-overhead ceiling.
+cudaError_t empty(cudaStream_t stream);
+
+}  // namespace ridgeline::cuda::kernels

@@ -1,0 +1,411 @@
+#include "ridgeline/cuda/translate.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+
+#include "ridgeline/backends/backend.hpp"
+
+namespace ridgeline::cuda {
+
+// ------------------------------------------------------------------------------------------ data types
+
+precision precision_of(core::dtype dt) {
+    switch (dt) {
+        case core::dtype::fp32:
+            return {4, "CUDA_R_32F", "CUBLAS_COMPUTE_32F", "CUDNN_FMA_MATH", false, "fp32 (FMA, TF32 off)"};
+        case core::dtype::tf32:
+            return {4, "CUDA_R_32F", "CUBLAS_COMPUTE_32F_FAST_TF32", "CUDNN_TENSOR_OP_MATH", true,
+                    "tf32 (fp32 storage, TF32 tensor cores)"};
+        case core::dtype::fp16:
+            return {2, "CUDA_R_16F", "CUBLAS_COMPUTE_32F", "CUDNN_TENSOR_OP_MATH", true,
+                    "fp16 (tensor cores, fp32 accumulation)"};
+        case core::dtype::bf16:
+            return {2, "CUDA_R_16BF", "CUBLAS_COMPUTE_32F", "CUDNN_TENSOR_OP_MATH", true,
+                    "bf16 (tensor cores, fp32 accumulation)"};
+    }
+    throw backends::backend_error("unknown data type");
+}
+
+bool math_allowed(core::dtype dt, std::string_view math, int compute_capability_major) {
+    if (dt == core::dtype::fp32)
+        return math == "CUDNN_FMA_MATH" || (math == "CUDNN_DEFAULT_MATH" && compute_capability_major < 8);
+    return math != "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
+}
+
+// ------------------------------------------------------------------------------------------ GEMM
+
+int to_int(std::int64_t v, std::string_view what) {
+    if (v < 0 || v > INT_MAX)
+        throw backends::unsupported(std::string(what) + " = " + std::to_string(v) +
+                                    " does not fit the 32-bit int that cuBLAS and cuDNN take");
+    return static_cast<int>(v);
+}
+
+gemm_shape linear_gemm(std::int64_t rows, std::int64_t in_features, std::int64_t out_features) {
+    gemm_shape g;
+    g.trans_a = true;
+    g.trans_b = false;
+    g.m = out_features;
+    g.n = rows;
+    g.k = in_features;
+    g.lda = in_features;
+    g.ldb = in_features;
+    g.ldc = out_features;
+    return g;
+}
+
+namespace {
+
+/// Strides, in units of whole matrices, of a batch shape `in` read as `out` under broadcasting.
+std::vector<std::int64_t> batch_strides(const std::vector<std::int64_t>& in, const std::vector<std::int64_t>& out,
+                                        std::int64_t matrix) {
+    std::vector<std::int64_t> s(out.size(), 0);
+    std::int64_t step = matrix;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        const std::size_t din = in.size() - 1 - i;
+        const std::size_t dout = out.size() - 1 - i;
+        s[dout] = in[din] == 1 ? 0 : step;
+        step *= in[din];
+    }
+    return s;
+}
+
+}  // namespace
+
+batched_gemm matmul_gemm(const core::shape& a, const core::shape& b, const core::shape& out) {
+    if (a.rank() < 2 || b.rank() < 2 || out.rank() < 2)
+        throw backends::backend_error("matmul: both inputs need rank >= 2 (got " + a.to_string() + " and " +
+                                      b.to_string() + ")");
+    const auto& da = a.dims();
+    const auto& db = b.dims();
+    const auto& dc = out.dims();
+    const std::int64_t M = da[da.size() - 2], K = da[da.size() - 1], N = db[db.size() - 1];
+    if (db[db.size() - 2] != K || dc[dc.size() - 2] != M || dc[dc.size() - 1] != N)
+        throw backends::backend_error("matmul: shapes " + a.to_string() + " x " + b.to_string() + " -> " +
+                                      out.to_string() + " do not agree");
+    batched_gemm r;
+    r.gemm.trans_a = false;
+    r.gemm.trans_b = false;
+    r.gemm.m = N;
+    r.gemm.n = M;
+    r.gemm.k = K;
+    r.gemm.lda = N;
+    r.gemm.ldb = K;
+    r.gemm.ldc = N;
+    r.stride_c = M * N;
+    const std::vector<std::int64_t> ba(da.begin(), da.end() - 2), bb(db.begin(), db.end() - 2),
+        bc(dc.begin(), dc.end() - 2);
+    r.batch = 1;
+    for (auto d : bc) r.batch *= d;
+    const auto sa = batch_strides(bb, bc, K * N);  // cuBLAS's A is the layer's B
+    const auto sb = batch_strides(ba, bc, M * K);  // cuBLAS's B is the layer's A
+    r.offset_a.assign(static_cast<std::size_t>(r.batch), 0);
+    r.offset_b.assign(static_cast<std::size_t>(r.batch), 0);
+    std::vector<std::int64_t> index(bc.size(), 0);
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+        std::int64_t oa = 0, ob = 0;
+        for (std::size_t d = 0; d < bc.size(); ++d) {
+            oa += index[d] * sa[d];
+            ob += index[d] * sb[d];
+        }
+        r.offset_a[static_cast<std::size_t>(i)] = oa;
+        r.offset_b[static_cast<std::size_t>(i)] = ob;
+        for (std::size_t d = bc.size(); d-- > 0;) {  // odometer, last dim fastest
+            if (++index[d] < bc[d]) break;
+            index[d] = 0;
+        }
+    }
+    auto uniform = [](const std::vector<std::int64_t>& off, std::int64_t& stride) {
+        stride = off.size() > 1 ? off[1] - off[0] : 0;
+        for (std::size_t i = 0; i < off.size(); ++i)
+            if (off[i] != static_cast<std::int64_t>(i) * stride) return false;
+        return true;
+    };
+    r.uniform = uniform(r.offset_a, r.stride_a) && uniform(r.offset_b, r.stride_b);
+    if (!r.uniform) r.stride_a = r.stride_b = 0;
+    return r;
+}
+
+// ------------------------------------------------------------------------------------------ convolution
+
+conv_params conv2d_params(const core::conv2d& op, const core::shape& in, const core::shape& out) {
+    if (in.rank() != 4 || out.rank() != 4)
+        throw backends::backend_error("conv2d: input and output must be NCHW (got " + in.to_string() + " -> " +
+                                      out.to_string() + ")");
+    const core::padding2d p = op.resolved_padding();
+    conv_params c;
+    c.n = in[0];
+    c.c = in[1];
+    c.in_h = in[2];
+    c.in_w = in[3];
+    c.k = op.out_channels;
+    c.c_per_group = op.in_channels / op.groups;
+    c.r = op.kernel_size.h;
+    c.s = op.kernel_size.w;
+    c.pad_h = std::min(p.top, p.bottom);
+    c.pad_w = std::min(p.left, p.right);
+    c.pre_top = p.top - c.pad_h;
+    c.pre_bottom = p.bottom - c.pad_h;
+    c.pre_left = p.left - c.pad_w;
+    c.pre_right = p.right - c.pad_w;
+    c.h = c.in_h + c.pre_top + c.pre_bottom;
+    c.w = c.in_w + c.pre_left + c.pre_right;
+    c.stride_h = op.stride.h;
+    c.stride_w = op.stride.w;
+    c.dilation_h = op.dilation.h;
+    c.dilation_w = op.dilation.w;
+    c.groups = op.groups;
+    c.out_h = 1 + (c.h + 2 * c.pad_h - ((c.r - 1) * c.dilation_h + 1)) / c.stride_h;
+    c.out_w = 1 + (c.w + 2 * c.pad_w - ((c.s - 1) * c.dilation_w + 1)) / c.stride_w;
+    if (out[0] != c.n || out[1] != c.k || out[2] != c.out_h || out[3] != c.out_w)
+        throw backends::backend_error("conv2d: cuDNN's output " + std::to_string(c.n) + "x" + std::to_string(c.k) + "x" +
+                                      std::to_string(c.out_h) + "x" + std::to_string(c.out_w) +
+                                      " differs from the layer's " + out.to_string());
+    return c;
+}
+
+// ------------------------------------------------------------------------------------------ pooling
+
+namespace {
+
+std::int64_t right_pad(std::int64_t in, std::int64_t out, std::int64_t kernel, std::int64_t stride,
+                       std::int64_t pad, std::int64_t dilation) {
+    const std::int64_t extent = (kernel - 1) * dilation + 1;
+    return std::max<std::int64_t>(0, (out - 1) * stride + extent - in - pad);
+}
+
+pool_params base_pool(const core::shape& in, const core::shape& out) {
+    if (in.rank() != 4 || out.rank() != 4)
+        throw backends::backend_error("pooling: input and output must be NCHW (got " + in.to_string() + " -> " +
+                                      out.to_string() + ")");
+    pool_params p;
+    p.planes = in[0] * in[1];
+    p.in_h = in[2];
+    p.in_w = in[3];
+    p.out_h = out[2];
+    p.out_w = out[3];
+    return p;
+}
+
+}  // namespace
+
+pool_params max_pool_params(const core::max_pool2d& op, const core::shape& in, const core::shape& out) {
+    pool_params p = base_pool(in, out);
+    p.kernel_h = op.kernel_size.h;
+    p.kernel_w = op.kernel_size.w;
+    p.stride_h = op.stride.h;
+    p.stride_w = op.stride.w;
+    p.pad_h = op.padding.h;
+    p.pad_w = op.padding.w;
+    p.dilation_h = op.dilation.h;
+    p.dilation_w = op.dilation.w;
+    p.pad_bottom = right_pad(p.in_h, p.out_h, p.kernel_h, p.stride_h, p.pad_h, p.dilation_h);
+    p.pad_right = right_pad(p.in_w, p.out_w, p.kernel_w, p.stride_w, p.pad_w, p.dilation_w);
+    return p;
+}
+
+pool_params avg_pool_params(const core::avg_pool2d& op, const core::shape& in, const core::shape& out) {
+    pool_params p = base_pool(in, out);
+    p.kernel_h = op.kernel_size.h;
+    p.kernel_w = op.kernel_size.w;
+    p.stride_h = op.stride.h;
+    p.stride_w = op.stride.w;
+    p.pad_h = op.padding.h;
+    p.pad_w = op.padding.w;
+    p.count_include_pad = op.count_include_pad;
+    p.pad_bottom = right_pad(p.in_h, p.out_h, p.kernel_h, p.stride_h, p.pad_h, 1);
+    p.pad_right = right_pad(p.in_w, p.out_w, p.kernel_w, p.stride_w, p.pad_w, 1);
+    return p;
+}
+
+pool_params adaptive_pool_params(const core::shape& in, const core::shape& out) {
+    pool_params p = base_pool(in, out);
+    p.count_include_pad = false;
+    return p;
+}
+
+// ------------------------------------------------------------------------------------------ layouts
+
+std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& dims) {
+    std::vector<std::int64_t> s(dims.size(), 1);
+    for (std::size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+    return s;
+}
+
+strided_view dense_view(const core::shape& s) { return {s.dims(), row_major_strides(s.dims()), 0}; }
+
+bool is_dense(const strided_view& v) {
+    // dims of size 1 may carry any stride
+    const auto want = row_major_strides(v.dims);
+    for (std::size_t i = 0; i < v.dims.size(); ++i)
+        if (v.dims[i] != 1 && v.strides[i] != want[i]) return false;
+    return true;
+}
+
+strided_view transpose_view(const strided_view& v, std::int64_t dim0, std::int64_t dim1) {
+    strided_view t = v;
+    const std::size_t a = core::normalize_dim(dim0, v.dims.size(), "transpose");
+    const std::size_t b = core::normalize_dim(dim1, v.dims.size(), "transpose");
+    std::swap(t.dims[a], t.dims[b]);
+    std::swap(t.strides[a], t.strides[b]);
+    return t;
+}
+
+strided_view slice_view(const strided_view& v, const core::slice& op, std::int64_t size) {
+    strided_view t = v;
+    const std::size_t d = core::normalize_dim(op.dim, v.dims.size(), "slice");
+    const std::int64_t n = v.dims[d];
+    std::int64_t start = op.start;
+    if (start < 0) start = start < -n ? 0 : start + n;
+    start = std::min(start, n);
+    t.offset += start * v.strides[d];
+    t.dims[d] = size;
+    t.strides[d] = v.strides[d] * op.step;
+    return t;
+}
+
+std::vector<std::int64_t> broadcast_strides(const core::shape& in, const core::shape& out) {
+    const auto& di = in.dims();
+    const auto& dout = out.dims();
+    std::vector<std::int64_t> s(dout.size(), 0);
+    std::int64_t step = 1;
+    for (std::size_t i = 0; i < di.size() && i < dout.size(); ++i) {
+        const std::size_t a = di.size() - 1 - i;
+        const std::size_t b = dout.size() - 1 - i;
+        s[b] = di[a] == 1 ? 0 : step;
+        step *= di[a];
+    }
+    return s;
+}
+
+strided_walk coalesce(const strided_walk& w) {
+    strided_walk r;
+    for (std::size_t d = 0; d < w.dims.size(); ++d) {
+        if (w.dims[d] == 1) continue;
+        if (!r.dims.empty()) {
+            const std::size_t last = r.dims.size() - 1;
+            if (r.strides_a[last] == w.strides_a[d] * w.dims[d] && r.strides_b[last] == w.strides_b[d] * w.dims[d]) {
+                r.dims[last] *= w.dims[d];
+                r.strides_a[last] = w.strides_a[d];
+                r.strides_b[last] = w.strides_b[d];
+                continue;
+            }
+        }
+        r.dims.push_back(w.dims[d]);
+        r.strides_a.push_back(w.strides_a[d]);
+        r.strides_b.push_back(w.strides_b[d]);
+    }
+    if (r.dims.empty()) {
+        r.dims = {1};
+        r.strides_a = {0};
+        r.strides_b = {0};
+    }
+    return r;
+}
+
+axis_split split_at(const core::shape& s, std::int64_t dim) {
+    const std::size_t d = core::normalize_dim(dim, s.rank(), "softmax");
+    axis_split a;
+    for (std::size_t i = 0; i < s.rank(); ++i) {
+        if (i < d) a.outer *= s[i];
+        else if (i == d) a.size = s[i];
+        else a.inner *= s[i];
+    }
+    return a;
+}
+
+// ------------------------------------------------------------------------------------------ algorithms
+
+std::optional<std::size_t> pick_fastest(const std::vector<algo_candidate>& candidates, std::int64_t workspace_limit) {
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        const auto& c = candidates[i];
+        if (!c.ran || !c.allowed || c.workspace_bytes > workspace_limit || !(c.time_ms >= 0)) continue;
+        if (!best) {
+            best = i;
+            continue;
+        }
+        const auto& b = candidates[*best];
+        if (c.time_ms < b.time_ms || (c.time_ms == b.time_ms && c.workspace_bytes < b.workspace_bytes)) best = i;
+    }
+    return best;
+}
+
+std::string format_bytes(std::int64_t bytes) {
+    char buf[64];
+    const double b = static_cast<double>(bytes);
+    if (bytes < 1024)
+        std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
+    else if (bytes < 1024 * 1024)
+        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+    else if (bytes < 1024LL * 1024 * 1024)
+        std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024.0));
+    else
+        std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024.0 * 1024.0));
+    return buf;
+}
+
+std::string describe_choice(std::string_view library, const std::vector<algo_candidate>& candidates,
+                            std::size_t chosen) {
+    const algo_candidate& c = candidates.at(chosen);
+    std::size_t tried = 0;
+    for (const auto& k : candidates) tried += k.ran ? 1 : 0;
+    std::string s(library);
+    s += " " + c.name;
+    if (!c.math.empty()) s += " " + c.math;
+    s += " ws " + format_bytes(c.workspace_bytes);
+    s += " (fastest of " + std::to_string(tried) + ")";
+    return s;
+}
+
+std::string conv_fwd_algo_name(int algo) {
+    // cudnnConvolutionFwdAlgo_t, cudnn_ops.h (values checked against the header in cuda_graph.cpp)
+    static const char* const names[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT",
+                                        "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED"};
+    if (algo >= 0 && algo < static_cast<int>(std::size(names))) return names[algo];
+    return "ALGO_" + std::to_string(algo);
+}
+
+// ------------------------------------------------------------------------------------------ ceilings
+
+double gemm_gflops(std::int64_t m, std::int64_t n, std::int64_t k, double time_ms) {
+    if (!(time_ms > 0)) return 0;
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (time_ms * 1e-3) / 1e9;
+}
+
+double copy_gbs(std::int64_t bytes, double time_ms) {
+    if (!(time_ms > 0)) return 0;
+    return 2.0 * static_cast<double>(bytes) / (time_ms * 1e-3) / 1e9;
+}
+
+double theoretical_bandwidth_gbs(std::int64_t memory_clock_khz, std::int64_t bus_width_bits) {
+    return 2.0 * static_cast<double>(memory_clock_khz) * 1e3 * static_cast<double>(bus_width_bits) / 8.0 / 1e9;
+}
+
+std::int64_t flush_bytes(std::int64_t l2_bytes) {
+    const std::int64_t mib = 1 << 20;
+    const std::int64_t want = std::max<std::int64_t>(2 * l2_bytes, 8 * mib);
+    return (want + mib - 1) / mib * mib;
+}
+
+std::int64_t copy_bench_bytes(std::int64_t l2_bytes, std::int64_t free_bytes, bool quick) {
+    const std::int64_t mib = 1 << 20;
+    std::int64_t want = std::max<std::int64_t>(8 * l2_bytes, (quick ? 64 : 256) * mib);
+    if (free_bytes > 0) want = std::min(want, free_bytes / 4);
+    return std::max<std::int64_t>(mib, want / mib * mib);
+}
+
+std::vector<std::int64_t> working_set_sizes(std::int64_t max_bytes) {
+    std::vector<std::int64_t> sizes;
+    for (std::int64_t s = 256 * 1024; s <= max_bytes; s *= 2) sizes.push_back(s);
+    return sizes;
+}
+
+std::int64_t roof_gemm_size(core::dtype dt, bool quick) {
+    const std::int64_t full = dt == core::dtype::fp32 ? 4096 : 8192;
+    return quick ? full / 4 : full;
+}
+
+}  // namespace ridgeline::cuda

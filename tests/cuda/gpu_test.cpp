@@ -1,0 +1,260 @@
+// The CUDA backend on a device (ctest label `gpu`): every op against the reference loops in fp32, tf32,
+// fp16 and bf16, graphs with views and residuals end to end, graph replay, the event timer, the cache
+// flush and the ceilings. Every test skips with the driver's reason where there is no device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ridgeline/backends/profiler.hpp"
+#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/core/zoo.hpp"
+#include "ridgeline/cpu/cpu_backends.hpp"
+#include "ridgeline/cpu/reference.hpp"
+#include "ridgeline/cuda/cuda_backend.hpp"
+
+using namespace ridgeline;
+
+namespace {
+
+struct problem {
+    std::string layer;
+    std::vector<core::shape> inputs;
+};
+
+core::model_analysis one_layer_graph(const problem& p, core::dtype dt) {
+    core::op o = core::parse_op(p.layer);
+    core::model_builder b("t");
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < p.inputs.size(); ++i) {
+        names.push_back("in" + std::to_string(i));
+        b.input(names.back(), p.inputs[i], std::holds_alternative<core::embedding>(o));
+    }
+    b.add("op", o, names);
+    return core::analyze(b.build(), dt);
+}
+
+/// The backend on device 0, made once for the whole test program.
+backends::backend* gpu() {
+    static std::unique_ptr<backends::backend> b = cuda::device_count() > 0 ? cuda::make_cuda_backend(0) : nullptr;
+    return b.get();
+}
+
+#define REQUIRE_GPU()                                                                       \
+    do {                                                                                    \
+        if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: " << cuda::device_count_error(); \
+    } while (0)
+
+/// Runs `g` on the GPU (outputs poisoned first) and on the reference backend, from the same data.
+backends::verification_result check_graph(const core::model_analysis& g, core::dtype dt, std::uint64_t seed = 7) {
+    const auto data = backends::make_graph_data(g, dt, seed);
+    auto prep = gpu()->prepare(g, data);
+    prep->poison_outputs();
+    prep->run();
+    const auto got = prep->outputs();
+    auto ref = cpu::make_reference_backend(0);
+    auto rprep = ref->prepare(g, data);
+    rprep->run();
+    return backends::compare_outputs(got, rprep->outputs(), backends::verification_tolerance(dt));
+}
+
+const std::vector<problem>& every_op() {
+    static const std::vector<problem> problems = {
+        {"linear:in_features=33,out_features=17", {{5, 33}}},
+        {"linear:in_features=64,out_features=32,bias=false", {{2, 3, 64}}},
+        {"linear:in_features=768,out_features=3072", {{128, 768}}},
+        {"matmul", {{2, 3, 7, 5}, {2, 3, 5, 9}}},
+        {"matmul", {{1, 7, 5}, {4, 5, 3}}},            // broadcast batch: strided with stride 0
+        {"matmul", {{1, 3, 2, 4}, {2, 1, 4, 6}}},      // irregular broadcast: pointer arrays
+        {"matmul", {{12, 64, 64}, {12, 64, 128}}},
+        {"embedding:num_embeddings=50,embedding_dim=12", {{2, 9}}},
+        {"conv2d:in_channels=3,out_channels=8,kernel_size=3,padding=1", {{2, 3, 11, 13}}},
+        {"conv2d:in_channels=16,out_channels=24,kernel_size=3x5,stride=2x1,padding=1x2,bias=false", {{1, 16, 17, 19}}},
+        {"conv2d:in_channels=12,out_channels=12,kernel_size=3,padding=2,dilation=2,groups=12", {{1, 12, 15, 15}}},
+        {"conv2d:in_channels=12,out_channels=18,kernel_size=3,groups=3,padding=0x1x1x0", {{1, 12, 9, 10}}},
+        {"conv2d:in_channels=8,out_channels=8,kernel_size=4,padding=same", {{1, 8, 10, 10}}},
+        {"conv2d:in_channels=64,out_channels=64,kernel_size=3,padding=1,bias=false", {{4, 64, 28, 28}}},
+        {"conv2d:in_channels=3,out_channels=64,kernel_size=7,stride=2,padding=3,bias=false", {{2, 3, 64, 64}}},
+        {"batch_norm2d:num_features=16", {{2, 16, 7, 7}}},
+        {"batch_norm2d:num_features=5,affine=false", {{1, 5, 4, 6}}},
+        {"layer_norm:normalized_shape=24", {{3, 5, 24}}},
+        {"layer_norm:normalized_shape=4x6,eps=1e-12", {{3, 4, 6}}},
+        {"layer_norm:normalized_shape=768", {{2, 16, 768}}},
+        {"relu", {{2, 16, 5, 5}}},
+        {"relu6", {{3, 7}}},
+        {"gelu", {{4, 9}}},
+        {"gelu:approximate=tanh", {{4, 9}}},
+        {"tanh", {{4, 9}}},
+        {"sigmoid", {{4, 9}}},
+        {"scale:factor=0.125", {{4, 9}}},
+        {"softmax", {{3, 4, 10}}},
+        {"softmax", {{2, 1000}}},
+        {"softmax:dim=1", {{3, 4, 10}}},
+        {"add", {{2, 3, 4}, {2, 3, 4}}},
+        {"add", {{2, 8, 5, 5}, {8, 1, 1}}},
+        {"mul", {{4, 1, 6}, {1, 5, 1}}},  // both inputs broadcast
+        {"max_pool2d:kernel_size=3,stride=2,padding=1", {{2, 4, 11, 11}}},
+        {"max_pool2d:kernel_size=2,ceil_mode=true", {{1, 3, 5, 7}}},
+        {"max_pool2d:kernel_size=3,stride=2,dilation=2", {{1, 2, 13, 13}}},
+        {"avg_pool2d:kernel_size=3,stride=2,padding=1", {{1, 4, 9, 9}}},
+        {"avg_pool2d:kernel_size=3,stride=2,padding=1,ceil_mode=true,count_include_pad=true", {{1, 2, 6, 6}}},
+        {"avg_pool2d:kernel_size=2,ceil_mode=true,count_include_pad=false", {{1, 2, 5, 5}}},
+        {"adaptive_avg_pool2d:output_size=1", {{2, 8, 7, 7}}},
+        {"adaptive_avg_pool2d:output_size=3x2", {{1, 2, 7, 5}}},  // windows of different sizes
+        {"concat:dim=1", {{2, 3, 4, 4}, {2, 5, 4, 4}}},
+        {"concat:dim=0", {{2, 3}, {4, 3}}},
+        {"concat:dim=-1", {{2, 3, 2}, {2, 3, 5}, {2, 3, 1}}},
+    };
+    return problems;
+}
+
+}  // namespace
+
+class CudaEveryOp : public testing::TestWithParam<core::dtype> {};
+
+TEST_P(CudaEveryOp, MatchesTheReference) {
+    REQUIRE_GPU();
+    const core::dtype dt = GetParam();
+    for (const auto& p : every_op()) {
+        const auto g = one_layer_graph(p, dt);
+        const auto s = gpu()->supports(g.layers[0], dt);
+        if (!s.supported) GTEST_SKIP() << s.reason;
+        try {
+            const auto v = check_graph(g, dt);
+            EXPECT_EQ(v.state, "passed") << p.layer << " " << g.inputs[0].dims.to_string() << ": " << v.message
+                                         << " (rel L2 " << v.rel_l2_error << ")";
+            EXPECT_EQ(v.unwritten, 0) << p.layer;
+        } catch (const std::exception& e) {
+            ADD_FAILURE() << p.layer << " " << core::to_string(dt) << ": " << e.what();
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(DataTypes, CudaEveryOp,
+                         testing::Values(core::dtype::fp32, core::dtype::tf32, core::dtype::fp16, core::dtype::bf16),
+                         [](const testing::TestParamInfo<core::dtype>& i) { return std::string(core::to_string(i.param)); });
+
+TEST(CudaGraph, ViewsAndResidualsEndToEnd) {
+    REQUIRE_GPU();
+    // x -> transpose -> slice -> relu, a flatten of a strided view, a residual add, a view as an output
+    core::model_builder b("views");
+    b.input("x", {2, 6, 8});
+    b.add("t", core::parse_op("transpose:dim0=1,dim1=2"), {"x"});            // 2x8x6, strided
+    b.add("s", core::parse_op("slice:dim=2,start=1,end=5"), {"t"});          // 2x8x4, strided
+    b.add("r", core::parse_op("relu"), {"s"});                               // dense copy, then relu
+    b.add("f", core::parse_op("flatten:start_dim=1"), {"s"});                // a strided view made dense
+    b.add("l", core::parse_op("linear:in_features=32,out_features=32"), {"f"});
+    b.add("back", core::parse_op("reshape:shape=0x8x4"), {"l"});
+    b.add("sum", core::parse_op("add"), {"back", "r"});
+    b.add("out", core::parse_op("transpose:dim0=0,dim1=1"), {"sum"});        // an output that is a view
+    for (core::dtype dt : {core::dtype::fp32, core::dtype::bf16}) {
+        const auto g = core::analyze(b.build(), dt);
+        const auto v = check_graph(g, dt);
+        EXPECT_EQ(v.state, "passed") << core::to_string(dt) << ": " << v.message;
+    }
+}
+
+TEST(CudaGraph, ResNetBlockAndBertLayerMatchTheReference) {
+    REQUIRE_GPU();
+    for (const char* name : {"resnet18", "bert_base"}) {
+        core::model m = core::build_zoo_model(name);
+        const auto g = core::analyze(m, core::dtype::fp32);
+        const auto v = check_graph(g, core::dtype::fp32);
+        // deep models accumulate rounding differences: the fp32 tolerance applies to the whole model
+        EXPECT_EQ(v.state, "passed") << name << ": " << v.message;
+    }
+}
+
+TEST(CudaGraph, GraphReplayGivesTheSameOutputs) {
+    REQUIRE_GPU();
+    const auto g = one_layer_graph({"conv2d:in_channels=16,out_channels=16,kernel_size=3,padding=1", {{2, 16, 12, 12}}},
+                                   core::dtype::fp32);
+    const auto data = backends::make_graph_data(g, core::dtype::fp32, 3);
+    auto prep = gpu()->prepare(g, data);
+    prep->run();
+    const auto direct = prep->outputs();
+    ASSERT_TRUE(prep->enable_graph_replay());
+    EXPECT_NE(prep->notes().find("cuda graph"), std::string::npos) << prep->notes();
+    prep->poison_outputs();
+    prep->run();
+    const auto replayed = prep->outputs();
+    ASSERT_EQ(direct.size(), replayed.size());
+    EXPECT_EQ(direct[0].data, replayed[0].data);  // the same kernels on the same data: bitwise equal
+}
+
+TEST(CudaBackend, DeviceDescription) {
+    REQUIRE_GPU();
+    const auto d = gpu()->device();
+    EXPECT_EQ(d.backend, "cuda:0");
+    EXPECT_EQ(d.kind, "gpu");
+    EXPECT_FALSE(d.name.empty());
+    EXPECT_GT(d.cores, 0);
+    EXPECT_EQ(d.isa.rfind("sm_", 0), 0u);
+    EXPECT_GT(d.memory_bytes, 0);
+    EXPECT_GT(d.last_level_cache_bytes, 0);
+    std::map<std::string, std::string> details(d.details.begin(), d.details.end());
+    for (const char* key : {"compute_capability", "sm_clock_mhz", "memory_bus_width_bits", "driver", "runtime", "cublas",
+                            "cudnn"})
+        EXPECT_TRUE(details.count(key)) << key;
+    EXPECT_GT(gpu()->free_memory_bytes(), 0);
+}
+
+TEST(CudaBackend, EventTimerAndColdCache) {
+    REQUIRE_GPU();
+    auto& timer = gpu()->timer();
+    EXPECT_EQ(timer.name(), "cuda_event");
+    EXPECT_GT(timer.resolution_ns(), 0);
+    EXPECT_GE(timer.overhead_ns(), 0);
+    const auto g = one_layer_graph({"linear:in_features=1024,out_features=1024", {{256, 1024}}}, core::dtype::fp16);
+    const auto data = backends::make_graph_data(g, core::dtype::fp16, 1);
+    auto prep = gpu()->prepare(g, data);
+    EXPECT_NE(prep->notes().find("cublasLt"), std::string::npos) << prep->notes();
+    for (auto mode : {backends::cache_mode::hot, backends::cache_mode::cold}) {
+        backends::timing_options o = backends::timing_options::quick();
+        o.cache = mode;
+        const auto t = backends::measure([&] { prep->run(); }, timer, o, [&] { gpu()->flush_cache(); });
+        EXPECT_GT(t.samples, 0) << backends::to_string(mode);
+        // 256 x 1024 x 1024 MACs take microseconds, never seconds, and never zero
+        EXPECT_GT(t.stats.median, 0.0) << backends::to_string(mode);
+        EXPECT_LT(t.stats.median, 100.0) << backends::to_string(mode);
+    }
+}
+
+TEST(CudaBackend, ProfilerEndToEndWithGraphReplay) {
+    REQUIRE_GPU();
+    const auto a = core::analyze(core::build_zoo_model("resnet18"), core::dtype::bf16);
+    backends::profile_options o;
+    o.timing = backends::timing_options::quick();
+    o.graph_replay = true;
+    const auto r = backends::profile_model(a, *gpu(), o);
+    EXPECT_EQ(r.end_to_end_state, "measured") << r.end_to_end_reason;
+    EXPECT_EQ(r.graph_replay_state, "measured") << r.graph_replay_reason;
+    for (const auto& l : r.layers) {
+        if (l.state == "view") continue;
+        EXPECT_EQ(l.state, "measured") << l.analysis.layer.name << ": " << l.reason;
+        EXPECT_EQ(l.verification.state, "passed") << l.analysis.layer.name << ": " << l.verification.message;
+        EXPECT_FALSE(l.implementation.empty()) << l.analysis.layer.name;
+        EXPECT_TRUE(std::isfinite(l.host_ms_per_run)) << l.analysis.layer.name;
+    }
+}
+
+TEST(CudaBackend, QuickCeilings) {
+    REQUIRE_GPU();
+    backends::ceilings_options o;
+    o.quick = true;
+    const auto c = gpu()->measure_ceilings(o);
+    EXPECT_EQ(c.backend, "cuda:0");
+    EXPECT_GT(c.peak_gflops.at("fp32"), 0);
+    EXPECT_GT(c.bandwidth_gbs, 0);
+    EXPECT_EQ(c.bandwidth_gbs, c.copy_gbs);
+    EXPECT_FALSE(c.working_set_gbs.empty());
+    EXPECT_GT(c.launch_overhead_ms, 0);
+    EXPECT_GT(c.dispatch_overhead_ms, 0);
+    EXPECT_GT(c.last_level_cache_bytes, 0);
+    EXPECT_TRUE(c.method.count("peak_gflops.bf16"));
+    EXPECT_TRUE(c.method.count("datasheet"));
+}
+
+TEST(CudaBackend, UnknownOrdinalIsAnError) {
+    REQUIRE_GPU();
+    EXPECT_THROW((void)cuda::make_cuda_backend(cuda::device_count()), backends::backend_error);
+}
