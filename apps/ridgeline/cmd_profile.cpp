@@ -70,6 +70,7 @@ struct profile_command {
     bool quick = false;
     bool no_verify = false;
     bool no_end_to_end = false;
+    bool graph = false;
     std::string cache = "hot";
     std::uint64_t seed = 20261130;
     backends::timing_options timing;
@@ -113,6 +114,7 @@ struct profile_command {
         o.timing = timing_settings();
         o.verify = !no_verify;
         o.end_to_end = !no_end_to_end;
+        o.graph_replay = graph;
         o.seed = seed;
         o.weights = m.weights;  // the file's real weights (ONNX); random where null
         o.stop = &g_stop;
@@ -186,6 +188,9 @@ void register_profile(CLI::App& cli, runner_list& runners) {
     sub->add_flag("--quick", cmd->quick, "A fast look: >= 5 samples, 5% noise target, <= 0.2 s per layer");
     sub->add_flag("--no-verify", cmd->no_verify, "Do not compare outputs with the reference");
     sub->add_flag("--no-end-to-end", cmd->no_end_to_end, "Do not time the whole forward pass");
+    sub->add_flag("--graph", cmd->graph,
+                  "Also time the forward pass replayed as one CUDA Graph (cuda only): the difference to the "
+                  "end-to-end time is launch overhead");
     sub->add_option("--seed", cmd->seed, "Seed of the random inputs and weights");
     cmd->out.add_to(*sub);
     sub->footer(

@@ -109,6 +109,18 @@ std::int64_t bytes_needed(const core::layer_analysis& la, core::dtype dt) {
     return core::checked::mul(core::checked::mul(elems, core::size_bytes(dt), "bytes needed"), 2, "bytes needed");
 }
 
+/// A named range on the backend's tracing tools (NVTX on CUDA) for the guard's lifetime.
+class range_guard {
+public:
+    range_guard(backend& b, const std::string& name) : b_(b) { b_.push_range(name); }
+    ~range_guard() { b_.pop_range(); }
+    range_guard(const range_guard&) = delete;
+    range_guard& operator=(const range_guard&) = delete;
+
+private:
+    backend& b_;
+};
+
 std::string describe_bytes(std::int64_t b) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
@@ -183,6 +195,7 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
             p.verification.state = "skipped";
             p.verification.message = o.verify ? "the backend is the reference" : "--no-verify";
         }
+        const range_guard range(b, la.layer.name);
         timing_result t = measure([&] { prep->run(); }, b.timer(), o.timing, [&] { b.flush_cache(); }, nullptr, o.stop);
         if (t.samples == 0) {
             p.state = "not_measured";
@@ -259,8 +272,10 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
             try {
                 const graph_data data = make_graph_data(analysis, analysis.data_type, o.seed, o.weights.get());
                 auto prep = b.prepare(analysis, data);
+                std::optional<range_guard> range(std::in_place, b, "end to end");
                 timing_result t = measure([&] { prep->run(); }, b.timer(), o.timing, [&] { b.flush_cache(); },
                                           nullptr, o.stop);
+                range.reset();
                 if (t.samples > 0) {
                     r.end_to_end = std::move(t);
                     r.end_to_end_state = "measured";
@@ -269,16 +284,26 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
                     r.end_to_end_reason = "interrupted";
                 }
                 if (o.graph_replay && r.end_to_end_state == "measured") {
-                    if (prep->enable_graph_replay()) {
-                        timing_result g = measure([&] { prep->run(); }, b.timer(), o.timing,
-                                                  [&] { b.flush_cache(); }, nullptr, o.stop);
-                        if (g.samples > 0) {
-                            r.graph_replay = std::move(g);
-                            r.graph_replay_state = "measured";
+                    // a capture that fails is the replay's failure, not the end-to-end pass's
+                    try {
+                        if (prep->enable_graph_replay()) {
+                            const range_guard replay_range(b, "graph replay");
+                            timing_result g = measure([&] { prep->run(); }, b.timer(), o.timing,
+                                                      [&] { b.flush_cache(); }, nullptr, o.stop);
+                            if (g.samples > 0) {
+                                r.graph_replay = std::move(g);
+                                r.graph_replay_state = "measured";
+                            } else {
+                                r.graph_replay_state = "not_measured";
+                                r.graph_replay_reason = "interrupted";
+                            }
+                        } else {
+                            r.graph_replay_state = "unsupported";
+                            r.graph_replay_reason = "the " + b.name() + " backend has no graph capture";
                         }
-                    } else {
-                        r.graph_replay_state = "unsupported";
-                        r.graph_replay_reason = "the " + b.name() + " backend has no graph capture";
+                    } catch (const std::exception& e) {
+                        r.graph_replay_state = "failed";
+                        r.graph_replay_reason = e.what();
                     }
                 }
             } catch (const unsupported& e) {

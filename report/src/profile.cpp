@@ -61,7 +61,11 @@ nlohmann::json profile_json(const backends::profile_result& r, const run_info& i
                    {"seed", r.seed}};
     j["end_to_end"] = {{"state", r.end_to_end_state},
                        {"reason", r.end_to_end_reason},
-                       {"time", r.end_to_end ? time_json(*r.end_to_end) : nlohmann::json(nullptr)}};
+                       {"time", r.end_to_end ? time_json(*r.end_to_end) : nlohmann::json(nullptr)},
+                       {"graph_replay",
+                        {{"state", r.graph_replay_state},
+                         {"reason", r.graph_replay_reason},
+                         {"time", r.graph_replay ? time_json(*r.graph_replay) : nlohmann::json(nullptr)}}}};
     j["sum_of_layers_ms"] = r.sum_of_layers_ms;
     const auto& m = r.memory;
     j["memory"] = {{"parameter_bytes", m.parameter_bytes},
@@ -168,7 +172,11 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
     for (const auto& in : r.analysis.inputs) inputs += (inputs.empty() ? "" : ", ") + in.name + " " + in.dims.to_string();
     out << "model " << r.analysis.model_name << "  input " << inputs << "  dtype " << core::to_string(r.analysis.data_type)
         << "\n";
-    out << "device " << d.backend << ": " << d.name << ", " << d.threads << " threads";
+    out << "device " << d.backend << ": " << d.name;
+    if (d.kind == "gpu")
+        out << ", " << d.cores << " SMs, " << d.isa;  // a GPU has no host threads to show
+    else
+        out << ", " << d.threads << " threads";
     for (const auto& [k, v] : d.details)
         if (k == "library" || k == "onednn_isa") out << ", " << v;
     out << "\n";
@@ -187,6 +195,17 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
     else
         out << "end to end: " << r.end_to_end_state << (r.end_to_end_reason.empty() ? "" : " (" + r.end_to_end_reason + ")")
             << "  sum of layer medians: " << time_ms(r.sum_of_layers_ms) << "\n";
+    if (r.graph_replay) {
+        // --graph: the same forward pass replayed as one captured graph; the difference is launch overhead
+        out << "graph replay: " << time_ms(r.graph_replay->stats.median) << " median (" << ci_text(*r.graph_replay) << ", "
+            << r.graph_replay->samples << " samples)";
+        if (r.end_to_end)
+            out << "  launch overhead removed: " << time_ms(r.end_to_end->stats.median - r.graph_replay->stats.median);
+        out << "\n";
+    } else if (r.graph_replay_state != "skipped") {
+        out << "graph replay: " << r.graph_replay_state
+            << (r.graph_replay_reason.empty() ? "" : " (" + r.graph_replay_reason + ")") << "\n";
+    }
     const auto& m = r.memory;
     out << "memory: parameters " << si(static_cast<double>(m.parameter_bytes), "B") << ", buffers "
         << si(static_cast<double>(m.buffer_bytes), "B") << ", peak activations "

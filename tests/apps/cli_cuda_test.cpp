@@ -61,3 +61,16 @@ TEST(CliCuda, DeviceAutoWithoutADeviceUsesTheCpuWithANotice) {
     EXPECT_NE(r.err.find("; using cpu"), std::string::npos) << r.err;
     EXPECT_NE(r.out.find("\"kind\": \"cpu\""), std::string::npos) << r.out;
 }
+
+TEST(CliCuda, GraphReplayIsReportedWhereTheBackendHasNone) {
+    // --graph on the CPU: the end-to-end pass is measured, the replay is "unsupported" with the reason
+    const auto r = run_ridgeline({"profile", "--layer", "relu", "--input", "4x4", "--quick", "--quiet", "--device", "cpu",
+                                  "--graph", "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("\"graph_replay\": {"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("the cpu backend has no graph capture"), std::string::npos) << r.out;
+    const auto t = run_ridgeline({"profile", "--layer", "relu", "--input", "4x4", "--quick", "--quiet", "--device", "cpu",
+                                  "--graph"});
+    ASSERT_EQ(t.exit_code, 0) << t.err;
+    EXPECT_NE(t.out.find("graph replay: unsupported (the cpu backend has no graph capture)"), std::string::npos) << t.out;
+}
