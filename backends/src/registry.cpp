@@ -1,6 +1,7 @@
 #include "ridgeline/backends/registry.hpp"
 
 #include <cctype>
+#include <exception>
 
 #include "ridgeline/config.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
@@ -68,12 +69,16 @@ std::vector<backend_entry> list_backends() {
 selection select_backend(std::string_view device, int threads) {
     selection s;
     if (device == "auto") {
-        const std::string cuda_reason = cuda_unavailable();
+        std::string cuda_reason = cuda_unavailable();
 #if RIDGELINE_HAVE_CUDA
         if (cuda_reason.empty()) {
-            s.chosen = cuda::make_cuda_backend(0);
-            s.notice = "device auto: using cuda:0 (" + s.chosen->device().name + ")";
-            return s;
+            try {
+                s.chosen = cuda::make_cuda_backend(0);
+                s.notice = "device auto: using cuda:0 (" + s.chosen->device().name + ")";
+                return s;
+            } catch (const std::exception& e) {  // a device that cannot be initialised: fall back, saying why
+                cuda_reason = std::string("cuda:0 could not be initialised: ") + e.what();
+            }
         }
 #endif
 #if RIDGELINE_HAVE_DNNL
