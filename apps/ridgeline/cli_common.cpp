@@ -1,5 +1,6 @@
 #include "cli_common.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 
@@ -31,6 +32,28 @@ void set_command_line(int argc, char** argv) {
 }
 
 const std::string& command_line() { return g_command_line; }
+
+std::int64_t parse_bytes(const std::string& text) {
+    std::size_t i = 0;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    const std::string digits = text.substr(0, i);
+    std::string unit = text.substr(i);
+    for (auto& ch : unit) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    if (unit.size() >= 2 && unit.substr(unit.size() - 2) == "IB") unit.resize(unit.size() - 2);
+    else if (!unit.empty() && unit.back() == 'B') unit.pop_back();
+    int shift = 0;
+    if (unit == "K") shift = 10;
+    else if (unit == "M") shift = 20;
+    else if (unit == "G") shift = 30;
+    else if (unit == "T") shift = 40;
+    else if (!unit.empty()) shift = -1;
+    if (digits.empty() || shift < 0 || digits.size() > 18)
+        throw usage_error("invalid byte count \"" + text + "\" (expected e.g. 4096, 512M, 8G)");
+    const std::int64_t v = std::stoll(digits);
+    if (v <= 0) throw usage_error("byte count \"" + text + "\" must be > 0");
+    if (shift > 0 && v > (INT64_MAX >> shift)) throw usage_error("byte count \"" + text + "\" does not fit in int64");
+    return v << shift;
+}
 
 void model_options::add_to(CLI::App& cmd) {
     cmd.add_option("--model,-m", model, "Built-in model by name (see `ridgeline models`)");

@@ -62,6 +62,10 @@ struct output_options {
     void emit(const std::string& content) const;
 };
 
+/// "512", "64K", "512M", "8G", "1T" (powers of 1024; a trailing "B" or "iB" is allowed) -> bytes.
+/// Throws usage_error for anything else, or a value that does not fit in int64.
+std::int64_t parse_bytes(const std::string& text);
+
 /// The exact command line, shell-quoted where needed.
 const std::string& command_line();
 void set_command_line(int argc, char** argv);

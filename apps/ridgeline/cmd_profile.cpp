@@ -7,10 +7,12 @@
 #include <cstdio>
 #include <memory>
 
+#include "ceilings_source.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "ridgeline/backends/registry.hpp"
 #include "ridgeline/cpu/cpu_info.hpp"
+#include "ridgeline/report/chart.hpp"
 #include "ridgeline/report/format.hpp"
 #include "ridgeline/report/profile.hpp"
 
@@ -71,6 +73,11 @@ struct profile_command {
     bool no_verify = false;
     bool no_end_to_end = false;
     bool graph = false;
+    bool no_roofline = false;
+    std::string svg_path;
+    std::string html_path;
+    bool recalibrate = false;
+    std::string max_memory;
     std::string cache = "hot";
     std::uint64_t seed = 20261130;
     backends::timing_options timing;
@@ -95,6 +102,7 @@ struct profile_command {
     }
 
     int run() {
+        const std::int64_t memory_limit = max_memory.empty() ? 0 : parse_bytes(max_memory);
         const built_model m = model.build();
         const core::model_analysis a = core::analyze(m.model, model.data_type());
         auto sel = backends::select_backend(device, threads);
@@ -118,6 +126,14 @@ struct profile_command {
         o.seed = seed;
         o.weights = m.weights;  // the file's real weights (ONNX); random where null
         o.stop = &g_stop;
+        o.max_memory_bytes = memory_limit;
+        if (!no_roofline) {
+            try {
+                o.ceilings = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet);
+            } catch (const backends::unsupported& e) {
+                if (!out.quiet) spdlog::warn("no roofline verdicts: {}", e.what());
+            }
+        }
         progress_printer progress(out.quiet);
         o.on_progress = [&](const backends::progress_event& e) { progress(e); };
         std::signal(SIGINT, on_signal);
@@ -136,6 +152,16 @@ struct profile_command {
         else
             content = report::profile_table(r, m.skipped);
         out.emit(content);
+        if (!svg_path.empty() || !html_path.empty()) {
+            report::chart c;
+            c.title = r.analysis.model_name + " on " + r.device.backend + " (" + r.device.name + "), " +
+                      std::string(core::to_string(r.analysis.data_type));
+            report::add_profile(c, r, r.device.backend);
+            const std::string svg = report::render_svg(c);
+            if (!svg_path.empty()) report::write_file_atomic(svg_path, svg);
+            if (!html_path.empty())
+                report::write_file_atomic(html_path, report::render_html(c.title, svg, report::profile_table_html(r)));
+        }
         if (!out.output.empty() && !out.quiet && out.format != "table") std::fputs(report::profile_table(r, m.skipped).c_str(), stdout);
         if (!r.complete) {
             const int sig = g_signal.load();
@@ -192,6 +218,13 @@ void register_profile(CLI::App& cli, runner_list& runners) {
                   "Also time the forward pass replayed as one CUDA Graph (cuda only): the difference to the "
                   "end-to-end time is launch overhead");
     sub->add_option("--seed", cmd->seed, "Seed of the random inputs and weights");
+    sub->add_option("--max-memory", cmd->max_memory,
+                    "Skip (with the reason) any layer needing more than this many bytes, e.g. 512M, 8G "
+                    "(default: what the device has free)");
+    sub->add_option("--svg", cmd->svg_path, "Also write the roofline chart as an SVG file");
+    sub->add_option("--html", cmd->html_path, "Also write one self-contained HTML page: the chart beside the table");
+    sub->add_flag("--no-roofline", cmd->no_roofline, "Do not measure or use the device's ceilings (no bound verdicts)");
+    sub->add_flag("--recalibrate", cmd->recalibrate, "Measure the device's ceilings again instead of using the cache");
     cmd->out.add_to(*sub);
     sub->footer(
         "Examples:\n"

@@ -14,12 +14,18 @@ using runner_list = std::vector<std::function<int()>>;
 void register_models(CLI::App& cli, runner_list& runners);
 void register_summary(CLI::App& cli, runner_list& runners);
 void register_profile(CLI::App& cli, runner_list& runners);
+void register_ceilings(CLI::App& cli, runner_list& runners);
+void register_compare(CLI::App& cli, runner_list& runners);
+void register_sweep(CLI::App& cli, runner_list& runners);
 void register_export(CLI::App& cli, runner_list& runners);
 void register_weights(CLI::App& cli, runner_list& runners);
 
 inline void register_commands(CLI::App& cli, runner_list& runners) {
     register_summary(cli, runners);
     register_profile(cli, runners);
+    register_ceilings(cli, runners);
+    register_compare(cli, runners);
+    register_sweep(cli, runners);
     register_models(cli, runners);
     register_export(cli, runners);
     register_weights(cli, runners);

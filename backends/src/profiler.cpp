@@ -129,6 +129,16 @@ std::string describe_bytes(std::int64_t b) {
 
 }  // namespace
 
+core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backends::ceilings& c, cache_mode cache) {
+    core::roofs r;
+    r.compute_gflops = c.compute_roof_gflops(dt).value_or(0.0);
+    if (auto it = c.fma_peak_gflops.find(std::string(core::to_string(dt))); it != c.fma_peak_gflops.end())
+        r.issue_peak_gflops = it->second;
+    r.bandwidth_gbs = cache == cache_mode::cold ? c.bandwidth_gbs : c.bandwidth_for_working_set_gbs(l.cost.bytes);
+    r.dispatch_ms = c.dispatch_overhead_ms;
+    return r;
+}
+
 layer_profile profile_layer(const core::layer_analysis& la, const core::model_analysis& parent, backend& b,
                             const profile_options& o) {
     layer_profile p;
@@ -204,6 +214,11 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
         }
         p.time = std::move(t);
         p.state = "measured";
+        if (o.ceilings) {
+            p.roofs_used = roofs_for(la, dt, *o.ceilings, o.timing.cache);
+            const auto& st = p.time->stats;
+            p.roofline = core::classify(la.cost.flops, la.cost.bytes, st.median, st.ci95_low, st.ci95_high, p.roofs_used);
+        }
         // host cost of issuing one run: a burst of run() calls on the wall clock, then one wait
         {
             const int burst = 10;
@@ -232,6 +247,7 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
     r.verify = o.verify;
     r.seed = o.seed;
     r.memory = core::memory_of(analysis);
+    r.ceilings = o.ceilings;
     r.training = core::estimate_training(analysis, r.memory);
     auto stopped = [&] { return o.stop && o.stop->load(); };
     const auto t0 = std::chrono::steady_clock::now();
@@ -240,7 +256,7 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
     std::size_t done_work = 0, total_work = 0;
     for (const auto& la : analysis.layers)
         if (!core::is_view(la.layer.op)) ++total_work;
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < n && o.per_layer; ++i) {
         const auto& la = analysis.layers[i];
         if (o.on_progress) {
             progress_event ev{i, n, la.layer.name, elapsed(), -1};
@@ -259,7 +275,10 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
         layer_profile p = profile_layer(la, analysis, b, o);
         if (!core::is_view(la.layer.op)) ++done_work;
         if (p.state == "not_measured") r.not_measured.push_back(la.layer.name);
-        if (p.has_time()) r.sum_of_layers_ms += p.time->stats.median;
+        if (p.has_time()) {
+            r.sum_of_layers_ms += p.time->stats.median;
+            if (p.roofline) r.bound_ms[p.roofline->bound] += p.time->stats.median;
+        }
         r.workspace_bytes += p.workspace_bytes;
         r.layers.push_back(std::move(p));
     }

@@ -190,6 +190,13 @@ double ceilings::bandwidth_for_working_set_gbs(std::int64_t bytes) const {
     return bandwidth_gbs;
 }
 
+std::string device_fingerprint(const device_info& d) {
+    std::string s = d.backend + "|" + d.name + "|" + std::to_string(d.cores) + " cores|" + std::to_string(d.threads) +
+                    " threads|" + d.isa;
+    for (const auto& [k, v] : d.details) s += "|" + k + "=" + v;
+    return s;
+}
+
 ceilings backend::measure_ceilings(const ceilings_options&) {
     throw unsupported("the " + name() + " backend does not measure ceilings");
 }

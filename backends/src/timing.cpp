@@ -119,7 +119,7 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
                 break;
             }
         }
-        if (elapsed >= o.max_time_s && r.samples > 0) {
+        if (elapsed >= o.max_time_s && r.samples >= std::max(1, o.min_samples)) {
             r.stop_reason = "max time";
             break;
         }

@@ -20,6 +20,7 @@
 
 #include "ridgeline/backends/timing.hpp"
 #include "ridgeline/config.hpp"
+#include "ridgeline/cpu/cpu_backends.hpp"
 #include "ridgeline/cpu/cpu_ceilings.hpp"
 #include "ridgeline/cpu/cpu_info.hpp"
 
@@ -60,7 +61,11 @@ __attribute__((target("avx512f"))) float fma512_kernel(std::int64_t iters) {
         for (int k = 0; k < accumulators; ++k) acc[k] = _mm512_fmadd_ps(acc[k], b, c);
     __m512 s = acc[0];
     for (int k = 1; k < accumulators; ++k) s = _mm512_add_ps(s, acc[k]);
-    return _mm512_reduce_add_ps(s);
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, s);
+    float total = 0;
+    for (float x : lanes) total += x;
+    return total;
 }
 
 /// One vdpbf16ps: 16 lanes x 2 bf16 products accumulated = 64 FLOP.
@@ -73,7 +78,11 @@ __attribute__((target("avx512f,avx512bf16"))) float bf16_kernel(std::int64_t ite
         for (int k = 0; k < accumulators; ++k) acc[k] = _mm512_dpbf16_ps(acc[k], a, b);
     __m512 s = acc[0];
     for (int k = 1; k < accumulators; ++k) s = _mm512_add_ps(s, acc[k]);
-    return _mm512_reduce_add_ps(s);
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, s);
+    float total = 0;
+    for (float x : lanes) total += x;
+    return total;
 }
 
 struct fma_variant {

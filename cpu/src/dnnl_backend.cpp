@@ -20,6 +20,7 @@
 #include "ridgeline/backends/timing.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
+#include "ridgeline/cpu/cpu_ceilings.hpp"
 #include "ridgeline/cpu/cpu_info.hpp"
 
 namespace ridgeline::cpu {
@@ -778,6 +779,10 @@ public:
     }
 
     [[nodiscard]] std::int64_t free_memory_bytes() const override { return available_memory_bytes(); }
+
+    backends::ceilings measure_ceilings(const backends::ceilings_options& options) override {
+        return measure_cpu_ceilings(*this, options);
+    }
 
 private:
     int threads_;

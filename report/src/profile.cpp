@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "ridgeline/config.hpp"
+#include "ridgeline/report/ceilings.hpp"
 #include "ridgeline/report/format.hpp"
 
 namespace ridgeline::report {
@@ -88,6 +89,23 @@ nlohmann::json profile_json(const backends::profile_result& r, const run_info& i
                               {"saved_activation_bytes", tr.saved_activation_bytes}};
     j["complete"] = r.complete;
     j["not_measured"] = r.not_measured;
+    if (r.ceilings) j["device"]["ceilings"] = ceilings_json(*r.ceilings);
+    nlohmann::json libs = nlohmann::json::object();
+    for (const auto& [k, v] : r.device.details)
+        if (k == "library" || k.find("version") != std::string::npos) libs[k] = v;
+    std::string governor, fingerprint = backends::device_fingerprint(r.device);
+    for (const auto& [k, v] : r.device.details)
+        if (k == "governor") governor = v;
+    j["reproducibility"] = {{"ridgeline_version", RIDGELINE_VERSION},
+                            {"git_revision", RIDGELINE_GIT_REVISION},
+                            {"command_line", info.command_line},
+                            {"device_fingerprint", fingerprint},
+                            {"libraries", libs},
+                            {"cpu_governor", governor.empty() ? std::string("unknown") : governor},
+                            {"threads", r.device.threads},
+                            {"seed", r.seed},
+                            {"cache_mode", backends::to_string(r.timing.cache)}};
+    j["time_by_bound_ms"] = r.bound_ms;
     auto& layers = j["layers"];
     for (std::size_t i = 0; i < r.layers.size() && i < layers.size(); ++i) {
         const auto& p = r.layers[i];
@@ -105,6 +123,27 @@ nlohmann::json profile_json(const backends::profile_result& r, const run_info& i
         l["workspace_bytes"] = p.workspace_bytes;
         l["implementation"] = p.implementation;
         l["activation_bytes"] = i < m.activation_bytes.size() ? m.activation_bytes[i] : 0;
+        l["host_ms_per_run"] = number_or_null(p.host_ms_per_run);
+        if (p.roofline) {
+            l["floor_ms"] = p.roofline->floor_ms;
+            l["compute_floor_ms"] = p.roofline->compute_ms;
+            l["memory_floor_ms"] = p.roofline->memory_ms;
+            l["roof_fraction"] = number_or_null(p.roofline->roof_fraction);
+            l["bound"] = p.roofline->bound;
+            l["bound_reason"] = p.roofline->reason;
+            l["roofs"] = {{"compute_gflops", p.roofs_used.compute_gflops},
+                          {"bandwidth_gbs", p.roofs_used.bandwidth_gbs},
+                          {"dispatch_ms", p.roofs_used.dispatch_ms}};
+            if (p.roofline->bound == "mistrusted") {
+                // an impossible rate is not printed as if it were real
+                l["achieved_gflops"] = nullptr;
+                l["achieved_gbs"] = nullptr;
+            }
+        } else {
+            l["floor_ms"] = nullptr;
+            l["roof_fraction"] = nullptr;
+            l["bound"] = nullptr;
+        }
     }
     return j;
 }
@@ -131,7 +170,8 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
     for (auto [h, a] : std::initializer_list<std::pair<const char*, al>>{
              {"layer", al::left}, {"op", al::left}, {"output", al::left}, {"params", al::right}, {"MACs", al::right},
              {"FLOPs", al::right}, {"bytes", al::right}, {"FLOP/B", al::right}, {"median", al::right},
-             {"CI95", al::right}, {"GFLOP/s", al::right}, {"GB/s", al::right}, {"verify", al::left}})
+             {"CI95", al::right}, {"GFLOP/s", al::right}, {"GB/s", al::right}, {"bound", al::left},
+             {"%roof", al::right}, {"verify", al::left}})
         t.add_column(h, a);
     int noisy = 0;
     for (const auto& p : r.layers) {
@@ -147,14 +187,19 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
                                      ai ? fixed(*ai, 2) : "-"};
         if (p.has_time()) {
             if (!p.time->noise_target_met) ++noisy;
+            const bool mistrusted = p.roofline && p.roofline->bound == "mistrusted";
             row.push_back(time_ms(p.time->stats.median));
             row.push_back(ci_text(*p.time));
-            row.push_back(fixed(p.achieved_gflops(), 2));
-            row.push_back(fixed(p.achieved_gbs(), 2));
+            row.push_back(mistrusted ? "?" : fixed(p.achieved_gflops(), 2));
+            row.push_back(mistrusted ? "?" : fixed(p.achieved_gbs(), 2));
+            row.push_back(p.roofline ? p.roofline->bound : "");
+            row.push_back(p.roofline && std::isfinite(p.roofline->roof_fraction)
+                              ? fixed(p.roofline->roof_fraction * 100.0, 0) + "%"
+                              : "");
             row.push_back(p.verification.state);
         } else {
             row.push_back(state_text(p));
-            row.insert(row.end(), {"", "", "", p.verification.state == "skipped" ? "" : p.verification.state});
+            row.insert(row.end(), {"", "", "", "", "", p.verification.state == "skipped" ? "" : p.verification.state});
         }
         t.add_row(row);
     }
@@ -164,7 +209,7 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
                si(static_cast<double>(tot.macs)), si(static_cast<double>(tot.flops)),
                si(static_cast<double>(tot.bytes), "B"),
                tot.arithmetic_intensity() ? fixed(*tot.arithmetic_intensity(), 2) : "-", time_ms(r.sum_of_layers_ms),
-               "", "", "", ""});
+               "", "", "", "", "", ""});
 
     std::ostringstream out;
     const auto& d = r.device;
@@ -206,6 +251,29 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
         out << "graph replay: " << r.graph_replay_state
             << (r.graph_replay_reason.empty() ? "" : " (" + r.graph_replay_reason + ")") << "\n";
     }
+    if (!r.bound_ms.empty() && r.sum_of_layers_ms > 0) {
+        out << "time by bound:";
+        for (const char* b : {"compute", "memory", "overhead", "ambiguous", "mistrusted"}) {
+            auto it = r.bound_ms.find(b);
+            if (it == r.bound_ms.end()) continue;
+            out << " " << b << " " << fixed(100.0 * it->second / r.sum_of_layers_ms, 0) << "% (" << time_ms(it->second)
+                << ")";
+        }
+        out << "\n";
+    }
+    if (r.ceilings) {
+        const auto& c = *r.ceilings;
+        const std::string dt(core::to_string(r.analysis.data_type));
+        out << "roofs (" << c.source << " " << c.measured_at << "): compute " << dt << " "
+            << (c.peak_gflops.count(dt) ? fixed(c.peak_gflops.at(dt), 1) + " GFLOP/s" : std::string("unknown"))
+            << ", bandwidth " << fixed(c.bandwidth_gbs, 1) << " GB/s (hot cache: the working set's level from the "
+            << "sweep), dispatch " << time_ms(c.dispatch_overhead_ms) << "\n";
+    }
+    std::size_t mistrusted = 0;
+    for (const auto& p : r.layers) mistrusted += p.roofline && p.roofline->bound == "mistrusted";
+    if (mistrusted)
+        out << "MISTRUSTED: " << mistrusted << " layer(s) measured faster than the roofs allow; their rates are not "
+            << "shown (the timer, a count or a ceiling is wrong)\n";
     const auto& m = r.memory;
     out << "memory: parameters " << si(static_cast<double>(m.parameter_bytes), "B") << ", buffers "
         << si(static_cast<double>(m.buffer_bytes), "B") << ", peak activations "
@@ -216,13 +284,13 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
         << si(static_cast<double>(tr.backward_flops)) << "FLOP), gradients " << si(static_cast<double>(tr.gradient_bytes), "B")
         << ", optimizer state SGD 0 B / momentum " << si(static_cast<double>(tr.momentum_state_bytes), "B") << " / Adam "
         << si(static_cast<double>(tr.adam_state_bytes), "B") << "\n";
-    int failed = 0, unsupported = 0, skipped = 0;
+    int failed = 0, unsupported = 0, skipped_layers = 0;
     for (const auto& p : r.layers) {
         failed += p.state == "failed";
         unsupported += p.state == "unsupported";
-        skipped += p.state == "skipped";
+        skipped_layers += p.state == "skipped";
     }
-    if (failed || unsupported || skipped) {
+    if (failed || unsupported || skipped_layers) {
         out << "\n";
         for (const auto& p : r.layers)
             if (p.state == "failed" || p.state == "unsupported" || p.state == "skipped")

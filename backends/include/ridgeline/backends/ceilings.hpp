@@ -48,4 +48,10 @@ struct ceilings {
     [[nodiscard]] double bandwidth_for_working_set_gbs(std::int64_t bytes) const;
 };
 
+struct device_info;
+
+/// What identifies a device for the ceilings cache: backend, name, cores, threads, ISA and the library
+/// versions and settings in its details (so a new driver or library measures again).
+std::string device_fingerprint(const device_info& d);
+
 }  // namespace ridgeline::backends

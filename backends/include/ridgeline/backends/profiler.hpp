@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include "ridgeline/backends/backend.hpp"
 #include "ridgeline/backends/timing.hpp"
 #include "ridgeline/core/memory.hpp"
+#include "ridgeline/core/roofline.hpp"
 #include "ridgeline/core/model.hpp"
 
 namespace ridgeline::backends {
@@ -52,6 +54,9 @@ struct layer_profile {
     /// Host time of one run() call without waiting for the device (ms): the API and launch cost on a
     /// GPU; on the CPU, where run() is synchronous, the whole run. NaN when not measured.
     double host_ms_per_run = std::numeric_limits<double>::quiet_NaN();
+    /// Roofline verdict against the device's ceilings (when the profile had them and the layer a time).
+    std::optional<core::roofline_point> roofline;
+    core::roofs roofs_used;  // the roofs this layer was judged against
 
     [[nodiscard]] bool has_time() const { return state == "measured" && time && time->samples > 0; }
     /// flops / median time, in GFLOP/s; NaN without a time.
@@ -72,11 +77,14 @@ struct profile_options {
     timing_options timing;
     bool verify = true;
     bool end_to_end = true;
+    bool per_layer = true;  // false: only the end-to-end pass (sweeps of whole models)
     std::uint64_t seed = 20261130;
     std::int64_t max_memory_bytes = 0;  // 0: what the backend reports free
     bool graph_replay = false;          // also time the forward pass replayed as one captured graph
     /// Real parameter values (a model file's weights) by param_key; random where absent.
     std::shared_ptr<const graph_data> weights;
+    /// The device's ceilings: when given, every measured layer gets a roofline verdict.
+    std::optional<backends::ceilings> ceilings;
     std::function<void(const progress_event&)> on_progress;
     const std::atomic<bool>* stop = nullptr;
 };
@@ -103,7 +111,14 @@ struct profile_result {
     core::training_estimate training;
     bool complete = true;
     std::vector<std::string> not_measured;
+    std::optional<backends::ceilings> ceilings;
+    /// Sum of layer medians per roofline bound ("compute", "memory", ...), in ms.
+    std::map<std::string, double> bound_ms;
 };
+
+/// The roofs a layer is judged against: the compute roof of its data type, the bandwidth of its working set
+/// (hot cache) or of DRAM (cold cache), and the dispatch overhead.
+core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backends::ceilings& c, cache_mode cache);
 
 /// Profiles every layer of `analysis` on `b`, then the whole forward pass. Never throws for a layer's
 /// problem (it is recorded); throws only for a broken model (core::error).

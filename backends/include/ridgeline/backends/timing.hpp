@@ -11,7 +11,8 @@
 //    flushed before every sample and a sample is one run.
 // 3. Stopping: after `min_samples` samples and `min_time_s` of sampling, stop as soon as the 95% confidence
 //    interval of the median is narrower than `max_noise` x median; stop in any case at `max_time_s` of
-//    sampling (then noise_target_met says whether the target was reached) or when interrupted.
+//    sampling once `min_samples` exist (then noise_target_met says whether the target was reached), or
+//    when interrupted. The minimum number of samples is never cut short by the time budget.
 
 #include <atomic>
 #include <cstdint>

@@ -1,0 +1,49 @@
+// `ridgeline ceilings`: the device's own roofs, measured on it and cached.
+#include <cstdio>
+#include <memory>
+
+#include "ceilings_source.hpp"
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "ridgeline/backends/registry.hpp"
+#include "ridgeline/report/ceilings.hpp"
+
+namespace ridgeline::app {
+
+namespace {
+struct ceilings_command {
+    std::string device = "auto";
+    int threads = 0;
+    bool recalibrate = false;
+    bool quick = false;
+    output_options out;
+
+    int run() const {
+        auto sel = backends::select_backend(device, threads);
+        if (!sel.notice.empty() && !out.quiet) std::fprintf(stderr, "ridgeline: info: %s\n", sel.notice.c_str());
+        const backends::ceilings c = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet);
+        if (out.format == "json")
+            out.emit(report::ceilings_json(c).dump(2) + "\n");
+        else
+            out.emit(report::ceilings_table(c));
+        if (!out.output.empty() && !out.quiet && out.format != "table") std::fputs(report::ceilings_table(c).c_str(), stdout);
+        return 0;
+    }
+};
+}  // namespace
+
+void register_ceilings(CLI::App& cli, runner_list& runners) {
+    auto cmd = std::make_shared<ceilings_command>();
+    CLI::App* sub = cli.add_subcommand("ceilings", "Measure the device's peak FLOP/s, bandwidth and dispatch overhead");
+    sub->add_option("--device,-d", cmd->device, "auto (the best available), cpu, cuda, cuda:N");
+    sub->add_option("--threads,-t", cmd->threads, "CPU threads (default: every CPU this process may use)")
+        ->check(CLI::Range(0, 4096));
+    sub->add_flag("--recalibrate", cmd->recalibrate, "Measure again even when cached");
+    sub->add_flag("--quick", cmd->quick, "Smaller problems and fewer samples");
+    cmd->out.add_to(*sub, {"table", "json"});
+    sub->footer("The ceilings are cached per device fingerprint in $XDG_CACHE_HOME/ridgeline/ceilings (or "
+                "~/.cache/ridgeline/ceilings); `profile` uses them for its roofline verdicts.");
+    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
+}
+
+}  // namespace ridgeline::app

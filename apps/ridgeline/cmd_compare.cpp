@@ -1,0 +1,48 @@
+// `ridgeline compare A.json B.json [...]`: profile reports side by side.
+#include <cstdio>
+#include <memory>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "ridgeline/report/compare.hpp"
+#include "ridgeline/report/format.hpp"
+
+namespace ridgeline::app {
+
+namespace {
+struct compare_command {
+    std::vector<std::string> files;
+    std::string svg_path, html_path;
+    output_options out;
+
+    int run() const {
+        if (files.size() < 2) throw usage_error("compare needs at least two profile reports (JSON files)");
+        std::vector<report::compare_run> runs;
+        for (const auto& f : files) runs.push_back(report::load_run(f));
+        const nlohmann::json c = report::compare_json(runs);
+        out.emit(out.format == "json" ? c.dump(2) + "\n" : report::compare_table(c));
+        if (!out.output.empty() && !out.quiet && out.format != "table") std::fputs(report::compare_table(c).c_str(), stdout);
+        if (!svg_path.empty() || !html_path.empty()) {
+            const report::chart ch = report::compare_chart(runs);
+            const std::string svg = report::render_svg(ch);
+            if (!svg_path.empty()) report::write_file_atomic(svg_path, svg);
+            if (!html_path.empty())
+                report::write_file_atomic(html_path, report::render_html(ch.title, svg, report::compare_table_html(c)));
+        }
+        return 0;
+    }
+};
+}  // namespace
+
+void register_compare(CLI::App& cli, runner_list& runners) {
+    auto cmd = std::make_shared<compare_command>();
+    CLI::App* sub = cli.add_subcommand("compare", "Profile reports of the same model side by side (the first is the baseline)");
+    sub->add_option("reports", cmd->files, "Profile JSON files (ridgeline profile --format json --output FILE)")
+        ->check(CLI::ExistingFile);
+    sub->add_option("--svg", cmd->svg_path, "Write one roofline chart with every run's roofs and points");
+    sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page: the chart beside the comparison");
+    cmd->out.add_to(*sub, {"table", "json"});
+    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
+}
+
+}  // namespace ridgeline::app

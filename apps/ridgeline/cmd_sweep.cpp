@@ -1,0 +1,298 @@
+// `ridgeline sweep`: one layer (or a whole model) over growing batch sizes, the points moving along the
+// roofline, and a fit time = t0 + flops / throughput (least squares over the sizes) giving the fixed
+// overhead t0 and the asymptotic throughput.
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "ceilings_source.hpp"
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "ridgeline/backends/profiler.hpp"
+#include "ridgeline/backends/registry.hpp"
+#include "ridgeline/core/error.hpp"
+#include "ridgeline/core/zoo.hpp"
+#include "ridgeline/report/ceilings.hpp"
+#include "ridgeline/report/chart.hpp"
+#include "ridgeline/report/format.hpp"
+#include "ridgeline/report/profile.hpp"
+
+namespace ridgeline::app {
+
+namespace {
+
+struct sweep_point {
+    std::int64_t batch = 0;
+    core::cost cost;
+    backends::timing_result time;
+    std::optional<core::roofline_point> roofline;
+    std::string state = "measured";
+    std::string reason;
+};
+
+struct sweep_fit {
+    bool valid = false;
+    double t0_ms = 0;
+    double throughput_gflops = 0;
+    double r2 = 0;
+};
+
+/// Ordinary least squares of median time (ms) on flops.
+sweep_fit fit(const std::vector<sweep_point>& pts) {
+    std::vector<std::pair<double, double>> xy;
+    for (const auto& p : pts)
+        if (p.state == "measured") xy.emplace_back(static_cast<double>(p.cost.flops), p.time.stats.median);
+    sweep_fit f;
+    if (xy.size() < 2) return f;
+    double mx = 0, my = 0;
+    for (auto [x, y] : xy) {
+        mx += x;
+        my += y;
+    }
+    mx /= static_cast<double>(xy.size());
+    my /= static_cast<double>(xy.size());
+    double sxx = 0, sxy = 0, syy = 0;
+    for (auto [x, y] : xy) {
+        sxx += (x - mx) * (x - mx);
+        sxy += (x - mx) * (y - my);
+        syy += (y - my) * (y - my);
+    }
+    if (!(sxx > 0) || !(sxy > 0)) return f;
+    const double slope = sxy / sxx;  // ms per FLOP
+    f.valid = true;
+    f.t0_ms = my - slope * mx;
+    f.throughput_gflops = 1e-6 / slope;
+    f.r2 = syy > 0 ? (sxy * sxy) / (sxx * syy) : 1.0;
+    return f;
+}
+
+std::vector<std::int64_t> parse_batches(const std::string& text) {
+    std::vector<std::int64_t> out;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        std::size_t used = 0;
+        long long v = 0;
+        try {
+            v = std::stoll(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != item.size() || item.empty() || v < 1)
+            throw usage_error("--batch \"" + text + "\": \"" + item + "\" is not a batch size >= 1 (expected e.g. 1,8,32)");
+        out.push_back(v);
+    }
+    if (out.empty()) throw usage_error("--batch needs at least one size, e.g. 1,8,32,128");
+    return out;
+}
+
+struct sweep_command {
+    std::string model, layer, batches = "1,8,32,128,512", device = "auto", dtype = "fp32", cache = "hot";
+    std::vector<std::string> inputs;
+    int threads = 0;
+    bool quick = false, recalibrate = false;
+    std::string svg_path, html_path;
+    output_options out;
+
+    core::model build(std::int64_t b) const {
+        if (!model.empty()) {
+            std::optional<core::shape> in;
+            if (!inputs.empty()) {
+                in = core::parse_shape(inputs[0]);
+                (*in)[0] = b;
+            }
+            return core::build_zoo_model(model, in, in ? std::nullopt : std::optional<std::int64_t>(b));
+        }
+        const core::op o = core::parse_op(layer);
+        std::vector<core::shape> shapes;
+        for (const auto& s : inputs) {
+            core::shape sh = core::parse_shape(s);
+            sh[0] = b;
+            shapes.push_back(sh);
+        }
+        if (shapes.empty()) {
+            if (const auto* l = std::get_if<core::linear>(&o))
+                shapes.push_back(core::shape{b, l->in_features});
+            else
+                throw usage_error("--layer " + std::string(core::kind_of(o)) +
+                                  " needs --input (its dimension 0 is replaced by each batch size)");
+        }
+        core::model_builder mb("sweep");
+        std::vector<std::string> names;
+        for (std::size_t i = 0; i < shapes.size(); ++i) {
+            names.push_back(shapes.size() == 1 ? "input" : "input" + std::to_string(i));
+            mb.input(names.back(), shapes[i], std::holds_alternative<core::embedding>(o));
+        }
+        mb.add(std::string(core::kind_of(o)), o, names);
+        return mb.build();
+    }
+
+    int run() const {
+        if (model.empty() == layer.empty())
+            throw usage_error(model.empty() ? "give --layer STRING or --model NAME" : "--model and --layer cannot be used together");
+        const auto sizes = parse_batches(batches);
+        const core::dtype dt = core::parse_dtype(dtype);
+        auto sel = backends::select_backend(device, threads);
+        if (!sel.notice.empty() && !out.quiet) spdlog::info("{}", sel.notice);
+        backends::profile_options o;
+        o.timing = quick ? backends::timing_options::quick() : backends::timing_options{};
+        o.timing.cache = cache == "cold" ? backends::cache_mode::cold : backends::cache_mode::hot;
+        std::optional<backends::ceilings> ceil;
+        try {
+            ceil = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet);
+        } catch (const backends::unsupported& e) {
+            if (!out.quiet) spdlog::warn("no roofline verdicts: {}", e.what());
+        }
+        o.ceilings = ceil;
+        std::vector<sweep_point> pts;
+        std::string name;
+        for (std::int64_t b : sizes) {
+            if (!out.quiet) spdlog::info("batch {}", b);
+            const core::model_analysis a = core::analyze(build(b), dt);
+            name = a.model_name == "sweep" ? core::to_string(a.layers.at(0).layer.op) : a.model_name;
+            sweep_point p;
+            p.batch = b;
+            p.cost = a.totals;
+            if (!layer.empty()) {
+                const auto lp = backends::profile_layer(a.layers.at(0), a, *sel.chosen, o);
+                p.state = lp.state;
+                p.reason = lp.reason;
+                if (lp.has_time()) p.time = *lp.time;
+                p.roofline = lp.roofline;
+            } else {
+                auto mo = o;
+                mo.per_layer = false;
+                const auto r = backends::profile_model(a, *sel.chosen, mo);
+                p.state = r.end_to_end ? "measured" : r.end_to_end_state;
+                p.reason = r.end_to_end_reason;
+                if (r.end_to_end) {
+                    p.time = *r.end_to_end;
+                    if (ceil) {
+                        const auto roofs = backends::roofs_for(a.layers.back(), dt, *ceil, o.timing.cache);
+                        core::roofs whole = roofs;
+                        whole.bandwidth_gbs = o.timing.cache == backends::cache_mode::cold
+                                                  ? ceil->bandwidth_gbs
+                                                  : ceil->bandwidth_for_working_set_gbs(a.totals.bytes);
+                        const auto& st = p.time.stats;
+                        p.roofline = core::classify(a.totals.flops, a.totals.bytes, st.median, st.ci95_low, st.ci95_high, whole);
+                    }
+                }
+            }
+            pts.push_back(std::move(p));
+        }
+        const sweep_fit f = fit(pts);
+
+        // reports
+        if (out.format == "json") {
+            nlohmann::json j = {{"schema", "ridgeline.sweep/1"},
+                                {"subject", name},
+                                {"source", model.empty() ? "layer:" + layer : "zoo:" + model},
+                                {"command_line", command_line()},
+                                {"dtype", dtype},
+                                {"device", report::device_json(sel.chosen->device())}};
+            nlohmann::json jp = nlohmann::json::array();
+            for (const auto& p : pts) {
+                nlohmann::json e = {{"batch", p.batch}, {"flops", p.cost.flops}, {"bytes", p.cost.bytes},
+                                    {"macs", p.cost.macs}, {"state", p.state}, {"reason", p.reason}};
+                auto ai = p.cost.arithmetic_intensity();
+                e["arithmetic_intensity"] = ai ? nlohmann::json(*ai) : nlohmann::json(nullptr);
+                if (p.state == "measured") {
+                    e["time"] = report::time_json(p.time);
+                    e["achieved_gflops"] = static_cast<double>(p.cost.flops) / (p.time.stats.median * 1e6);
+                }
+                if (p.roofline) {
+                    e["bound"] = p.roofline->bound;
+                    e["roof_fraction"] = p.roofline->roof_fraction;
+                }
+                jp.push_back(e);
+            }
+            j["points"] = jp;
+            j["fit"] = f.valid ? nlohmann::json{{"t0_ms", f.t0_ms}, {"throughput_gflops", f.throughput_gflops}, {"r2", f.r2}}
+                               : nlohmann::json(nullptr);
+            if (ceil) j["device"]["ceilings"] = report::ceilings_json(*ceil);
+            out.emit(j.dump(2) + "\n");
+        } else {
+            out.emit(table(name, pts, f));
+        }
+        if (!out.output.empty() && !out.quiet && out.format != "table") std::fputs(table(name, pts, f).c_str(), stdout);
+        if (!svg_path.empty() || !html_path.empty()) {
+            report::chart c;
+            c.title = "sweep of " + name + " on " + sel.chosen->name();
+            c.series.push_back(sel.chosen->name());
+            c.connect = true;
+            c.label_top = static_cast<int>(pts.size());
+            if (ceil)
+                if (auto g = ceil->compute_roof_gflops(dt)) c.roofs.push_back({dtype, *g, ceil->bandwidth_gbs, 0});
+            for (const auto& p : pts)
+                if (p.state == "measured" && p.cost.bytes > 0 && p.cost.flops > 0)
+                    c.points.push_back({"batch " + std::to_string(p.batch), *p.cost.arithmetic_intensity(),
+                                        static_cast<double>(p.cost.flops) / (p.time.stats.median * 1e6), p.time.stats.median,
+                                        p.roofline ? p.roofline->bound : "unknown", 0});
+            const std::string svg = report::render_svg(c);
+            if (!svg_path.empty()) report::write_file_atomic(svg_path, svg);
+            if (!html_path.empty())
+                report::write_file_atomic(html_path,
+                                          report::render_html(c.title, svg, "<pre>" + report::xml_escape(table(name, pts, f)) + "</pre>"));
+        }
+        return 0;
+    }
+
+    static std::string table(const std::string& name, const std::vector<sweep_point>& pts, const sweep_fit& f) {
+        report::text_table t;
+        using al = report::text_table::align;
+        for (auto [h, a] : std::initializer_list<std::pair<const char*, al>>{
+                 {"batch", al::right}, {"FLOPs", al::right}, {"bytes", al::right}, {"FLOP/B", al::right},
+                 {"median", al::right}, {"GFLOP/s", al::right}, {"bound", al::left}, {"%roof", al::right}})
+            t.add_column(h, a);
+        for (const auto& p : pts) {
+            auto ai = p.cost.arithmetic_intensity();
+            std::vector<std::string> row{std::to_string(p.batch), report::si(static_cast<double>(p.cost.flops)),
+                                         report::si(static_cast<double>(p.cost.bytes), "B"), ai ? report::fixed(*ai, 2) : "-"};
+            if (p.state == "measured") {
+                row.push_back(report::time_ms(p.time.stats.median));
+                row.push_back(report::fixed(static_cast<double>(p.cost.flops) / (p.time.stats.median * 1e6), 2));
+                row.push_back(p.roofline ? p.roofline->bound : "");
+                row.push_back(p.roofline ? report::fixed(100 * p.roofline->roof_fraction, 0) + "%" : "");
+            } else {
+                row.push_back(p.state + (p.reason.empty() ? "" : ": " + p.reason));
+            }
+            t.add_row(row);
+        }
+        std::ostringstream o;
+        o << "sweep of " << name << "\n\n" << t.render() << "\n";
+        if (f.valid)
+            o << "fit time = t0 + flops / throughput: t0 = " << report::time_ms(f.t0_ms) << " (fixed overhead), throughput = "
+              << report::fixed(f.throughput_gflops, 2) << " GFLOP/s (asymptotic), r^2 = " << report::fixed(f.r2, 4) << "\n";
+        else
+            o << "fit: needs at least two measured sizes whose time grows with the work\n";
+        return o.str();
+    }
+};
+
+}  // namespace
+
+void register_sweep(CLI::App& cli, runner_list& runners) {
+    auto cmd = std::make_shared<sweep_command>();
+    CLI::App* sub = cli.add_subcommand("sweep", "One layer or model over growing batch sizes: the roofline path and a fit");
+    sub->add_option("--layer,-l", cmd->layer, "One layer as a string (see README, Layer strings)");
+    sub->add_option("--model,-m", cmd->model, "A built-in model (its end-to-end time is swept)");
+    sub->add_option("--input,-i", cmd->inputs, "Input shape(s); dimension 0 is replaced by each batch size "
+                                               "(optional for linear: batch x in_features)");
+    sub->add_option("--batch,-b", cmd->batches, "Comma-separated batch sizes (default 1,8,32,128,512)");
+    sub->add_option("--device,-d", cmd->device, "auto, cpu, cpu-ref, cuda, cuda:N");
+    sub->add_option("--dtype", cmd->dtype, "fp32, tf32, fp16, bf16")->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
+    sub->add_option("--threads,-t", cmd->threads, "CPU threads")->check(CLI::Range(0, 4096));
+    sub->add_option("--cache", cmd->cache, "hot or cold")->check(CLI::IsMember({"hot", "cold"}));
+    sub->add_flag("--quick", cmd->quick, "A fast look (see profile --quick)");
+    sub->add_flag("--recalibrate", cmd->recalibrate, "Measure the device's ceilings again");
+    sub->add_option("--svg", cmd->svg_path, "Write the roofline chart of the sweep as SVG");
+    sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page of the sweep");
+    cmd->out.add_to(*sub, {"table", "json"});
+    sub->footer("Example:\n  ridgeline sweep --layer \"linear:in_features=256,out_features=256\" --batch 1,8,32,128,512");
+    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
+}
+
+}  // namespace ridgeline::app

@@ -1,0 +1,56 @@
+#pragma once
+// The roofline chart: log-log axes (arithmetic intensity in FLOP/B, performance in GFLOP/s), the compute
+// roofs per data type, the bandwidth roof, the ridge points, one point per layer coloured by its bound,
+// the largest layers by time labelled. SVG for files, and one self-contained offline HTML page with the
+// chart beside a table.
+
+#include <string>
+#include <vector>
+
+#include "ridgeline/backends/profiler.hpp"
+
+namespace ridgeline::report {
+
+struct chart_point {
+    std::string label;
+    double intensity = 0;  // FLOP/B
+    double gflops = 0;     // achieved
+    double time_ms = 0;
+    std::string bound;
+    int series = 0;
+};
+
+struct chart_roof {
+    std::string label;  // "fp32"
+    double peak_gflops = 0;
+    double bandwidth_gbs = 0;
+    int series = 0;
+};
+
+struct chart {
+    std::string title;
+    std::vector<std::string> series;  // one per device / run
+    std::vector<chart_roof> roofs;
+    std::vector<chart_point> points;
+    bool connect = false;  // draw each series' points joined in order (sweeps)
+    int label_top = 8;     // label the N largest points by time
+};
+
+/// Adds a profile's roofs and measured layers (those with a time, flops and bytes) as series `series`.
+void add_profile(chart& c, const backends::profile_result& r, const std::string& series_name);
+
+/// The chart as a standalone SVG document. Every point is a <circle class="point ..."> (or other marker
+/// for later series) with a data-layer attribute and a <title> tooltip.
+std::string render_svg(const chart& c);
+
+/// One self-contained HTML page (inline SVG and CSS, no network): title, the chart, and `table_html`
+/// (rows of an HTML table) beside it.
+std::string render_html(const std::string& title, const std::string& svg, const std::string& table_html);
+
+/// HTML table of a profile's layers (name, op, median, GFLOP/s, GB/s, bound, % of roof).
+std::string profile_table_html(const backends::profile_result& r);
+
+/// Escapes &, <, >, " for HTML/XML text and attributes.
+std::string xml_escape(const std::string& s);
+
+}  // namespace ridgeline::report

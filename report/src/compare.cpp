@@ -1,0 +1,227 @@
+#include "ridgeline/report/compare.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "ridgeline/report/format.hpp"
+
+namespace ridgeline::report {
+
+namespace {
+
+double num(const nlohmann::json& j, const char* key) {
+    if (!j.contains(key) || !j.at(key).is_number()) return std::nan("");
+    return j.at(key).get<double>();
+}
+
+std::string str(const nlohmann::json& j, const char* key) {
+    return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string();
+}
+
+/// attainable GFLOP/s at the layer's intensity under the roofs it was judged against
+double attainable(const nlohmann::json& layer) {
+    if (!layer.contains("roofs") || !layer.at("roofs").is_object()) return std::nan("");
+    const double p = num(layer.at("roofs"), "compute_gflops");
+    const double bw = num(layer.at("roofs"), "bandwidth_gbs");
+    const double flops = num(layer, "flops"), bytes = num(layer, "bytes");
+    if (!(p > 0) || !(bw > 0) || !(bytes > 0)) return std::nan("");
+    return std::min(p, flops / bytes * bw);
+}
+
+}  // namespace
+
+compare_run load_run(const std::string& path) {
+    std::ifstream f(path);
+    if (!f) throw std::runtime_error("cannot read \"" + path + "\"");
+    compare_run r;
+    try {
+        r.report = nlohmann::json::parse(f);
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error("\"" + path + "\" is not valid JSON: " + std::string(e.what()));
+    }
+    if (str(r.report, "schema").rfind("ridgeline.profile/", 0) != 0)
+        throw std::runtime_error("\"" + path + "\" is not a ridgeline profile report (schema \"" + str(r.report, "schema") +
+                                 "\"; write one with `ridgeline profile --format json --output FILE`)");
+    if (!r.report.contains("layers") || !r.report["layers"].is_array())
+        throw std::runtime_error("\"" + path + "\" has no layers");
+    const std::string device = r.report.contains("device") ? str(r.report["device"], "backend") : "";
+    const auto threads = r.report.contains("device") && r.report["device"].contains("threads")
+                             ? r.report["device"]["threads"].get<int>()
+                             : 0;
+    r.label = std::filesystem::path(path).stem().string() + " (" + device +
+              (threads > 0 ? ", " + std::to_string(threads) + " threads" : "") + ")";
+    return r;
+}
+
+nlohmann::json compare_json(const std::vector<compare_run>& runs) {
+    if (runs.size() < 2) throw std::runtime_error("compare needs at least two profile reports");
+    const std::string model = str(runs[0].report, "model");
+    for (const auto& r : runs)
+        if (str(r.report, "model") != model)
+            throw std::runtime_error("compare: \"" + r.label + "\" profiles model \"" + str(r.report, "model") +
+                                     "\", the baseline \"" + model + "\"");
+    std::vector<std::map<std::string, const nlohmann::json*>> by_name(runs.size());
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        for (const auto& l : runs[i].report["layers"]) by_name[i][str(l, "name")] = &l;
+
+    nlohmann::json out = {{"schema", "ridgeline.compare/1"}, {"model", model}};
+    nlohmann::json jruns = nlohmann::json::array();
+    for (const auto& r : runs)
+        jruns.push_back({{"label", r.label},
+                         {"device", r.report.value("device", nlohmann::json::object())},
+                         {"dtype", str(r.report, "dtype")},
+                         {"batch", r.report.value("batch", 0)},
+                         {"cache", r.report.contains("timing") ? str(r.report["timing"], "mode") : ""}});
+    out["runs"] = jruns;
+    nlohmann::json layers = nlohmann::json::array();
+    for (const auto& base : runs[0].report["layers"]) {
+        const std::string name = str(base, "name");
+        if (!base.contains("time") || !base["time"].is_object()) continue;
+        bool everywhere = true;
+        for (std::size_t i = 1; i < runs.size(); ++i) {
+            auto it = by_name[i].find(name);
+            everywhere = everywhere && it != by_name[i].end() && it->second->contains("time") &&
+                         it->second->at("time").is_object();
+        }
+        if (!everywhere) continue;
+        const double b_med = num(base["time"], "median_ms");
+        const double b_lo = num(base["time"], "ci95_low_ms"), b_hi = num(base["time"], "ci95_high_ms");
+        const double b_att = attainable(base);
+        const std::string b_bound = str(base, "bound");
+        nlohmann::json entry = {{"name", name}, {"op", str(base, "op")}, {"flops", base.value("flops", 0LL)},
+                                {"bytes", base.value("bytes", 0LL)}};
+        nlohmann::json per = nlohmann::json::array();
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            const nlohmann::json& l = *by_name[i].at(name);
+            const double med = num(l["time"], "median_ms");
+            const double lo = num(l["time"], "ci95_low_ms"), hi = num(l["time"], "ci95_high_ms");
+            nlohmann::json r = {{"median_ms", med}, {"ci95_low_ms", lo}, {"ci95_high_ms", hi},
+                                {"roof_fraction", l.contains("roof_fraction") ? l["roof_fraction"] : nlohmann::json(nullptr)},
+                                {"bound", l.contains("bound") ? l["bound"] : nlohmann::json(nullptr)}};
+            if (i > 0) {
+                const double speedup = b_med / med;
+                r["speedup"] = speedup;
+                const bool overlap = lo <= b_hi && b_lo <= hi;
+                r["verdict"] = overlap ? "same" : speedup > 1 ? "faster" : "slower";
+                const double att = attainable(l);
+                r["predicted_speedup"] =
+                    std::isfinite(att) && std::isfinite(b_att) && b_att > 0 ? nlohmann::json(att / b_att) : nlohmann::json(nullptr);
+                r["bound_changed"] = str(l, "bound") != b_bound;
+            }
+            per.push_back(r);
+        }
+        entry["runs"] = per;
+        layers.push_back(entry);
+    }
+    out["layers"] = layers;
+    nlohmann::json e2e = nlohmann::json::array();
+    for (const auto& r : runs) {
+        const auto& e = r.report.value("end_to_end", nlohmann::json::object());
+        e2e.push_back(e.contains("time") && e["time"].is_object() ? nlohmann::json(num(e["time"], "median_ms"))
+                                                                   : nlohmann::json(nullptr));
+    }
+    out["end_to_end_ms"] = e2e;
+    return out;
+}
+
+std::string compare_table(const nlohmann::json& c) {
+    std::ostringstream o;
+    const auto& runs = c["runs"];
+    o << "compare " << c["model"].get<std::string>() << ": baseline " << runs[0]["label"].get<std::string>() << "\n";
+    for (std::size_t i = 1; i < runs.size(); ++i) o << "  run " << i << ": " << runs[i]["label"].get<std::string>() << "\n";
+    o << "\n";
+    text_table t;
+    t.add_column("layer", text_table::align::left);
+    t.add_column("op", text_table::align::left);
+    t.add_column("base", text_table::align::right);
+    t.add_column("roof", text_table::align::right);
+    for (std::size_t i = 1; i < runs.size(); ++i) {
+        const std::string k = runs.size() > 2 ? std::to_string(i) : "";
+        t.add_column("run" + k, text_table::align::right);
+        t.add_column("roof" + k, text_table::align::right);
+        t.add_column("speedup" + k, text_table::align::right);
+        t.add_column("predicted" + k, text_table::align::right);
+        t.add_column("bound" + k, text_table::align::left);
+    }
+    auto pct = [](const nlohmann::json& v) { return v.is_number() ? fixed(100 * v.get<double>(), 0) + "%" : std::string("-"); };
+    int changed = 0;
+    for (const auto& l : c["layers"]) {
+        const auto& r = l["runs"];
+        std::vector<std::string> row{l["name"].get<std::string>(), l["op"].get<std::string>(),
+                                     time_ms(r[0]["median_ms"].get<double>()), pct(r[0]["roof_fraction"])};
+        for (std::size_t i = 1; i < r.size(); ++i) {
+            const auto& x = r[i];
+            row.push_back(time_ms(x["median_ms"].get<double>()));
+            row.push_back(pct(x["roof_fraction"]));
+            row.push_back(x["verdict"] == "same" ? "same" : fixed(x["speedup"].get<double>(), 2) + "x");
+            row.push_back(x["predicted_speedup"].is_number() ? fixed(x["predicted_speedup"].get<double>(), 2) + "x" : "-");
+            const std::string b0 = r[0]["bound"].is_string() ? r[0]["bound"].get<std::string>() : "-";
+            const std::string b1 = x["bound"].is_string() ? x["bound"].get<std::string>() : "-";
+            row.push_back(x["bound_changed"].get<bool>() ? b0 + " -> " + b1 : b1);
+            changed += x["bound_changed"].get<bool>();
+        }
+        t.add_row(row);
+    }
+    o << t.render() << "\n";
+    const auto& e2e = c["end_to_end_ms"];
+    o << "end to end:";
+    for (std::size_t i = 0; i < e2e.size(); ++i)
+        o << (i ? ", " : " ") << (e2e[i].is_number() ? time_ms(e2e[i].get<double>()) : std::string("-"));
+    if (e2e.size() > 1 && e2e[0].is_number() && e2e[1].is_number())
+        o << " (speedup " << fixed(e2e[0].get<double>() / e2e[1].get<double>(), 2) << "x)";
+    o << "\n";
+    o << changed << " layer(s) changed bound; \"same\": the two 95% CIs overlap\n";
+    return o.str();
+}
+
+chart compare_chart(const std::vector<compare_run>& runs) {
+    chart c;
+    c.title = "compare " + str(runs[0].report, "model");
+    for (std::size_t s = 0; s < runs.size(); ++s) {
+        const auto& j = runs[s].report;
+        c.series.push_back(runs[s].label);
+        if (j.contains("device") && j["device"].contains("ceilings")) {
+            const auto& ce = j["device"]["ceilings"];
+            for (auto it = ce["peak_gflops"].begin(); it != ce["peak_gflops"].end(); ++it)
+                if (it.key() == str(j, "dtype"))
+                    c.roofs.push_back({it.key(), it.value().get<double>(), num(ce, "bandwidth_gbs"), static_cast<int>(s)});
+        }
+        for (const auto& l : j["layers"]) {
+            if (!l.contains("time") || !l["time"].is_object()) continue;
+            const double flops = num(l, "flops"), bytes = num(l, "bytes");
+            const double g = num(l, "achieved_gflops");
+            if (!(flops > 0) || !(bytes > 0) || !(g > 0)) continue;
+            c.points.push_back({str(l, "name"), flops / bytes, g, num(l["time"], "median_ms"),
+                                l.contains("bound") && l["bound"].is_string() ? l["bound"].get<std::string>() : "unknown",
+                                static_cast<int>(s)});
+        }
+    }
+    return c;
+}
+
+std::string compare_table_html(const nlohmann::json& c) {
+    std::ostringstream o;
+    o << "<table class=\"compare\"><thead><tr><th>layer</th><th>base</th>";
+    for (std::size_t i = 1; i < c["runs"].size(); ++i) o << "<th>run " << i << "</th><th>speedup</th><th>predicted</th><th>bound</th>";
+    o << "</tr></thead><tbody>\n";
+    for (const auto& l : c["layers"]) {
+        const auto& r = l["runs"];
+        o << "<tr><td>" << xml_escape(l["name"].get<std::string>()) << "</td><td>" << time_ms(r[0]["median_ms"].get<double>())
+          << "</td>";
+        for (std::size_t i = 1; i < r.size(); ++i) {
+            const auto& x = r[i];
+            o << "<td>" << time_ms(x["median_ms"].get<double>()) << "</td><td>"
+              << (x["verdict"] == "same" ? std::string("same") : fixed(x["speedup"].get<double>(), 2) + "x") << "</td><td>"
+              << (x["predicted_speedup"].is_number() ? fixed(x["predicted_speedup"].get<double>(), 2) + "x" : "-")
+              << "</td><td>" << (x["bound"].is_string() ? x["bound"].get<std::string>() : "-") << "</td>";
+        }
+        o << "</tr>\n";
+    }
+    o << "</tbody></table>\n";
+    return o.str();
+}
+
+}  // namespace ridgeline::report

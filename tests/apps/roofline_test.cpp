@@ -1,0 +1,193 @@
+// The roofline on this machine: the three verdicts physics demands, the HTML chart rendered by headless
+// Chromium, compare and sweep. These run the real binary; the ceilings are measured once (quick) into a
+// private cache folder.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "process.hpp"
+
+using ridgeline::test::run_ridgeline;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Output folder of this test process; the ceilings cache is a folder beside the binary under test, so
+/// the ceilings are measured once for every test (each runs in its own process) and the user's own
+/// cache is left alone.
+const fs::path& work_dir() {
+    static const fs::path dir = [] {
+        const fs::path cache = fs::path(RIDGELINE_BINARY).parent_path() / "test-cache";
+        fs::create_directories(cache);
+        ::setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+        fs::path d = fs::temp_directory_path() / ("ridgeline-roofline-" + std::to_string(::getpid()));
+        fs::create_directories(d);
+        return d;
+    }();
+    return dir;
+}
+
+std::string run_capture(const std::string& cmd) {
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (!p) return out;
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    ::pclose(p);
+    return out;
+}
+
+json profile_one(const std::string& layer, const std::string& input) {
+    (void)work_dir();
+    // one thread: other processes on a shared machine disturb a single thread far less than a team of two
+    auto r = run_ridgeline({"profile", "--layer", layer, "--input", input, "--device", "cpu", "--threads", "1",
+                            "--quiet", "--format", "json", "--no-end-to-end"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
+}
+
+const char* chromium_flags =
+    " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
+    " --disable-component-update --disable-sync --hide-scrollbars";
+
+}  // namespace
+
+TEST(Roofline, VerdictsFollowThePhysics) {
+    // Linear 1024->512 at batch 1: 1 MFLOP on 2 MB of weights, 0.5 FLOP/B, far below any CPU's ridge
+    const json fc = profile_one("linear:in_features=1024,out_features=512", "1x1024");
+    EXPECT_EQ(fc["layers"][0]["bound"], "memory") << fc["layers"][0]["bound_reason"];
+    // Conv2d 3x3 64->64 on 1x64x56x56: 231 MFLOP on 1.75 MB, 132 FLOP/B, far above the ridge
+    const json conv = profile_one("conv2d:in_channels=64,out_channels=64,kernel_size=3,padding=1", "1x64x56x56");
+    EXPECT_EQ(conv["layers"][0]["bound"], "compute") << conv["layers"][0]["bound_reason"];
+    // Linear 4->3 on 1x4: 27 FLOP; the time is the dispatch cost
+    const json tiny = profile_one("linear:in_features=4,out_features=3", "1x4");
+    EXPECT_EQ(tiny["layers"][0]["bound"], "overhead") << tiny["layers"][0]["bound_reason"];
+    // the ceilings travel with the report
+    const json& c = conv["device"]["ceilings"];
+    EXPECT_GT(c["peak_gflops"]["fp32"].get<double>(), 0.0);
+    EXPECT_GT(c["bandwidth_gbs"].get<double>(), 0.0);
+    EXPECT_GT(c["ridge_point"]["fp32"].get<double>(), 0.0);
+    EXPECT_GT(c["fma_peak_gflops"]["fp32"].get<double>(), 0.0);
+    EXPECT_GT(c["dispatch_overhead_ms"].get<double>(), 0.0);
+}
+
+TEST(Roofline, CeilingsAreCachedAndReported) {
+    (void)work_dir();
+    auto first = run_ridgeline({"ceilings", "--device", "cpu", "--threads", "1", "--format", "json", "--quiet"});
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    auto second = run_ridgeline({"ceilings", "--device", "cpu", "--threads", "1", "--format", "json", "--quiet"});
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    const json a = json::parse(first.out), b = json::parse(second.out);
+    EXPECT_EQ(b["source"], "cache");
+    EXPECT_EQ(a["measured_at"], b["measured_at"]);
+    EXPECT_EQ(a["peak_gflops"], b["peak_gflops"]);
+    // the GEMM roof is what a real kernel attains: below the FMA issue peak
+    EXPECT_LT(a["peak_gflops"]["fp32"].get<double>(), a["fma_peak_gflops"]["fp32"].get<double>());
+    // ridge = compute roof / bandwidth
+    EXPECT_NEAR(a["ridge_point"]["fp32"].get<double>(),
+                a["peak_gflops"]["fp32"].get<double>() / a["bandwidth_gbs"].get<double>(), 1e-9);
+    auto table = run_ridgeline({"ceilings", "--device", "cpu", "--threads", "1"});
+    EXPECT_NE(table.out.find("compute roof fp32"), std::string::npos);
+    EXPECT_NE(table.out.find("working-set sweep"), std::string::npos);
+}
+
+TEST(Roofline, HtmlChartRendersInChromium) {
+    const fs::path html = work_dir() / "chart.html";
+    auto r = run_ridgeline({"profile", "--model", "squeezenet1_0", "--input", "1x3x64x64", "--device", "cpu", "--threads", "1",
+                            "--quick", "--quiet", "--format", "json", "--html", html.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    std::size_t plotted = 0;
+    for (const auto& l : j["layers"])
+        if (l["time"].is_object() && l["flops"].get<long long>() > 0 && l["bytes"].get<long long>() > 0 &&
+            l["bound"] != "mistrusted")
+            ++plotted;
+    ASSERT_GT(plotted, 10u);
+    const std::string flags = std::string(chromium_flags) + " --user-data-dir=" + (work_dir() / "chromium").string();
+    const std::string dom = run_capture("chromium" + flags + " --dump-dom file://" + html.string() + " 2>/dev/null");
+    ASSERT_FALSE(dom.empty()) << "chromium did not render the page (is Debian's chromium installed? scripts/setup.sh does)";
+    // one point per plotted layer, in the rendered DOM
+    std::size_t points = 0;
+    for (std::size_t pos = 0; (pos = dom.find("class=\"point ", pos)) != std::string::npos; ++pos) ++points;
+    EXPECT_EQ(points, plotted);
+    EXPECT_NE(dom.find("<svg"), std::string::npos);
+    EXPECT_NE(dom.find("class=\"roof\""), std::string::npos);
+    // the screenshot is not blank: many colours and a fair share of non-white pixels
+    const fs::path png = work_dir() / "chart.png";
+    run_capture("chromium" + flags + " --window-size=1400,900 --screenshot=" + png.string() + " file://" + html.string() +
+                " 2>/dev/null");
+    ASSERT_TRUE(fs::exists(png));
+    const std::string stats = run_capture("python3 " RIDGELINE_SOURCE_DIR "/tests/apps/png_stats.py " + png.string());
+    int w = 0, h = 0, colours = 0;
+    double non_white = 0;
+    ASSERT_EQ(std::sscanf(stats.c_str(), "%d %d %d %lf", &w, &h, &colours, &non_white), 4) << stats;
+    EXPECT_EQ(w, 1400);
+    EXPECT_GT(colours, 20);
+    EXPECT_GT(non_white, 0.02);
+}
+
+TEST(Roofline, CompareTwoThreadCounts) {
+    const fs::path a = work_dir() / "t1.json", b = work_dir() / "t2.json";
+    for (auto [threads, path] : {std::pair{"1", a}, std::pair{"2", b}}) {
+        auto r = run_ridgeline({"profile", "--model", "resnet18", "--input", "1x3x64x64", "--device", "cpu", "--threads",
+                                threads, "--quick", "--quiet", "--format", "json", "--output", path.string()});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    const fs::path html = work_dir() / "compare.html";
+    auto c = run_ridgeline({"compare", a.string(), b.string(), "--format", "json", "--html", html.string(), "--quiet"});
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    const json j = json::parse(c.out);
+    EXPECT_EQ(j["schema"], "ridgeline.compare/1");
+    ASSERT_GT(j["layers"].size(), 20u);
+    for (const auto& l : j["layers"]) {
+        const auto& run = l["runs"][1];
+        EXPECT_GT(run["speedup"].get<double>(), 0.0);
+        EXPECT_TRUE(run["verdict"] == "same" || run["verdict"] == "faster" || run["verdict"] == "slower");
+        // "same" exactly when the CIs overlap
+        const auto& base = l["runs"][0];
+        const bool overlap = run["ci95_low_ms"].get<double>() <= base["ci95_high_ms"].get<double>() &&
+                             base["ci95_low_ms"].get<double>() <= run["ci95_high_ms"].get<double>();
+        EXPECT_EQ(run["verdict"] == "same", overlap);
+    }
+    std::ifstream f(html);
+    const std::string page((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_NE(page.find("class=\"point "), std::string::npos);
+    EXPECT_NE(page.find("<table class=\"compare\">"), std::string::npos);
+    auto t = run_ridgeline({"compare", a.string(), b.string()});
+    EXPECT_EQ(t.exit_code, 0);
+    EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(speedup\s+predicted\s+bound)"))) << t.out;
+    auto bad = run_ridgeline({"compare", a.string()});
+    EXPECT_EQ(bad.exit_code, 2);
+}
+
+TEST(Roofline, SweepFitsOverheadAndThroughput) {
+    (void)work_dir();
+    auto r = run_ridgeline({"sweep", "--layer", "linear:in_features=256,out_features=256", "--batch", "1,8,32,128,512",
+                            "--device", "cpu", "--threads", "1", "--quick", "--quiet", "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j["schema"], "ridgeline.sweep/1");
+    ASSERT_EQ(j["points"].size(), 5u);
+    // flops grow with the batch: 2*B*256*256 + B*256 bias adds
+    for (const auto& p : j["points"]) {
+        const long long b = p["batch"];
+        EXPECT_EQ(p["flops"].get<long long>(), 2 * b * 256 * 256 + b * 256);
+    }
+    // intensity rises with the batch (weights are read once for more rows): the points move right
+    EXPECT_LT(j["points"][0]["arithmetic_intensity"].get<double>(), j["points"][4]["arithmetic_intensity"].get<double>());
+    ASSERT_TRUE(j["fit"].is_object());
+    EXPECT_GT(j["fit"]["throughput_gflops"].get<double>(), 0.0);
+    auto bad = run_ridgeline({"sweep", "--layer", "relu", "--batch", "1,2"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("needs --input"), std::string::npos);
+    auto bad2 = run_ridgeline({"sweep", "--layer", "relu", "--input", "1x8", "--batch", "1,x"});
+    EXPECT_EQ(bad2.exit_code, 2);
+}
