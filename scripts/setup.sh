@@ -13,8 +13,10 @@ packages=(
   libdnnl-dev
   libonnx-dev libprotobuf-dev
   chromium python3
+  clang-14 libclang-rt-14-dev
 )
-# chromium renders the HTML roofline in tests/apps/roofline_test.cpp (headless); python3 reads its PNG
+# chromium renders the HTML roofline in tests/apps/roofline_test.cpp (headless); python3 reads its PNG;
+# clang-14 with its compiler-rt builds the libFuzzer targets (scripts/fuzz.sh, run by .ci/run)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -9,7 +9,8 @@
 namespace ridgeline::app {
 
 backends::ceilings obtain_ceilings(backends::backend& b, bool recalibrate, bool quick, bool quiet) {
-    const std::string fp = backends::device_fingerprint(b.device());
+    const backends::device_info dev = b.device();
+    const std::string fp = backends::device_fingerprint(dev);
     if (!recalibrate)
         if (auto cached = report::load_cached_ceilings(fp)) return *cached;
     if (!quiet)
@@ -18,6 +19,7 @@ backends::ceilings obtain_ceilings(backends::backend& b, bool recalibrate, bool 
     const auto t0 = std::chrono::steady_clock::now();
     backends::ceilings c = b.measure_ceilings(backends::ceilings_options{quick});
     c.fingerprint = fp;
+    c.device_name = dev.name;
     if (quick) c.method["quick"] = "measured with --quick (smaller problems, fewer samples)";
     try {
         report::save_cached_ceilings(c);

@@ -1,6 +1,7 @@
 #include "cli_common.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -32,6 +33,25 @@ void set_command_line(int argc, char** argv) {
 }
 
 const std::string& command_line() { return g_command_line; }
+
+CLI::Validator finite_range(double lo, double hi) {
+    return CLI::Validator(
+        [lo, hi](std::string& text) -> std::string {
+            double v = 0;
+            try {
+                std::size_t used = 0;
+                v = std::stod(text, &used);
+                if (used != text.size()) return "\"" + text + "\" is not a number";
+            } catch (const std::exception&) {
+                return "\"" + text + "\" is not a number";
+            }
+            if (!std::isfinite(v)) return "\"" + text + "\" is not a finite number";
+            if (v < lo || v > hi)
+                return "value " + text + " is not in [" + CLI::detail::to_string(lo) + " - " + CLI::detail::to_string(hi) + "]";
+            return {};
+        },
+        "FINITE in [" + CLI::detail::to_string(lo) + " - " + CLI::detail::to_string(hi) + "]");
+}
 
 std::int64_t parse_bytes(const std::string& text) {
     std::size_t i = 0;

@@ -66,6 +66,10 @@ struct output_options {
 /// Throws usage_error for anything else, or a value that does not fit in int64.
 std::int64_t parse_bytes(const std::string& text);
 
+/// A CLI11 check for a real-valued option: a finite number in [lo, hi]. (CLI::Range alone lets "nan"
+/// through, since every comparison with NaN is false.)
+CLI::Validator finite_range(double lo, double hi);
+
 /// The exact command line, shell-quoted where needed.
 const std::string& command_line();
 void set_command_line(int argc, char** argv);

@@ -103,6 +103,8 @@ struct profile_command {
 
     int run() {
         const std::int64_t memory_limit = max_memory.empty() ? 0 : parse_bytes(max_memory);
+        for (const std::string* path : {&out.output, &svg_path, &html_path})
+            if (!path->empty()) report::check_output_path(*path);  // fail now, not after minutes of measuring
         const built_model m = model.build();
         const core::model_analysis a = core::analyze(m.model, model.data_type());
         auto sel = backends::select_backend(device, threads);
@@ -176,7 +178,7 @@ struct profile_command {
             ++work;
             if (p.has_time()) ++measured;
             if (p.state == "failed") failed += (failed.empty() ? "" : ", ") + p.analysis.layer.name;
-            if (declined.empty() && p.state == "unsupported") declined = p.reason;
+            if (declined.empty() && (p.state == "unsupported" || p.state == "skipped")) declined = p.reason;
         }
         if (!failed.empty()) throw std::runtime_error("verification or execution failed for: " + failed);
         if (work > 0 && measured == 0)
@@ -198,16 +200,16 @@ void register_profile(CLI::App& cli, runner_list& runners) {
     cmd->warmup = sub->add_option("--warmup", cmd->given.warmup_runs, "Warm-up runs before the first sample (default 3)")
                       ->check(CLI::Range(0, 1000000));
     cmd->warmup_ms = sub->add_option("--warmup-ms", cmd->given.warmup_ms, "Minimum warm-up time in ms (default 20)")
-                         ->check(CLI::Range(0.0, 3.6e6));
+                         ->check(finite_range(0.0, 3.6e6));
     cmd->min_samples = sub->add_option("--min-samples", cmd->given.min_samples, "Minimum samples per layer (default 10)")
                            ->check(CLI::Range(1, 1000000));
     cmd->min_time = sub->add_option("--min-time", cmd->given.min_time_s, "Minimum sampling time per layer in s (default 0.05)")
-                        ->check(CLI::Range(0.0, 3600.0));
+                        ->check(finite_range(0.0, 3600.0));
     cmd->max_noise = sub->add_option("--max-noise", cmd->given.max_noise,
                                      "Stop when the 95% CI of the median is narrower than this fraction of it (default 0.02)")
-                         ->check(CLI::Range(1e-6, 1.0));
+                         ->check(finite_range(1e-6, 1.0));
     cmd->max_time = sub->add_option("--max-time", cmd->given.max_time_s, "Maximum sampling time per layer in s (default 2)")
-                        ->check(CLI::Range(1e-3, 3600.0));
+                        ->check(finite_range(1e-3, 3600.0));
     sub->add_option("--cache", cmd->cache, "hot: repeated runs over the same buffers; cold: evict the last-level cache "
                                            "before every sample (one run per sample)")
         ->check(CLI::IsMember({"hot", "cold"}));

@@ -134,6 +134,8 @@ struct sweep_command {
         if (model.empty() == layer.empty())
             throw usage_error(model.empty() ? "give --layer STRING or --model NAME" : "--model and --layer cannot be used together");
         const auto sizes = parse_batches(batches);
+        for (const std::string* path : {&out.output, &svg_path, &html_path})
+            if (!path->empty()) report::check_output_path(*path);  // fail now, not after the sweep
         const core::dtype dt = core::parse_dtype(dtype);
         auto sel = backends::select_backend(device, threads);
         if (!sel.notice.empty() && !out.quiet) spdlog::info("{}", sel.notice);

@@ -158,7 +158,11 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
         p.verification.state = "unsupported";
         return p;
     }
-    const std::int64_t need = bytes_needed(la, dt);
+    std::int64_t need = std::numeric_limits<std::int64_t>::max();  // more than any limit when the count overflows
+    try {
+        need = bytes_needed(la, dt);
+    } catch (const core::overflow_error&) {
+    }
     const std::int64_t limit = o.max_memory_bytes > 0 ? o.max_memory_bytes : b.free_memory_bytes();
     if (limit > 0 && need > limit) {
         p.state = "skipped";

@@ -172,7 +172,8 @@ void attribute_reader::finish() const {
         if (used_[i]) continue;
         std::string list;
         for (const auto& k : known_) list += (list.empty() ? "" : ", ") + k;
-        throw parse_error(where_ + ": unknown attribute \"" + attrs_[i].key + "\"" +
+        const std::string& key = attrs_[i].key;  // shown in full up to 40 characters: the error stays one short line
+        throw parse_error(where_ + ": unknown attribute \"" + (key.size() > 40 ? key.substr(0, 37) + "..." : key) + "\"" +
                           (list.empty() ? std::string(" (this op takes no attributes)")
                                         : " (known: " + list + ")"));
     }

@@ -29,6 +29,23 @@ constexpr std::string_view ada_source =
     "(FP16/BF16 tensor with FP32 accumulate, dense), "
     "https://images.nvidia.com/aem-dam/Solutions/Data-Center/l4/nvidia-ada-gpu-architecture-whitepaper-v2.1.pdf";
 
+// CPUs: the vendor gives cores and clocks; the FLOP/s peak is derived: cores x base clock x FP32 FLOP per
+// cycle per core (two 256-bit FMA pipes = 32 on Zen 2/3/4; two 512-bit FMA units = 64 on Sapphire Rapids),
+// bf16 from AVX512-BF16 / AMX where present (AMX-BF16: 1024 FLOP per cycle per core). Bandwidth: channels
+// x MT/s x 8 bytes.
+constexpr std::string_view epyc_7b13_source =
+    "AMD EPYC 7B13 (Milan, Google Cloud): 64 cores, 2.45 GHz base; derived 64 x 2.45e9 x 32 = 5.02 TFLOP/s "
+    "fp32; 8 channels DDR4-3200 = 204.8 GB/s (https://www.amd.com/en/products/processors/server/epyc/"
+    "7003-series.html)";
+constexpr std::string_view epyc_9654_source =
+    "AMD EPYC 9654 (Genoa): 96 cores, 2.4 GHz base; derived 96 x 2.4e9 x 32 = 7.37 TFLOP/s fp32 (bf16 via "
+    "AVX512-BF16 at 2x); 12 channels DDR5-4800 = 460.8 GB/s (https://www.amd.com/en/products/processors/server/"
+    "epyc/4th-generation-9004-and-8004-series/amd-epyc-9654.html)";
+constexpr std::string_view xeon_8480_source =
+    "Intel Xeon Platinum 8480+ (Sapphire Rapids): 56 cores, 2.0 GHz base; derived 56 x 2.0e9 x 64 = 7.17 "
+    "TFLOP/s fp32, AMX-BF16 56 x 2.0e9 x 1024 = 114.7 TFLOP/s; 8 channels DDR5-4800 = 307.2 GB/s "
+    "(https://ark.intel.com/content/www/us/en/ark/products/231746.html)";
+
 }  // namespace
 
 const std::vector<datasheet_entry>& datasheet() {
@@ -47,6 +64,10 @@ const std::vector<datasheet_entry>& datasheet() {
         {"NVIDIA L4", "NVIDIA L4", 30.3, 60, 121, 121, 300, l4_source},
         {"NVIDIA T4", "Tesla T4|NVIDIA T4", 8.1, 0, 65, 0, 320, t4_source},
         {"NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090", 82.6, 82.6, 165.2, 165.2, 1008, ada_source},
+        {"AMD EPYC 7B13", "AMD EPYC 7B13 64-Core Processor|AMD EPYC 7B13", 5.02, 0, 0, 0, 204.8, epyc_7b13_source},
+        {"AMD EPYC 9654", "AMD EPYC 9654 96-Core Processor|AMD EPYC 9654", 7.37, 0, 0, 14.75, 460.8, epyc_9654_source},
+        {"Intel Xeon Platinum 8480+", "Intel(R) Xeon(R) Platinum 8480+|Intel Xeon Platinum 8480+", 7.17, 0, 114.7, 114.7,
+         307.2, xeon_8480_source},
     };
     return table;
 }

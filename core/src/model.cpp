@@ -132,7 +132,8 @@ model_analysis analyze(const model& m, dtype dt) {
                 throw invalid_layer(where(l) + ": tied tensor \"" + full + "\" has " + std::to_string(n) +
                                     " elements here but " + std::to_string(it->second.first) + " elsewhere");
         }
-        for (const auto& [param, shared] : l.tied) {
+        for (const auto& tied_entry : l.tied) {
+            const std::string& param = tied_entry.first;  // not a structured binding: clang 14 cannot capture one
             const auto ps = parameters_of(l.op);
             if (std::none_of(ps.begin(), ps.end(), [&](const param_spec& p) { return p.name == param; }))
                 throw invalid_layer(where(l) + ": ties parameter \"" + param + "\", which this op does not have");

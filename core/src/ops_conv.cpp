@@ -68,8 +68,8 @@ padding2d conv2d::resolved_padding() const {
     if (padding.kind == padding2d::mode::valid) return padding2d{};
     if (padding.kind == padding2d::mode::same) {
         // PyTorch: total = dilation*(k-1); the smaller half before, the extra row/column after.
-        const std::int64_t th = dilation.h * (kernel_size.h - 1);
-        const std::int64_t tw = dilation.w * (kernel_size.w - 1);
+        const std::int64_t th = checked::mul(dilation.h, kernel_size.h - 1, "conv2d \"same\" padding");
+        const std::int64_t tw = checked::mul(dilation.w, kernel_size.w - 1, "conv2d \"same\" padding");
         p = padding2d{padding2d::mode::explicit_pads, th / 2, tw / 2, th - th / 2, tw - tw / 2};
     }
     return p;

@@ -1,4 +1,6 @@
 // max_pool2d, avg_pool2d, adaptive_avg_pool2d.
+#include <numeric>
+
 #include "op_helpers.hpp"
 
 namespace ridgeline::core {
@@ -18,8 +20,14 @@ std::int64_t pool_out(std::int64_t in, std::int64_t k, std::int64_t stride, std:
         fail(where, std::string("kernel ") + axis + " " + std::to_string(k) +
                         (dilation > 1 ? " (dilated extent " + std::to_string(extent) + ")" : std::string()) +
                         " is larger than the padded input " + axis + " " + std::to_string(padded));
-    std::int64_t out = (padded - extent + (ceil_mode ? stride - 1 : 0)) / stride + 1;
-    if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+    // in this form no intermediate overflows, whatever the stride (padded - extent >= 0, in + pad - 1 >= 0)
+    const std::int64_t span = padded - extent;
+    std::int64_t out = span / stride + 1;
+    if (ceil_mode) {
+        if (span % stride != 0) ++out;
+        // the last window starts at (out - 1) * stride; drop it when that is >= in + pad
+        if (out - 1 > (in + pad - 1) / stride) --out;
+    }
     return out;
 }
 
@@ -123,15 +131,13 @@ shape adaptive_avg_pool2d::infer(const shapes& in, const std::string& where) con
 }
 
 namespace {
-/// Sum over output positions i of the window length [floor(i*in/out), ceil((i+1)*in/out)).
+/// Sum over output positions i of the window length [floor(i*in/out), ceil((i+1)*in/out)), in closed form:
+/// in + out - gcd(in, out). Derived: with S = sum_{i<out} floor(i*in/out), sum_{i<out} ceil((i+1)*in/out)
+/// = S + in + (out - gcd) (a ceiling exceeds its floor unless out divides j*in, which gcd of the j in
+/// 1..out do), so the starts cancel. E.g. in 12, out 5: windows 3+3+4+3+3 = 16 = 12 + 5 - 1.
+/// (A loop over the output positions would run for as long as output_size is large.)
 std::int64_t adaptive_window_sum(std::int64_t in, std::int64_t out) {
-    std::int64_t total = 0;
-    for (std::int64_t i = 0; i < out; ++i) {
-        const std::int64_t start = (i * in) / out;
-        const std::int64_t end = ((i + 1) * in + out - 1) / out;
-        total += end - start;
-    }
-    return total;
+    return checked::add(in, out, "adaptive_avg_pool2d windows") - std::gcd(in, out);
 }
 }  // namespace
 

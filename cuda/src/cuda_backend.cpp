@@ -200,9 +200,9 @@ void cuda_backend::gemm_roofs(backends::ceilings& c, bool quick) {
             const auto t = backends::measure(
                 [&] { run_lt_gemm(ctx_, *plan, a.get(), b.get(), out.get(), ws.get(), ws.bytes()); }, timer_,
                 ceilings_protocol(quick));
-            c.peak_gflops[std::string(core::to_string(dt))] = gemm_gflops(n, n, n, t.stats.median);
+            c.peak_gflops[std::string(core::to_string(dt))] = gemm_gflops(n, n, n, t.stats.min);
             c.method[key] = "cuBLASLt GEMM " + std::to_string(n) + "^3, " + std::string(precision_of(dt).storage) + " in/out, " +
-                            std::string(precision_of(dt).cublas_compute) + ", " + plan->note + ", median of " +
+                            std::string(precision_of(dt).cublas_compute) + ", " + plan->note + ", best of " +
                             std::to_string(t.samples) + " samples";
         } catch (const std::bad_alloc& e) {
             c.method[key] = std::string("not measured: ") + e.what();
@@ -223,15 +223,15 @@ void cuda_backend::copy_bandwidth(backends::ceilings& c, bool quick) {
         };
     };
     const auto t = backends::measure(copy_of(bytes), timer_, ceilings_protocol(quick));
-    c.copy_gbs = copy_gbs(bytes, t.stats.median);
+    c.copy_gbs = copy_gbs(bytes, t.stats.min);
     c.bandwidth_gbs = c.copy_gbs;
     c.method["bandwidth_gbs"] = "cudaMemcpyAsync device to device of " + format_bytes(bytes) +
-                                ", bytes read + written, median of " + std::to_string(t.samples) + " samples";
+                                ", bytes read + written, best of " + std::to_string(t.samples) + " samples";
     // working-set sweep: a copy of s bytes touches 2 s (source and destination)
     for (std::int64_t ws : working_set_sizes(2 * bytes)) {
         if (quick && ws < 4 * 1024 * 1024 && ws != 256 * 1024) continue;
         const auto w = backends::measure(copy_of(ws / 2), timer_, backends::timing_options::quick());
-        c.working_set_gbs.emplace_back(ws, copy_gbs(ws / 2, w.stats.median));
+        c.working_set_gbs.emplace_back(ws, copy_gbs(ws / 2, w.stats.min));
     }
     c.method["working_set_gbs"] = "cudaMemcpyAsync device to device; working set = source + destination";
 }

@@ -27,9 +27,34 @@ std::string joined(const std::vector<std::string>& v) {
     return s;
 }
 
+/// Compact JSON text of `v`, at most about `budget` characters, nested at most 8 deep ("..." beyond): unlike
+/// json::dump(), which recurses once per level, it cannot overflow the stack on a file nested 100,000 deep.
+void excerpt(const json& v, std::string& out, std::size_t budget, int depth) {
+    if (out.size() > budget) return;
+    if (v.is_primitive()) {
+        out += v.dump();
+        return;
+    }
+    const bool object = v.is_object();
+    out += object ? '{' : '[';
+    if (depth >= 8 && !v.empty()) {
+        out += "...";
+    } else {
+        bool first = true;
+        for (auto it = v.begin(); it != v.end() && out.size() <= budget; ++it) {
+            if (!first) out += ',';
+            first = false;
+            if (object) out += json(it.key()).dump() + ':';
+            excerpt(*it, out, budget, depth + 1);
+        }
+    }
+    out += object ? '}' : ']';
+}
+
 /// A JSON value as a user wrote it, short enough for one error line.
 std::string shown(const json& v) {
-    std::string s = v.dump();
+    std::string s;
+    excerpt(v, s, 60, 0);
     if (s.size() > 60) s = s.substr(0, 57) + "...";
     return s;
 }
@@ -310,31 +335,44 @@ private:
             if (!read.count(m.inputs()[i].name))
                 fail_layer("$.inputs[" + std::to_string(i) + "]",
                            "input \"" + m.inputs()[i].name + "\" is not read by any layer (a dangling input)");
-        // depth-first search; a grey node reached again closes a cycle
+        // depth-first search with an explicit stack (a chain of 200,000 layers must not recurse 200,000 deep);
+        // a grey node reached again closes a cycle
         std::vector<int> colour(ls.size(), 0);
-        std::vector<std::size_t> stack;
-        std::function<void(std::size_t)> visit = [&](std::size_t i) {
-            colour[i] = 1;
-            stack.push_back(i);
-            for (std::size_t k = 0; k < ls[i].inputs.size(); ++k) {
-                auto it = index.find(ls[i].inputs[k]);
+        std::vector<std::pair<std::size_t, std::size_t>> stack;  // (layer, next input to follow)
+        for (std::size_t root = 0; root < ls.size(); ++root) {
+            if (colour[root] != 0) continue;
+            colour[root] = 1;
+            stack.emplace_back(root, 0);
+            while (!stack.empty()) {
+                auto& [i, k] = stack.back();
+                if (k == ls[i].inputs.size()) {
+                    colour[i] = 2;
+                    stack.pop_back();
+                    continue;
+                }
+                const std::size_t at = k++;
+                auto it = index.find(ls[i].inputs[at]);
                 if (it == index.end()) continue;
                 const std::size_t j = it->second;
                 if (colour[j] == 1) {
                     std::string chain;
-                    auto from = std::find(stack.begin(), stack.end(), j);
-                    for (auto s = from; s != stack.end(); ++s) chain += ls[*s].name + " <- ";
+                    auto from = std::find_if(stack.begin(), stack.end(), [&](const auto& e) { return e.first == j; });
+                    const auto length = stack.end() - from;  // a long cycle is shown by its ends
+                    for (auto e = from; e != stack.end(); ++e) {
+                        const auto pos = e - from;
+                        if (length > 8 && pos == 3) chain += "... (" + std::to_string(length - 6) + " more) <- ";
+                        if (length <= 8 || pos < 3 || pos >= length - 3) chain += ls[e->first].name + " <- ";
+                    }
                     chain += ls[j].name;
-                    fail_layer("$.layers[" + std::to_string(i) + "].inputs[" + std::to_string(k) + "]",
+                    fail_layer("$.layers[" + std::to_string(i) + "].inputs[" + std::to_string(at) + "]",
                                "\"" + ls[j].name + "\" closes a cycle (" + chain + ")");
                 }
-                if (colour[j] == 0) visit(j);
+                if (colour[j] == 0) {
+                    colour[j] = 1;
+                    stack.emplace_back(j, 0);  // invalidates i and k: not used again in this iteration
+                }
             }
-            stack.pop_back();
-            colour[i] = 2;
-        };
-        for (std::size_t i = 0; i < ls.size(); ++i)
-            if (colour[i] == 0) visit(i);
+        }
     }
 
     /// Shape rules of every layer (core::analyze), errors mapped to the layer's path.
@@ -376,13 +414,16 @@ core::model parse_model_json(const nlohmann::json& doc, std::string_view label, 
 
 core::model read_model_file(const std::filesystem::path& path, const input_overrides& overrides) {
     const std::string label = path.string();
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw core::parse_error(label + ": is a directory, not a model file");
     std::ifstream f(path, std::ios::binary);
     if (!f) throw core::parse_error(label + ": cannot open the model file (" +
                                     (std::filesystem::exists(path) ? "permission denied" : "no such file") + ")");
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(f);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // syntax (parse_error) and numbers like 1e999 (out_of_range)
         std::string what = e.what();
         if (auto p = what.find("] "); what.rfind("[json.exception", 0) == 0 && p != std::string::npos) what = what.substr(p + 2);
         throw core::parse_error(label + ": not valid JSON: " + what);

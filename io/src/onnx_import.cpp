@@ -1,8 +1,17 @@
 // ONNX import (RIDGELINE_HAVE_ONNX == 1). The only file that includes ONNX and protobuf headers.
 #include "ridgeline/io/onnx_import.hpp"
 
+#include <fcntl.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
 
 #include <algorithm>
 #include <array>
@@ -25,6 +34,9 @@ namespace ridgeline::io {
 bool have_onnx() { return true; }
 
 namespace {
+
+/// Longest ONNX shape inference may take (resnet50 needs well under a second).
+constexpr int shape_inference_timeout_s = 120;
 
 namespace fs = std::filesystem;
 
@@ -217,15 +229,91 @@ private:
         return s;
     }
 
+    /// ONNX's shape inference, in a child process. ONNX 1.12 (Debian 12) crashes on some malformed graphs
+    /// (fuzz_onnx found a Conv whose input has fewer dimensions than its weight: a SEGV inside
+    /// onnx::convPoolShapeInference), and no check before it could know every intermediate rank. The child
+    /// runs it on its copy of the model and sends back the inferred value_info and outputs; a crash, a hang
+    /// (shape_inference_timeout_s) or ONNX's own exception becomes one error line here.
     void infer_shapes() {
-        try {
-            onnx::ShapeInferenceOptions o(false, 0, true);
-            onnx::shape_inference::InferShapes(proto_, onnx::OpSchemaRegistry::Instance(), o);
-        } catch (const std::exception& e) {
-            std::string what = e.what();
+        const onnx::ISchemaRegistry* registry = onnx::OpSchemaRegistry::Instance();  // built before fork()
+        int fds[2];
+        if (::pipe(fds) != 0) fail(std::string("cannot start ONNX shape inference: ") + std::strerror(errno));
+        std::fflush(nullptr);
+        const pid_t pid = ::fork();
+        if (pid < 0) {
+            ::close(fds[0]);
+            ::close(fds[1]);
+            fail(std::string("cannot start ONNX shape inference: ") + std::strerror(errno));
+        }
+        if (pid == 0) {  // child: no sanitizer or fuzzer crash handler, no output, only the pipe
+            for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
+            if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) {
+                ::dup2(null, 1);
+                ::dup2(null, 2);
+            }
+            ::close(fds[0]);
+            std::string message;
+            try {
+                onnx::ShapeInferenceOptions o(false, 0, true);
+                onnx::shape_inference::InferShapes(proto_, registry, o);
+                onnx::GraphProto inferred;
+                *inferred.mutable_value_info() = proto_.graph().value_info();
+                *inferred.mutable_output() = proto_.graph().output();
+                message = "O" + inferred.SerializeAsString();
+            } catch (const std::exception& e) {
+                message = std::string("E") + e.what();
+            } catch (...) {
+                message = "Ean exception that is not a std::exception";
+            }
+            for (std::size_t done = 0; done < message.size();) {
+                const ssize_t n = ::write(fds[1], message.data() + done, message.size() - done);
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0) ::_exit(3);
+                done += static_cast<std::size_t>(n);
+            }
+            ::_exit(0);
+        }
+        ::close(fds[1]);
+        std::string message;
+        bool timed_out = false;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(shape_inference_timeout_s);
+        for (char buf[65536];;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) {
+                timed_out = true;
+                ::kill(pid, SIGKILL);
+                break;
+            }
+            pollfd p{fds[0], POLLIN, 0};
+            const int ready = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
+            if (ready < 0 && errno != EINTR) break;
+            if (ready <= 0) continue;
+            const ssize_t n = ::read(fds[0], buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            message.append(buf, static_cast<std::size_t>(n));
+        }
+        ::close(fds[0]);
+        int status = 0;
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        if (timed_out)
+            fail("ONNX shape inference did not finish in " + std::to_string(shape_inference_timeout_s) +
+                 " s (the graph is malformed or far too large)");
+        if (WIFSIGNALED(status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || message.empty())
+            fail("ONNX shape inference crashed on this file (" +
+                 (WIFSIGNALED(status) ? std::string(strsignal(WTERMSIG(status))) : "exit status " + std::to_string(WEXITSTATUS(status))) +
+                 "): the graph is malformed, e.g. an input with fewer dimensions than a Conv or pool over it needs");
+        if (message[0] == 'E') {
+            std::string what = message.substr(1);
             if (auto p = what.find('\n'); p != std::string::npos) what = what.substr(0, p);
             fail("ONNX shape inference failed: " + what);
         }
+        onnx::GraphProto inferred;
+        if (message[0] != 'O' || !inferred.ParseFromArray(message.data() + 1, static_cast<int>(message.size() - 1)))
+            fail("ONNX shape inference returned nothing readable");
+        proto_.mutable_graph()->mutable_value_info()->Swap(inferred.mutable_value_info());
+        proto_.mutable_graph()->mutable_output()->Swap(inferred.mutable_output());
         auto record = [&](const onnx::ValueInfoProto& v) {
             if (!v.type().has_tensor_type()) return;
             const auto& tt = v.type().tensor_type();
@@ -248,6 +336,20 @@ private:
         for (int i = 0; i < g.node_size(); ++i)
             for (const auto& t : g.node(i).input())
                 if (!t.empty()) readers_[t].push_back(i);
+        // ONNX graphs are in single static assignment form: each tensor has one writer (ONNX IR spec, "Names
+        // Within a Graph"); a second writer would make every reader ambiguous
+        std::map<std::string, int> writer;
+        for (const auto& in : g.input()) writer.emplace(in.name(), -1);
+        for (int i = 0; i < g.node_size(); ++i)
+            for (const auto& t : g.node(i).output()) {
+                if (t.empty()) continue;
+                auto [it, fresh] = writer.emplace(t, i);
+                if (!fresh)
+                    fail("node \"" + node_name(g.node(i)) + "\" (" + g.node(i).op_type() + ") writes tensor \"" + t +
+                         "\", which " + (it->second < 0 ? std::string("is a graph input")
+                                                         : "node \"" + node_name(g.node(it->second)) + "\" writes already") +
+                         " (ONNX graphs assign each tensor once)");
+            }
         for (const auto& o : g.output()) graph_outputs_.insert(o.name());
         for (const auto& in : inputs_) {
             const std::string name = unique(in.name);
@@ -270,23 +372,42 @@ private:
     }
 
     std::vector<char> external_bytes(const onnx::TensorProto& t, std::size_t need) const {
+        const std::string where = "initializer \"" + t.name() + "\"";
         std::string location;
         std::int64_t offset = 0, length = -1;
+        // offset and length are decimal text (onnx.proto, "external_data"): anything else is a broken file
+        auto number = [&](const std::string& key, const std::string& text) {
+            std::int64_t v = 0;
+            const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (ec != std::errc() || ptr != text.data() + text.size() || v < 0)
+                fail(where + ": external data " + key + " \"" + text + "\" is not a byte count (a non-negative integer "
+                     "that fits in int64); the file is corrupted");
+            return v;
+        };
         for (const auto& kv : t.external_data()) {
             if (kv.key() == "location") location = kv.value();
-            if (kv.key() == "offset") offset = std::stoll(kv.value());
-            if (kv.key() == "length") length = std::stoll(kv.value());
+            if (kv.key() == "offset") offset = number("offset", kv.value());
+            if (kv.key() == "length") length = number("length", kv.value());
         }
-        const std::string where = "initializer \"" + t.name() + "\"";
         if (location.empty()) fail(where + " is stored as external data without a location");
-        const fs::path p = dir_ / location;
+        // ONNX external data lives in the model's folder (or below it); a location that leaves it (absolute, or
+        // with "..") would let a model file make ridgeline read any file
+        const fs::path rel(location);
+        if (rel.is_absolute() || rel.has_root_name() ||
+            std::any_of(rel.begin(), rel.end(), [](const fs::path& part) { return part == ".."; }))
+            fail(where + " is stored in \"" + location + "\", outside the model's folder; external data must be a "
+                 "relative path inside the folder of the .onnx file");
+        const fs::path p = dir_ / rel;
         std::error_code ec;
         if (!fs::exists(p, ec))
             fail(where + " is stored in the external file \"" + location + "\" (looked for " + p.string() +
                  "), which does not exist");
+        if (!fs::is_regular_file(p, ec))
+            fail(where + " is stored in the external file \"" + location + "\" (" + p.string() + "), which is not a file");
         const auto file_size = static_cast<std::int64_t>(fs::file_size(p, ec));
+        if (ec) fail(where + ": cannot read the size of \"" + p.string() + "\": " + ec.message());
         if (length < 0) length = static_cast<std::int64_t>(need);
-        if (offset < 0 || length != static_cast<std::int64_t>(need) || offset + length > file_size)
+        if (length != static_cast<std::int64_t>(need) || offset > file_size || length > file_size - offset)
             fail(where + " needs " + std::to_string(need) + " bytes at offset " + std::to_string(offset) + " of \"" +
                  location + "\" (" + std::to_string(file_size) + " bytes, length " + std::to_string(length) +
                  "); the external data file is truncated or does not belong to this model");
@@ -320,17 +441,21 @@ private:
                 fail(where + " has data type " + tp::DataType_Name(dt) + ", which ridgeline cannot read");
         }
         const auto count = static_cast<std::size_t>(n);
+        // bytes the data must have; checked, so dims whose product fits but whose bytes do not cannot wrap to a
+        // small number that a short file then matches
+        const auto bytes = static_cast<std::size_t>(
+            core::checked::mul(n, static_cast<std::int64_t>(elem), where + " bytes"));
         std::vector<char> raw;
         bool have_raw = false;
         if (t.data_location() == tp::EXTERNAL) {
-            raw = external_bytes(t, count * elem);
+            raw = external_bytes(t, bytes);
             have_raw = true;
         } else if (t.has_raw_data()) {
             raw.assign(t.raw_data().begin(), t.raw_data().end());
             have_raw = true;
-            if (raw.size() != count * elem)
+            if (raw.size() != bytes)
                 fail(where + " has " + std::to_string(raw.size()) + " bytes of data for shape " + dims_text(c->dims) +
-                     " (" + std::to_string(count * elem) + " expected); the file is truncated or corrupted");
+                     " (" + std::to_string(bytes) + " expected); the file is truncated or corrupted");
         }
         auto get = [&](std::size_t i, auto zero) {
             decltype(zero) v{};
@@ -342,6 +467,15 @@ private:
                 fail(where + " has " + std::to_string(have) + " values for shape " + dims_text(c->dims) +
                      "; the file is truncated or corrupted");
         };
+        if (!have_raw) {  // typed fields: the count is checked before the values are allocated
+            switch (dt) {
+                case tp::FLOAT: check_count(t.float_data_size()); break;
+                case tp::DOUBLE: check_count(t.double_data_size()); break;
+                case tp::INT64: check_count(t.int64_data_size()); break;
+                case tp::UINT64: case tp::UINT32: check_count(t.uint64_data_size()); break;
+                default: check_count(t.int32_data_size()); break;
+            }
+        }
         c->integer = !is_float_type(dt);
         if (c->integer) c->ints.resize(count); else c->values.resize(count);
         switch (dt) {
@@ -491,7 +625,9 @@ private:
             throw unsupported{e.what()};
         }
         const auto specs = core::parameters_of(l.op);
-        for (auto& [param, c] : params) {
+        for (auto& use : params) {
+            const std::string& param = use.first;  // not a structured binding: clang 14 cannot capture one
+            const constant_ptr& c = use.second;
             auto spec = std::find_if(specs.begin(), specs.end(), [&](const core::param_spec& s) { return s.name == param; });
             if (spec == specs.end() || static_cast<std::int64_t>(c->values.size()) != spec->dims.numel() || c->integer)
                 throw unsupported{param + " \"" + c->origin + "\" has shape " + c->shape_text() + ", " +
@@ -671,13 +807,23 @@ private:
                                         std::array<std::int64_t, 2> s, std::array<std::int64_t, 2> d) const {
         const std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
         if (auto_pad == "VALID") return {0, 0, 0, 0};
+        for (std::size_t i = 0; i < 2; ++i)
+            if (k[i] < 1 || s[i] < 1 || d[i] < 1)
+                throw unsupported{"kernel " + pair_text(k) + ", strides " + pair_text(s) + " and dilations " + pair_text(d) +
+                                  " must all be >= 1"};
         if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
             std::array<std::int64_t, 4> p{};
             for (int i = 0; i < 2; ++i) {
-                const std::int64_t in = x[2 + static_cast<std::size_t>(i)];
-                const std::int64_t out = (in + s[static_cast<std::size_t>(i)] - 1) / s[static_cast<std::size_t>(i)];
-                const std::int64_t total = std::max<std::int64_t>(
-                    0, (out - 1) * s[static_cast<std::size_t>(i)] + (k[static_cast<std::size_t>(i)] - 1) * d[static_cast<std::size_t>(i)] + 1 - in);
+                const auto a = static_cast<std::size_t>(i);
+                const std::int64_t in = x[2 + a];
+                const std::int64_t out = in / s[a] + (in % s[a] != 0);  // ceil(in / stride)
+                // (out - 1) * stride + (k - 1) * dilation + 1 - in, checked: the attributes come from the file
+                std::int64_t stride_span = 0, kernel_span = 0, need = 0;
+                if (__builtin_mul_overflow(out - 1, s[a], &stride_span) ||
+                    __builtin_mul_overflow(k[a] - 1, d[a], &kernel_span) ||
+                    __builtin_add_overflow(stride_span, kernel_span, &need))
+                    throw unsupported{"auto_pad " + auto_pad + " needs more padding than fits in int64"};
+                const std::int64_t total = std::max<std::int64_t>(0, need - (in - 1));
                 const std::int64_t small = total / 2, large = total - total / 2;
                 p[static_cast<std::size_t>(i)] = auto_pad == "SAME_UPPER" ? small : large;
                 p[static_cast<std::size_t>(i) + 2] = auto_pad == "SAME_UPPER" ? large : small;
@@ -694,6 +840,13 @@ private:
         const auto v = attr_ints(n, name, {fallback, fallback});
         if (v.size() != 2) throw unsupported{name + " has " + std::to_string(v.size()) + " values; only 2-D (two values) is supported"};
         return {v[0], v[1]};
+    }
+
+    /// a * b, or the node is unsupported (its attributes are out of any sensible range).
+    static std::int64_t checked_or_unsupported(std::int64_t a, std::int64_t b, const std::string& what) {
+        std::int64_t r = 0;
+        if (__builtin_mul_overflow(a, b, &r)) throw unsupported{what + " does not fit in int64"};
+        return r;
     }
 
     static std::string pair_text(std::array<std::int64_t, 2> p) { return std::to_string(p[0]) + "x" + std::to_string(p[1]); }
@@ -715,7 +868,7 @@ private:
         std::vector<std::pair<std::string, constant_ptr>> params{{"weight", w}};
         if (bias) params.emplace_back("bias", constant_input(n, 2));
         const core::op o = make("conv2d",
-                                {{"in_channels", std::to_string(w->dims[1] * groups)},
+                                {{"in_channels", std::to_string(checked_or_unsupported(w->dims[1], groups, "in_channels (weight dimension 1 x group)"))},
                                  {"out_channels", std::to_string(w->dims[0])},
                                  {"kernel_size", pair_text(k)},
                                  {"stride", pair_text(s)},
@@ -772,6 +925,8 @@ private:
         if (shape_of(a).rank() != 2) throw unsupported{"input A has rank " + std::to_string(shape_of(a).rank()) + ", Gemm needs 2"};
         const bool trans_a = attr_int(n, "transA", 0) != 0, trans_b = attr_int(n, "transB", 0) != 0;
         const double alpha = attr_float(n, "alpha", 1.0), beta = attr_float(n, "beta", 1.0);
+        if (!std::isfinite(alpha) || !std::isfinite(beta))
+            throw unsupported{"alpha " + number_text(alpha) + " and beta " + number_text(beta) + " must be finite numbers"};
         value b = input(n, 1);
         if (b.k == source::unavailable) throw unsupported{"reads \"" + n.input(1) + "\", " + b.why, !b.producer_listed};
         if (b.k == source::constant) {
@@ -1217,7 +1372,14 @@ private:
 
 onnx_model import_onnx(const std::filesystem::path& file, const onnx_options& options) {
     importer im(file, options);
-    return im.run();
+    try {
+        return im.run();
+    } catch (const core::error& e) {
+        // errors of core (an overflow in a tensor's size, a shape rule) name the tensor or layer but not the file
+        const std::string label = file.string() + ": ";
+        if (std::string(e.what()).rfind(label, 0) == 0) throw;
+        throw core::error(label + e.what());
+    }
 }
 
 }  // namespace ridgeline::io

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "ridgeline/config.hpp"
+#include "ridgeline/core/datasheet.hpp"
 #include "ridgeline/report/format.hpp"
 
 namespace ridgeline::report {
@@ -16,7 +17,19 @@ nlohmann::json ceilings_json(const backends::ceilings& c) {
         if (c.bandwidth_gbs > 0) ridge[dt] = g / c.bandwidth_gbs;
     nlohmann::json sweep = nlohmann::json::array();
     for (const auto& [bytes, gbs] : c.working_set_gbs) sweep.push_back({bytes, gbs});
+    nlohmann::json sheet = nullptr;
+    if (auto e = core::find_datasheet(c.device_name)) {
+        sheet = {{"device", std::string(e->device)},
+                 {"fp32_tflops", e->fp32_tflops},
+                 {"tf32_tflops", e->tf32_tflops},
+                 {"fp16_tflops", e->fp16_tflops},
+                 {"bf16_tflops", e->bf16_tflops},
+                 {"memory_bandwidth_gbs", e->memory_bandwidth_gbs},
+                 {"source", std::string(e->source)}};
+    }
     return {{"backend", c.backend},
+            {"device_name", c.device_name},
+            {"datasheet", sheet},
             {"fingerprint", c.fingerprint},
             {"peak_gflops", c.peak_gflops},
             {"fma_peak_gflops", c.fma_peak_gflops},
@@ -44,6 +57,7 @@ backends::ceilings ceilings_from_json(const nlohmann::json& j) {
     try {
         c.backend = need("backend").get<std::string>();
         c.fingerprint = need("fingerprint").get<std::string>();
+        c.device_name = j.value("device_name", std::string());
         c.peak_gflops = need("peak_gflops").get<std::map<std::string, double>>();
         c.fma_peak_gflops = j.value("fma_peak_gflops", std::map<std::string, double>{});
         c.fma_peak_by_isa_gflops = j.value("fma_peak_by_isa_gflops", std::map<std::string, double>{});
@@ -90,6 +104,22 @@ std::string ceilings_table(const backends::ceilings& c) {
     if (c.launch_overhead_ms > 0) t.add_row({"kernel launch", time_ms(c.launch_overhead_ms), ""});
     if (c.last_level_cache_bytes > 0) t.add_row({"last-level cache", si(static_cast<double>(c.last_level_cache_bytes), "B"), ""});
     out << t.render();
+    if (auto e = core::find_datasheet(c.device_name)) {
+        out << "\ndatasheet (" << e->device << "): " << core::describe_peaks(*e) << "\n";
+        for (core::dtype dt : core::all_dtypes()) {
+            auto peak = e->peak_tflops(dt);
+            auto it = c.peak_gflops.find(std::string(core::to_string(dt)));
+            if (peak && it != c.peak_gflops.end())
+                out << "  measured " << core::to_string(dt) << " roof = " << fixed(100.0 * it->second / (*peak * 1e3), 0)
+                    << "% of the datasheet peak\n";
+        }
+        if (e->memory_bandwidth_gbs > 0 && c.bandwidth_gbs > 0)
+            out << "  measured bandwidth = " << fixed(100.0 * c.bandwidth_gbs / e->memory_bandwidth_gbs, 0)
+                << "% of the datasheet's\n";
+        out << "  source: " << e->source << "\n";
+    } else if (!c.device_name.empty()) {
+        out << "\ndatasheet: \"" << c.device_name << "\" is not in ridgeline's table (core/src/datasheet.cpp)\n";
+    }
     if (!c.working_set_gbs.empty()) {
         out << "\nworking-set sweep (triad):\n";
         text_table s;

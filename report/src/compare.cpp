@@ -47,6 +47,43 @@ compare_run load_run(const std::string& path) {
                                  "\"; write one with `ridgeline profile --format json --output FILE`)");
     if (!r.report.contains("layers") || !r.report["layers"].is_array())
         throw std::runtime_error("\"" + path + "\" has no layers");
+    // every field compare reads has the type a profile report gives it (docs/json-schema.md), so a hand-edited
+    // or foreign file fails here with the field's path rather than deep inside with a JSON library error
+    auto expect = [&](bool ok, const std::string& where, const char* what, const nlohmann::json& got) {
+        if (ok) return;
+        // the type, or the value when it is a scalar (never dump() a container: it may be nested 100,000 deep)
+        std::string shown = got.is_primitive() ? got.dump() : std::string(got.type_name());
+        if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
+        throw std::runtime_error("\"" + path + "\": " + where + ": expected " + what + ", got " + shown);
+    };
+    const auto& j = r.report;
+    for (const char* k : {"model", "dtype"})
+        if (j.contains(k)) expect(j[k].is_string(), std::string("$.") + k, "a string", j[k]);
+    if (j.contains("batch")) expect(j["batch"].is_number_integer(), "$.batch", "an integer", j["batch"]);
+    if (j.contains("end_to_end")) expect(j["end_to_end"].is_object(), "$.end_to_end", "an object", j["end_to_end"]);
+    if (j.contains("timing")) expect(j["timing"].is_object(), "$.timing", "an object", j["timing"]);
+    if (j.contains("device")) {
+        const auto& d = j["device"];
+        expect(d.is_object(), "$.device", "an object", d);
+        if (d.contains("threads")) expect(d["threads"].is_number_integer(), "$.device.threads", "an integer", d["threads"]);
+        if (d.contains("ceilings")) {
+            const auto& ce = d["ceilings"];
+            expect(ce.is_object(), "$.device.ceilings", "an object", ce);
+            if (ce.contains("peak_gflops")) {
+                expect(ce["peak_gflops"].is_object(), "$.device.ceilings.peak_gflops", "an object", ce["peak_gflops"]);
+                for (auto it = ce["peak_gflops"].begin(); it != ce["peak_gflops"].end(); ++it)
+                    expect(it.value().is_number(), "$.device.ceilings.peak_gflops." + it.key(), "a number", it.value());
+            }
+        }
+    }
+    for (std::size_t i = 0; i < j["layers"].size(); ++i) {
+        const auto& l = j["layers"][i];
+        const std::string at = "$.layers[" + std::to_string(i) + "]";
+        expect(l.is_object(), at, "an object", l);
+        for (const char* k : {"flops", "bytes"})
+            if (l.contains(k)) expect(l[k].is_number(), at + "." + k, "a number", l[k]);
+        if (l.contains("time")) expect(l["time"].is_object() || l["time"].is_null(), at + ".time", "an object or null", l["time"]);
+    }
     const std::string device = r.report.contains("device") ? str(r.report["device"], "backend") : "";
     const auto threads = r.report.contains("device") && r.report["device"].contains("threads")
                              ? r.report["device"]["threads"].get<int>()

@@ -119,7 +119,7 @@ std::string csv_field(std::string_view s) {
     return out + "\"";
 }
 
-void write_file_atomic(const std::string& path, std::string_view content) {
+void check_output_path(const std::string& path) {
     namespace fs = std::filesystem;
     const fs::path target(path);
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -127,6 +127,13 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     if (!fs::is_directory(dir, ec))
         throw std::runtime_error("cannot write \"" + path + "\": folder \"" + dir.string() + "\" does not exist");
     if (fs::is_directory(target, ec)) throw std::runtime_error("cannot write \"" + path + "\": it is a folder");
+}
+
+void write_file_atomic(const std::string& path, std::string_view content) {
+    namespace fs = std::filesystem;
+    check_output_path(path);
+    const fs::path target(path);
+    const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
     std::string tmpl = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
     const int fd = ::mkstemp(tmpl.data());
     if (fd < 0) throw std::runtime_error("cannot write \"" + path + "\": " + std::strerror(errno));

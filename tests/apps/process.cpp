@@ -12,7 +12,8 @@
 namespace ridgeline::test {
 
 namespace {
-process_result run_impl(const std::vector<std::string>& args, int timeout_s, int signal, double after_s);
+process_result run_impl(const std::vector<std::string>& args, int timeout_s, int signal, double after_s,
+                        const std::string& trigger = {});
 }
 
 process_result run_ridgeline(const std::vector<std::string>& args, int timeout_s) {
@@ -23,8 +24,14 @@ process_result run_ridgeline_signalled(const std::vector<std::string>& args, int
     return run_impl(args, timeout_s, signal, after_s);
 }
 
+process_result run_ridgeline_signalled_at(const std::vector<std::string>& args, int signal, const std::string& trigger,
+                                          int timeout_s) {
+    return run_impl(args, timeout_s, signal, 0, trigger);
+}
+
 namespace {
-process_result run_impl(const std::vector<std::string>& args, int timeout_s, int signal, double after_s) {
+process_result run_impl(const std::vector<std::string>& args, int timeout_s, int signal, double after_s,
+                        const std::string& trigger) {
     int out_pipe[2], err_pipe[2];
     if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
     const pid_t pid = ::fork();
@@ -53,7 +60,9 @@ process_result run_impl(const std::vector<std::string>& args, int timeout_s, int
     bool killed = false;
     bool signalled = signal == 0;
     while (open_fds > 0) {
-        if (!signalled && std::chrono::steady_clock::now() - started >= std::chrono::duration<double>(after_s)) {
+        const bool due = trigger.empty() ? std::chrono::steady_clock::now() - started >= std::chrono::duration<double>(after_s)
+                                         : r.err.find(trigger) != std::string::npos;
+        if (!signalled && due) {
             ::kill(pid, signal);
             signalled = true;
         }

@@ -19,4 +19,9 @@ process_result run_ridgeline(const std::vector<std::string>& args, int timeout_s
 process_result run_ridgeline_signalled(const std::vector<std::string>& args, int signal, double after_s,
                                        int timeout_s = 300);
 
+/// Like run_ridgeline, but sends `signal` once stderr contains `trigger` (e.g. the third progress line),
+/// so the signal lands at a known point of the run however fast or slow the machine (or sanitizer) is.
+process_result run_ridgeline_signalled_at(const std::vector<std::string>& args, int signal, const std::string& trigger,
+                                          int timeout_s = 300);
+
 }  // namespace ridgeline::test

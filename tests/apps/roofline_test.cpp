@@ -48,10 +48,19 @@ std::string run_capture(const std::string& cmd) {
 json profile_one(const std::string& layer, const std::string& input) {
     (void)work_dir();
     // one thread: other processes on a shared machine disturb a single thread far less than a team of two
-    auto r = run_ridgeline({"profile", "--layer", layer, "--input", input, "--device", "cpu", "--threads", "1",
-                            "--quiet", "--format", "json", "--no-end-to-end"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return json::parse(r.out);
+    std::vector<std::string> args{"profile", "--layer", layer, "--input", input, "--device", "cpu", "--threads", "1",
+                                  "--quiet", "--format", "json", "--no-end-to-end"};
+    json j;
+    // "mistrusted" is the tool doing its job when the cached ceilings were measured while the machine was
+    // busy (the layer then beats a roof that was measured too low): measure the ceilings again, at most twice
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        auto r = run_ridgeline(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        j = json::parse(r.out);
+        if (j["layers"][0]["bound"] != "mistrusted") break;
+        if (attempt == 0) args.push_back("--recalibrate");
+    }
+    return j;
 }
 
 const char* chromium_flags =
@@ -89,8 +98,9 @@ TEST(Roofline, CeilingsAreCachedAndReported) {
     EXPECT_EQ(b["source"], "cache");
     EXPECT_EQ(a["measured_at"], b["measured_at"]);
     EXPECT_EQ(a["peak_gflops"], b["peak_gflops"]);
-    // the GEMM roof is what a real kernel attains: below the FMA issue peak
-    EXPECT_LT(a["peak_gflops"]["fp32"].get<double>(), a["fma_peak_gflops"]["fp32"].get<double>());
+    // the GEMM roof is what a real kernel attains: never above the FMA issue peak (the tool measures the FMA
+    // kernel again, then raises it to the roof, when a busy machine made it lose)
+    EXPECT_LE(a["peak_gflops"]["fp32"].get<double>(), a["fma_peak_gflops"]["fp32"].get<double>());
     // ridge = compute roof / bandwidth
     EXPECT_NEAR(a["ridge_point"]["fp32"].get<double>(),
                 a["peak_gflops"]["fp32"].get<double>() / a["bandwidth_gbs"].get<double>(), 1e-9);

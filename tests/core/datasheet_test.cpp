@@ -76,3 +76,14 @@ TEST(Datasheet, NameNormalForm) {
     EXPECT_EQ(normalize_device_name("  Intel(R) Xeon(R) Platinum 8480+ "), "INTEL XEON PLATINUM 8480+");
     EXPECT_EQ(normalize_device_name("AMD EPYC(TM) 7B13"), "AMD EPYC 7B13");
 }
+
+TEST(Datasheet, CpuEntriesCarryTheirDerivation) {
+    // EPYC 9654: 96 cores x 2.4 GHz x 32 FLOP/cycle = 7.3728 TFLOP/s; 12 x 4800 MT/s x 8 B = 460.8 GB/s
+    auto e = ridgeline::core::find_datasheet("AMD EPYC 9654 96-Core Processor");
+    ASSERT_TRUE(e.has_value());
+    EXPECT_NEAR(e->fp32_tflops, 96 * 2.4e9 * 32 / 1e12, 0.01);
+    EXPECT_DOUBLE_EQ(e->memory_bandwidth_gbs, 12 * 4800e6 * 8 / 1e9);
+    EXPECT_NE(std::string(e->source).find("derived"), std::string::npos);
+    // a generic virtual-machine name is not guessed at
+    EXPECT_FALSE(ridgeline::core::find_datasheet("AMD EPYC").has_value());
+}

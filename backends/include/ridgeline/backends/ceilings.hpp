@@ -14,6 +14,7 @@ namespace ridgeline::backends {
 
 struct ceilings {
     std::string backend;      // "cpu", "cuda:0"
+    std::string device_name;  // the device's own name (CPU model name, GPU name): the datasheet lookup key
     std::string fingerprint;  // what identifies the device for the cache (CPU model, cores, ISA / GPU name, driver)
     /// Compute roof per data type ("fp32", "bf16", ...): what a large GEMM attains, in GFLOP/s.
     std::map<std::string, double> peak_gflops;

@@ -50,4 +50,8 @@ std::string csv_field(std::string_view s);
 /// Throws std::runtime_error naming the path and the system's reason.
 void write_file_atomic(const std::string& path, std::string_view content);
 
+/// The checks write_file_atomic makes before writing (the folder exists, `path` is not a folder), for
+/// commands that run for minutes and should fail at once rather than at the end. Throws like it.
+void check_output_path(const std::string& path);
+
 }  // namespace ridgeline::report
