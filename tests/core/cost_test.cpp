@@ -183,6 +183,23 @@ TEST(Cost, PoolingRules) {
     EXPECT_EQ(ad.cost.flops, 98);
     // global pooling 7x7 -> 1: 49 per channel
     EXPECT_EQ(one_layer("adaptive_avg_pool2d:output_size=1", {{1, 512, 7, 7}}).cost.flops, 512 * 49);
+    // window sum per axis = in + out - gcd(in, out): 12 -> 5 gives 3+3+4+3+3 = 16 = 12 + 5 - 1, so 16*16
+    EXPECT_EQ(one_layer("adaptive_avg_pool2d:output_size=5", {{1, 1, 12, 12}}).cost.flops, 16 * 16);
+    // found by fuzz_cost: a huge output_size looped once per output position; the closed form on 3 -> 2^20
+    // gives 3 + 2^20 - gcd(3, 2^20) = 2^20 + 2 per axis
+    const std::int64_t axis = (std::int64_t{1} << 20) + 2;
+    EXPECT_EQ(one_layer("adaptive_avg_pool2d:output_size=1048576", {{1, 1, 3, 3}}).cost.flops, axis * axis);
+}
+
+TEST(Cost, PoolingWithAnEnormousStrideDoesNotOverflow) {
+    // found by fuzz_cost: (padded - extent + stride - 1) overflowed int64 with ceil_mode and stride near
+    // INT64_MAX. 8 wide, kernel 1: floor mode 7 / stride + 1 = 1; ceil mode adds a window only if it starts
+    // inside the input, and (out - 1) * stride = INT64_MAX >= 8 does not, so still 1
+    const std::string big = "9223372036854775807";
+    for (const char* ceil : {"false", "true"}) {
+        auto l = one_layer("max_pool2d:kernel_size=1,stride=" + big + ",ceil_mode=" + ceil, {{1, 1, 8, 8}});
+        EXPECT_EQ(l.output_shape, (shape{1, 1, 1, 1})) << ceil;
+    }
 }
 
 TEST(Cost, MatmulAndViews) {
