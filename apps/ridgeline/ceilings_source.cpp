@@ -8,7 +8,8 @@
 
 namespace ridgeline::app {
 
-backends::ceilings obtain_ceilings(backends::backend& b, bool recalibrate, bool quick, bool quiet) {
+backends::ceilings obtain_ceilings(backends::backend& b, bool recalibrate, bool quick, bool quiet,
+                                   const std::atomic<bool>* stop) {
     const backends::device_info dev = b.device();
     const std::string fp = backends::device_fingerprint(dev);
     if (!recalibrate)
@@ -17,7 +18,7 @@ backends::ceilings obtain_ceilings(backends::backend& b, bool recalibrate, bool 
         spdlog::info("measuring the ceilings of {} once{} (cached in {}; --recalibrate measures again)", b.name(),
                      quick ? " (quick)" : "", report::ceilings_cache_path(fp));
     const auto t0 = std::chrono::steady_clock::now();
-    backends::ceilings c = b.measure_ceilings(backends::ceilings_options{quick});
+    backends::ceilings c = b.measure_ceilings(backends::ceilings_options{quick, stop});
     c.fingerprint = fp;
     c.device_name = dev.name;
     if (quick) c.method["quick"] = "measured with --quick (smaller problems, fewer samples)";

@@ -1,6 +1,7 @@
 #include "cli_common.hpp"
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -51,6 +52,18 @@ CLI::Validator finite_range(double lo, double hi) {
             return {};
         },
         "FINITE in [" + CLI::detail::to_string(lo) + " - " + CLI::detail::to_string(hi) + "]");
+}
+
+CLI::Validator unsigned_64() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            std::uint64_t v = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+                return "\"" + text + "\" is not an integer in [0, 18446744073709551615]";
+            return {};
+        },
+        "UINT64");
 }
 
 std::int64_t parse_bytes(const std::string& text) {

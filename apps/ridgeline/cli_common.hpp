@@ -70,6 +70,10 @@ std::int64_t parse_bytes(const std::string& text);
 /// through, since every comparison with NaN is false.)
 CLI::Validator finite_range(double lo, double hi);
 
+/// A CLI11 check for an unsigned 64-bit option (a seed): decimal digits only, at most 2^64 - 1. (CLI11
+/// alone turns "-1" and 2^64 into 2^64 - 1 without a word.)
+CLI::Validator unsigned_64();
+
 /// The exact command line, shell-quoted where needed.
 const std::string& command_line();
 void set_command_line(int argc, char** argv);

@@ -129,17 +129,21 @@ struct profile_command {
         o.weights = m.weights;  // the file's real weights (ONNX); random where null
         o.stop = &g_stop;
         o.max_memory_bytes = memory_limit;
+        // from here on SIGINT/SIGTERM stop the run cleanly (the ceilings measurement included): what was
+        // measured is reported and written, marked incomplete
+        std::signal(SIGINT, on_signal);
+        std::signal(SIGTERM, on_signal);
         if (!no_roofline) {
             try {
-                o.ceilings = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet);
+                o.ceilings = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet, &g_stop);
             } catch (const backends::unsupported& e) {
                 if (!out.quiet) spdlog::warn("no roofline verdicts: {}", e.what());
+            } catch (const backends::ceilings_interrupted&) {
+                // nothing cached; profile_model sees the stop flag and measures nothing
             }
         }
         progress_printer progress(out.quiet);
         o.on_progress = [&](const backends::progress_event& e) { progress(e); };
-        std::signal(SIGINT, on_signal);
-        std::signal(SIGTERM, on_signal);
         const backends::profile_result r = backends::profile_model(a, *sel.chosen, o);
         std::signal(SIGINT, SIG_DFL);
         std::signal(SIGTERM, SIG_DFL);
@@ -177,7 +181,12 @@ struct profile_command {
             if (p.state == "view") continue;
             ++work;
             if (p.has_time()) ++measured;
-            if (p.state == "failed") failed += (failed.empty() ? "" : ", ") + p.analysis.layer.name;
+            if (p.state == "failed") {
+                // the first failure with its reason (the rest by name): the rule broken is on stderr, not only
+                // in the table
+                failed += failed.empty() ? p.analysis.layer.name + " (" + (p.reason.empty() ? p.verification.message : p.reason) + ")"
+                                         : ", " + p.analysis.layer.name;
+            }
             if (declined.empty() && (p.state == "unsupported" || p.state == "skipped")) declined = p.reason;
         }
         if (!failed.empty()) throw std::runtime_error("verification or execution failed for: " + failed);
@@ -219,7 +228,7 @@ void register_profile(CLI::App& cli, runner_list& runners) {
     sub->add_flag("--graph", cmd->graph,
                   "Also time the forward pass replayed as one CUDA Graph (cuda only): the difference to the "
                   "end-to-end time is launch overhead");
-    sub->add_option("--seed", cmd->seed, "Seed of the random inputs and weights");
+    sub->add_option("--seed", cmd->seed, "Seed of the random inputs and weights")->check(unsigned_64());
     sub->add_option("--max-memory", cmd->max_memory,
                     "Skip (with the reason) any layer needing more than this many bytes, e.g. 512M, 8G "
                     "(default: what the device has free)");

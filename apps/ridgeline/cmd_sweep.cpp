@@ -3,6 +3,7 @@
 // overhead t0 and the asymptotic throughput.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -239,6 +240,11 @@ struct sweep_command {
                 report::write_file_atomic(html_path,
                                           report::render_html(c.title, svg, "<pre>" + report::xml_escape(table(name, pts, f)) + "</pre>"));
         }
+        // the report is written; like profile, a sweep with no time at all is an error for scripts
+        const auto measured = std::count_if(pts.begin(), pts.end(), [](const sweep_point& p) { return p.state == "measured"; });
+        if (measured == 0)
+            throw std::runtime_error("no batch size could be measured on " + sel.chosen->name() +
+                                     (pts.empty() || pts.front().reason.empty() ? std::string() : ": " + pts.front().reason));
         return 0;
     }
 

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <iostream>
 
@@ -75,7 +76,15 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < runners.size(); ++i)
             if (runners[i]) {
                 const int rc = runners[i]();
-                if (rc >= 0) return rc;
+                if (rc >= 0) {
+                    // a report that did not reach stdout (a full disk, a closed pipe) is an error, not a success
+                    std::cout.flush();
+                    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+                        print_error(std::string("cannot write to standard output: ") + std::strerror(errno));
+                        return 1;
+                    }
+                    return rc;
+                }
             }
         print_error("no command given (see `ridgeline --help`)");
         return 2;

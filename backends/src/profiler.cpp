@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <new>
 
 #include "ridgeline/core/checked.hpp"
@@ -121,9 +122,18 @@ private:
     backend& b_;
 };
 
+/// "512 B", "3.0 KiB", "48.0 MiB", "2.5 GiB": never "0.0 MiB" for a few bytes.
 std::string describe_bytes(std::int64_t b) {
+    if (b < 1024) return std::to_string(b) + " B";
+    const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = static_cast<double>(b) / 1024.0;
+    std::size_t u = 0;
+    while (v >= 1024.0 && u + 1 < std::size(units)) {
+        v /= 1024.0;
+        ++u;
+    }
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
     return buf;
 }
 

@@ -85,6 +85,9 @@ model_analysis analyze(const model& m, dtype dt) {
     for (const auto& in : m.inputs()) {
         if (in.name.empty()) throw invalid_layer(model_where + ": an input has an empty name");
         if (in.dims.rank() == 0) throw invalid_layer(model_where + ": input \"" + in.name + "\" has no shape");
+        if (in.dims.rank() > max_rank)
+            throw invalid_layer(model_where + ": input \"" + in.name + "\" has " + std::to_string(in.dims.rank()) +
+                                " dimensions, more than ridgeline's limit of " + std::to_string(max_rank));
         for (std::size_t i = 0; i < in.dims.rank(); ++i)
             if (in.dims[i] < 1)
                 throw invalid_layer(model_where + ": input \"" + in.name + "\" has dimension " + std::to_string(i) +
@@ -121,8 +124,20 @@ model_analysis analyze(const model& m, dtype dt) {
             if (!is_embedding && idx)
                 throw invalid_layer(where(l) + ": reads token ids \"" + t + "\"; only embedding layers read ids");
         }
-        shape out = infer_shape(l, in);
-        cost c = cost_of(l, in, out, dt);
+        shape out;
+        cost c;
+        try {
+            out = infer_shape(l, in);
+            if (out.rank() > max_rank)
+                throw invalid_layer(where(l) + ": output " + out.to_string() + " has more than " + std::to_string(max_rank) +
+                                    " dimensions");
+            c = cost_of(l, in, out, dt);
+        } catch (const overflow_error& e) {
+            // the arithmetic names the count ("conv2d macs: ..."); the user needs the layer too
+            const std::string msg = e.what();
+            if (msg.rfind(where(l), 0) == 0) throw;
+            throw overflow_error(where(l) + ": " + msg);
+        }
         for (const auto& p : parameters_of(l.op)) {
             auto tie = l.tied.find(p.name);
             const std::string full = tie != l.tied.end() ? tie->second : l.name + "." + p.name;

@@ -40,6 +40,8 @@ shape parse_shape(std::string_view text) {
     while (!t.empty() && (t.front() == ' ' || t.front() == '[' || t.front() == '(')) t.remove_prefix(1);
     while (!t.empty() && (t.back() == ' ' || t.back() == ']' || t.back() == ')')) t.remove_suffix(1);
     if (t.empty()) throw parse_error(quoted + ": empty, expected dimensions like 1x3x224x224");
+    if (t.find_first_of("xX") != std::string_view::npos && t.find(',') != std::string_view::npos)
+        throw parse_error(quoted + ": mixes 'x' and ',' between dimensions (two inputs are two --input options)");
     std::vector<std::int64_t> dims;
     std::size_t pos = 0;
     while (true) {
@@ -65,6 +67,8 @@ shape parse_shape(std::string_view text) {
             throw parse_error(quoted + ": dimension " + std::to_string(index) + " is " + std::to_string(v) +
                               ", every dimension must be >= 1");
         dims.push_back(v);
+        if (dims.size() > max_rank)
+            throw parse_error(quoted + ": more than " + std::to_string(max_rank) + " dimensions");
         if (end == std::string_view::npos) break;
         pos = end + 1;
     }

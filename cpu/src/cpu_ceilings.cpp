@@ -119,7 +119,8 @@ backends::timing_options protocol(bool quick) {
 }
 
 /// GFLOP/s of one FMA variant on every thread: a run is one parallel region of `iters` iterations per thread.
-double fma_gflops(const fma_variant& v, bool quick) {
+double fma_gflops(const fma_variant& v, const backends::ceilings_options& options) {
+    const bool quick = options.quick;
     backends::steady_timer timer;
     const std::int64_t iters = quick ? 200'000 : 1'000'000;
     const int threads = omp_get_max_threads();
@@ -129,7 +130,7 @@ double fma_gflops(const fma_variant& v, bool quick) {
         sum += v.kernel(iters);
         g_sink = g_sink + sum;
     };
-    const auto t = backends::measure(run, timer, protocol(quick));
+    const auto t = backends::measure(run, timer, protocol(quick), {}, nullptr, options.stop);
     return v.flops_per_iter * static_cast<double>(iters) * threads / (t.stats.min * 1e-3) / 1e9;
 }
 
@@ -169,14 +170,15 @@ __attribute__((no_sanitize("address", "undefined"))) void stream_passes(double* 
     }
 }
 
-double stream_gbs(stream_arrays& s, std::size_t n, bool triad, int reps, bool quick) {
+double stream_gbs(stream_arrays& s, std::size_t n, bool triad, int reps, const backends::ceilings_options& options) {
+    const bool quick = options.quick;
     backends::steady_timer timer;
     double* pa = s.a.data();
     double* pb = s.b.data();
     double* pc = s.c.data();
     const auto m = static_cast<std::int64_t>(n);
     auto run = [&] { stream_passes(pa, pb, pc, m, triad, reps); };
-    const auto t = backends::measure(run, timer, protocol(quick));
+    const auto t = backends::measure(run, timer, protocol(quick), {}, nullptr, options.stop);
     const double bytes = (triad ? 24.0 : 16.0) * static_cast<double>(n) * reps;
     g_sink = g_sink + static_cast<float>(pa[0] + pc[0]);
     return bytes / (t.stats.min * 1e-3) / 1e9;
@@ -211,7 +213,7 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
     // 1. FMA kernels
     for (const auto& v : variants) {
         if (!info.has(v.needs)) continue;
-        const double g = fma_gflops(v, quick);
+        const double g = fma_gflops(v, options);
         c.fma_peak_by_isa_gflops[v.name] = g;
         double& best = c.fma_peak_gflops[v.dtype];
         best = std::max(best, g);
@@ -231,7 +233,7 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
         if (!b.supports(g.layers[0], dt).supported) continue;
         try {
             auto prep = b.prepare(g, backends::make_graph_data(g, dt, 1));
-            const auto t = backends::measure([&] { prep->run(); }, b.timer(), protocol(quick));
+            const auto t = backends::measure([&] { prep->run(); }, b.timer(), protocol(quick), {}, nullptr, options.stop);
             const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
             c.peak_gflops[std::string(core::to_string(dt))] = flops / (t.stats.min * 1e-3) / 1e9;
             c.method["peak_gflops." + std::string(core::to_string(dt))] =
@@ -249,7 +251,7 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
         if (fma == c.fma_peak_gflops.end() || roof <= fma->second) continue;
         for (const auto& v : variants)
             if (v.dtype == dt && info.has(v.needs)) {
-                const double g = fma_gflops(v, quick);
+                const double g = fma_gflops(v, options);
                 c.fma_peak_by_isa_gflops[v.name] = std::max(c.fma_peak_by_isa_gflops[v.name], g);
                 fma->second = std::max(fma->second, g);
             }
@@ -265,8 +267,8 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
     const auto big = static_cast<std::size_t>((quick ? 2 : 4) * llc / 8);
     {
         stream_arrays s(big);
-        c.copy_gbs = stream_gbs(s, big, false, 1, quick);
-        c.triad_gbs = stream_gbs(s, big, true, 1, quick);
+        c.copy_gbs = stream_gbs(s, big, false, 1, options);
+        c.triad_gbs = stream_gbs(s, big, true, 1, options);
     }
     c.bandwidth_gbs = c.triad_gbs;
     c.method["bandwidth_gbs"] = "STREAM triad a = b + s*c, 24 bytes per element, 3 arrays of " +
@@ -281,7 +283,7 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
         for (std::size_t elems : sizes) {
             // enough repetitions that one run moves >= 8 MiB
             const int reps = static_cast<int>(std::max<std::size_t>(1, (8u << 20) / (elems * 24)));
-            c.working_set_gbs.emplace_back(static_cast<std::int64_t>(elems * 24), stream_gbs(s, elems, true, reps, quick));
+            c.working_set_gbs.emplace_back(static_cast<std::int64_t>(elems * 24), stream_gbs(s, elems, true, reps, options));
         }
     }
     c.method["working_set_gbs"] = "STREAM triad over a growing working set (3 arrays), each thread on its own slice";
@@ -293,10 +295,11 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
         mb.then("relu", core::relu{});
         const core::model_analysis g = core::analyze(mb.build(), core::dtype::fp32);
         auto prep = b.prepare(g, backends::make_graph_data(g, core::dtype::fp32, 1));
-        const auto t = backends::measure([&] { prep->run(); }, b.timer(), protocol(quick));
+        const auto t = backends::measure([&] { prep->run(); }, b.timer(), protocol(quick), {}, nullptr, options.stop);
         c.dispatch_overhead_ms = t.stats.median;  // the typical fixed cost: the median, not the best
         c.method["dispatch_overhead_ms"] = "oneDNN eltwise relu of 1 element, median";
     }
+    if (options.stop && options.stop->load()) throw backends::ceilings_interrupted();  // never half-measured
     return c;
 }
 

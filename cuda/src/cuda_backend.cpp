@@ -169,9 +169,11 @@ backends::ceilings cuda_backend::measure_ceilings(const backends::ceilings_optio
     c.ridgeline_version = RIDGELINE_VERSION;
     c.last_level_cache_bytes = p.l2CacheSize;
     c.method["last_level_cache_bytes"] = "cudaDeviceProp::l2CacheSize";
+    auto stopped = [&] { return options.stop && options.stop->load(); };  // checked between the three parts
     gemm_roofs(c, options.quick);
-    copy_bandwidth(c, options.quick);
-    overheads(c, options.quick);
+    if (!stopped()) copy_bandwidth(c, options.quick);
+    if (!stopped()) overheads(c, options.quick);
+    if (stopped()) throw backends::ceilings_interrupted();  // never half-measured
     if (const auto sheet = core::find_datasheet(p.name))
         c.method["datasheet"] = std::string(sheet->device) + ": " + core::describe_peaks(*sheet) + " (" +
                                 std::string(sheet->source) + ")";

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ridgeline/core/error.hpp"
+#include "ridgeline/core/file.hpp"
 
 namespace ridgeline::io {
 
@@ -84,12 +85,12 @@ public:
 
     /// An integer (or an integral float such as 3.0) that fits in int64.
     std::optional<std::int64_t> as_int(const json& v) const {
-        if (v.is_number_integer()) return v.get<std::int64_t>();
-        if (v.is_number_unsigned()) {
+        if (v.is_number_unsigned()) {  // before is_number_integer(), which is true for unsigned numbers too
             const auto u = v.get<std::uint64_t>();
             if (u > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
             return static_cast<std::int64_t>(u);
         }
+        if (v.is_number_integer()) return v.get<std::int64_t>();
         if (v.is_number_float()) {
             const double d = v.get<double>();
             if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.007199254740992e15)
@@ -414,15 +415,10 @@ core::model parse_model_json(const nlohmann::json& doc, std::string_view label, 
 
 core::model read_model_file(const std::filesystem::path& path, const input_overrides& overrides) {
     const std::string label = path.string();
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        throw core::parse_error(label + ": is a directory, not a model file");
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw core::parse_error(label + ": cannot open the model file (" +
-                                    (std::filesystem::exists(path) ? "permission denied" : "no such file") + ")");
+    const std::string text = core::read_regular_file(path, label);
     nlohmann::json doc;
     try {
-        doc = nlohmann::json::parse(f);
+        doc = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {  // syntax (parse_error) and numbers like 1e999 (out_of_range)
         std::string what = e.what();
         if (auto p = what.find("] "); what.rfind("[json.exception", 0) == 0 && p != std::string::npos) what = what.substr(p + 2);

@@ -26,6 +26,7 @@
 #include <set>
 #include <sstream>
 
+#include "ridgeline/core/file.hpp"
 #include "ridgeline/core/checked.hpp"
 #include "ridgeline/core/error.hpp"
 
@@ -149,12 +150,12 @@ private:
     [[noreturn]] void fail(const std::string& message) const { throw core::error(label_ + ": " + message); }
 
     void load() {
-        std::error_code ec;
-        if (!fs::exists(file_, ec)) fail("no such file");
-        if (fs::is_directory(file_, ec)) fail("is a directory, not an ONNX file");
-        std::ifstream f(file_, std::ios::binary);
-        if (!f) fail("cannot open the file (permission denied?)");
-        std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        std::string bytes;
+        try {
+            bytes = core::read_regular_file(file_, "");
+        } catch (const core::error& e) {
+            fail(std::string(e.what()).substr(2));  // the reason without read_regular_file's ": "
+        }
         if (bytes.empty()) fail("the file is empty, not an ONNX model");
         if (!proto_.ParseFromString(bytes))
             fail("not a valid ONNX model: the protobuf data does not parse (the file is truncated or corrupted, or "

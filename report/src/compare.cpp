@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "ridgeline/core/file.hpp"
 #include "ridgeline/report/format.hpp"
 
 namespace ridgeline::report {
@@ -34,13 +35,14 @@ double attainable(const nlohmann::json& layer) {
 }  // namespace
 
 compare_run load_run(const std::string& path) {
-    std::ifstream f(path);
-    if (!f) throw std::runtime_error("cannot read \"" + path + "\"");
+    const std::string text = core::read_regular_file(path, "\"" + path + "\"");
     compare_run r;
     try {
-        r.report = nlohmann::json::parse(f);
+        r.report = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
-        throw std::runtime_error("\"" + path + "\" is not valid JSON: " + std::string(e.what()));
+        std::string what = e.what();  // without the library's "[json.exception.parse_error.101] " prefix
+        if (auto p = what.find("] "); what.rfind("[json.exception", 0) == 0 && p != std::string::npos) what = what.substr(p + 2);
+        throw std::runtime_error("\"" + path + "\" is not valid JSON: " + what);
     }
     if (str(r.report, "schema").rfind("ridgeline.profile/", 0) != 0)
         throw std::runtime_error("\"" + path + "\" is not a ridgeline profile report (schema \"" + str(r.report, "schema") +
@@ -82,7 +84,18 @@ compare_run load_run(const std::string& path) {
         expect(l.is_object(), at, "an object", l);
         for (const char* k : {"flops", "bytes"})
             if (l.contains(k)) expect(l[k].is_number(), at + "." + k, "a number", l[k]);
-        if (l.contains("time")) expect(l["time"].is_object() || l["time"].is_null(), at + ".time", "an object or null", l["time"]);
+        expect(l.contains("name") && l["name"].is_string(), at + ".name", "a string", l.value("name", nlohmann::json(nullptr)));
+        if (l.contains("time")) {
+            const auto& t = l["time"];
+            expect(t.is_object() || t.is_null(), at + ".time", "an object or null", t);
+            if (t.is_object())
+                for (const char* k : {"median_ms", "ci95_low_ms", "ci95_high_ms"}) {
+                    // a time is a positive, finite number of milliseconds: anything else was not measured
+                    const auto& v = t.contains(k) ? t[k] : nlohmann::json(nullptr);
+                    expect(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0, at + ".time." + k,
+                           "a positive number of milliseconds", v);
+                }
+        }
     }
     const std::string device = r.report.contains("device") ? str(r.report["device"], "backend") : "";
     const auto threads = r.report.contains("device") && r.report["device"].contains("threads")
@@ -153,6 +166,9 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
         entry["runs"] = per;
         layers.push_back(entry);
     }
+    if (layers.empty())
+        throw std::runtime_error("compare: no layer was measured in every run (\"" + runs[0].label + "\" and \"" +
+                                 runs[1].label + "\" have no timed layer of the same name)");
     out["layers"] = layers;
     nlohmann::json e2e = nlohmann::json::array();
     for (const auto& r : runs) {

@@ -124,7 +124,7 @@ void flags() {
         {"cannot write", "does not exist"});
     add("flag_model_unknown", {"summary", "--model", "resnet19"}, 1, {"unknown model \"resnet19\""});
     add("flag_model_file_missing", {"summary", "--model-file", "{dir}/absent.json"}, 1, {"absent.json", "no such file"});
-    add("flag_model_file_is_a_folder", {"summary", "--model-file", "{dir}"}, 1, {"is a directory, not a model file"});
+    add("flag_model_file_is_a_folder", {"summary", "--model-file", "{dir}"}, 1, {"is a directory, not a file"});
     add("flag_onnx_missing", {"summary", "--onnx", "{dir}/absent.onnx"}, 1, {"absent.onnx", "no such file"});
     add("flag_onnx_is_a_folder", {"summary", "--onnx", "{dir}"}, 1, {"directory"});
     add("flag_weights_without_onnx", {"weights", "--model", "resnet18"}, 2, {"give --onnx FILE"});

@@ -54,7 +54,7 @@ TEST(CliModelFiles, UsageAndFileErrors) {
         {{"weights", "--model", "resnet18"}, 2, "`weights` reads a model's real weights: give --onnx FILE"},
         {{"summary", "--model-file", bad.string()}, 1,
          bad.string() + ": $.layers[0].bias: unknown attribute \"bias\" (this op takes no attributes)"},
-        {{"summary", "--model-file", temp_path("none.json").string()}, 1, "cannot open the model file (no such file)"},
+        {{"summary", "--model-file", temp_path("none.json").string()}, 1, "none.json: no such file"},
     };
     for (const auto& k : cases) {
         auto r = run_ridgeline(k.args);

@@ -6,10 +6,12 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -233,4 +235,64 @@ TEST(Reproducibility, TheBlockSaysHowTheNumbersWereMade) {
     for (const char* key : {"params", "macs", "flops", "bytes"}) EXPECT_EQ(j["layers"][0][key], k["layers"][0][key]) << key;
     EXPECT_EQ(j["reproducibility"]["device_fingerprint"], k["reproducibility"]["device_fingerprint"]);
     EXPECT_GE(k["layers"][0]["time"]["samples"].get<int>(), 5);
+}
+
+TEST(Interruption, DuringTheCeilingsMeasurementNothingIsCachedAndThePartialReportIsWritten) {
+    const fs::path dir = fresh_dir("sigint-ceilings");
+    ::setenv("XDG_CACHE_HOME", (dir / "cache").c_str(), 1);  // a ceilings cache of its own, empty
+    const fs::path out = dir / "partial.json";
+    // the ceilings take seconds to measure and come before the first layer: SIGINT lands in the middle
+    const auto r = ridgeline::test::run_ridgeline_signalled_at(
+        {"profile", "--layer", "linear:in_features=64,out_features=32", "--input", "4x64", "--device", "cpu", "--format",
+         "json", "--output", out.string()},
+        SIGINT, "measuring the ceilings");
+    EXPECT_EQ(r.exit_code, 130) << r.err.substr(0, 3000);
+    const json j = json::parse(read_all(out));
+    EXPECT_EQ(j["complete"], false);
+    ASSERT_EQ(j["layers"].size(), 1u);
+    EXPECT_EQ(j["layers"][0]["state"], "not_measured");
+    EXPECT_TRUE(j["layers"][0]["time"].is_null());
+    // the interrupted measurement left nothing in the cache (a later run measures afresh)
+    std::size_t cached = 0;
+    if (fs::exists(dir / "cache"))
+        for (const auto& e : fs::recursive_directory_iterator(dir / "cache")) cached += e.is_regular_file();
+    EXPECT_EQ(cached, 0u);
+}
+
+TEST(Inputs, WhatIsNotARegularFileIsRefusedAtOnce) {
+    const fs::path dir = fresh_dir("not-regular");
+    const fs::path fifo = dir / "model.onnx";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    // a FIFO nobody writes to would block a reader forever; /dev/zero never ends
+    for (const auto& args : std::vector<std::vector<std::string>>{{"summary", "--onnx", fifo.string()},
+                                                                  {"summary", "--model-file", fifo.string()},
+                                                                  {"compare", fifo.string(), fifo.string()},
+                                                                  {"summary", "--onnx", "/dev/zero"},
+                                                                  {"summary", "--model-file", "/dev/zero"}}) {
+        const auto r = run_ridgeline(args, 30);
+        EXPECT_EQ(r.exit_code, 1) << args[2] << ": " << r.err;
+        EXPECT_NE(r.err.find("is not a regular file"), std::string::npos) << r.err;
+    }
+}
+
+TEST(AtomicOutput, DevicesAreWrittenInPlaceNeverReplaced) {
+    // as root, a rename onto /dev/null would put a regular file where the device was
+    const auto ok = run_ridgeline({"export", "--model", "resnet18", "--output", "/dev/null"});
+    EXPECT_EQ(ok.exit_code, 0) << ok.err;
+    struct stat st {};
+    ASSERT_EQ(::stat("/dev/null", &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode)) << "/dev/null is no longer a character device";
+    // a full device is an error, not a silent success
+    if (::access("/dev/full", W_OK) == 0) {
+        const auto full = run_ridgeline({"export", "--model", "resnet18", "--output", "/dev/full"});
+        EXPECT_EQ(full.exit_code, 1);
+        EXPECT_NE(full.err.find("cannot write \"/dev/full\": No space left on device"), std::string::npos) << full.err;
+        ASSERT_EQ(::stat("/dev/full", &st), 0);
+        EXPECT_TRUE(S_ISCHR(st.st_mode));
+        // and so is a report that cannot reach stdout
+        const std::string cmd = std::string(RIDGELINE_BINARY) + " models > /dev/full 2>/dev/null";
+        const int status = std::system(cmd.c_str());
+        ASSERT_TRUE(WIFEXITED(status));
+        EXPECT_EQ(WEXITSTATUS(status), 1);
+    }
 }

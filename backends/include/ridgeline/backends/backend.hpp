@@ -12,6 +12,7 @@
 // backends::backend_error (or std::bad_alloc) for a failure; the Profiler records either against the
 // layer and goes on.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -99,6 +100,15 @@ public:
 /// What measure_ceilings() may spend.
 struct ceilings_options {
     bool quick = false;  // smaller problems and fewer repetitions (tests, --quick)
+    /// When set (SIGINT/SIGTERM), the measurement stops between samples and measure_ceilings throws
+    /// ceilings_interrupted: nothing half-measured is returned or cached. May be null.
+    const std::atomic<bool>* stop = nullptr;
+};
+
+/// Thrown by measure_ceilings when ceilings_options::stop was set.
+class ceilings_interrupted : public std::runtime_error {
+public:
+    ceilings_interrupted() : std::runtime_error("the ceilings measurement was interrupted") {}
 };
 
 class backend {

@@ -37,8 +37,13 @@ private:
     std::vector<std::int64_t> dims_;
 };
 
-/// Parses "1x3x224x224" (also "1,3,224,224" and "[1, 3, 224, 224]").
-/// Every dimension must be a positive integer; throws parse_error naming the bad part, e.g.
+/// The most dimensions a tensor may have: above any real network (conv3d is 5-D, attention reshapes
+/// 6-D; oneDNN takes 12, cuDNN 8), and a bound on the work a hostile shape can cause.
+inline constexpr std::size_t max_rank = 16;
+
+/// Parses "1x3x224x224" (also "1,3,224,224" and "[1, 3, 224, 224]"; one kind of separator per shape).
+/// Every dimension must be a positive integer, at most max_rank of them; throws parse_error naming the
+/// bad part, e.g.
 ///   invalid shape "1x0x4": dimension 2 is 0, every dimension must be >= 1
 shape parse_shape(std::string_view text);
 
