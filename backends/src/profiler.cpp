@@ -31,7 +31,7 @@ verification_result compare_outputs(const std::vector<host_tensor>& got, const s
         return v;
     }
     double diff = 0, norm = 0;
-    std::int64_t non_finite = 0;
+    std::int64_t non_finite = 0, reference_non_finite = 0;
     for (std::size_t t = 0; t < got.size(); ++t) {
         if (got[t].data.size() != want[t].data.size()) {
             v.state = "failed";
@@ -42,7 +42,10 @@ verification_result compare_outputs(const std::vector<host_tensor>& got, const s
         for (std::size_t i = 0; i < got[t].data.size(); ++i) {
             const double w = want[t].data[i];
             const double g = got[t].data[i];
-            if (!std::isfinite(w)) continue;
+            if (!std::isfinite(w)) {
+                ++reference_non_finite;
+                continue;
+            }
             if (std::isnan(g)) {
                 ++v.unwritten;
                 continue;
@@ -56,7 +59,13 @@ verification_result compare_outputs(const std::vector<host_tensor>& got, const s
         }
     }
     v.rel_l2_error = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-    if (v.unwritten > 0) {
+    if (reference_non_finite > 0) {
+        // the reference itself is NaN or infinite there (NaN or huge weights, e.g. a broken checkpoint): nothing
+        // to compare against, so the output is not verified, whatever the rest agrees on
+        v.state = "failed";
+        v.message = "the reference output has " + std::to_string(reference_non_finite) +
+                    " NaN or infinite elements (are the weights finite? `ridgeline weights` counts them)";
+    } else if (v.unwritten > 0) {
         v.state = "failed";
         v.message = std::to_string(v.unwritten) + " output elements were never written";
     } else if (non_finite > 0) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -28,7 +29,7 @@ double share_below(const std::vector<float>& sorted, float t) {
 
 nlohmann::json stats_json(const std::optional<weight_stats>& s) {
     if (!s) return nullptr;
-    return {{"count", s->count},        {"mean_abs", s->mean_abs},     {"std", s->stddev},
+    return {{"count", s->count},        {"non_finite", s->non_finite}, {"mean_abs", s->mean_abs},     {"std", s->stddev},
             {"min", s->min},            {"max", s->max},               {"p10_abs", s->p10_abs},
             {"p25_abs", s->p25_abs},    {"p50_abs", s->p50_abs},       {"p75_abs", s->p75_abs},
             {"p90_abs", s->p90_abs},    {"below_1e-3", s->below_1e_3}, {"below_1e-2", s->below_1e_2},
@@ -37,20 +38,33 @@ nlohmann::json stats_json(const std::optional<weight_stats>& s) {
 
 std::string num(double v) {
     if (v == 0) return "0";
+    if (std::isnan(v)) return "-";  // no finite value to describe
     std::ostringstream o;
     o.precision(4);
     o << v;
     return o.str();
 }
 
-std::string percent(double share) { return fixed(100.0 * share, 1) + "%"; }
+std::string percent(double share) { return std::isnan(share) ? "-" : fixed(100.0 * share, 1) + "%"; }
 
 }  // namespace
 
-weight_stats compute_weight_stats(const std::vector<float>& values) {
-    if (values.empty()) throw core::error("weight statistics of an empty tensor");
+weight_stats compute_weight_stats(const std::vector<float>& all) {
+    if (all.empty()) throw core::error("weight statistics of an empty tensor");
     weight_stats s;
-    s.count = static_cast<std::int64_t>(values.size());
+    s.count = static_cast<std::int64_t>(all.size());
+    std::vector<float> values;
+    values.reserve(all.size());
+    for (float v : all)
+        if (std::isfinite(v)) values.push_back(v);  // a NaN would also break the sort below
+    s.non_finite = s.count - static_cast<std::int64_t>(values.size());
+    if (values.empty()) {
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        s.mean_abs = s.stddev = s.min = s.max = nan;
+        s.p10_abs = s.p25_abs = s.p50_abs = s.p75_abs = s.p90_abs = nan;
+        s.below_1e_3 = s.below_1e_2 = s.below_1e_1 = nan;
+        return s;
+    }
     const double n = static_cast<double>(values.size());
     double sum = 0, sum_abs = 0;
     s.min = s.max = values[0];
@@ -149,11 +163,11 @@ std::string weights_table(const weights_report& r, const std::vector<skipped_nod
     text_table t;
     t.add_column("layer", al::left);
     t.add_column("tensor", al::left);
-    for (const char* h : {"count", "mean|w|", "std", "min", "max", "p10|w|", "p25|w|", "p50|w|", "p75|w|", "p90|w|",
+    for (const char* h : {"count", "NaN/inf", "mean|w|", "std", "min", "max", "p10|w|", "p25|w|", "p50|w|", "p75|w|", "p90|w|",
                           "<1e-3", "<1e-2", "<1e-1"})
         t.add_column(h, al::right);
     auto row = [&](const std::string& name, const std::string& what, const weight_stats& s) {
-        t.add_row({name, what, with_commas(s.count), num(s.mean_abs), num(s.stddev), num(s.min), num(s.max),
+        t.add_row({name, what, with_commas(s.count), with_commas(s.non_finite), num(s.mean_abs), num(s.stddev), num(s.min), num(s.max),
                    num(s.p10_abs), num(s.p25_abs), num(s.p50_abs), num(s.p75_abs), num(s.p90_abs),
                    percent(s.below_1e_3), percent(s.below_1e_2), percent(s.below_1e_1)});
     };

@@ -29,6 +29,16 @@ TEST(Verification, PoisonedElementsAreUnwritten) {
     EXPECT_EQ(v.message, "1 output elements were never written");
 }
 
+TEST(Verification, ANonFiniteReferenceIsNotAPass) {
+    // NaN weights make the reference NaN at element 1; the backend agrees (NaN there too) and elements 0
+    // and 2 match exactly, yet nothing was checked at element 1: failed, with the reason
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    auto v = compare_outputs({t({1, nan, 3, inf})}, {t({1, nan, 3, inf})}, 1.0);
+    EXPECT_EQ(v.state, "failed");
+    EXPECT_EQ(v.message, "the reference output has 2 NaN or infinite elements (are the weights finite? `ridgeline weights` counts them)");
+}
+
 TEST(Verification, ShapeMismatchFails) {
     auto v = compare_outputs({t({1, 2})}, {t({1, 2, 3})}, 1.0);
     EXPECT_EQ(v.state, "failed");

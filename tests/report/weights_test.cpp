@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <regex>
 
 #include "ridgeline/core/error.hpp"
@@ -57,6 +58,27 @@ TEST(WeightStats, HandComputed) {
     EXPECT_THROW(report::compute_weight_stats({}), core::error);
 }
 
+TEST(WeightStats, NonFiniteValuesAreCountedApartNotAveraged) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    // finite values -2, 1: mean|w| 1.5, mean -0.5, std sqrt((1.5^2 + 1.5^2) / 2) = 1.5; |w| sorted 1, 2:
+    // p50 = 1.5 (h = 0.5)
+    const report::weight_stats s = report::compute_weight_stats({1.0f, nan, -2.0f, inf});
+    EXPECT_EQ(s.count, 4);
+    EXPECT_EQ(s.non_finite, 2);
+    EXPECT_DOUBLE_EQ(s.mean_abs, 1.5);
+    EXPECT_DOUBLE_EQ(s.stddev, 1.5);
+    EXPECT_DOUBLE_EQ(s.min, -2.0);
+    EXPECT_DOUBLE_EQ(s.max, 1.0);
+    EXPECT_DOUBLE_EQ(s.p50_abs, 1.5);
+    // nothing finite: counted, and every statistic NaN (null in JSON), never 0
+    const report::weight_stats none = report::compute_weight_stats({nan, nan});
+    EXPECT_EQ(none.count, 2);
+    EXPECT_EQ(none.non_finite, 2);
+    EXPECT_TRUE(std::isnan(none.mean_abs));
+    EXPECT_TRUE(std::isnan(none.p90_abs));
+}
+
 TEST(WeightStats, PerLayerAndModelWithTiedTensorsOnce) {
     const report::weights_report r = report::weight_statistics(tiny(), values());
     ASSERT_EQ(r.layers.size(), 2u);  // relu has no parameters
@@ -90,9 +112,9 @@ TEST(WeightStats, JsonAndTable) {
     EXPECT_EQ(j["totals"]["weights"]["count"], 8);
     EXPECT_EQ(j["skipped_nodes"], nlohmann::json::array());
     const std::string t = report::weights_table(r, {{"/up/Resize", "Resize", "ridgeline has no layer for Resize"}});
-    // fc1's weight row: count 4, mean 0.1801, ..., shares 25.0% 25.0% 50.0%
-    EXPECT_TRUE(std::regex_search(t, std::regex(R"(fc1\s+weight\s+4\s+0\.1801\s.*25\.0%\s+25\.0%\s+50\.0%)"))) << t;
-    EXPECT_TRUE(std::regex_search(t, std::regex(R"(\n\s+bias\s+2\s+0\.2\s)"))) << t;
+    // fc1's weight row: count 4, no NaN/inf, mean 0.1801, ..., shares 25.0% 25.0% 50.0%
+    EXPECT_TRUE(std::regex_search(t, std::regex(R"(fc1\s+weight\s+4\s+0\s+0\.1801\s.*25\.0%\s+25\.0%\s+50\.0%)"))) << t;
+    EXPECT_TRUE(std::regex_search(t, std::regex(R"(\n\s+bias\s+2\s+0\s+0\.2\s)"))) << t;
     EXPECT_NE(t.find("model (2 tensors)"), std::string::npos) << t;
     EXPECT_NE(t.find("skipped 1 ONNX node(s) that are not layers: Resize \"/up/Resize\" (ridgeline has no layer for Resize)"),
               std::string::npos) << t;

@@ -22,8 +22,11 @@
 namespace ridgeline::report {
 
 /// Statistics of a set of values w_1..w_n.
+/// NaN and infinite values are counted apart (non_finite) and left out of every other statistic; with no
+/// finite value at all, those are NaN (null in JSON).
 struct weight_stats {
-    std::int64_t count = 0;
+    std::int64_t count = 0;       // every value, finite or not
+    std::int64_t non_finite = 0;  // NaN or infinite: a broken checkpoint, reported, never averaged in
     double mean_abs = 0;  // (1/n) sum |w_i|
     double stddev = 0;    // population standard deviation of w: sqrt((1/n) sum (w_i - mean)^2) (NumPy's np.std)
     double min = 0;       // of w (signed)
