@@ -11,7 +11,8 @@
 # Exit 1 when a target finds a crash, leak, timeout or violated property: the input is kept in
 # <build>/findings/<target>/ and `<build>/fuzz/<target> FILE` replays it. A finding becomes a test in tests/.
 #
-# Environment: RIDGELINE_FUZZ_BUILD_DIR (default build/fuzz), RIDGELINE_FUZZ_JOBS (build jobs, default 2).
+# Environment: RIDGELINE_FUZZ_BUILD_DIR (default build/fuzz), RIDGELINE_FUZZ_JOBS (build jobs, default 2),
+# RIDGELINE_FUZZ_SEED (libFuzzer's -seed, default 1 so that a CI run is repeatable; 0 picks a random one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,7 @@ if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
 fi
 build="${RIDGELINE_FUZZ_BUILD_DIR:-build/fuzz}"
 jobs="${RIDGELINE_FUZZ_JOBS:-2}"
+seed="${RIDGELINE_FUZZ_SEED:-1}"
 
 if ! command -v clang++-14 >/dev/null || ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' |
     clang++-14 -x c++ -fsanitize=fuzzer,address,undefined - -o /dev/null 2>/dev/null; then
@@ -49,7 +51,7 @@ for bin in "$build"/fuzz/fuzz_*; do
   log="$build/$target.log"
   echo "fuzz: $target for ${seconds} s (corpus $corpus)"
   set +e
-  "$bin" "$scratch" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  "$bin" "$scratch" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -seed="$seed" \
     -artifact_prefix="$findings/" >"$log" 2>&1
   rc=$?
   set -e
