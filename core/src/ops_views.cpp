@@ -177,7 +177,7 @@ shape slice::infer(const shapes& in, const std::string& where) const {
     const std::int64_t e = clamp_index(end);
     const std::int64_t len = e > b ? (e - b - 1) / step + 1 : 0;
     if (len < 1)
-        fail(where, "start " + std::to_string(start) + " to end " + (end == to_end ? "end" : std::to_string(end)) +
+        fail(where, "start " + std::to_string(start) + (end == to_end ? std::string(" to the end") : " to end " + std::to_string(end)) +
                         " selects nothing of dimension " + std::to_string(d) + " (size " + std::to_string(size) + ")");
     out[d] = len;
     return out;

@@ -110,7 +110,7 @@ TEST(Errors, MalformedLayersAndShapes) {
          "concat \"net.0\": input 2 1x2x5x4 differs from input 1 1x2x4x4 in dimension 2 (only dimension 1 may differ)"},
         {"reshape:shape=0x5", {"4x6"}, "reshape \"net.0\": cannot reshape 4x6 (24 elements) to 4x5 (20 elements)"},
         {"softmax:dim=3", {"4x6"}, "softmax \"net.0\": dim 3 is out of range for rank 2"},
-        {"slice:dim=1,start=6", {"4x6"}, "slice \"net.0\": start 6 to end end selects nothing of dimension 1 (size 6)"},
+        {"slice:dim=1,start=6", {"4x6"}, "slice \"net.0\": start 6 to the end selects nothing of dimension 1 (size 6)"},
         {"layer_norm:normalized_shape=5", {"4x6"},
          "layer_norm \"net.0\": normalized_shape 5 does not match the trailing dimensions of the input 4x6"},
         {"flatten:start_dim=1,end_dim=0", {"4x6"},
