@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -109,16 +110,38 @@ struct profile_command {
         const core::model_analysis a = core::analyze(m.model, model.data_type());
         auto sel = backends::select_backend(device, threads);
         if (!sel.notice.empty() && !out.quiet) spdlog::info("{}", sel.notice);
-        const backends::device_info dev = sel.chosen->device();
-        if (dev.kind == "cpu" && !out.quiet) {
-            // other processes on the CPUs we time make the samples noisy (OpenMP threads wait for each other)
-            const double load = cpu::load_average();
+        std::vector<std::string> warnings;
+        double load = -1;
+        if (sel.chosen->device().kind == "cpu") {
+            load = cpu::load_average();
             const int cpus = cpu::host_cpu().logical_cpus;
-            if (load >= 0 && load + dev.threads > cpus + 0.75)
-                spdlog::warn("load average {:.2f} on {} CPUs while timing with {} threads: other work competes for "
-                             "them and the times will be noisy (a quieter machine or fewer --threads helps)",
-                             load, cpus, dev.threads);
+            // An OpenMP team that shares its cores with other work waits at every barrier for the time slice
+            // of the thread that was preempted: on a busy 2-core machine a 10 us layer then takes ~8 ms, with
+            // a tight CI. Without --threads, leave the CPUs that other work keeps busy right now.
+            const int busy = threads == 0 ? cpu::busy_cpus_now() : 0;
+            if (busy > 0 && cpus > 1) {
+                const int use = std::max(1, cpus - busy);
+                if (use < sel.chosen->device().threads) {
+                    sel = backends::select_backend(device, use);
+                    warnings.push_back("using " + std::to_string(use) + " of " + std::to_string(cpus) +
+                                       " CPU threads: other work keeps " + std::to_string(busy) +
+                                       " busy, and an OpenMP team sharing its cores times many times too slow "
+                                       "(--threads " + std::to_string(cpus) + " uses them all anyway)");
+                }
+            }
+            const int team = sel.chosen->device().threads;
+            if (load >= 0 && load + team > cpus + 0.75) {
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "%.2f", load);
+                warnings.push_back(std::string("load average ") + buf + " on " + std::to_string(cpus) + " CPUs while timing with " +
+                                   std::to_string(team) + " thread" + (team == 1 ? "" : "s") +
+                                   ": other work competes for them and the times may be noisy or too slow "
+                                   "(a quieter machine or fewer --threads helps)");
+            }
+            if (!out.quiet)
+                for (const auto& w : warnings) spdlog::warn("{}", w);
         }
+        const backends::device_info dev = sel.chosen->device();
 
         backends::profile_options o;
         o.timing = timing_settings();
@@ -149,7 +172,9 @@ struct profile_command {
         std::signal(SIGTERM, SIG_DFL);
         progress.finish();
 
-        const report::run_info info{command_line(), model.source(), m.skipped};
+        report::run_info info{command_line(), model.source(), m.skipped};
+        info.load_average = load;
+        info.warnings = warnings;
         std::string content;
         if (out.format == "json")
             content = report::profile_json(r, info).dump(2) + "\n";

@@ -104,7 +104,9 @@ nlohmann::json profile_json(const backends::profile_result& r, const run_info& i
                             {"cpu_governor", governor.empty() ? std::string("unknown") : governor},
                             {"threads", r.device.threads},
                             {"seed", r.seed},
-                            {"cache_mode", backends::to_string(r.timing.cache)}};
+                            {"cache_mode", backends::to_string(r.timing.cache)},
+                            {"load_average", info.load_average >= 0 ? nlohmann::json(info.load_average) : nlohmann::json(nullptr)}};
+    j["warnings"] = info.warnings;
     j["time_by_bound_ms"] = r.bound_ms;
     auto& layers = j["layers"];
     for (std::size_t i = 0; i < r.layers.size() && i < layers.size(); ++i) {

@@ -721,6 +721,9 @@ std::string substitute(std::string s, const std::string& dir) {
 
 class Catalogue : public testing::TestWithParam<entry> {};
 
+/// How gtest prints an entry (in ctest's list and in failures): its name, not its bytes.
+[[maybe_unused]] void PrintTo(const entry& e, std::ostream* os) { *os << e.name; }
+
 }  // namespace
 
 TEST(CatalogueSize, AtLeastOneHundredDistinctEntries) {

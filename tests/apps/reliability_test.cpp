@@ -225,6 +225,8 @@ TEST(Reproducibility, TheBlockSaysHowTheNumbersWereMade) {
     EXPECT_EQ(rep["threads"], 1);
     EXPECT_EQ(rep["seed"], 1234);
     EXPECT_EQ(rep["cache_mode"], "cold");
+    EXPECT_TRUE(rep["load_average"].is_number() || rep["load_average"].is_null());
+    EXPECT_TRUE(j["warnings"].is_array());
 #if RIDGELINE_HAVE_DNNL
     EXPECT_EQ(rep["libraries"]["library"].get<std::string>().rfind("oneDNN ", 0), 0u) << rep["libraries"];
 #endif
@@ -295,4 +297,30 @@ TEST(AtomicOutput, DevicesAreWrittenInPlaceNeverReplaced) {
         ASSERT_TRUE(WIFEXITED(status));
         EXPECT_EQ(WEXITSTATUS(status), 1);
     }
+}
+
+TEST(Threads, WithoutThreadsTheCpusOtherWorkKeepsBusyAreLeftAlone) {
+    const unsigned cpus = std::thread::hardware_concurrency();
+    if (cpus < 2) GTEST_SKIP() << "one CPU: there is no thread to leave";
+    fresh_dir("busy");
+    // one process that stays runnable: a CPU busy with other work
+    const pid_t spinner = ::fork();
+    if (spinner == 0) {
+        for (;;) asm volatile("" ::: "memory");  // spins; never returns (killed below)
+    }
+    ASSERT_GT(spinner, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const auto r = run_ridgeline({"profile", "--layer", "linear:in_features=64,out_features=32", "--input", "4x64", "--quick",
+                                  "--no-roofline", "--device", "cpu", "--format", "json"});
+    ::kill(spinner, SIGKILL);
+    ::waitpid(spinner, nullptr, 0);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    // at least the spinner's CPU is left: at most cpus - 1 threads, said on stderr and kept in the report
+    EXPECT_LE(j["device"]["threads"].get<unsigned>(), cpus - 1);
+    EXPECT_NE(r.err.find("CPU threads: other work keeps"), std::string::npos) << r.err;
+    ASSERT_FALSE(j["warnings"].empty());
+    EXPECT_NE(j["warnings"][0].get<std::string>().find("--threads " + std::to_string(cpus) + " uses them all"),
+              std::string::npos);
+    EXPECT_TRUE(j["reproducibility"]["load_average"].is_number());
 }

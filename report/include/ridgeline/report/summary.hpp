@@ -23,6 +23,8 @@ struct run_info {
     std::string command_line;  // the exact command line, for reproducibility
     std::string source;        // "zoo:resnet18", "layer:conv2d:...", "file:model.json", "onnx:resnet18.onnx"
     std::vector<skipped_node> skipped_nodes;  // "skipped_nodes" in JSON, a footer line in tables
+    double load_average = -1;                 // the 1-minute load average at the start (profile; < 0: unknown)
+    std::vector<std::string> warnings{};      // what was warned on stderr, kept in the JSON report ("warnings")
 };
 
 /// [{"name", "op_type", "reason"}, ...].
