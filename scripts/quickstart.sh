@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cmake --preset release >/dev/null
-cmake --build --preset release
+cmake --build --preset release --target ridgeline  # the binary only; scripts/test.sh builds the tests
 if [[ $# -eq 0 ]]; then
   set -- profile --model resnet18
 fi
