@@ -119,6 +119,18 @@ std::int64_t bytes_needed(const core::layer_analysis& la, core::dtype dt) {
     return core::checked::mul(core::checked::mul(elems, core::size_bytes(dt), "bytes needed"), 2, "bytes needed");
 }
 
+/// An upper bound on what the whole forward pass allocates: every layer's buffers (inputs, output,
+/// parameters) as if none were shared; more than any limit when the count overflows.
+std::int64_t model_bytes_needed(const core::model_analysis& a) {
+    std::int64_t total = 0;
+    try {
+        for (const auto& la : a.layers) total = core::checked::add(total, bytes_needed(la, a.data_type), "bytes needed");
+    } catch (const core::overflow_error&) {
+        return std::numeric_limits<std::int64_t>::max();
+    }
+    return total;
+}
+
 /// A named range on the backend's tracing tools (NVTX on CUDA) for the guard's lifetime.
 class range_guard {
 public:
@@ -310,6 +322,14 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
         if (stopped()) {
             r.end_to_end_state = "not_measured";
             r.end_to_end_reason = "interrupted";
+        } else if (const std::int64_t need = model_bytes_needed(analysis), limit = o.max_memory_bytes > 0
+                                                                                       ? o.max_memory_bytes
+                                                                                       : b.free_memory_bytes();
+                   limit > 0 && need > limit) {
+            // checked before allocating, like each layer: a model larger than the device is skipped, not tried
+            r.end_to_end_state = "skipped";
+            r.end_to_end_reason = "needs about " + describe_bytes(need) + ", only " + describe_bytes(limit) +
+                                  (o.max_memory_bytes > 0 ? " allowed by --max-memory" : " free");
         } else {
             try {
                 const graph_data data = make_graph_data(analysis, analysis.data_type, o.seed, o.weights.get());
