@@ -223,7 +223,7 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
     if (d.kind == "gpu")
         out << ", " << d.cores << " SMs, " << d.isa;  // a GPU has no host threads to show
     else
-        out << ", " << d.threads << " threads";
+        out << ", " << d.threads << (d.threads == 1 ? " thread" : " threads");
     for (const auto& [k, v] : d.details)
         if (k == "library" || k == "onednn_isa") out << ", " << v;
     out << "\n";
