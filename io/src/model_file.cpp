@@ -413,12 +413,61 @@ core::model parse_model_json(const nlohmann::json& doc, std::string_view label, 
     return r.read(doc);
 }
 
+namespace {
+
+/// A parser callback that rejects a key written twice in one object, naming its JSON path. RFC 8259 leaves
+/// duplicate names to the implementation and nlohmann keeps the last one; a model file with two "stride"
+/// fields would then be profiled with one of them silently dropped.
+class duplicate_key_check {
+public:
+    explicit duplicate_key_check(std::string label) : label_(std::move(label)) {}
+
+    bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
+        using ev = json::parse_event_t;
+        if (event == ev::key) {
+            frame& f = frames_.back();
+            const std::string key = parsed.get<std::string>();
+            if (!f.keys.insert(key).second)
+                throw core::parse_error(label_ + ": " + path() + "." + key + ": duplicate key \"" + key +
+                                        "\" (each field may appear once in an object)");
+            f.child = "." + key;
+            return true;
+        }
+        if (event == ev::object_start || event == ev::array_start || event == ev::value) enter_child();
+        if (event == ev::object_start) frames_.push_back({false, 0, "", {}});
+        if (event == ev::array_start) frames_.push_back({true, 0, "", {}});
+        if (event == ev::object_end || event == ev::array_end) frames_.pop_back();
+        return true;
+    }
+
+private:
+    struct frame {
+        bool is_array;
+        std::size_t next_index;
+        std::string child;  // ".key" or "[i]": where the value being parsed sits in this object or array
+        std::set<std::string> keys;
+    };
+    void enter_child() {
+        if (!frames_.empty() && frames_.back().is_array)
+            frames_.back().child = "[" + std::to_string(frames_.back().next_index++) + "]";
+    }
+    std::string path() const {
+        std::string p = "$";
+        for (std::size_t i = 0; i + 1 < frames_.size(); ++i) p += frames_[i].child;
+        return p;
+    }
+    std::string label_;
+    std::vector<frame> frames_;
+};
+
+}  // namespace
+
 core::model read_model_file(const std::filesystem::path& path, const input_overrides& overrides) {
     const std::string label = path.string();
     const std::string text = core::read_regular_file(path, label);
     nlohmann::json doc;
     try {
-        doc = nlohmann::json::parse(text);
+        doc = nlohmann::json::parse(text, duplicate_key_check(label));
     } catch (const nlohmann::json::exception& e) {  // syntax (parse_error) and numbers like 1e999 (out_of_range)
         std::string what = e.what();
         if (auto p = what.find("] "); what.rfind("[json.exception", 0) == 0 && p != std::string::npos) what = what.substr(p + 2);

@@ -320,6 +320,16 @@ void json_models() {
     model_file("duplicate_input_names",
                R"({"inputs": [{"name": "x", "shape": [1, 4]}, {"name": "x", "shape": [1, 4]}], "layers": [{"name": "r", "op": "relu"}]})",
                {"$.inputs[1].name: duplicate name \"x\""});
+    // a key written twice: nlohmann would keep the last one and drop the other without a word
+    model_file("duplicate_key_in_layer",
+               net(R"([{"name": "r", "op": "relu"}, {"name": "p", "op": "maxpool2d", "kernel_size": 2, "kernel_size": 3}])"),
+               {"$.layers[1].kernel_size: duplicate key \"kernel_size\""});
+    model_file("duplicate_key_top_level",
+               R"({"inputs": [{"name": "x", "shape": [1, 4]}], "layers": [{"name": "r", "op": "relu"}], "inputs": []})",
+               {"$.inputs: duplicate key \"inputs\""});
+    model_file("duplicate_key_in_nested_array",
+               R"({"inputs": [{"name": "x", "shape": [1, 4]}, {"name": "y", "shape": [1, 4], "name": "z"}], "layers": []})",
+               {"$.inputs[1].name: duplicate key \"name\""});
     model_file("layers_missing", R"({"inputs": [{"name": "x", "shape": [1, 4]}]})", {"$: missing required field \"layers\""});
     model_file("layers_empty", net("[]"), {"$.layers: expected a non-empty array"});
     model_file("layers_not_array", net(R"({"r": "relu"})"), {"$.layers: expected a non-empty array"});

@@ -200,6 +200,16 @@ TEST(ModelFile, FileErrors) {
     } catch (const core::parse_error& e) {
         EXPECT_EQ(std::string(e.what()), (dir / "missing.json").string() + ": no such file");
     }
+    // the second "stride" must not silently replace the first: the error names the JSON path and the key
+    const auto dup = dir / "dup.json";
+    std::ofstream(dup) << R"({"inputs": [{"name": "x", "shape": [1, 3, 8, 8]}], "layers": [{"name": "r", "op": "relu"},
+        {"name": "c", "op": "conv2d", "in_channels": 3, "out_channels": 4, "kernel_size": 3, "stride": 1, "stride": 2}]})";
+    try {
+        (void)io::read_model_file(dup);
+        FAIL() << "no error";
+    } catch (const core::parse_error& e) {
+        EXPECT_EQ(std::string(e.what()), dup.string() + ": $.layers[1].stride: duplicate key \"stride\" (each field may appear once in an object)");
+    }
     const auto good = dir / "good.json";
     std::ofstream(good) << tiny;
     EXPECT_EQ(io::read_model_file(good).layers().size(), 3u);
