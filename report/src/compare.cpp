@@ -102,7 +102,7 @@ compare_run load_run(const std::string& path) {
                              ? r.report["device"]["threads"].get<int>()
                              : 0;
     r.label = std::filesystem::path(path).stem().string() + " (" + device +
-              (threads > 0 ? ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") : "") + ")";
+              (threads > 0 ? ", " + counted(threads, "thread") : "") + ")";
     return r;
 }
 

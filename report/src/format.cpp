@@ -29,6 +29,10 @@ std::string with_commas(std::int64_t v) {
     return v < 0 ? "-" + out : out;
 }
 
+std::string counted(std::int64_t n, std::string_view noun) {
+    return with_commas(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
+}
+
 std::string si(double v, std::string_view unit) {
     static const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
     if (!std::isfinite(v)) return "-";

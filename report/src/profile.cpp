@@ -207,7 +207,7 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
     }
     t.add_rule();
     const auto& tot = r.analysis.totals;
-    t.add_row({"total (" + std::to_string(r.layers.size()) + " layers)", "", "", with_commas(tot.params),
+    t.add_row({"total (" + counted(static_cast<std::int64_t>(r.layers.size()), "layer") + ")", "", "", with_commas(tot.params),
                si(static_cast<double>(tot.macs)), si(static_cast<double>(tot.flops)),
                si(static_cast<double>(tot.bytes), "B"),
                tot.arithmetic_intensity() ? fixed(*tot.arithmetic_intensity(), 2) : "-", time_ms(r.sum_of_layers_ms),
@@ -223,7 +223,7 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
     if (d.kind == "gpu")
         out << ", " << d.cores << " SMs, " << d.isa;  // a GPU has no host threads to show
     else
-        out << ", " << d.threads << (d.threads == 1 ? " thread" : " threads");
+        out << ", " << counted(d.threads, "thread");
     for (const auto& [k, v] : d.details)
         if (k == "library" || k == "onednn_isa") out << ", " << v;
     out << "\n";

@@ -122,7 +122,7 @@ std::string summary_table(const core::model_analysis& a, const std::vector<skipp
                    intensity(l.cost)});
     }
     t.add_rule();
-    t.add_row({"total (" + std::to_string(a.layers.size()) + " layers)", "", "", with_commas(a.totals.params),
+    t.add_row({"total (" + counted(static_cast<std::int64_t>(a.layers.size()), "layer") + ")", "", "", with_commas(a.totals.params),
                si(static_cast<double>(a.totals.macs)), si(static_cast<double>(a.totals.flops)),
                si(static_cast<double>(a.totals.bytes), "B"), intensity(a.totals)});
     std::ostringstream out;

@@ -14,6 +14,11 @@ TEST(Format, ThousandsSeparators) {
     EXPECT_EQ(with_commas(1000), "1,000");
     EXPECT_EQ(with_commas(11689512), "11,689,512");
     EXPECT_EQ(with_commas(-1234567), "-1,234,567");
+    // one of a thing is singular, every other count plural (0 included), with its thousands separated
+    EXPECT_EQ(counted(1, "layer"), "1 layer");
+    EXPECT_EQ(counted(0, "layer"), "0 layers");
+    EXPECT_EQ(counted(2, "thread"), "2 threads");
+    EXPECT_EQ(counted(1234, "layer"), "1,234 layers");
     EXPECT_EQ(with_commas(INT64_MIN), "-9,223,372,036,854,775,808");
 }
 

@@ -12,6 +12,10 @@ namespace ridgeline::report {
 /// 11689512 -> "11,689,512".
 std::string with_commas(std::int64_t v);
 
+/// A count and its noun, plural unless the count is 1: counted(1, "layer") -> "1 layer",
+/// counted(1234, "layer") -> "1,234 layers".
+std::string counted(std::int64_t n, std::string_view noun);
+
 /// SI prefix with 4 significant digits: 1814073344 -> "1.814 G", 411648 -> "411.6 k", 12 -> "12".
 /// `unit` is appended after the prefix ("B" gives "411.6 kB").
 std::string si(double v, std::string_view unit = {});
