@@ -233,8 +233,11 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
         << " s per layer; timer " << r.timer_name << " resolution " << fixed(r.timer_resolution_ns, 0) << " ns, overhead "
         << fixed(r.timer_overhead_ns, 0) << " ns\n\n";
     out << t.render() << "\n";
+    out << "median: per run; CI95: half-width of the median's 95% confidence interval, in % of it; bound and %roof: "
+           "the roofline verdict and the roofs' floor / median (docs/roofline.md)\n";
     if (noisy > 0)
-        out << "* " << noisy << " layer(s) stopped at --max-time before the noise target was met\n";
+        out << "* " << counted(static_cast<std::int64_t>(noisy), "layer") << " stopped at --max-time before the noise "
+            << "target was met\n";
     if (r.end_to_end)
         out << "end to end: " << time_ms(r.end_to_end->stats.median) << " median (" << ci_text(*r.end_to_end)
             << ", " << r.end_to_end->samples << " samples)  sum of layer medians: " << time_ms(r.sum_of_layers_ms)
@@ -268,13 +271,17 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
         const std::string dt(core::to_string(r.analysis.data_type));
         out << "roofs (" << c.source << " " << c.measured_at << "): compute " << dt << " "
             << (c.peak_gflops.count(dt) ? fixed(c.peak_gflops.at(dt), 1) + " GFLOP/s" : std::string("unknown"))
-            << ", bandwidth " << fixed(c.bandwidth_gbs, 1) << " GB/s (hot cache: the working set's level from the "
-            << "sweep), dispatch " << time_ms(c.dispatch_overhead_ms) << "\n";
+            << ", DRAM bandwidth " << fixed(c.bandwidth_gbs, 1) << " GB/s"
+            << (r.timing.cache == backends::cache_mode::hot
+                    ? " (with a hot cache, a layer whose working set fits a cache level is judged against that level's "
+                      "bandwidth from the sweep)"
+                    : "")
+            << ", dispatch " << time_ms(c.dispatch_overhead_ms) << "\n";
     }
     std::size_t mistrusted = 0;
     for (const auto& p : r.layers) mistrusted += p.roofline && p.roofline->bound == "mistrusted";
     if (mistrusted)
-        out << "MISTRUSTED: " << mistrusted << " layer(s) measured faster than the roofs allow; their rates are not "
+        out << "MISTRUSTED: " << counted(static_cast<std::int64_t>(mistrusted), "layer") << " measured faster than the roofs allow; their rates are not "
             << "shown (the timer, a count or a ceiling is wrong)\n";
     const auto& m = r.memory;
     out << "memory: parameters " << si(static_cast<double>(m.parameter_bytes), "B") << ", buffers "
@@ -282,8 +289,8 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
         << si(static_cast<double>(m.peak_activation_bytes), "B") << " (at " << m.peak_at << "), workspace "
         << si(static_cast<double>(r.workspace_bytes), "B") << "\n";
     const auto& tr = r.training;
-    out << "training (estimate): " << si(static_cast<double>(tr.step_flops)) << "FLOP per step (backward "
-        << si(static_cast<double>(tr.backward_flops)) << "FLOP), gradients " << si(static_cast<double>(tr.gradient_bytes), "B")
+    out << "training (estimate): " << si(static_cast<double>(tr.step_flops), "FLOP") << " per step (backward "
+        << si(static_cast<double>(tr.backward_flops), "FLOP") << "), gradients " << si(static_cast<double>(tr.gradient_bytes), "B")
         << ", optimizer state SGD 0 B / momentum " << si(static_cast<double>(tr.momentum_state_bytes), "B") << " / Adam "
         << si(static_cast<double>(tr.adam_state_bytes), "B") << "\n";
     int failed = 0, unsupported = 0, skipped_layers = 0;
