@@ -469,9 +469,7 @@ core::model read_model_file(const std::filesystem::path& path, const input_overr
     try {
         doc = nlohmann::json::parse(text, duplicate_key_check(label));
     } catch (const nlohmann::json::exception& e) {  // syntax (parse_error) and numbers like 1e999 (out_of_range)
-        std::string what = e.what();
-        if (auto p = what.find("] "); what.rfind("[json.exception", 0) == 0 && p != std::string::npos) what = what.substr(p + 2);
-        throw core::parse_error(label + ": not valid JSON: " + what);
+        throw core::parse_error(label + ": not valid JSON: " + core::without_json_exception_tag(e.what()));
     }
     return parse_model_json(doc, label, overrides);
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "ridgeline/core/error.hpp"
 #include "ridgeline/core/file.hpp"
 #include "ridgeline/report/format.hpp"
 
@@ -40,9 +41,7 @@ compare_run load_run(const std::string& path) {
     try {
         r.report = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
-        std::string what = e.what();  // without the library's "[json.exception.parse_error.101] " prefix
-        if (auto p = what.find("] "); what.rfind("[json.exception", 0) == 0 && p != std::string::npos) what = what.substr(p + 2);
-        throw std::runtime_error("\"" + path + "\" is not valid JSON: " + what);
+        throw std::runtime_error("\"" + path + "\" is not valid JSON: " + core::without_json_exception_tag(e.what()));
     }
     if (str(r.report, "schema").rfind("ridgeline.profile/", 0) != 0)
         throw std::runtime_error("\"" + path + "\" is not a ridgeline profile report (schema \"" + str(r.report, "schema") +

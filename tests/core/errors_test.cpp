@@ -136,3 +136,14 @@ TEST(Errors, EmptyLayerString) {
     EXPECT_THROW((void)parse_op(""), parse_error);
     EXPECT_THROW((void)parse_op(":in_features=3"), parse_error);
 }
+
+TEST(Errors, JsonLibraryTagIsDropped) {
+    // nlohmann's what() starts with "[json.exception.<kind>.<id>] "; ours follows "FILE: not valid JSON: "
+    EXPECT_EQ(without_json_exception_tag("[json.exception.parse_error.101] parse error at line 1, column 1: x"),
+              "parse error at line 1, column 1: x");
+    EXPECT_EQ(without_json_exception_tag("[json.exception.out_of_range.406] number overflow parsing '1e999'"),
+              "number overflow parsing '1e999'");
+    // anything else is kept whole, also a bracket that is not the library's tag
+    EXPECT_EQ(without_json_exception_tag("[x] y"), "[x] y");
+    EXPECT_EQ(without_json_exception_tag("[json.exception without an end"), "[json.exception without an end");
+}

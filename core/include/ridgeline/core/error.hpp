@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace ridgeline::core {
 
@@ -33,5 +34,13 @@ class overflow_error : public error {
 public:
     using error::error;
 };
+
+/// A JSON library's message without its "[json.exception.parse_error.101] " tag, to follow our own
+/// "FILE: not valid JSON: " prefix: "parse error at line 3, column 19: ...". Other messages are returned whole.
+inline std::string without_json_exception_tag(std::string_view what) {
+    const auto end = what.find("] ");
+    if (what.rfind("[json.exception", 0) == 0 && end != std::string_view::npos) what.remove_prefix(end + 2);
+    return std::string(what);
+}
 
 }  // namespace ridgeline::core
