@@ -1,6 +1,7 @@
 #include "ridgeline/io/model_file.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -60,6 +61,19 @@ std::string shown(const json& v) {
     return s;
 }
 
+/// A key as a step of a JSON path: `.stride` for a plain name, else `["a.b"]` with the key JSON-escaped (a
+/// NUL, a quote or a dot stays unambiguous), cut to about 40 characters.
+std::string member(std::string_view key) {
+    const bool plain = !key.empty() && (std::isalpha(static_cast<unsigned char>(key[0])) || key[0] == '_') &&
+                       std::all_of(key.begin(), key.end(), [](char c) {
+                           return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                       });
+    if (plain && key.size() <= 40) return "." + std::string(key);
+    std::string quoted = json(std::string(key)).dump();
+    if (quoted.size() > 42) quoted = quoted.substr(0, 38) + "...\"";
+    return "[" + quoted + "]";
+}
+
 std::string type_name(const json& v) {
     switch (v.type()) {
         case json::value_t::null: return "null";
@@ -102,15 +116,15 @@ public:
     const std::string& string_field(const json& obj, const std::string& key, const std::string& path) const {
         auto it = obj.find(key);
         if (it == obj.end()) fail(path, "missing required field \"" + key + "\"");
-        if (!it->is_string()) fail(path + "." + key, "expected a string, got " + shown(*it));
-        if (it->get_ref<const std::string&>().empty()) fail(path + "." + key, "must not be empty");
+        if (!it->is_string()) fail(path + member(key), "expected a string, got " + shown(*it));
+        if (it->get_ref<const std::string&>().empty()) fail(path + member(key), "must not be empty");
         return it->get_ref<const std::string&>();
     }
 
     void check_keys(const json& obj, const std::vector<std::string>& known, const std::string& path) const {
         for (auto it = obj.begin(); it != obj.end(); ++it)
             if (std::find(known.begin(), known.end(), it.key()) == known.end())
-                fail(path + "." + it.key(), "unknown field (known: " + joined(known) + ")");
+                fail(path + member(it.key()), "unknown field (known: " + joined(known) + ")");
     }
 
     /// JSON attribute value -> layer-string text.
@@ -172,7 +186,7 @@ public:
             const std::string unknown = "unknown attribute \"";
             if (rest.rfind(unknown, 0) == 0) {
                 const std::string key = rest.substr(unknown.size(), rest.find('"', unknown.size()) - unknown.size());
-                fail(path + "." + key, rest);
+                fail(path + member(key), rest);
             }
             // the longest key first: "stride" must not match an error about "strides"
             std::vector<std::string> keys;
@@ -181,7 +195,7 @@ public:
             for (const auto& key : keys)
                 if (rest.rfind(key + " ", 0) == 0) {
                     const auto& a = *std::find_if(attrs.begin(), attrs.end(), [&](const auto& x) { return x.key == key; });
-                    fail(path + "." + key, json_message(rest.substr(key.size() + 1), a.value, values.at(key), msg));
+                    fail(path + member(key), json_message(rest.substr(key.size() + 1), a.value, values.at(key), msg));
                 }
             const auto sp = rest.find(' ');
             if (sp != std::string::npos && rest.substr(sp) == " is required")
@@ -264,7 +278,7 @@ public:
             std::map<std::string, json> values;
             for (auto it = lj.begin(); it != lj.end(); ++it) {
                 if (layer_reserved.count(it.key())) continue;
-                attrs.push_back({it.key(), attribute_text(it.value(), path + "." + it.key())});
+                attrs.push_back({it.key(), attribute_text(it.value(), path + member(it.key()))});
                 values.emplace(it.key(), it.value());
             }
             l.op = make_op(kind, l.name, attrs, values, path);
@@ -415,46 +429,91 @@ core::model parse_model_json(const nlohmann::json& doc, std::string_view label, 
 
 namespace {
 
-/// A parser callback that rejects a key written twice in one object, naming its JSON path. RFC 8259 leaves
-/// duplicate names to the implementation and nlohmann keeps the last one; a model file with two "stride"
-/// fields would then be profiled with one of them silently dropped.
-class duplicate_key_check {
+/// A first, linear pass over the text (nlohmann's SAX interface, no document built) that rejects a key
+/// written twice in one object and a control character in a key or a string, naming the JSON path. RFC 8259
+/// leaves duplicate names to the implementation and nlohmann keeps the last one, so a model file with two
+/// "stride" fields would be profiled with one of them silently dropped; no field of the format holds a
+/// control character, and a NUL would cut an error message short. A syntax error ends the pass quietly: the
+/// parse that follows reports it with its line and column. (A parser callback could do the same in one pass,
+/// but nlohmann's callback parser is quadratic on an array of objects: 15 s for 200,000 layers.)
+class strict_keys final : public nlohmann::json_sax<json> {
 public:
-    explicit duplicate_key_check(std::string label) : label_(std::move(label)) {}
+    explicit strict_keys(std::string label) : label_(std::move(label)) {}
 
-    bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
-        using ev = json::parse_event_t;
-        if (event == ev::key) {
-            frame& f = frames_.back();
-            const std::string key = parsed.get<std::string>();
-            if (!f.keys.insert(key).second)
-                throw core::parse_error(label_ + ": " + path() + "." + key + ": duplicate key \"" + key +
-                                        "\" (each field may appear once in an object)");
-            f.child = "." + key;
-            return true;
-        }
-        if (event == ev::object_start || event == ev::array_start || event == ev::value) enter_child();
-        if (event == ev::object_start) frames_.push_back({false, 0, "", {}});
-        if (event == ev::array_start) frames_.push_back({true, 0, "", {}});
-        if (event == ev::object_end || event == ev::array_end) frames_.pop_back();
+    bool null() override { return value(); }
+    bool boolean(bool) override { return value(); }
+    bool number_integer(number_integer_t) override { return value(); }
+    bool number_unsigned(number_unsigned_t) override { return value(); }
+    bool number_float(number_float_t, const string_t&) override { return value(); }
+    bool binary(binary_t&) override { return value(); }
+    bool string(string_t& v) override {
+        enter_child();
+        if (has_control(v)) fail(path(), "control character " + first_control(v) + " in a string");
         return true;
     }
+    bool start_object(std::size_t) override {
+        enter_child();
+        frames_.push_back({false, 0, "", {}});
+        return true;
+    }
+    bool key(string_t& k) override {
+        frame& f = frames_.back();
+        // the path is built only for an error: building it for every key would be quadratic in the depth
+        if (has_control(k)) fail(path(false) + member(k), "control character " + first_control(k) + " in a key");
+        if (!f.keys.insert(k).second)
+            fail(path(false) + member(k),
+                 "duplicate key " + json(k).dump().substr(0, 42) + " (each field may appear once in an object)");
+        f.child = member(k);
+        return true;
+    }
+    bool end_object() override { return leave(); }
+    bool start_array(std::size_t) override {
+        enter_child();
+        frames_.push_back({true, 0, "", {}});
+        return true;
+    }
+    bool end_array() override { return leave(); }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 
 private:
     struct frame {
         bool is_array;
         std::size_t next_index;
-        std::string child;  // ".key" or "[i]": where the value being parsed sits in this object or array
+        std::string child;  // ".key", ["key"] or "[i]": where the value being read sits
         std::set<std::string> keys;
     };
+    bool value() {
+        enter_child();
+        return true;
+    }
+    bool leave() {
+        frames_.pop_back();
+        return true;
+    }
     void enter_child() {
         if (!frames_.empty() && frames_.back().is_array)
             frames_.back().child = "[" + std::to_string(frames_.back().next_index++) + "]";
     }
-    std::string path() const {
+    /// The path of the value being read (`with_last`), or of the innermost open container: each step, cut in
+    /// the middle beyond 200 characters (a file nested 100,000 deep must not give a 300 KB error line).
+    std::string path(bool with_last = true) const {
         std::string p = "$";
-        for (std::size_t i = 0; i + 1 < frames_.size(); ++i) p += frames_[i].child;
+        const std::size_t n = frames_.size() - (with_last || frames_.empty() ? 0 : 1);
+        for (std::size_t i = 0; i < n; ++i) p += frames_[i].child;
+        if (p.size() > 200) p = p.substr(0, 100) + "..." + p.substr(p.size() - 100);
         return p;
+    }
+    static bool has_control(const std::string& text) {
+        return std::any_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+    }
+    static std::string first_control(const std::string& text) {
+        const auto c = static_cast<unsigned char>(
+            *std::find_if(text.begin(), text.end(), [](char x) { return static_cast<unsigned char>(x) < 0x20; }));
+        const char* hex = "0123456789ABCDEF";
+        return std::string("U+00") + hex[c >> 4] + hex[c & 15];
+    }
+    [[noreturn]] void fail(const std::string& at, const std::string& message) const {
+        throw core::parse_error(label_ + ": " + at + ": " + message);
     }
     std::string label_;
     std::vector<frame> frames_;
@@ -467,7 +526,9 @@ core::model read_model_file(const std::filesystem::path& path, const input_overr
     const std::string text = core::read_regular_file(path, label);
     nlohmann::json doc;
     try {
-        doc = nlohmann::json::parse(text, duplicate_key_check(label));
+        strict_keys check(label);
+        (void)nlohmann::json::sax_parse(text, &check);  // on a syntax error it stops; parse() reports it
+        doc = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {  // syntax (parse_error) and numbers like 1e999 (out_of_range)
         throw core::parse_error(label + ": not valid JSON: " + core::without_json_exception_tag(e.what()));
     }

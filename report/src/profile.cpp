@@ -233,8 +233,9 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
         << " s per layer; timer " << r.timer_name << " resolution " << fixed(r.timer_resolution_ns, 0) << " ns, overhead "
         << fixed(r.timer_overhead_ns, 0) << " ns\n\n";
     out << t.render() << "\n";
-    out << "median: per run; CI95: half-width of the median's 95% confidence interval, in % of it; bound and %roof: "
-           "the roofline verdict and the roofs' floor / median (docs/roofline.md)\n";
+    out << "median: per run; CI95: half-width of the median's 95% confidence interval, in % of it (* the noise "
+           "target was not met); bound: compute, memory, overhead (fixed cost dominates), ambiguous or mistrusted; "
+           "%roof: the roofs' floor / median (docs/roofline.md)\n";
     if (noisy > 0)
         out << "* " << counted(static_cast<std::int64_t>(noisy), "layer") << " stopped at --max-time before the noise "
             << "target was met\n";
@@ -269,7 +270,8 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
     if (r.ceilings) {
         const auto& c = *r.ceilings;
         const std::string dt(core::to_string(r.analysis.data_type));
-        out << "roofs (" << c.source << " " << c.measured_at << "): compute " << dt << " "
+        out << "roofs (" << (c.source == "cache" ? "cached ceilings measured " : "ceilings measured ") << c.measured_at
+            << "): compute " << dt << " "
             << (c.peak_gflops.count(dt) ? fixed(c.peak_gflops.at(dt), 1) + " GFLOP/s" : std::string("unknown"))
             << ", DRAM bandwidth " << fixed(c.bandwidth_gbs, 1) << " GB/s"
             << (r.timing.cache == backends::cache_mode::hot

@@ -330,6 +330,14 @@ void json_models() {
     model_file("duplicate_key_in_nested_array",
                R"({"inputs": [{"name": "x", "shape": [1, 4]}, {"name": "y", "shape": [1, 4], "name": "z"}], "layers": []})",
                {"$.inputs[1].name: duplicate key \"name\""});
+    // a key that is not a plain name is quoted in the path, so "a.b" cannot read as two steps
+    model_file("duplicate_key_with_a_dot",
+               net(R"([{"name": "r", "op": "relu", "a.b": 1, "a.b": 2}])"), {"$.layers[0][\"a.b\"]: duplicate key \"a.b\""});
+    // an escaped NUL in a key would cut every later message short at the NUL
+    model_file("control_character_in_key", net(R"([{"name": "r", "op": "relu", "a\u0000b": 1}])"),
+               {"$.layers[0][\"a\\u0000b\"]: control character U+0000 in a key"});
+    model_file("control_character_in_name", net(R"([{"name": "r\u0007", "op": "relu"}])"),
+               {"$.layers[0].name: control character U+0007 in a string"});
     model_file("layers_missing", R"({"inputs": [{"name": "x", "shape": [1, 4]}]})", {"$: missing required field \"layers\""});
     model_file("layers_empty", net("[]"), {"$.layers: expected a non-empty array"});
     model_file("layers_not_array", net(R"({"r": "relu"})"), {"$.layers: expected a non-empty array"});
