@@ -521,18 +521,20 @@ private:
 
 }  // namespace
 
+nlohmann::json parse_model_text(std::string_view text, std::string_view label) {
+    try {
+        strict_keys check{std::string(label)};
+        (void)nlohmann::json::sax_parse(text, &check);  // on a syntax error it stops; parse() reports it
+        return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {  // syntax (parse_error) and numbers like 1e999 (out_of_range)
+        throw core::parse_error(std::string(label) + ": not valid JSON: " + core::without_json_exception_tag(e.what()));
+    }
+}
+
 core::model read_model_file(const std::filesystem::path& path, const input_overrides& overrides) {
     const std::string label = path.string();
     const std::string text = core::read_regular_file(path, label);
-    nlohmann::json doc;
-    try {
-        strict_keys check(label);
-        (void)nlohmann::json::sax_parse(text, &check);  // on a syntax error it stops; parse() reports it
-        doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {  // syntax (parse_error) and numbers like 1e999 (out_of_range)
-        throw core::parse_error(label + ": not valid JSON: " + core::without_json_exception_tag(e.what()));
-    }
-    return parse_model_json(doc, label, overrides);
+    return parse_model_json(parse_model_text(text, label), label, overrides);
 }
 
 nlohmann::ordered_json attribute_json(std::string_view text) {

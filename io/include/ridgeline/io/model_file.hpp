@@ -45,6 +45,12 @@ struct input_overrides {
 /// attributes, shapes: core::analyze is run once). `label` prefixes every error (usually the file name).
 core::model parse_model_json(const nlohmann::json& doc, std::string_view label, const input_overrides& overrides = {});
 
+/// The text of a model file as a JSON document. Stricter than JSON itself: a key written twice in one object
+/// and a control character (U+0000 to U+001F) in a key or string are errors naming their JSON path, e.g.
+/// `model.json: $.layers[1].stride: duplicate key "stride" (...)`. Throws core::parse_error prefixed with
+/// `label`, also for invalid JSON ("not valid JSON: parse error at line L, column C: ...").
+nlohmann::json parse_model_text(std::string_view text, std::string_view label);
+
 /// Reads and validates a model file. Errors name the file: a missing or unreadable file, invalid JSON
 /// (with line and column), or any error of parse_model_json.
 core::model read_model_file(const std::filesystem::path& path, const input_overrides& overrides = {});
