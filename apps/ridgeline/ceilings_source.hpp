@@ -2,14 +2,13 @@
 #include <atomic>
 
 #include "ridgeline/backends/backend.hpp"
+#include "ridgeline/report/ceilings.hpp"
 
 namespace ridgeline::app {
 
-/// The device's ceilings: from the cache when present (unless `recalibrate`), else measured once now
-/// (saying so on stderr unless `quiet`) and saved to the cache.
-/// `stop` (may be null): a flag a signal handler sets; the measurement then throws
-/// backends::ceilings_interrupted and nothing is cached.
-backends::ceilings obtain_ceilings(backends::backend& b, bool recalibrate, bool quick, bool quiet,
-                                   const std::atomic<bool>* stop = nullptr);
+/// report::obtain_ceilings with the command line's habits: what it says goes to stderr (info lines and
+/// warnings) unless `quiet`; the warnings are also returned for the report.
+report::obtained_ceilings obtain_ceilings(backends::backend& b, bool recalibrate, bool quick, bool quiet,
+                                          const std::atomic<bool>* stop = nullptr);
 
 }  // namespace ridgeline::app

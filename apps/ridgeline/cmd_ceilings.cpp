@@ -21,7 +21,7 @@ struct ceilings_command {
     int run() const {
         auto sel = backends::select_backend(device, threads);
         if (!sel.notice.empty() && !out.quiet) std::fprintf(stderr, "ridgeline: info: %s\n", sel.notice.c_str());
-        const backends::ceilings c = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet);
+        const backends::ceilings c = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet).ceilings;
         if (out.format == "json")
             out.emit(report::ceilings_json(c).dump(2) + "\n");
         else

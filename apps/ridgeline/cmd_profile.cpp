@@ -110,37 +110,10 @@ struct profile_command {
         const core::model_analysis a = core::analyze(m.model, model.data_type());
         auto sel = backends::select_backend(device, threads);
         if (!sel.notice.empty() && !out.quiet) spdlog::info("{}", sel.notice);
+        // other work on the machine is measured per sample (docs/timing.md): the thread count stays what the user
+        // asked for (default: every CPU this process may use), so two runs use the same cached ceilings
         std::vector<std::string> warnings;
-        double load = -1;
-        if (sel.chosen->device().kind == "cpu") {
-            load = cpu::load_average();
-            const int cpus = cpu::host_cpu().logical_cpus;
-            // An OpenMP team that shares its cores with other work waits at every barrier for the time slice
-            // of the thread that was preempted: on a busy 2-core machine a 10 us layer then takes ~8 ms, with
-            // a tight CI. Without --threads, leave the CPUs that other work keeps busy right now.
-            const int busy = threads == 0 ? cpu::busy_cpus_now() : 0;
-            if (busy > 0 && cpus > 1) {
-                const int use = std::max(1, cpus - busy);
-                if (use < sel.chosen->device().threads) {
-                    sel = backends::select_backend(device, use);
-                    warnings.push_back("using " + std::to_string(use) + " of " + std::to_string(cpus) +
-                                       " CPU threads: other work keeps " + std::to_string(busy) +
-                                       " busy, and an OpenMP team sharing its cores times many times too slow "
-                                       "(--threads " + std::to_string(cpus) + " uses them all anyway)");
-                }
-            }
-            const int team = sel.chosen->device().threads;
-            if (load >= 0 && load + team > cpus + 0.75) {
-                char buf[64];
-                std::snprintf(buf, sizeof buf, "%.2f", load);
-                warnings.push_back(std::string("load average ") + buf + " on " + std::to_string(cpus) + " CPUs while timing with " +
-                                   std::to_string(team) + " thread" + (team == 1 ? "" : "s") +
-                                   ": other work competes for them and the times may be noisy or too slow "
-                                   "(a quieter machine or fewer --threads helps)");
-            }
-            if (!out.quiet)
-                for (const auto& w : warnings) spdlog::warn("{}", w);
-        }
+        const double load = sel.chosen->device().kind == "cpu" ? cpu::load_average() : -1.0;
         const backends::device_info dev = sel.chosen->device();
 
         backends::profile_options o;
@@ -158,7 +131,9 @@ struct profile_command {
         std::signal(SIGTERM, on_signal);
         if (!no_roofline) {
             try {
-                o.ceilings = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet, &g_stop);
+                report::obtained_ceilings got = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet, &g_stop);
+                warnings.insert(warnings.end(), got.warnings.begin(), got.warnings.end());
+                o.ceilings = std::move(got.ceilings);
             } catch (const backends::unsupported& e) {
                 if (!out.quiet) spdlog::warn("no roofline verdicts: {}", e.what());
             } catch (const backends::ceilings_interrupted&) {
@@ -172,6 +147,11 @@ struct profile_command {
         std::signal(SIGTERM, SIG_DFL);
         progress.finish();
 
+        // what other work did to this run (disturbed layers, the end-to-end pass), on stderr and in the report
+        for (const auto& w : report::profile_warnings(r)) {
+            if (!out.quiet) spdlog::warn("{}", w);
+            warnings.push_back(w);
+        }
         report::run_info info{command_line(), model.source(), m.skipped};
         info.load_average = load;
         info.warnings = warnings;

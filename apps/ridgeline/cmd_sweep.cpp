@@ -145,7 +145,7 @@ struct sweep_command {
         o.timing.cache = cache == "cold" ? backends::cache_mode::cold : backends::cache_mode::hot;
         std::optional<backends::ceilings> ceil;
         try {
-            ceil = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet);
+            ceil = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet).ceilings;
         } catch (const backends::unsupported& e) {
             if (!out.quiet) spdlog::warn("no roofline verdicts: {}", e.what());
         }
@@ -179,8 +179,7 @@ struct sweep_command {
                         whole.bandwidth_gbs = o.timing.cache == backends::cache_mode::cold
                                                   ? ceil->bandwidth_gbs
                                                   : ceil->bandwidth_for_working_set_gbs(a.totals.bytes);
-                        const auto& st = p.time.stats;
-                        p.roofline = core::classify(a.totals.flops, a.totals.bytes, st.median, st.ci95_low, st.ci95_high, whole);
+                        p.roofline = backends::judge(a.totals, p.time, whole);
                     }
                 }
             }

@@ -1,5 +1,6 @@
 #include "ridgeline/backends/profiler.hpp"
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <iterator>
@@ -160,13 +161,40 @@ std::string describe_bytes(std::int64_t b) {
 
 }  // namespace
 
-core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backends::ceilings& c, cache_mode cache) {
+core::roofline_point judge(const core::cost& cost, const timing_result& t, const core::roofs& roofs) {
+    if (!t.disturbed) {
+        const auto& st = t.stats;
+        return core::classify(cost.executed_flops(), cost.bytes, st.median, st.ci95_low, st.ci95_high, roofs);
+    }
+    // too few clean samples: the time measures the neighbours as much as the layer; no verdict
+    core::roofline_point p;
+    p.bound = "disturbed";
+    p.roof_fraction = std::numeric_limits<double>::quiet_NaN();
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "other work took more than %.0f%% of the time of %lld of %lld samples; fewer than the minimum were clean",
+                  disturbed_lost_fraction * 100.0, static_cast<long long>(t.disturbed_samples),
+                  static_cast<long long>(t.disturbed_samples + t.clean_samples));
+    p.reason = buf;
+    return p;
+}
+
+bool fewer_multiplies(const std::string& implementation) {
+    std::string low = implementation;
+    for (char& ch : low) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return low.find("wino") != std::string::npos || low.find("fft") != std::string::npos;
+}
+
+core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backends::ceilings& c, cache_mode cache,
+                      const std::string& implementation) {
     core::roofs r;
     r.compute_gflops = c.compute_roof_gflops(dt).value_or(0.0);
-    if (auto it = c.fma_peak_gflops.find(std::string(core::to_string(dt))); it != c.fma_peak_gflops.end())
-        r.issue_peak_gflops = it->second;
+    if (auto it = c.gemm_gflops.find(std::string(core::to_string(dt))); it != c.gemm_gflops.end()) r.gemm_gflops = it->second;
     r.bandwidth_gbs = cache == cache_mode::cold ? c.bandwidth_gbs : c.bandwidth_for_working_set_gbs(l.cost.bytes);
     r.dispatch_ms = c.dispatch_overhead_ms;
+    r.compute_tolerance = c.compute_tolerance(dt);
+    r.bandwidth_tolerance = c.bandwidth_tolerance();
+    r.compute_checked = !fewer_multiplies(implementation);
     return r;
 }
 
@@ -250,9 +278,8 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
         p.time = std::move(t);
         p.state = "measured";
         if (o.ceilings) {
-            p.roofs_used = roofs_for(la, dt, *o.ceilings, o.timing.cache);
-            const auto& st = p.time->stats;
-            p.roofline = core::classify(la.cost.flops, la.cost.bytes, st.median, st.ci95_low, st.ci95_high, p.roofs_used);
+            p.roofs_used = roofs_for(la, dt, *o.ceilings, o.timing.cache, p.implementation);
+            p.roofline = judge(la.cost, *p.time, p.roofs_used);
         }
         // host cost of issuing one run: a burst of run() calls on the wall clock, then one wait
         {

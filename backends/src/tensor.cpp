@@ -172,24 +172,6 @@ core::model_analysis single_layer_graph(const core::layer_analysis& l, const cor
     return g;
 }
 
-std::optional<double> ceilings::compute_roof_gflops(core::dtype dt) const {
-    auto it = peak_gflops.find(std::string(core::to_string(dt)));
-    if (it == peak_gflops.end() || !(it->second > 0)) return std::nullopt;
-    return it->second;
-}
-
-std::optional<double> ceilings::ridge_point(core::dtype dt) const {
-    auto roof = compute_roof_gflops(dt);
-    if (!roof || !(bandwidth_gbs > 0)) return std::nullopt;
-    return *roof / bandwidth_gbs;
-}
-
-double ceilings::bandwidth_for_working_set_gbs(std::int64_t bytes) const {
-    for (const auto& [size, gbs] : working_set_gbs)
-        if (size >= bytes && gbs > 0) return std::max(gbs, bandwidth_gbs);
-    return bandwidth_gbs;
-}
-
 std::string device_fingerprint(const device_info& d) {
     std::string s = d.backend + "|" + d.name + "|" + std::to_string(d.cores) + " cores|" + std::to_string(d.threads) +
                     " threads|" + d.isa;

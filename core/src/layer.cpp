@@ -186,6 +186,7 @@ cost& cost::operator+=(const cost& o) {
     params = checked::add(params, o.params, "total params");
     buffers = checked::add(buffers, o.buffers, "total buffers");
     macs = checked::add(macs, o.macs, "total macs");
+    padding_macs = checked::add(padding_macs, o.padding_macs, "total padding macs");
     flops = checked::add(flops, o.flops, "total flops");
     bias_flops = checked::add(bias_flops, o.bias_flops, "total bias flops");
     bytes = checked::add(bytes, o.bytes, "total bytes");

@@ -61,6 +61,34 @@ std::int64_t conv_out(std::int64_t in, std::int64_t pad_lo, std::int64_t pad_hi,
     return (padded - extent) / stride + 1;
 }
 
+/// Pairs (output position, kernel tap) along one dimension whose input index o*stride - pad + k*dilation falls
+/// inside [0, n): the taps that read the input, not the padding. Derived: for tap k the valid positions o are
+/// ceil((pad - k*d)/s) <= o <= floor((n - 1 + pad - k*d)/s), clipped to [0, out). Loops over taps or positions,
+/// whichever are fewer; __int128 intermediates (k*d and o*s may exceed int64 only on absurd shapes).
+std::int64_t taps_inside(std::int64_t n, std::int64_t out, std::int64_t kernel, std::int64_t stride,
+                         std::int64_t dilation, std::int64_t pad) {
+    __extension__ typedef __int128 i128;  // GCC/clang; __extension__: not ISO C++, on purpose
+    auto floor_div = [](i128 a, i128 b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+    auto ceil_div = [&](i128 a, i128 b) { return -floor_div(-a, b); };
+    i128 total = 0;
+    if (kernel <= out) {
+        for (std::int64_t k = 0; k < kernel; ++k) {
+            const i128 off = static_cast<i128>(k) * dilation - pad;  // input index = o*stride + off
+            const i128 lo = std::max<i128>(0, ceil_div(-off, stride));
+            const i128 hi = std::min<i128>(out - 1, floor_div(static_cast<i128>(n) - 1 - off, stride));
+            if (hi >= lo) total += hi - lo + 1;
+        }
+    } else {
+        for (std::int64_t o = 0; o < out; ++o) {
+            const i128 base = static_cast<i128>(o) * stride - pad;  // input index = base + k*dilation
+            const i128 lo = std::max<i128>(0, ceil_div(-base, dilation));
+            const i128 hi = std::min<i128>(kernel - 1, floor_div(static_cast<i128>(n) - 1 - base, dilation));
+            if (hi >= lo) total += hi - lo + 1;
+        }
+    }
+    return static_cast<std::int64_t>(total);  // <= kernel * out, which the MAC count already checked
+}
+
 }  // namespace
 
 padding2d conv2d::resolved_padding() const {
@@ -148,8 +176,15 @@ std::vector<param_spec> conv2d::parameters() const {
 
 cost conv2d::work(const shapes& in, const shape& out, dtype dt) const {
     cost c;
-    // Every output element takes (in_channels/groups) * kh * kw MACs, padding taps included.
+    // Every output element takes (in_channels/groups) * kh * kw MACs, padding taps included (torchvision).
     c.macs = checked::product({out.numel(), in_channels / groups, kernel_size.h, kernel_size.w}, "conv2d macs");
+    // The kernel skips the taps that fall in the padding (benchdnn counts its rates the same way): those MACs
+    // are counted in macs (as torchvision does) and apart in padding_macs.
+    const padding2d p = resolved_padding();
+    const std::int64_t rows = taps_inside(in.at(0)[2], out[2], kernel_size.h, stride.h, dilation.h, p.top);
+    const std::int64_t cols = taps_inside(in.at(0)[3], out[3], kernel_size.w, stride.w, dilation.w, p.left);
+    const std::int64_t executed = checked::product({out[0], out[1], in_channels / groups, rows, cols}, "conv2d macs");
+    c.padding_macs = c.macs - executed;
     c.bias_flops = bias ? out.numel() : 0;
     c.flops = checked::add(checked::mul(2, c.macs, "conv2d flops"), c.bias_flops, "conv2d flops");
     c.bytes = detail::standard_bytes(in, out, detail::param_elements(parameters()), dt);

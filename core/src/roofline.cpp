@@ -1,5 +1,6 @@
 #include "ridgeline/core/roofline.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -19,15 +20,19 @@ std::string num(double v) {
 }
 }  // namespace
 
+double roof_tolerance(double spread) {
+    if (!(spread > 0)) spread = 0;
+    return std::min(0.10, 0.02 + spread);
+}
+
 roofline_point classify(std::int64_t flops, std::int64_t bytes, double median_ms, double ci_low_ms, double ci_high_ms,
                         const roofs& r) {
     roofline_point p;
     p.compute_ms = r.compute_gflops > 0 ? static_cast<double>(flops) / (r.compute_gflops * 1e9) * 1e3 : 0.0;
     p.memory_ms = r.bandwidth_gbs > 0 ? static_cast<double>(bytes) / (r.bandwidth_gbs * 1e9) * 1e3 : 0.0;
     p.floor_ms = std::max(p.compute_ms, p.memory_ms);
-    const double issue = r.issue_peak_gflops > 0 ? std::max(r.issue_peak_gflops, r.compute_gflops) : r.compute_gflops;
-    const double hard_compute = issue > 0 ? static_cast<double>(flops) / (issue * 1e9) * 1e3 : 0.0;
-    const double hard_memory = p.memory_ms / bandwidth_hard_factor;
+    const double hard_compute = r.compute_checked ? p.compute_ms / (1.0 + r.compute_tolerance) : 0.0;
+    const double hard_memory = p.memory_ms / (1.0 + r.bandwidth_tolerance);
     p.hard_floor_ms = std::max(hard_compute, hard_memory);
     p.roof_fraction = median_ms > 0 ? p.floor_ms / median_ms : std::numeric_limits<double>::quiet_NaN();
     if ((flops == 0 && bytes == 0) || !(median_ms > 0)) {
@@ -36,9 +41,12 @@ roofline_point classify(std::int64_t flops, std::int64_t bytes, double median_ms
         return p;
     }
     if (ci_high_ms < p.hard_floor_ms) {
+        const bool compute = hard_compute >= hard_memory;
+        const double tol = compute ? r.compute_tolerance : r.bandwidth_tolerance;
         p.bound = "mistrusted";
-        p.reason = "measured " + num(median_ms) + " ms (CI up to " + num(ci_high_ms) + ") is below what the device " +
-                   "can do at all (" + num(p.hard_floor_ms) + " ms): the time, a count or a ceiling is wrong";
+        p.reason = "measured " + num(median_ms) + " ms (CI up to " + num(ci_high_ms) + ") beats the " +
+                   (compute ? "compute" : "memory") + " roof's " + num(compute ? p.compute_ms : p.memory_ms) +
+                   " ms by more than its tolerance " + pct(tol) + ": the time, a count or a ceiling is wrong";
         return p;
     }
     const double threshold = overhead_dispatch_multiple * r.dispatch_ms;

@@ -8,18 +8,24 @@
 // - Working-set sweep: triad over growing working sets, each thread on its own slice, repeated inside
 //   one parallel region so that the slices stay in the cache level they fit in.
 // - Dispatch overhead: the smallest op (relu of one element) through the backend.
-// The peaks (FMA, GEMM, STREAM) use the best sample of the shared timing protocol, as STREAM reports its
+// The peaks (FMA, GEMM, STREAM) use the best clean sample of the shared timing protocol, as STREAM reports its
 // "best rate": a ceiling is what the machine can do, and on a shared machine a slow sample measures the
 // neighbours, not the ceiling. The dispatch overhead is the median (the typical fixed cost, not the luckiest).
-// If the GEMM still beats the FMA kernel of its data type, the FMA kernel was disturbed: it is measured
-// again once, and if it still loses it is raised to the GEMM roof and the method says so.
+// Every measurement keeps its spread ((median - best) / best of its clean samples), from which the roofs'
+// tolerances come. A measurement that saw stolen time (a disturbed sample, backends/disturbance.hpp) is
+// repeated, up to three times in all; one that still cannot collect clean samples marks the ceilings
+// disturbed, and disturbed ceilings are never cached. The compute roof of a data type is the highest
+// measured compute ceiling (finish_compute_roofs): the FMA kernel; if the GEMM still beats it after the FMA
+// kernel was measured once more, the GEMM is the roof and the method says so.
 
 #include <immintrin.h>
 #include <omp.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
+#include <functional>
 #include <vector>
 
 #include "ridgeline/backends/timing.hpp"
@@ -121,6 +127,30 @@ const fma_variant variants[] = {
 
 volatile float g_sink = 0;
 
+/// One ceiling's measurement: repeated while it sees disturbed samples (up to `attempts` in all); the result
+/// with the most clean samples is kept, its spread and stolen fraction recorded under `key`, and the ceilings
+/// marked disturbed when it never collected the minimum of clean samples.
+backends::timing_result measure_ceiling(const std::function<void()>& run, backends::device_timer& timer,
+                                        const backends::timing_options& protocol,
+                                        const backends::ceilings_options& options, backends::ceilings& c,
+                                        const std::string& key, int attempts = 3) {
+    backends::timing_result best;
+    for (int a = 0; a < attempts; ++a) {
+        backends::timing_result t = backends::measure(run, timer, protocol, {}, nullptr, options.stop);
+        const bool better = a == 0 || (best.disturbed && !t.disturbed) ||
+                            (best.disturbed == t.disturbed && t.samples > best.samples);
+        if (better) best = std::move(t);
+        if ((best.disturbed_samples == 0 && !best.disturbed) || (options.stop && options.stop->load())) break;
+    }
+    c.spread[key] = backends::sample_spread(best.disturbed ? std::vector<double>{} : best.sample_ms);
+    c.stolen_fraction = std::max(c.stolen_fraction, best.stolen_fraction);
+    if (best.disturbed) {
+        c.disturbed = true;
+        c.disturbed_ceilings.push_back(key);
+    }
+    return best;
+}
+
 backends::timing_options protocol(bool quick) {
     backends::timing_options o;
     o.warmup_runs = 2;
@@ -133,7 +163,7 @@ backends::timing_options protocol(bool quick) {
 }
 
 /// GFLOP/s of one FMA variant on every thread: a run is one parallel region of `iters` iterations per thread.
-double fma_gflops(const fma_variant& v, const backends::ceilings_options& options) {
+double fma_gflops(const fma_variant& v, const backends::ceilings_options& options, backends::ceilings& c) {
     const bool quick = options.quick;
     backends::steady_timer timer;
     const std::int64_t iters = quick ? 200'000 : 1'000'000;
@@ -144,7 +174,7 @@ double fma_gflops(const fma_variant& v, const backends::ceilings_options& option
         sum += v.kernel(iters);
         g_sink = g_sink + sum;
     };
-    const auto t = backends::measure(run, timer, protocol(quick), {}, nullptr, options.stop);
+    const auto t = measure_ceiling(run, timer, protocol(quick), options, c, std::string("fma_peak.") + v.name);
     return v.flops_per_iter * static_cast<double>(iters) * threads / (t.stats.min * 1e-3) / 1e9;
 }
 
@@ -165,48 +195,73 @@ struct stream_arrays {
     }
 };
 
-/// One thread's slice [lo, hi) of one pass of triad (a = b + s*c) or copy (c = a), vectorised for the widest
-/// instruction set the CPU has (target_clones picks at load time; `omp simd` makes g++ vectorise at -O1 and
-/// -O2 too): the cache levels of the working-set sweep deliver what a SIMD kernel gets from them, not what
-/// scalar loads get (a scalar triad reads about a third of AVX2's L1 bandwidth). Never instrumented by a
-/// sanitizer: the asan preset runs the roofline tests, and an instrumented loop would measure the
-/// sanitizer's checks instead of the memory system.
-__attribute__((target_clones("avx512f", "avx2", "default"), no_sanitize("address", "undefined"))) void stream_slice(
-    double* __restrict pa, const double* __restrict pb, double* __restrict pc, std::int64_t lo, std::int64_t hi,
-    bool triad) {
+/// The STREAM kernels: copy (c = a, 16 bytes per element), triad (a = b + s*c, 24 bytes) and read
+/// (sum of a + b + c, 24 bytes, no writes). Read gives a memory level's read bandwidth, which kernels that read
+/// more than they write (a GEMV's weights, a pool, relu with non-temporal stores) can reach and triad cannot:
+/// a roof must be the highest of them.
+enum class stream_kernel { copy, triad, read };
+
+double stream_bytes_per_element(stream_kernel k) { return k == stream_kernel::copy ? 16.0 : 24.0; }
+
+/// One thread's slice [lo, hi) of one pass of a STREAM kernel, vectorised for the widest instruction set the
+/// CPU has (target_clones picks at load time; `omp simd` makes g++ vectorise at -O1 and -O2 too): the cache
+/// levels of the working-set sweep deliver what a SIMD kernel gets from them, not what scalar loads get (a
+/// scalar triad reads about a third of AVX2's L1 bandwidth). Never instrumented by a sanitizer: the asan preset
+/// runs the roofline tests, and an instrumented loop would measure the sanitizer's checks instead of the
+/// memory system. Returns the read kernel's sum (0 for the others) so the reads cannot be removed.
+__attribute__((target_clones("avx512f", "avx2", "default"), no_sanitize("address", "undefined"))) double stream_slice(
+    double* __restrict pa, double* __restrict pb, double* __restrict pc, std::int64_t lo, std::int64_t hi,
+    stream_kernel kernel) {
     const double scalar = 3.0;
-    if (triad) {
+    double sum = 0;
+    switch (kernel) {
+        case stream_kernel::triad:
 #pragma omp simd
-        for (std::int64_t i = lo; i < hi; ++i) pa[i] = pb[i] + scalar * pc[i];
-    } else {
+            for (std::int64_t i = lo; i < hi; ++i) pa[i] = pb[i] + scalar * pc[i];
+            break;
+        case stream_kernel::copy:
 #pragma omp simd
-        for (std::int64_t i = lo; i < hi; ++i) pc[i] = pa[i];
+            for (std::int64_t i = lo; i < hi; ++i) pc[i] = pa[i];
+            break;
+        case stream_kernel::read:
+#pragma omp simd reduction(+ : sum)
+            for (std::int64_t i = lo; i < hi; ++i) sum += pa[i] + pb[i] + pc[i];
+            break;
     }
+    return sum;
 }
 
-/// `reps` passes of triad or copy over the first m elements, every thread on its own contiguous static slice
-/// (the same slice in every pass, so a slice that fits a cache level stays there).
-void stream_passes(double* pa, const double* pb, double* pc, std::int64_t m, bool triad, int reps) {
-#pragma omp parallel
+/// `reps` passes of a kernel over the first m elements, every thread on its own contiguous static slice (the
+/// same slice in every pass, so a slice that fits a cache level stays there).
+void stream_passes(double* pa, double* pb, double* pc, std::int64_t m, stream_kernel kernel, int reps) {
+    double sum = 0;
+#pragma omp parallel reduction(+ : sum)
     {
         const std::int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
         const std::int64_t lo = m * t / n, hi = m * (t + 1) / n;
-        for (int r = 0; r < reps; ++r) stream_slice(pa, pb, pc, lo, hi, triad);
+        for (int r = 0; r < reps; ++r) sum += stream_slice(pa, pb, pc, lo, hi, kernel);
     }
+    g_sink = g_sink + static_cast<float>(sum);
 }
 
-double stream_gbs(stream_arrays& s, std::size_t n, bool triad, int reps, const backends::ceilings_options& options) {
+double stream_gbs(stream_arrays& s, std::size_t n, stream_kernel kernel, int reps,
+                  const backends::ceilings_options& options, backends::ceilings& c, const std::string& key) {
     const bool quick = options.quick;
     backends::steady_timer timer;
     double* pa = s.a.data();
     double* pb = s.b.data();
     double* pc = s.c.data();
     const auto m = static_cast<std::int64_t>(n);
-    auto run = [&] { stream_passes(pa, pb, pc, m, triad, reps); };
-    const auto t = backends::measure(run, timer, protocol(quick), {}, nullptr, options.stop);
-    const double bytes = (triad ? 24.0 : 16.0) * static_cast<double>(n) * reps;
-    g_sink = g_sink + static_cast<float>(pa[0] + pc[0]);
+    auto run = [&] { stream_passes(pa, pb, pc, m, kernel, reps); };
+    const auto t = measure_ceiling(run, timer, protocol(quick), options, c, key);
+    const double bytes = stream_bytes_per_element(kernel) * static_cast<double>(n) * reps;
     return bytes / (t.stats.min * 1e-3) / 1e9;
+}
+
+std::string report_gbs(double gbs) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f GB/s", gbs);
+    return buf;
 }
 
 std::string iso_now() {
@@ -216,7 +271,86 @@ std::string iso_now() {
     return buf;
 }
 
+backends::timing_result stream_spot(stream_arrays& s, std::size_t n, stream_kernel kernel, int reps,
+                                    const backends::timing_options& o, const backends::ceilings_options& options,
+                                    backends::ceilings& scratch) {
+    backends::steady_timer timer;
+    double* pa = s.a.data();
+    double* pb = s.b.data();
+    double* pc = s.c.data();
+    auto run = [&] { stream_passes(pa, pb, pc, static_cast<std::int64_t>(n), kernel, reps); };
+    return measure_ceiling(run, timer, o, options, scratch, "spot", 2);
+}
+
 }  // namespace
+
+backends::ceilings_spot_check spot_check_cpu_ceilings(const backends::ceilings& cached,
+                                                      const backends::ceilings_options& options) {
+    const auto t0 = std::chrono::steady_clock::now();
+    backends::ceilings_spot_check check;
+    const cpu_info& info = host_cpu();
+    backends::timing_options o;
+    o.warmup_runs = 1;
+    o.warmup_ms = 10;
+    o.min_samples = 5;
+    o.min_time_s = 0.02;
+    o.max_noise = 0.02;
+    o.max_time_s = 0.08;
+    backends::ceilings scratch;  // measure_ceiling's bookkeeping: only `disturbed` is read here
+    const backends::ceilings_options quick{true, options.stop};
+    // the widest fp32 instruction set the cache measured and the CPU has
+    const fma_variant* chosen = nullptr;
+    for (const auto& v : variants)
+        if (std::string(v.dtype) == "fp32" && info.has(v.needs) && cached.fma_peak_by_isa_gflops.count(v.name))
+            chosen = &v;
+    if (chosen) {
+        backends::steady_timer timer;
+        const std::int64_t iters = 200'000;
+        const int threads = omp_get_max_threads();
+        auto run = [&] {
+            float sum = 0;
+#pragma omp parallel reduction(+ : sum)
+            sum += chosen->kernel(iters);
+            g_sink = g_sink + sum;
+        };
+        const auto t = measure_ceiling(run, timer, o, quick, scratch, "spot", 2);
+        check.fma_isa = chosen->name;
+        check.fma_gflops = chosen->flops_per_iter * static_cast<double>(iters) * threads / (t.stats.min * 1e-3) / 1e9;
+        check.clean = check.clean && !t.disturbed;
+    }
+    const std::int64_t llc = cached.last_level_cache_bytes > 0 ? cached.last_level_cache_bytes : (32 << 20);
+    {
+        // a cache level: the sweep point nearest a quarter of the last-level cache, triad and read (its roof is the
+        // higher of the two, as in the sweep), on arrays of just that size (see the sweep)
+        std::int64_t want = llc / 4, size = 0;
+        for (const auto& [bytes, gbs] : cached.working_set_gbs)
+            if (size == 0 || std::llabs(bytes - want) < std::llabs(size - want)) size = bytes;
+        if (size > 0) {
+            const auto elems = static_cast<std::size_t>(size / 24);
+            stream_arrays s(elems);
+            const int reps = static_cast<int>(std::max<std::size_t>(1, (8u << 20) / (elems * 24)));
+            double best = 0;
+            for (stream_kernel k : {stream_kernel::triad, stream_kernel::read}) {
+                const auto tk = stream_spot(s, elems, k, reps, o, quick, scratch);
+                best = std::max(best, 24.0 * static_cast<double>(elems) * reps / (tk.stats.min * 1e-3) / 1e9);
+                check.clean = check.clean && !tk.disturbed;
+            }
+            check.cache_working_set_bytes = size;
+            check.cache_gbs = best;
+        }
+    }
+    if (cached.triad_gbs > 0) {
+        // DRAM: triad over arrays of 2x the last-level cache (at most 128 MiB each)
+        const auto n = static_cast<std::size_t>(std::min<std::int64_t>(2 * llc, 128 << 20) / 8);
+        stream_arrays s(n);
+        const auto t = stream_spot(s, n, stream_kernel::triad, 1, o, quick, scratch);
+        check.triad_gbs = 24.0 * static_cast<double>(n) / (t.stats.min * 1e-3) / 1e9;
+        check.clean = check.clean && !t.disturbed;
+    }
+    check.clean = check.clean && !scratch.disturbed;
+    check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return check;
+}
 
 std::string cpu_fingerprint(int threads) {
     const cpu_info& c = host_cpu();
@@ -235,19 +369,25 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
     c.ridgeline_version = RIDGELINE_VERSION;
     c.last_level_cache_bytes = info.l3_bytes ? info.l3_bytes : info.l2_bytes;
 
-    // 1. FMA kernels
+    c.quick = quick;
+    c.load_average = load_average();
+
+    // 1. FMA kernels (the spread of a data type's peak is that of its best instruction set)
     for (const auto& v : variants) {
         if (!info.has(v.needs)) continue;
-        const double g = fma_gflops(v, options);
+        const double g = fma_gflops(v, options, c);
         c.fma_peak_by_isa_gflops[v.name] = g;
         double& best = c.fma_peak_gflops[v.dtype];
-        best = std::max(best, g);
+        if (g > best) {
+            best = g;
+            c.spread[std::string("fma_peak.") + v.dtype] = c.spread[std::string("fma_peak.") + v.name];
+        }
     }
     c.method["fma_peak_gflops"] = "register-resident FMA kernel, " + std::to_string(accumulators) +
                                   " independent accumulators per thread, " + std::to_string(threads) +
-                                  " threads; best instruction set per data type";
+                                  " threads; best instruction set per data type, best clean sample";
 
-    // 2. GEMM roof per data type the backend supports
+    // 2. GEMM per data type the backend supports: a lower ceiling, what a real library kernel attains
     const std::int64_t n = quick ? 1024 : 2048;
     for (core::dtype dt : {core::dtype::fp32, core::dtype::bf16, core::dtype::fp16}) {
         core::model_builder mb("gemm");
@@ -258,60 +398,78 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
         if (!b.supports(g.layers[0], dt).supported) continue;
         try {
             auto prep = b.prepare(g, backends::make_graph_data(g, dt, 1));
-            const auto t = backends::measure([&] { prep->run(); }, b.timer(), protocol(quick), {}, nullptr, options.stop);
+            const std::string name(core::to_string(dt));
+            const auto t = measure_ceiling([&] { prep->run(); }, b.timer(), protocol(quick), options, c, "gemm." + name);
             const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-            c.peak_gflops[std::string(core::to_string(dt))] = flops / (t.stats.min * 1e-3) / 1e9;
-            c.method["peak_gflops." + std::string(core::to_string(dt))] =
-                "oneDNN matmul " + std::to_string(n) + "^3 (" + prep->notes() + "), best of " +
-                std::to_string(t.samples) + " samples";
+            c.gemm_gflops[name] = flops / (t.stats.min * 1e-3) / 1e9;
+            c.method["gemm." + name] = "oneDNN matmul " + std::to_string(n) + "^3 (" + prep->notes() + "), best of " +
+                                       std::to_string(t.samples) + " clean samples";
         } catch (const std::exception&) {
-            // a data type the library declines has no roof; the report shows none
+            // a data type the library declines has no GEMM ceiling; the report shows none
         }
     }
 
-    // the GEMM roof cannot beat the instruction-issue peak of its data type; when it does, the FMA kernel met
-    // a busy machine: once more, then the FMA peak is raised to the roof (never a roof above the issue peak)
-    for (const auto& [dt, roof] : c.peak_gflops) {
+    // the GEMM cannot beat the instruction-issue peak of its data type; when it does, the FMA kernel met a busy
+    // machine that the accounting did not see (a neighbour on the sibling hyperthread, say): once more. If it
+    // still loses, finish_compute_roofs takes the GEMM as the roof and says so.
+    for (const auto& [dt, gemm] : c.gemm_gflops) {
         auto fma = c.fma_peak_gflops.find(dt);
-        if (fma == c.fma_peak_gflops.end() || roof <= fma->second) continue;
+        if (fma == c.fma_peak_gflops.end() || gemm <= fma->second) continue;
         for (const auto& v : variants)
             if (v.dtype == dt && info.has(v.needs)) {
-                const double g = fma_gflops(v, options);
+                const double g = fma_gflops(v, options, c);
                 c.fma_peak_by_isa_gflops[v.name] = std::max(c.fma_peak_by_isa_gflops[v.name], g);
-                fma->second = std::max(fma->second, g);
+                if (g > fma->second) {
+                    fma->second = g;
+                    c.spread["fma_peak." + dt] = c.spread[std::string("fma_peak.") + v.name];
+                }
             }
-        if (roof > fma->second) {
-            c.method["fma_peak_gflops." + dt] = "raised to the GEMM roof: the FMA kernel measured " +
-                                                std::to_string(fma->second) + " GFLOP/s twice (a busy machine)";
-            fma->second = roof;
-        }
     }
+    backends::finish_compute_roofs(c);
 
-    // 3. STREAM copy and triad over arrays of 4x the last-level cache each (2x with quick)
     const std::int64_t llc = c.last_level_cache_bytes > 0 ? c.last_level_cache_bytes : (32 << 20);
     const auto big = static_cast<std::size_t>((quick ? 2 : 4) * llc / 8);
-    {
-        stream_arrays s(big);
-        c.copy_gbs = stream_gbs(s, big, false, 1, options);
-        c.triad_gbs = stream_gbs(s, big, true, 1, options);
-    }
-    c.bandwidth_gbs = c.triad_gbs;
-    c.method["bandwidth_gbs"] = "STREAM triad a = b + s*c, 24 bytes per element, 3 arrays of " +
-                                std::to_string(big * 8 / (1 << 20)) + " MiB, " + std::to_string(threads) + " threads";
-
-    // 4. working-set sweep: triad, 3 arrays, total working set from 48 KiB to the big arrays' size
+    // 3. working-set sweep (before the DRAM kernels: seconds of full-bandwidth DRAM traffic just before made the
+    //    cache levels of a shared host measure low): triad and read over 3 arrays, total working set from 48 KiB to the big arrays' size;
+    //    each level's roof is the higher of the two
     {
         std::vector<std::size_t> sizes;
         for (std::size_t elems = 2048; elems * 3 * 8 <= big * 3 * 8 && elems <= big; elems *= quick ? 4 : 2)
             sizes.push_back(elems);
-        stream_arrays s(sizes.empty() ? 1 : sizes.back());
+        double spread = 0;
         for (std::size_t elems : sizes) {
+            // arrays of just this size, allocated per point: a process holding hundreds of MB while it measures
+            // an L1-sized working set measured a third of its bandwidth on a VM whose kernel samples the
+            // accessed bits of large mappings (DAMON: TLB shootdowns), and nothing is gained by keeping them
+            stream_arrays s(elems);
             // enough repetitions that one run moves >= 8 MiB
             const int reps = static_cast<int>(std::max<std::size_t>(1, (8u << 20) / (elems * 24)));
-            c.working_set_gbs.emplace_back(static_cast<std::int64_t>(elems * 24), stream_gbs(s, elems, true, reps, options));
+            const double triad = stream_gbs(s, elems, stream_kernel::triad, reps, options, c, "working_set");
+            spread = std::max(spread, c.spread["working_set"]);
+            const double read = stream_gbs(s, elems, stream_kernel::read, reps, options, c, "working_set");
+            spread = std::max(spread, c.spread["working_set"]);
+            c.working_set_gbs.emplace_back(static_cast<std::int64_t>(elems * 24), std::max(triad, read));
         }
+        c.spread["working_set"] = spread;
     }
-    c.method["working_set_gbs"] = "STREAM triad over a growing working set (3 arrays), each thread on its own slice";
+    c.method["working_set_gbs"] = "the higher of STREAM triad and read over a growing working set (3 arrays), each "
+                                  "thread on its own slice";
+
+    // 4. STREAM copy, triad and read over arrays of 4x the last-level cache each (2x with quick); the DRAM roof is
+    //    the highest of them (which one depends on the machine: writes cost more than reads on most)
+    double read_gbs = 0;
+    {
+        stream_arrays s(big);
+        c.copy_gbs = stream_gbs(s, big, stream_kernel::copy, 1, options, c, "copy");
+        c.triad_gbs = stream_gbs(s, big, stream_kernel::triad, 1, options, c, "triad");
+        read_gbs = stream_gbs(s, big, stream_kernel::read, 1, options, c, "read");
+    }
+    c.bandwidth_gbs = std::max({c.copy_gbs, c.triad_gbs, read_gbs});
+    const char* best = c.bandwidth_gbs == read_gbs ? "read" : c.bandwidth_gbs == c.triad_gbs ? "triad" : "copy";
+    c.method["bandwidth_gbs"] = std::string("the highest of STREAM copy (c = a, 16 bytes per element), triad (a = b + s*c, "
+                                "24 bytes) and read (sum of a + b + c, 24 bytes; ") + report_gbs(read_gbs) +
+                                "), 3 arrays of " + std::to_string(big * 8 / (1 << 20)) + " MiB, " +
+                                std::to_string(threads) + " threads: " + best;
 
     // 5. dispatch overhead: relu of one element through the backend
     {
@@ -320,7 +478,7 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
         mb.then("relu", core::relu{});
         const core::model_analysis g = core::analyze(mb.build(), core::dtype::fp32);
         auto prep = b.prepare(g, backends::make_graph_data(g, core::dtype::fp32, 1));
-        const auto t = backends::measure([&] { prep->run(); }, b.timer(), protocol(quick), {}, nullptr, options.stop);
+        const auto t = measure_ceiling([&] { prep->run(); }, b.timer(), protocol(quick), options, c, "dispatch");
         c.dispatch_overhead_ms = t.stats.median;  // the typical fixed cost: the median, not the best
         c.method["dispatch_overhead_ms"] = "oneDNN eltwise relu of 1 element, median";
     }

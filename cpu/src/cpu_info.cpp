@@ -118,18 +118,4 @@ double load_average() {
     return v;
 }
 
-int busy_cpus_now() {
-    int lowest = -1;
-    for (int i = 0; i < 5; ++i) {
-        if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        std::ifstream f("/proc/loadavg");
-        double l1 = 0, l5 = 0, l15 = 0;
-        int runnable = 0, total = 0;
-        char slash = 0;
-        if (!(f >> l1 >> l5 >> l15 >> runnable >> slash >> total) || slash != '/') return 0;
-        lowest = lowest < 0 ? runnable : std::min(lowest, runnable);
-    }
-    return std::max(0, lowest - 1);  // this process's own (main) thread is one of the runnable tasks
-}
-
 }  // namespace ridgeline::cpu

@@ -783,6 +783,10 @@ public:
     backends::ceilings measure_ceilings(const backends::ceilings_options& options) override {
         return measure_cpu_ceilings(*this, options);
     }
+    std::optional<backends::ceilings_spot_check> spot_check_ceilings(const backends::ceilings& cached,
+                                                                     const backends::ceilings_options& options) override {
+        return spot_check_cpu_ceilings(cached, options);
+    }
 
 private:
     int threads_;

@@ -1,5 +1,7 @@
 #include "ridgeline/report/ceilings.hpp"
 
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -27,11 +29,15 @@ nlohmann::json ceilings_json(const backends::ceilings& c) {
                  {"memory_bandwidth_gbs", e->memory_bandwidth_gbs},
                  {"source", std::string(e->source)}};
     }
-    return {{"backend", c.backend},
+    nlohmann::json compute_tolerance = nlohmann::json::object();
+    for (const auto& [dt, g] : c.peak_gflops) compute_tolerance[dt] = c.compute_tolerance(dt);
+    return {{"schema", "ridgeline.ceilings/2"},
+            {"backend", c.backend},
             {"device_name", c.device_name},
             {"datasheet", sheet},
             {"fingerprint", c.fingerprint},
             {"peak_gflops", c.peak_gflops},
+            {"gemm_gflops", c.gemm_gflops},
             {"fma_peak_gflops", c.fma_peak_gflops},
             {"fma_peak_by_isa_gflops", c.fma_peak_by_isa_gflops},
             {"bandwidth_gbs", c.bandwidth_gbs},
@@ -42,6 +48,14 @@ nlohmann::json ceilings_json(const backends::ceilings& c) {
             {"dispatch_overhead_ms", c.dispatch_overhead_ms},
             {"launch_overhead_ms", c.launch_overhead_ms},
             {"last_level_cache_bytes", c.last_level_cache_bytes},
+            {"spread", c.spread},
+            {"tolerance", {{"compute", compute_tolerance}, {"bandwidth", c.bandwidth_tolerance()}}},
+            {"measured_under",
+             {{"quick", c.quick},
+              {"disturbed", c.disturbed},
+              {"disturbed_ceilings", c.disturbed_ceilings},
+              {"stolen_fraction", c.stolen_fraction},
+              {"load_average", c.load_average >= 0 ? nlohmann::json(c.load_average) : nlohmann::json(nullptr)}}},
             {"measured_at", c.measured_at},
             {"ridgeline_version", c.ridgeline_version},
             {"source", c.source},
@@ -59,6 +73,7 @@ backends::ceilings ceilings_from_json(const nlohmann::json& j) {
         c.fingerprint = need("fingerprint").get<std::string>();
         c.device_name = j.value("device_name", std::string());
         c.peak_gflops = need("peak_gflops").get<std::map<std::string, double>>();
+        c.gemm_gflops = j.value("gemm_gflops", std::map<std::string, double>{});
         c.fma_peak_gflops = j.value("fma_peak_gflops", std::map<std::string, double>{});
         c.fma_peak_by_isa_gflops = j.value("fma_peak_by_isa_gflops", std::map<std::string, double>{});
         c.bandwidth_gbs = need("bandwidth_gbs").get<double>();
@@ -73,6 +88,15 @@ backends::ceilings ceilings_from_json(const nlohmann::json& j) {
         c.ridgeline_version = j.value("ridgeline_version", std::string());
         c.source = j.value("source", std::string("measured"));
         c.method = j.value("method", std::map<std::string, std::string>{});
+        c.spread = j.value("spread", std::map<std::string, double>{});
+        if (j.contains("measured_under") && j.at("measured_under").is_object()) {
+            const auto& m = j.at("measured_under");
+            c.quick = m.value("quick", false);
+            c.disturbed = m.value("disturbed", false);
+            c.disturbed_ceilings = m.value("disturbed_ceilings", std::vector<std::string>{});
+            c.stolen_fraction = m.value("stolen_fraction", 0.0);
+            c.load_average = m.contains("load_average") && m.at("load_average").is_number() ? m.at("load_average").get<double>() : -1.0;
+        }
     } catch (const nlohmann::json::exception& e) {
         throw std::runtime_error(std::string("ceilings: a field has the wrong type: ") + e.what());
     }
@@ -88,15 +112,18 @@ std::string ceilings_table(const backends::ceilings& c) {
     t.add_column("ceiling", text_table::align::left);
     t.add_column("value", text_table::align::right);
     t.add_column("method", text_table::align::left);
-    for (const auto& [dt, g] : c.peak_gflops) {
-        auto m = c.method.find("peak_gflops." + dt);
-        t.add_row({"compute roof " + dt, fixed(g, 1) + " GFLOP/s", m != c.method.end() ? m->second : ""});
-    }
-    for (const auto& [isa, g] : c.fma_peak_by_isa_gflops) t.add_row({"FMA peak " + isa, fixed(g, 1) + " GFLOP/s", ""});
-    t.add_row({"bandwidth (roof)", fixed(c.bandwidth_gbs, 1) + " GB/s",
-               c.method.count("bandwidth_gbs") ? c.method.at("bandwidth_gbs") : ""});
-    if (c.copy_gbs > 0) t.add_row({"copy", fixed(c.copy_gbs, 1) + " GB/s", ""});
-    if (c.triad_gbs > 0) t.add_row({"triad", fixed(c.triad_gbs, 1) + " GB/s", ""});
+    auto method = [&](const std::string& k) { return c.method.count(k) ? c.method.at(k) : std::string(); };
+    auto spread = [&](const std::string& k) {
+        return c.spread.count(k) ? "spread " + fixed(100.0 * c.spread.at(k), 1) + "%" : std::string();
+    };
+    for (const auto& [dt, g] : c.peak_gflops)
+        t.add_row({"compute roof " + dt, fixed(g, 1) + " GFLOP/s", method("peak_gflops." + dt)});
+    for (const auto& [dt, g] : c.gemm_gflops) t.add_row({"GEMM " + dt + " (lower ceiling)", fixed(g, 1) + " GFLOP/s", method("gemm." + dt)});
+    for (const auto& [isa, g] : c.fma_peak_by_isa_gflops)
+        t.add_row({"FMA peak " + isa, fixed(g, 1) + " GFLOP/s", spread("fma_peak." + isa)});
+    t.add_row({"bandwidth (DRAM roof)", fixed(c.bandwidth_gbs, 1) + " GB/s", method("bandwidth_gbs")});
+    if (c.copy_gbs > 0) t.add_row({"copy", fixed(c.copy_gbs, 1) + " GB/s", spread("copy")});
+    if (c.triad_gbs > 0) t.add_row({"triad", fixed(c.triad_gbs, 1) + " GB/s", spread("triad")});
     for (const auto& [dt, g] : c.peak_gflops)
         if (c.bandwidth_gbs > 0) t.add_row({"ridge point " + dt, fixed(g / c.bandwidth_gbs, 2) + " FLOP/B", ""});
     t.add_row({"dispatch overhead", time_ms(c.dispatch_overhead_ms),
@@ -104,6 +131,20 @@ std::string ceilings_table(const backends::ceilings& c) {
     if (c.launch_overhead_ms > 0) t.add_row({"kernel launch", time_ms(c.launch_overhead_ms), ""});
     if (c.last_level_cache_bytes > 0) t.add_row({"last-level cache", si(static_cast<double>(c.last_level_cache_bytes), "B"), ""});
     out << t.render();
+    std::string tolerances;
+    for (const auto& [dt, g] : c.peak_gflops)
+        tolerances += (tolerances.empty() ? "" : ", ") + dt + " " + fixed(100.0 * c.compute_tolerance(dt), 1) + "%";
+    out << "tolerances of the roofs (2% plus the ceiling's spread, at most 10%): compute " << tolerances << "; bandwidth "
+        << fixed(100.0 * c.bandwidth_tolerance(), 1) << "%\n";
+    out << "measured " << (c.quick ? "with --quick (smaller problems)" : "in full") << ", load average "
+        << (c.load_average >= 0 ? fixed(c.load_average, 2) : std::string("unknown")) << ", stolen "
+        << fixed(100.0 * c.stolen_fraction, 2) << "% of the kept samples' time";
+    if (c.disturbed) {
+        std::string which;
+        for (const auto& k : c.disturbed_ceilings) which += (which.empty() ? "" : ", ") + k;
+        out << "; DISTURBED by other work (" << which << "): not cached";
+    }
+    out << "\n";
     if (auto e = core::find_datasheet(c.device_name)) {
         out << "\ndatasheet (" << e->device << "): " << core::describe_peaks(*e) << "\n";
         for (core::dtype dt : core::all_dtypes()) {
@@ -121,7 +162,7 @@ std::string ceilings_table(const backends::ceilings& c) {
         out << "\ndatasheet: \"" << c.device_name << "\" is not in ridgeline's table (core/src/datasheet.cpp)\n";
     }
     if (!c.working_set_gbs.empty()) {
-        out << "\nworking-set sweep (triad):\n";
+        out << "\nworking-set sweep (the higher of STREAM triad and read):\n";
         text_table s;
         s.add_column("working set", text_table::align::right);
         s.add_column("GB/s", text_table::align::right);
@@ -139,36 +180,145 @@ std::filesystem::path cache_dir() {
 }
 }  // namespace
 
-std::string ceilings_cache_path(const std::string& fingerprint) {
+std::string ceilings_cache_path(const std::string& fingerprint, bool quick) {
     // FNV-1a of the fingerprint keeps the file name short and free of odd characters
     std::uint64_t h = 1469598103934665603ULL;
     for (unsigned char ch : fingerprint) h = (h ^ ch) * 1099511628211ULL;
     char name[64];
-    std::snprintf(name, sizeof name, "%016llx.json", static_cast<unsigned long long>(h));
+    std::snprintf(name, sizeof name, "%016llx%s.json", static_cast<unsigned long long>(h), quick ? "-quick" : "");
     return (cache_dir() / name).string();
 }
 
-std::optional<backends::ceilings> load_cached_ceilings(const std::string& fingerprint) {
-    std::ifstream f(ceilings_cache_path(fingerprint));
+namespace {
+std::optional<backends::ceilings> load_one(const std::string& fingerprint, bool quick) {
+    std::ifstream f(ceilings_cache_path(fingerprint, quick));
     if (!f) return std::nullopt;
     try {
         const nlohmann::json j = nlohmann::json::parse(f);
         backends::ceilings c = ceilings_from_json(j);
-        if (c.fingerprint != fingerprint || c.ridgeline_version != RIDGELINE_VERSION) return std::nullopt;
+        if (c.fingerprint != fingerprint || c.ridgeline_version != RIDGELINE_VERSION || c.quick != quick || c.disturbed)
+            return std::nullopt;
         c.source = "cache";
         return c;
     } catch (const std::exception&) {
         return std::nullopt;  // a damaged cache file is measured again
     }
 }
+}  // namespace
+
+std::optional<backends::ceilings> load_cached_ceilings(const std::string& fingerprint, bool quick) {
+    if (auto full = load_one(fingerprint, false)) return full;
+    if (quick) return load_one(fingerprint, true);
+    return std::nullopt;
+}
 
 std::string save_cached_ceilings(const backends::ceilings& c) {
-    const std::string path = ceilings_cache_path(c.fingerprint);
+    if (c.disturbed) throw std::logic_error("disturbed ceilings are never cached");
+    const std::string path = ceilings_cache_path(c.fingerprint, c.quick);
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
     nlohmann::json j = ceilings_json(c);
     j["source"] = "measured";
     write_file_atomic(path, j.dump(2) + "\n");
     return path;
+}
+
+obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& request) {
+    obtained_ceilings out;
+    auto info = [&](const std::string& line) {
+        if (request.on_info) request.on_info(line);
+    };
+    auto warn = [&](std::string line) {
+        if (request.on_warning) request.on_warning(line);
+        out.warnings.push_back(std::move(line));
+    };
+    const backends::device_info dev = b.device();
+    const std::string fp = backends::device_fingerprint(dev);
+    std::string why_measure = "once";
+    std::optional<backends::ceilings> earlier;  // cached ceilings that a disagreeing spot check sends back
+    if (request.recalibrate) {
+        why_measure = "again (--recalibrate)";
+    } else if (auto cached = load_cached_ceilings(fp, request.quick)) {
+        std::optional<backends::ceilings_spot_check> check;
+        if (request.spot_check) {
+            check = b.spot_check_ceilings(*cached, backends::ceilings_options{true, request.stop});
+            if (check && !check->clean) check = b.spot_check_ceilings(*cached, backends::ceilings_options{true, request.stop});
+        }
+        if (!check) {
+            out.ceilings = *cached;
+            return out;
+        }
+        const double fma_cached = cached->fma_peak_by_isa_gflops.count(check->fma_isa)
+                                      ? cached->fma_peak_by_isa_gflops.at(check->fma_isa)
+                                      : 0.0;
+        const double fma_ratio = fma_cached > 0 && check->fma_gflops > 0 ? check->fma_gflops / fma_cached : 1.0;
+        const double triad_ratio = cached->triad_gbs > 0 && check->triad_gbs > 0 ? check->triad_gbs / cached->triad_gbs : 1.0;
+        double cache_cached = 0;
+        for (const auto& [bytes, gbs] : cached->working_set_gbs)
+            if (bytes == check->cache_working_set_bytes) cache_cached = gbs;
+        const double cache_ratio = cache_cached > 0 && check->cache_gbs > 0 ? check->cache_gbs / cache_cached : 1.0;
+        std::string found = "spot check in " + fixed(check->seconds, 2) + " s: FMA " + check->fma_isa + " " +
+                            fixed(check->fma_gflops, 1) + " GFLOP/s (cached " + fixed(fma_cached, 1) + "), DRAM triad " +
+                            fixed(check->triad_gbs, 1) + " GB/s (cached " + fixed(cached->triad_gbs, 1) + ")";
+        if (check->cache_gbs > 0)
+            found += ", " + si(static_cast<double>(check->cache_working_set_bytes), "B") + " working set " +
+                     fixed(check->cache_gbs, 1) + " GB/s (cached " + fixed(cache_cached, 1) + ")";
+        if (!check->clean) {
+            warn("the spot check of the cached ceilings was disturbed by other work twice, so it proves nothing: the "
+                 "cached ceilings are used unchecked (" + found + ")");
+            out.ceilings = *cached;
+            out.spot_check = found + ", disturbed";
+            return out;
+        }
+        // Above the cache by more than the tolerance: the cached roofs understate the machine and would make layers
+        // that reach the real ones look impossible: measure again, keeping the higher of each (merge_ceilings).
+        // Below it: the machine does less now than it did (a clock, or neighbours on a shared host that the
+        // accounting cannot see); measuring again would not lower a roof, so this is said, not acted on.
+        const double low = std::min({fma_ratio, triad_ratio, cache_ratio});
+        const double high = std::max({fma_ratio, triad_ratio, cache_ratio});
+        if (high <= 1.0 + spot_check_tolerance) {
+            out.ceilings = *cached;
+            out.spot_check = found + ": " + (low >= 1.0 - spot_check_tolerance ? "agrees" : "below") + " within " +
+                             fixed(100 * spot_check_tolerance, 0) + "%";
+            if (low < 1.0 - spot_check_tolerance) {
+                warn("the machine does less now than its cached ceilings (" + found + ", " +
+                     fixed(100 * (1 - low), 0) + "% below): something the per-thread accounting cannot see (a clock, "
+                     "neighbours on a shared host) slows it, and %roof will read low; --recalibrate measures afresh");
+                out.spot_check = found + ": " + fixed(100 * (1 - low), 0) + "% below";
+            }
+            return out;
+        }
+        warn("the machine does more than its cached ceilings (" + found + ", " + fixed(100 * (high - 1), 0) +
+             "% above): measuring them again, keeping the higher of each");
+        out.spot_check = found + ": " + fixed(100 * (high - 1), 0) + "% above";
+        why_measure = "again (the spot check found more)";
+        earlier = *cached;
+    }
+    info("measuring the ceilings of " + b.name() + " " + why_measure + (request.quick ? " (quick)" : "") + " (cached in " +
+         ceilings_cache_path(fp, request.quick) + (request.recalibrate ? "" : "; --recalibrate measures again") + ")");
+    const auto t0 = std::chrono::steady_clock::now();
+    backends::ceilings c = b.measure_ceilings(backends::ceilings_options{request.quick, request.stop});
+    c.fingerprint = fp;
+    c.device_name = dev.name;
+    c.quick = request.quick;
+    if (request.quick) c.method["quick"] = "measured with --quick (smaller problems, fewer samples)";
+    if (earlier && !c.disturbed) backends::merge_ceilings(c, *earlier);
+    if (c.disturbed) {
+        std::string which;
+        for (const auto& k : c.disturbed_ceilings) which += (which.empty() ? "" : ", ") + k;
+        warn("the ceilings measurement was disturbed by other work (" + which +
+             " could not collect clean samples): used for this run only, not cached");
+    } else {
+        try {
+            save_cached_ceilings(c);
+        } catch (const std::exception& e) {
+            warn(std::string("could not cache the ceilings: ") + e.what());
+        }
+    }
+    info("ceilings measured in " + fixed(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1) + " s");
+    c.source = "measured";
+    out.ceilings = std::move(c);
+    out.measured = true;
+    return out;
 }
 
 }  // namespace ridgeline::report

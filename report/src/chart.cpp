@@ -1,4 +1,5 @@
 #include "ridgeline/report/chart.hpp"
+#include "ridgeline/report/profile.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -33,7 +34,7 @@ void add_profile(chart& c, const backends::profile_result& r, const std::string&
         if (!p.has_time()) continue;
         const auto& cost = p.analysis.cost;
         if (cost.flops <= 0 || cost.bytes <= 0) continue;  // no point on a FLOP/s chart
-        if (p.roofline && p.roofline->bound == "mistrusted") continue;
+        if (shown_rates(p).hidden) continue;  // mistrusted or disturbed: no rate to plot
         c.points.push_back({p.analysis.layer.name, static_cast<double>(cost.flops) / static_cast<double>(cost.bytes),
                             p.achieved_gflops(), p.time->stats.median, p.roofline ? p.roofline->bound : "unknown", s});
     }
@@ -227,13 +228,13 @@ std::string profile_table_html(const backends::profile_result& r) {
     for (const auto& p : r.layers) {
         if (!p.has_time()) continue;
         const auto ai = p.analysis.cost.arithmetic_intensity();
-        const std::string bound = p.roofline ? p.roofline->bound : "";
+        const std::string bound = p.roofline ? p.roofline->bound : p.time->disturbed ? "disturbed" : "";
+        const layer_rates shown = shown_rates(p);
         o << "<tr><td>" << xml_escape(p.analysis.layer.name) << "</td><td class=\"op\">" << core::kind_of(p.analysis.layer.op)
-          << "</td><td>" << time_ms(p.time->stats.median) << "</td><td>" << fixed(p.achieved_gflops(), 2) << "</td><td>"
-          << fixed(p.achieved_gbs(), 2) << "</td><td>" << (ai ? fixed(*ai, 2) : "-") << "</td><td class=\"b-" << bound
-          << "\">" << bound << "</td><td>"
-          << (p.roofline && std::isfinite(p.roofline->roof_fraction) ? fixed(100 * p.roofline->roof_fraction, 0) + "%" : "")
-          << "</td></tr>\n";
+          << "</td><td>" << time_ms(p.time->stats.median) << "</td><td>" << (shown.hidden ? "?" : fixed(shown.gflops, 2))
+          << "</td><td>" << (shown.hidden ? "?" : fixed(shown.gbs, 2)) << "</td><td>" << (ai ? fixed(*ai, 2) : "-")
+          << "</td><td class=\"b-" << bound << "\">" << bound << "</td><td>"
+          << (std::isfinite(shown.roof_fraction) ? fixed(100 * shown.roof_fraction, 0) + "%" : "") << "</td></tr>\n";
     }
     o << "</tbody></table>\n";
     return o.str();

@@ -23,6 +23,13 @@ std::string str(const nlohmann::json& j, const char* key) {
     return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string();
 }
 
+/// whether a layer's time was disturbed by other work (profile schema 2: time.disturbed, bound "disturbed")
+bool disturbed(const nlohmann::json& layer) {
+    if (layer.contains("bound") && layer.at("bound").is_string() && layer.at("bound").get<std::string>() == "disturbed")
+        return true;
+    return layer.contains("time") && layer.at("time").is_object() && layer.at("time").value("disturbed", false);
+}
+
 /// attainable GFLOP/s at the layer's intensity under the roofs it was judged against
 double attainable(const nlohmann::json& layer) {
     if (!layer.contains("roofs") || !layer.at("roofs").is_object()) return std::nan("");
@@ -155,6 +162,11 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
                 r["speedup"] = speedup;
                 const bool overlap = lo <= b_hi && b_lo <= hi;
                 r["verdict"] = overlap ? "same" : speedup > 1 ? "faster" : "slower";
+                // a time that other work disturbed measures the neighbours as much as the layer
+                if (disturbed(base) || disturbed(l)) {
+                    r["verdict"] = "not comparable";
+                    r["speedup"] = nullptr;
+                }
                 const double att = attainable(l);
                 r["predicted_speedup"] =
                     std::isfinite(att) && std::isfinite(b_att) && b_att > 0 ? nlohmann::json(att / b_att) : nlohmann::json(nullptr);
@@ -208,7 +220,8 @@ std::string compare_table(const nlohmann::json& c) {
             const auto& x = r[i];
             row.push_back(time_ms(x["median_ms"].get<double>()));
             row.push_back(pct(x["roof_fraction"]));
-            row.push_back(x["verdict"] == "same" ? "same" : fixed(x["speedup"].get<double>(), 2) + "x");
+            row.push_back(x["verdict"] == "same" || x["verdict"] == "not comparable" ? x["verdict"].get<std::string>()
+                                                                                    : fixed(x["speedup"].get<double>(), 2) + "x");
             row.push_back(x["predicted_speedup"].is_number() ? fixed(x["predicted_speedup"].get<double>(), 2) + "x" : "-");
             const std::string b0 = r[0]["bound"].is_string() ? r[0]["bound"].get<std::string>() : "-";
             const std::string b1 = x["bound"].is_string() ? x["bound"].get<std::string>() : "-";
@@ -266,7 +279,9 @@ std::string compare_table_html(const nlohmann::json& c) {
         for (std::size_t i = 1; i < r.size(); ++i) {
             const auto& x = r[i];
             o << "<td>" << time_ms(x["median_ms"].get<double>()) << "</td><td>"
-              << (x["verdict"] == "same" ? std::string("same") : fixed(x["speedup"].get<double>(), 2) + "x") << "</td><td>"
+              << (x["verdict"] == "same" || x["verdict"] == "not comparable" ? x["verdict"].get<std::string>()
+                                                                              : fixed(x["speedup"].get<double>(), 2) + "x")
+              << "</td><td>"
               << (x["predicted_speedup"].is_number() ? fixed(x["predicted_speedup"].get<double>(), 2) + "x" : "-")
               << "</td><td>" << (x["bound"].is_string() ? x["bound"].get<std::string>() : "-") << "</td>";
         }

@@ -1,5 +1,6 @@
 #include "ridgeline/report/profile.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -11,7 +12,72 @@ namespace ridgeline::report {
 
 namespace {
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+/// "a, b, c and 4 more"
+std::string name_list(const std::vector<std::string>& names, std::size_t shown = 8) {
+    std::string out;
+    for (std::size_t i = 0; i < names.size() && i < shown; ++i) out += (i ? ", " : "") + names[i];
+    if (names.size() > shown) out += " and " + std::to_string(names.size() - shown) + " more";
+    return out;
+}
 }  // namespace
+
+layer_rates shown_rates(const backends::layer_profile& p) {
+    layer_rates r;
+    if (!p.has_time()) return r;
+    const std::string bound = p.roofline ? p.roofline->bound : std::string();
+    if (bound == "mistrusted" || bound == "disturbed" || p.time->disturbed) {
+        r.hidden = true;
+        r.why_hidden = bound == "mistrusted" ? "mistrusted" : "disturbed";
+        return r;
+    }
+    r.gflops = p.achieved_gflops();
+    r.gbs = p.achieved_gbs();
+    if (p.roofline && std::isfinite(p.roofline->roof_fraction)) r.roof_fraction = std::min(1.0, p.roofline->roof_fraction);
+    return r;
+}
+
+std::vector<std::string> profile_warnings(const backends::profile_result& r) {
+    std::vector<std::string> w;
+    std::vector<std::string> disturbed;
+    for (const auto& p : r.layers)
+        if (p.has_time() && p.time->disturbed) disturbed.push_back(p.analysis.layer.name);
+    if (!disturbed.empty())
+        w.push_back(counted(static_cast<std::int64_t>(disturbed.size()), "layer") + " disturbed by other work: " +
+                    name_list(disturbed) + " (fewer than " + std::to_string(r.timing.min_samples) +
+                    " clean samples within the time budget: no verdict, their times are not to be trusted; a quieter "
+                    "machine or a rerun helps)");
+    if (r.end_to_end && r.end_to_end->disturbed)
+        w.push_back("the end-to-end pass was disturbed by other work (" + std::to_string(r.end_to_end->disturbed_samples) +
+                    " samples lost more than " + fixed(100.0 * backends::disturbed_lost_fraction, 0) +
+                    "% of their time): its time is not to be trusted");
+    if (r.end_to_end && !r.end_to_end->disturbed && r.sum_of_layers_ms > 0 && r.end_to_end->stats.median > 0) {
+        const double e2e = r.end_to_end->stats.median;
+        const double ratio = r.sum_of_layers_ms / e2e;
+        if (ratio > sum_mismatch_factor) {
+            // the layers that stand out: the largest medians, with what other work took from them
+            std::vector<const backends::layer_profile*> timed;
+            for (const auto& p : r.layers)
+                if (p.has_time()) timed.push_back(&p);
+            std::sort(timed.begin(), timed.end(),
+                      [](auto* a, auto* b) { return a->time->stats.median > b->time->stats.median; });
+            std::vector<std::string> names;
+            for (std::size_t i = 0; i < timed.size() && i < 3; ++i)
+                names.push_back(timed[i]->analysis.layer.name + " " + time_ms(timed[i]->time->stats.median) + " (" +
+                                fixed(100.0 * timed[i]->time->stolen_fraction, 1) + "% stolen, " +
+                                std::to_string(timed[i]->time->disturbed_samples) + " disturbed samples)");
+            w.push_back("the sum of the layer medians (" + time_ms(r.sum_of_layers_ms) + ") is " + fixed(ratio, 1) +
+                        "x the end-to-end time (" + time_ms(e2e) + "): the layers alone ran slower than in the pass; "
+                        "the largest: " + name_list(names));
+        } else if (1.0 / ratio > sum_mismatch_factor) {
+            w.push_back("the end-to-end time (" + time_ms(e2e) + ") is " + fixed(1.0 / ratio, 1) +
+                        "x the sum of the layer medians (" + time_ms(r.sum_of_layers_ms) +
+                        "): work between the layers (layout conversions, launches, allocation) costs more than the "
+                        "layers themselves, or the pass met other work the accounting did not see");
+        }
+    }
+    return w;
+}
 
 nlohmann::json device_json(const backends::device_info& d) {
     nlohmann::json details = nlohmann::json::object();
@@ -40,12 +106,18 @@ nlohmann::json time_json(const backends::timing_result& t) {
             {"runs_per_sample", t.runs_per_sample},
             {"warmup_runs", t.warmup_runs},
             {"noise_target_met", t.noise_target_met},
-            {"stop_reason", t.stop_reason}};
+            {"stop_reason", t.stop_reason},
+            {"disturbed", t.disturbed},
+            {"clean_samples", t.clean_samples},
+            {"disturbed_samples", t.disturbed_samples},
+            {"stolen_fraction", t.stolen_fraction},
+            {"involuntary_switches", t.involuntary_switches},
+            {"disturbance_source", t.disturbance_source}};
 }
 
 nlohmann::json profile_json(const backends::profile_result& r, const run_info& info) {
     nlohmann::json j = summary_json(r.analysis, info);
-    j["schema"] = "ridgeline.profile/1";
+    j["schema"] = "ridgeline.profile/2";
     j["device"] = device_json(r.device);
     const auto& t = r.timing;
     j["timing"] = {{"mode", backends::to_string(t.cache)},
@@ -59,7 +131,14 @@ nlohmann::json profile_json(const backends::profile_result& r, const run_info& i
                    {"timer_resolution_ns", r.timer_resolution_ns},
                    {"timer_overhead_ns", r.timer_overhead_ns},
                    {"verify", r.verify},
-                   {"seed", r.seed}};
+                   {"seed", r.seed},
+                   {"disturbance",
+                    {{"rule", "a sample is disturbed when the run-queue wait (and steal) of the threads that ran exceeds " +
+                                  fixed(100.0 * backends::disturbed_lost_fraction, 0) +
+                                  "% of its wall time, or a GPU's SM clock falls below " +
+                                  fixed(100.0 * backends::throttled_clock_fraction, 0) + "% of its default"},
+                     {"lost_fraction", backends::disturbed_lost_fraction},
+                     {"throttled_clock_fraction", backends::throttled_clock_fraction}}}};
     j["end_to_end"] = {{"state", r.end_to_end_state},
                        {"reason", r.end_to_end_reason},
                        {"time", r.end_to_end ? time_json(*r.end_to_end) : nlohmann::json(nullptr)},
@@ -115,8 +194,9 @@ nlohmann::json profile_json(const backends::profile_result& r, const run_info& i
         l["state"] = p.state;
         l["reason"] = p.reason;
         l["time"] = p.has_time() ? time_json(*p.time) : nlohmann::json(nullptr);
-        l["achieved_gflops"] = number_or_null(p.achieved_gflops());
-        l["achieved_gbs"] = number_or_null(p.achieved_gbs());
+        const layer_rates shown = shown_rates(p);
+        l["achieved_gflops"] = number_or_null(shown.gflops);
+        l["achieved_gbs"] = number_or_null(shown.gbs);
         l["verification"] = {{"state", p.verification.state},
                              {"rel_l2_error", number_or_null(p.verification.rel_l2_error)},
                              {"tolerance", p.verification.tolerance},
@@ -130,17 +210,17 @@ nlohmann::json profile_json(const backends::profile_result& r, const run_info& i
             l["floor_ms"] = p.roofline->floor_ms;
             l["compute_floor_ms"] = p.roofline->compute_ms;
             l["memory_floor_ms"] = p.roofline->memory_ms;
-            l["roof_fraction"] = number_or_null(p.roofline->roof_fraction);
+            l["roof_fraction"] = number_or_null(shown.roof_fraction);
+            l["roof_fraction_measured"] = number_or_null(shown.hidden ? std::nan("") : p.roofline->roof_fraction);
             l["bound"] = p.roofline->bound;
             l["bound_reason"] = p.roofline->reason;
             l["roofs"] = {{"compute_gflops", p.roofs_used.compute_gflops},
+                          {"gemm_gflops", p.roofs_used.gemm_gflops},
                           {"bandwidth_gbs", p.roofs_used.bandwidth_gbs},
-                          {"dispatch_ms", p.roofs_used.dispatch_ms}};
-            if (p.roofline->bound == "mistrusted") {
-                // an impossible rate is not printed as if it were real
-                l["achieved_gflops"] = nullptr;
-                l["achieved_gbs"] = nullptr;
-            }
+                          {"dispatch_ms", p.roofs_used.dispatch_ms},
+                          {"compute_tolerance", p.roofs_used.compute_tolerance},
+                          {"bandwidth_tolerance", p.roofs_used.bandwidth_tolerance},
+                          {"compute_checked", p.roofs_used.compute_checked}};
         } else {
             l["floor_ms"] = nullptr;
             l["roof_fraction"] = nullptr;
@@ -156,7 +236,7 @@ std::string ci_text(const backends::timing_result& t) {
     const auto& s = t.stats;
     if (!(s.median > 0)) return "-";
     const double half = (s.ci95_high - s.ci95_low) / 2.0 / s.median * 100.0;
-    return "±" + fixed(half, half < 10 ? 1 : 0) + "%" + (t.noise_target_met ? "" : "*");
+    return "±" + fixed(half, half < 10 ? 1 : 0) + "%" + (t.disturbed ? "!" : t.noise_target_met ? "" : "*");
 }
 
 std::string state_text(const backends::layer_profile& p) {
@@ -188,16 +268,14 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
                                      si(static_cast<double>(c.bytes), "B"),
                                      ai ? fixed(*ai, 2) : "-"};
         if (p.has_time()) {
-            if (!p.time->noise_target_met) ++noisy;
-            const bool mistrusted = p.roofline && p.roofline->bound == "mistrusted";
+            if (!p.time->noise_target_met && !p.time->disturbed) ++noisy;
+            const layer_rates shown = shown_rates(p);
             row.push_back(time_ms(p.time->stats.median));
             row.push_back(ci_text(*p.time));
-            row.push_back(mistrusted ? "?" : fixed(p.achieved_gflops(), 2));
-            row.push_back(mistrusted ? "?" : fixed(p.achieved_gbs(), 2));
-            row.push_back(p.roofline ? p.roofline->bound : "");
-            row.push_back(p.roofline && std::isfinite(p.roofline->roof_fraction)
-                              ? fixed(p.roofline->roof_fraction * 100.0, 0) + "%"
-                              : "");
+            row.push_back(shown.hidden ? "?" : fixed(shown.gflops, 2));
+            row.push_back(shown.hidden ? "?" : fixed(shown.gbs, 2));
+            row.push_back(p.roofline ? p.roofline->bound : p.time->disturbed ? "disturbed" : "");
+            row.push_back(std::isfinite(shown.roof_fraction) ? fixed(shown.roof_fraction * 100.0, 0) + "%" : "");
             row.push_back(p.verification.state);
         } else {
             row.push_back(state_text(p));
@@ -234,8 +312,9 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
         << fixed(r.timer_overhead_ns, 0) << " ns\n\n";
     out << t.render() << "\n";
     out << "median: per run; CI95: half-width of the median's 95% confidence interval, in % of it (* the noise "
-           "target was not met); bound: compute, memory, overhead (fixed cost dominates), ambiguous or mistrusted; "
-           "%roof: the roofs' floor / median (docs/roofline.md)\n";
+           "target was not met, ! disturbed by other work); bound: compute, memory, overhead (fixed cost dominates), "
+           "ambiguous, mistrusted (faster than a roof allows) or disturbed (no verdict); %roof: the roofs' floor / "
+           "median, 100% within a roof's tolerance (docs/roofline.md)\n";
     if (noisy > 0)
         out << "* " << counted(static_cast<std::int64_t>(noisy), "layer") << " stopped at --max-time before the noise "
             << "target was met\n";
@@ -259,7 +338,7 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
     }
     if (!r.bound_ms.empty() && r.sum_of_layers_ms > 0) {
         out << "time by bound:";
-        for (const char* b : {"compute", "memory", "overhead", "ambiguous", "mistrusted"}) {
+        for (const char* b : {"compute", "memory", "overhead", "ambiguous", "mistrusted", "disturbed"}) {
             auto it = r.bound_ms.find(b);
             if (it == r.bound_ms.end()) continue;
             out << " " << b << " " << fixed(100.0 * it->second / r.sum_of_layers_ms, 0) << "% (" << time_ms(it->second)
@@ -271,20 +350,27 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
         const auto& c = *r.ceilings;
         const std::string dt(core::to_string(r.analysis.data_type));
         out << "roofs (" << (c.source == "cache" ? "cached ceilings measured " : "ceilings measured ") << c.measured_at
-            << "): compute " << dt << " "
+            << (c.quick ? ", quick" : "") << (c.disturbed ? ", DISTURBED: not cached" : "") << "): compute " << dt << " "
             << (c.peak_gflops.count(dt) ? fixed(c.peak_gflops.at(dt), 1) + " GFLOP/s" : std::string("unknown"))
+            << (c.fma_peak_gflops.count(dt) && c.peak_gflops.count(dt) && c.fma_peak_gflops.at(dt) >= c.peak_gflops.at(dt)
+                    ? " (FMA peak)"
+                    : "")
+            << (c.gemm_gflops.count(dt) ? ", GEMM " + fixed(c.gemm_gflops.at(dt), 1) + " GFLOP/s (a lower ceiling)" : "")
             << ", DRAM bandwidth " << fixed(c.bandwidth_gbs, 1) << " GB/s"
             << (r.timing.cache == backends::cache_mode::hot
                     ? " (with a hot cache, a layer whose working set fits a cache level is judged against that level's "
                       "bandwidth from the sweep)"
                     : "")
-            << ", dispatch " << time_ms(c.dispatch_overhead_ms) << "\n";
+            << ", dispatch " << time_ms(c.dispatch_overhead_ms) << "; tolerances compute "
+            << fixed(100.0 * c.compute_tolerance(dt), 0) << "%, bandwidth " << fixed(100.0 * c.bandwidth_tolerance(), 0)
+            << "%\n";
     }
     std::size_t mistrusted = 0;
     for (const auto& p : r.layers) mistrusted += p.roofline && p.roofline->bound == "mistrusted";
     if (mistrusted)
         out << "MISTRUSTED: " << counted(static_cast<std::int64_t>(mistrusted), "layer") << " measured faster than the roofs allow; their rates are not "
             << "shown (the timer, a count or a ceiling is wrong)\n";
+    for (const auto& w : profile_warnings(r)) out << "WARNING: " << w << "\n";
     const auto& m = r.memory;
     out << "memory: parameters " << si(static_cast<double>(m.parameter_bytes), "B") << ", buffers "
         << si(static_cast<double>(m.buffer_bytes), "B") << ", peak activations "
@@ -317,7 +403,7 @@ std::string profile_csv(const backends::profile_result& r) {
     std::ostringstream out;
     out << "name,op,layer,inputs,input_shapes,output_shape,params,buffers,macs,flops,bytes,arithmetic_intensity,"
            "state,median_ms,ci95_low_ms,ci95_high_ms,samples,runs,noise_target_met,achieved_gflops,achieved_gbs,"
-           "verification,rel_l2_error\n";
+           "verification,rel_l2_error,executed_macs,disturbed,disturbed_samples,stolen_fraction,bound,roof_fraction\n";
     for (const auto& p : r.layers) {
         const auto& l = p.analysis;
         std::string inputs;
@@ -327,16 +413,24 @@ std::string profile_csv(const backends::profile_result& r) {
             << ',' << csv_field(inputs) << ',' << shapes_text(l.input_shapes) << ',' << l.output_shape.to_string() << ','
             << l.cost.params << ',' << l.cost.buffers << ',' << l.cost.macs << ',' << l.cost.flops << ',' << l.cost.bytes
             << ',' << (ai ? shortest(*ai) : "") << ',' << p.state << ',';
+        const layer_rates shown = shown_rates(p);
+        auto number = [](double v) { return std::isfinite(v) ? shortest(v) : std::string(); };
         if (p.has_time()) {
             const auto& s = p.time->stats;
             out << shortest(s.median) << ',' << shortest(s.ci95_low) << ',' << shortest(s.ci95_high) << ','
                 << p.time->samples << ',' << p.time->runs << ',' << (p.time->noise_target_met ? "true" : "false") << ','
-                << shortest(p.achieved_gflops()) << ',' << shortest(p.achieved_gbs());
+                << number(shown.gflops) << ',' << number(shown.gbs);
         } else {
             out << ",,,,,,,";
         }
-        out << ',' << p.verification.state << ','
-            << (std::isfinite(p.verification.rel_l2_error) ? shortest(p.verification.rel_l2_error) : "") << '\n';
+        out << ',' << p.verification.state << ',' << number(p.verification.rel_l2_error) << ',' << l.cost.executed_macs()
+            << ',';
+        if (p.has_time())
+            out << (p.time->disturbed ? "true" : "false") << ',' << p.time->disturbed_samples << ','
+                << shortest(p.time->stolen_fraction);
+        else
+            out << ",,";
+        out << ',' << (p.roofline ? p.roofline->bound : "") << ',' << number(shown.roof_fraction) << '\n';
     }
     return out.str();
 }

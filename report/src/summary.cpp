@@ -23,6 +23,8 @@ nlohmann::json conventions_json(core::dtype dt) {
         {"buffers", "non-trainable state elements (BatchNorm running mean and variance)"},
         {"macs", "multiply-accumulates of linear, conv2d and matmul, padding taps included (torchvision, fvcore, "
                  "thop report this number)"},
+        {"executed_macs", "macs without the conv2d taps that fall in the padding, which a kernel skips (benchdnn "
+                          "counts the same); the roofline's compute floor counts these"},
         {"flops", "2*macs + one add per output element for a bias + elementwise work per op (docs/conventions.md); "
                   "PyTorch's FlopCounterMode reports 2*macs"},
         {"bytes", "minimal compulsory traffic: every input, parameter and buffer element read once, every output "
@@ -32,8 +34,8 @@ nlohmann::json conventions_json(core::dtype dt) {
 }
 
 nlohmann::json totals_json(const core::cost& c) {
-    return {{"params", c.params}, {"buffers", c.buffers},       {"macs", c.macs},
-            {"flops", c.flops},   {"bytes", c.bytes},           {"arithmetic_intensity", intensity_json(c)}};
+    return {{"params", c.params}, {"buffers", c.buffers}, {"macs", c.macs}, {"executed_macs", c.executed_macs()},
+            {"flops", c.flops},   {"bytes", c.bytes},     {"arithmetic_intensity", intensity_json(c)}};
 }
 
 nlohmann::json layer_json(const core::layer_analysis& l) {
@@ -49,6 +51,7 @@ nlohmann::json layer_json(const core::layer_analysis& l) {
         {"params", l.cost.params},
         {"buffers", l.cost.buffers},
         {"macs", l.cost.macs},
+        {"executed_macs", l.cost.executed_macs()},
         {"flops", l.cost.flops},
         {"bytes", l.cost.bytes},
         {"arithmetic_intensity", intensity_json(l.cost)},

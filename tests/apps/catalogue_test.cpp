@@ -22,6 +22,7 @@
 
 #if RIDGELINE_HAVE_ONNX
 #include "../io/onnx_builder.hpp"
+#include "../support/scratch.hpp"
 #endif
 
 namespace fs = std::filesystem;
@@ -762,9 +763,7 @@ TEST(CatalogueSize, AtLeastOneHundredDistinctEntries) {
 
 TEST_P(Catalogue, OneLineErrorNoCrash) {
     const entry& e = GetParam();
-    const fs::path dir = fs::path(testing::TempDir()) / ("ridgeline-catalogue-" + std::to_string(::getpid()) + "-" + e.name);
-    fs::remove_all(dir);
-    fs::create_directories(dir);
+    const fs::path dir = ridgeline::test::fresh_scratch_dir(e.name);
     for (const auto& [name, bytes] : e.files) {
         fs::create_directories((dir / name).parent_path());
         std::ofstream(dir / name, std::ios::binary) << bytes;

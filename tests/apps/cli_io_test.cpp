@@ -7,6 +7,7 @@
 
 #include "process.hpp"
 #include "ridgeline/config.hpp"
+#include "../support/scratch.hpp"
 
 using ridgeline::test::run_ridgeline;
 using json = nlohmann::json;
@@ -14,9 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 fs::path temp_path(const std::string& name) {
-    const auto d = fs::path(testing::TempDir()) / "ridgeline_cli_io_test";
-    fs::create_directories(d);
-    return d / name;
+    return ridgeline::test::scratch_dir() / name;
 }
 fs::path shared_model(const std::string& name) { return fs::path(RIDGELINE_SOURCE_DIR) / ".." / "shared" / "models" / name; }
 }  // namespace

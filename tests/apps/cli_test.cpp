@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "process.hpp"
+#include "../support/scratch.hpp"
 
 using ridgeline::test::run_ridgeline;
 using json = nlohmann::json;
@@ -148,8 +149,7 @@ TEST(Cli, SummaryCsvHasTheJsonFields) {
 
 TEST(Cli, OutputFileIsWrittenWhole) {
     namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() / ("ridgeline-cli-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
+    const fs::path dir = ridgeline::test::fresh_scratch_dir("output");
     const std::string path = (dir / "r.json").string();
     auto r = run_ridgeline({"summary", "--model", "resnet50", "--format", "json", "--output", path});
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -160,7 +160,6 @@ TEST(Cli, OutputFileIsWrittenWhole) {
     auto bad = run_ridgeline({"summary", "--model", "resnet50", "--output", (dir / "no" / "r.json").string()});
     EXPECT_EQ(bad.exit_code, 1);
     EXPECT_NE(bad.err.find("does not exist"), std::string::npos) << bad.err;
-    fs::remove_all(dir);
 }
 
 TEST(Cli, ModelsListsTheZoo) {

@@ -12,6 +12,7 @@
 #include <regex>
 
 #include "process.hpp"
+#include "../support/scratch.hpp"
 
 using ridgeline::test::run_ridgeline;
 using json = nlohmann::json;
@@ -27,9 +28,7 @@ const fs::path& work_dir() {
         const fs::path cache = fs::path(RIDGELINE_BINARY).parent_path() / "test-cache";
         fs::create_directories(cache);
         ::setenv("XDG_CACHE_HOME", cache.c_str(), 1);
-        fs::path d = fs::temp_directory_path() / ("ridgeline-roofline-" + std::to_string(::getpid()));
-        fs::create_directories(d);
-        return d;
+        return ridgeline::test::fresh_scratch_dir("roofline");
     }();
     return dir;
 }

@@ -243,3 +243,45 @@ TEST(Cost, OverflowIsAnErrorNotAWrap) {
         EXPECT_NE(std::string(e.what()).find("does not fit in int64"), std::string::npos) << e.what();
     }
 }
+
+TEST(Cost, ExecutedMacsLeaveOutThePaddingTaps) {
+    // A kernel skips the taps that fall in the padding; macs counts them (torchvision), executed_macs does not.
+    // Per dimension, a 3x3 kernel with padding 1 over 7 positions reads the input at 6 + 7 + 6 = 19 of 21
+    // (position, tap) pairs: tap 0 misses position 0, tap 2 misses position 6.
+    // 64->64 at 7x7: macs 49*64*64*9 = 1,806,336; executed 64*64*19*19 = 1,478,656 (18% fewer, the figure)
+    auto l7 = one_layer("conv2d:in_channels=64,out_channels=64,kernel_size=3,padding=1,bias=false", {{1, 64, 7, 7}});
+    EXPECT_EQ(l7.cost.macs, 1806336);
+    EXPECT_EQ(l7.cost.executed_macs(), 1478656);
+    EXPECT_EQ(l7.cost.executed_flops(), 2 * 1478656);
+    // 28x28: per dimension 28*3 - 2 = 82 of 84 pairs; macs 784*64*64*9 = 28,901,376; executed 64*64*82*82 =
+    // 27,541,504 (4.7% fewer)
+    auto l28 = one_layer("conv2d:in_channels=64,out_channels=64,kernel_size=3,padding=1,bias=false", {{1, 64, 28, 28}});
+    EXPECT_EQ(l28.cost.macs, 28901376);
+    EXPECT_EQ(l28.cost.executed_macs(), 27541504);
+    // no padding: every tap reads the input
+    auto none = one_layer("conv2d:in_channels=3,out_channels=8,kernel_size=3", {{2, 3, 9, 9}});
+    EXPECT_EQ(none.cost.executed_macs(), none.cost.macs);
+    EXPECT_EQ(none.cost.padding_macs, 0);
+    // stride 2, padding 1, 3x3 over 32 -> 16 outputs: tap 0 reads 2o-1 (misses o=0: 15), tap 1 reads 2o (16),
+    // tap 2 reads 2o+1 <= 31 (16) -> 47 of 48 per dimension; 16->32 channels: executed 32*16*47*47 = 1,131,008 of
+    // macs 32*16*16*16*9 = 1,179,648
+    auto s2 = one_layer("conv2d:in_channels=16,out_channels=32,kernel_size=3,stride=2,padding=1", {{1, 16, 32, 32}});
+    EXPECT_EQ(s2.cost.macs, 1179648);
+    EXPECT_EQ(s2.cost.executed_macs(), 1131008);
+    // the bias adds are executed in any case: flops - executed_flops = 2 * the padding taps
+    EXPECT_EQ(s2.cost.flops - s2.cost.executed_flops(), 2 * (1179648 - 1131008));
+    // dilation 2, padding 2, 3x3 over 5 -> 5 outputs: taps read o-2, o, o+2 -> 3 + 5 + 3 = 11 of 15 per dimension;
+    // 1->1 channel: executed 11*11 = 121 of 225
+    auto dil = one_layer("conv2d:in_channels=1,out_channels=1,kernel_size=3,padding=2,dilation=2", {{1, 1, 5, 5}});
+    EXPECT_EQ(dil.cost.macs, 225);
+    EXPECT_EQ(dil.cost.executed_macs(), 121);
+    // asymmetric "same" padding of a 4x4 kernel over 1024: 1 before, 2 after; taps read o-1, o, o+1, o+2 ->
+    // 1023 + 1024 + 1023 + 1022 = 4,092 of 4,096 per dimension; 16->4 channels: 4*16*4092^2 = 1,071,645,696
+    auto same = one_layer("conv2d:in_channels=16,out_channels=4,kernel_size=4,padding=same,bias=false",
+                          {{1, 16, 1024, 1024}});
+    EXPECT_EQ(same.cost.macs, 1073741824LL);
+    EXPECT_EQ(same.cost.executed_macs(), 1071645696LL);
+    // linear and matmul have no padding
+    auto fc = one_layer("linear:in_features=64,out_features=32", {{8, 16, 64}});
+    EXPECT_EQ(fc.cost.executed_macs(), fc.cost.macs);
+}

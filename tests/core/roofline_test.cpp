@@ -6,8 +6,17 @@
 using namespace ridgeline::core;
 
 namespace {
-// roofs: 100 GFLOP/s attained (issue peak 125), 10 GB/s (ridge 10 FLOP/B), dispatch 0.002 ms
-const roofs r{100.0, 125.0, 10.0, 0.002};
+// roofs: compute 100 GFLOP/s, 10 GB/s (ridge 10 FLOP/B), dispatch 0.002 ms, tolerances 5% each
+roofs make_roofs() {
+    roofs r;
+    r.compute_gflops = 100.0;
+    r.bandwidth_gbs = 10.0;
+    r.dispatch_ms = 0.002;
+    r.compute_tolerance = 0.05;
+    r.bandwidth_tolerance = 0.05;
+    return r;
+}
+const roofs r = make_roofs();
 }  // namespace
 
 TEST(Roofline, ComputeBound) {
@@ -46,22 +55,42 @@ TEST(Roofline, AmbiguousNearTheRidge) {
     EXPECT_EQ(classify(42, 200, 0.0075, 0.006, 0.0095, r).bound, "ambiguous");
 }
 
-TEST(Roofline, MistrustedBelowTheHardFloor) {
-    // compute floor 10 ms at the attained roof; hard floor 1e9 / 125e9 s = 8 ms at the issue peak.
-    // 5 ms (CI up to 5.1) is impossible: mistrusted
-    const auto p = classify(1'000'000'000, 1'000'000, 5.0, 4.9, 5.1, r);
+TEST(Roofline, AboveTheRoofBeyondItsToleranceIsMistrusted) {
+    // compute floor 10 ms; with a 5% tolerance the hard floor is 10 / 1.05 = 9.5238 ms
+    const auto p = classify(1'000'000'000, 1'000'000, 9.0, 8.9, 9.1, r);
     EXPECT_EQ(p.bound, "mistrusted");
-    EXPECT_DOUBLE_EQ(p.hard_floor_ms, 8.0);
-    EXPECT_DOUBLE_EQ(p.roof_fraction, 2.0);
-    // 9 ms beats the GEMM roof (roof fraction 1.11) but not the issue peak: a well-tuned layer, compute
-    const auto q = classify(1'000'000'000, 1'000'000, 9.0, 8.9, 9.1, r);
+    EXPECT_NEAR(p.hard_floor_ms, 10.0 / 1.05, 1e-12);
+    EXPECT_NEAR(p.roof_fraction, 10.0 / 9.0, 1e-12);
+    EXPECT_NE(p.reason.find("compute roof"), std::string::npos) << p.reason;
+    // 9.7 ms is 3% above the roof (10 / 9.7 = 1.031): within the tolerance it reads as at the roof
+    const auto q = classify(1'000'000'000, 1'000'000, 9.7, 9.6, 9.8, r);
     EXPECT_EQ(q.bound, "compute");
-    EXPECT_NEAR(q.roof_fraction, 10.0 / 9.0, 1e-12);
-    // a CI that reaches the hard floor is not mistrusted (within the measurement's uncertainty)
-    EXPECT_EQ(classify(1'000'000'000, 1'000'000, 7.9, 7.5, 8.1, r).bound, "compute");
-    // memory: floor 1e8 B / 10 GB/s = 10 ms; beating it 2x over (4 ms) is mistrusted, 6 ms is not
-    EXPECT_EQ(classify(1'000'000, 100'000'000, 4.0, 3.9, 4.1, r).bound, "mistrusted");
-    EXPECT_EQ(classify(1'000'000, 100'000'000, 6.0, 5.9, 6.1, r).bound, "memory");
+    // a CI whose slow end reaches the hard floor is not mistrusted (the measurement's own uncertainty)
+    EXPECT_EQ(classify(1'000'000'000, 1'000'000, 9.4, 9.3, 9.6, r).bound, "compute");
+    // memory: floor 1e8 B / 10 GB/s = 10 ms; 9.0 ms (CI to 9.1) beats it by 10% > 5%: mistrusted; 9.7 ms is not
+    const auto m = classify(1'000'000, 100'000'000, 9.0, 8.9, 9.1, r);
+    EXPECT_EQ(m.bound, "mistrusted");
+    EXPECT_NE(m.reason.find("memory roof"), std::string::npos) << m.reason;
+    EXPECT_EQ(classify(1'000'000, 100'000'000, 9.7, 9.6, 9.8, r).bound, "memory");
+}
+
+TEST(Roofline, FewerMultipliesThanCountedIsJudgedOnBandwidthOnly) {
+    // a Winograd convolution: 5 ms against a 10 ms compute floor is 2x the roof, which such an algorithm may
+    // reach; with compute_checked off only the memory roof (0.1 ms here) could mistrust it
+    roofs wino = r;
+    wino.compute_checked = false;
+    const auto p = classify(1'000'000'000, 1'000'000, 5.0, 4.9, 5.1, wino);
+    EXPECT_EQ(p.bound, "compute");
+    EXPECT_DOUBLE_EQ(p.roof_fraction, 2.0);
+    EXPECT_NEAR(p.hard_floor_ms, 0.1 / 1.05, 1e-12);
+}
+
+TEST(Roofline, ToleranceFromSpread) {
+    // 2% plus the measured spread, at most 10%
+    EXPECT_DOUBLE_EQ(roof_tolerance(0.0), 0.02);
+    EXPECT_DOUBLE_EQ(roof_tolerance(0.03), 0.05);
+    EXPECT_DOUBLE_EQ(roof_tolerance(0.5), 0.10);
+    EXPECT_DOUBLE_EQ(roof_tolerance(-1.0), 0.02);
 }
 
 TEST(Roofline, ViewsHaveNoBound) {

@@ -8,6 +8,7 @@
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/zoo.hpp"
 #include "ridgeline/io/model_file.hpp"
+#include "../support/scratch.hpp"
 
 namespace core = ridgeline::core;
 namespace io = ridgeline::io;
@@ -184,8 +185,7 @@ TEST(ModelFile, ErrorsNameTheJsonPath) {
 }
 
 TEST(ModelFile, FileErrors) {
-    const auto dir = std::filesystem::path(testing::TempDir()) / "ridgeline_model_file_test";
-    std::filesystem::create_directories(dir);
+    const auto dir = ridgeline::test::fresh_scratch_dir("file-errors");
     const auto bad = dir / "bad.json";
     std::ofstream(bad) << "{\n  \"inputs\": [\n    {\"name\": \"x\",, }\n";
     try {

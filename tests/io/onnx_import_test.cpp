@@ -11,6 +11,7 @@
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/io/onnx_import.hpp"
 #include "ridgeline/report/weights.hpp"
+#include "../support/scratch.hpp"
 
 namespace core = ridgeline::core;
 namespace io = ridgeline::io;
@@ -21,9 +22,7 @@ using tp = onnx::TensorProto;
 namespace {
 
 fs::path temp_dir() {
-    const auto d = fs::path(testing::TempDir()) / "ridgeline_onnx_test";
-    fs::create_directories(d);
-    return d;
+    return ridgeline::test::scratch_dir();
 }
 
 std::string error_of(const fs::path& p, const io::onnx_options& o = {}) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "ridgeline/report/format.hpp"
+#include "../support/scratch.hpp"
 
 using namespace ridgeline::report;
 
@@ -63,8 +64,7 @@ TEST(Format, CsvQuotesOnlyWhenNeeded) {
 
 TEST(Format, AtomicWriteReplacesWholeFileAndLeavesNoTemporary) {
     namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() / ("ridgeline-format-test-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
+    const fs::path dir = ridgeline::test::fresh_scratch_dir("atomic-write");
     const std::string path = (dir / "out.json").string();
     write_file_atomic(path, "first version, long");
     write_file_atomic(path, "second");
@@ -75,5 +75,4 @@ TEST(Format, AtomicWriteReplacesWholeFileAndLeavesNoTemporary) {
     for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file() ? 1 : 0;
     EXPECT_EQ(files, 1);  // no temporary left behind
     EXPECT_THROW(write_file_atomic((dir / "missing" / "x.json").string(), "x"), std::runtime_error);
-    fs::remove_all(dir);
 }

@@ -15,12 +15,14 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "ridgeline/backends/ceilings.hpp"
+#include "ridgeline/backends/disturbance.hpp"
 #include "ridgeline/backends/tensor.hpp"
 #include "ridgeline/core/model.hpp"
 
@@ -72,6 +74,9 @@ public:
     /// Cost of one start()/stop_ms() pair around no work (ns), measured at start-up.
     [[nodiscard]] virtual double overhead_ns() const = 0;
     [[nodiscard]] virtual std::string name() const = 0;
+    /// What tells a disturbed sample on this clock's device (backends/disturbance.hpp): the CPU's per-thread
+    /// stolen time, a GPU's clock. Null where nothing can tell (then no sample is ever called disturbed).
+    virtual disturbance_meter* disturbance() { return nullptr; }
 };
 
 /// A graph (a model, or one layer) ready to run.
@@ -105,6 +110,19 @@ struct ceilings_options {
     const std::atomic<bool>* stop = nullptr;
 };
 
+/// A short check of cached ceilings (backend::spot_check_ceilings): the FMA kernel behind the fp32 compute roof,
+/// STREAM triad from DRAM and one cache level's point of the working-set sweep, measured again with a small
+/// budget (about 0.3 s together).
+struct ceilings_spot_check {
+    std::string fma_isa;     // the instruction set checked ("fp32 avx2"); empty when none was
+    double fma_gflops = 0;
+    double triad_gbs = 0;    // DRAM
+    std::int64_t cache_working_set_bytes = 0;  // a cache level's point of the working-set sweep
+    double cache_gbs = 0;                      // what it measured there (0: not checked)
+    bool clean = true;       // false: a sample was disturbed by other work, so the check proves nothing
+    double seconds = 0;      // what the check took
+};
+
 /// Thrown by measure_ceilings when ceilings_options::stop was set.
 class ceilings_interrupted : public std::runtime_error {
 public:
@@ -135,6 +153,14 @@ public:
     /// Measures the device's ceilings (compute roof per data type, bandwidth, dispatch overhead).
     /// Throws unsupported where the backend cannot (the default).
     virtual ceilings measure_ceilings(const ceilings_options& options);
+    /// Checks cached ceilings cheaply (see ceilings_spot_check); empty where the backend has no such check
+    /// (the default).
+    virtual std::optional<ceilings_spot_check> spot_check_ceilings(const ceilings& cached,
+                                                                   const ceilings_options& options) {
+        (void)cached;
+        (void)options;
+        return std::nullopt;
+    }
     /// Opens / closes a named range (one layer's measurement, the end-to-end pass) for the device's
     /// tracing tools: an NVTX range on CUDA, so a run lines up in Nsight Systems. Ranges nest; they cost
     /// nothing without a tool attached and are never inside a timed region. No-ops by default.

@@ -16,14 +16,18 @@ struct ceilings {
     std::string backend;      // "cpu", "cuda:0"
     std::string device_name;  // the device's own name (CPU model name, GPU name): the datasheet lookup key
     std::string fingerprint;  // what identifies the device for the cache (CPU model, cores, ISA / GPU name, driver)
-    /// Compute roof per data type ("fp32", "bf16", ...): what a large GEMM attains, in GFLOP/s.
+    /// The compute roof per data type ("fp32", "bf16", ...), in GFLOP/s: the highest measured compute ceiling
+    /// of the data type (set by finish_compute_roofs: the FMA kernel's issue peak where the CPU has one,
+    /// else the library GEMM). This is the roof that judges layers and defines %roof.
     std::map<std::string, double> peak_gflops;
+    /// What a large library GEMM attains per data type (oneDNN matmul, cuBLAS), in GFLOP/s: a lower ceiling.
+    std::map<std::string, double> gemm_gflops;
     /// Instruction-issue peak per data type (CPU: a register-resident FMA kernel), in GFLOP/s.
     std::map<std::string, double> fma_peak_gflops;
     /// The FMA kernel per instruction set ("fp32 fma128", "fp32 avx2", "fp32 avx512", "bf16 avx512_bf16").
     std::map<std::string, double> fma_peak_by_isa_gflops;
-    /// Memory roof in GB/s (10^9 B/s), bytes read plus bytes written: STREAM triad on the CPU,
-    /// device-to-device copy on a GPU.
+    /// Memory roof in GB/s (10^9 B/s), bytes read plus bytes written, far beyond the last-level cache: the
+    /// higher of STREAM copy and triad on the CPU, of the STREAM kernels and the device-to-device copy on a GPU.
     double bandwidth_gbs = 0;
     double copy_gbs = 0;   // STREAM copy (CPU) / device-to-device copy (GPU)
     double triad_gbs = 0;  // STREAM triad (CPU); 0 where not measured
@@ -37,17 +41,47 @@ struct ceilings {
     std::string measured_at;        // ISO 8601 UTC
     std::string ridgeline_version;  // of the build that measured them
     std::string source = "measured";  // "measured" now, or "cache" (read from the cache file)
-    /// How each number was obtained ("peak_gflops.fp32": "oneDNN sgemm 2048^3, median of 10").
+    /// How each number was obtained ("peak_gflops.fp32": "oneDNN sgemm 2048^3, best of 10").
     std::map<std::string, std::string> method;
+    /// The relative spread of each ceiling's clean samples, (median - best) / best of the sample times, by the
+    /// ceiling's key ("peak_gflops.fp32", "fma_peak.fp32 avx2", "gemm.fp32", "copy", "triad", "working_set"):
+    /// how much the ceiling itself moves from sample to sample. The tolerances of the roofs come from it.
+    std::map<std::string, double> spread;
+
+    // what the measurement was taken under (the cache keeps it)
+    bool quick = false;          // smaller problems and fewer samples (--quick): never answers a full request
+    bool disturbed = false;      // a ceiling could not collect clean samples: never cached
+    std::vector<std::string> disturbed_ceilings;  // which ones
+    double stolen_fraction = 0;  // the largest stolen fraction of a ceiling's kept samples
+    double load_average = -1;    // the 1-minute load average when measured (-1: unknown)
 
     /// Ridge point of a data type: peak_gflops / bandwidth_gbs, in FLOP per byte; empty when unknown.
     [[nodiscard]] std::optional<double> ridge_point(core::dtype dt) const;
-    /// Compute roof of a data type; empty when not measured.
+    /// Compute roof of a data type (peak_gflops); empty when not measured.
     [[nodiscard]] std::optional<double> compute_roof_gflops(core::dtype dt) const;
-    /// Memory roof for a working set of `bytes` with a hot cache: the working-set sweep's bandwidth at
-    /// the smallest measured size >= bytes (the cache level the data fits in), else bandwidth_gbs.
+    /// Memory roof for a working set of `bytes` with a hot cache: the cache level the data fits in, i.e. the
+    /// higher of the working-set sweep's bandwidths at the two sizes around `bytes` (a roof must not be
+    /// undercut by the sweep's step), and never below bandwidth_gbs.
     [[nodiscard]] double bandwidth_for_working_set_gbs(std::int64_t bytes) const;
+    /// The tolerance of the compute roof of `dt` (core::roof_tolerance of its spread).
+    [[nodiscard]] double compute_tolerance(core::dtype dt) const;
+    [[nodiscard]] double compute_tolerance(const std::string& dtype_name) const;
+    /// The tolerance of the bandwidth roofs (the largest spread of the STREAM kernels and the sweep).
+    [[nodiscard]] double bandwidth_tolerance() const;
 };
+
+/// Sets peak_gflops[dt] to the highest of fma_peak_gflops[dt] and gemm_gflops[dt] for every data type either
+/// has, with its method and spread; called at the end of a backend's measure_ceilings.
+void finish_compute_roofs(ceilings& c);
+
+/// Keeps in `now` the higher of each compute and bandwidth ceiling of `now` and `earlier` (same device): a
+/// ceiling is what the machine can do, and a measurement that met neighbours the accounting cannot see (a
+/// shared last-level cache, memory bandwidth, a sibling hyperthread) must not lower it. The dispatch overhead,
+/// spreads and the rest stay `now`'s; method["merged"] says so.
+void merge_ceilings(ceilings& now, const ceilings& earlier);
+
+/// (median - min) / min of a measurement's sample times (the spread kept in ceilings::spread); 0 when empty.
+double sample_spread(const std::vector<double>& sample_ms);
 
 struct device_info;
 

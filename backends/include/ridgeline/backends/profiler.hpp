@@ -117,8 +117,19 @@ struct profile_result {
 };
 
 /// The roofs a layer is judged against: the compute roof of its data type, the bandwidth of its working set
-/// (hot cache) or of DRAM (cold cache), and the dispatch overhead.
-core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backends::ceilings& c, cache_mode cache);
+/// (hot cache) or of DRAM (cold cache), the dispatch overhead, and the tolerances from the ceilings' spread.
+/// `implementation` is what the backend ran (prepared::notes()): a Winograd or FFT algorithm does fewer
+/// multiplies than any count, so the compute roof cannot mistrust it (core::roofs::compute_checked).
+core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backends::ceilings& c, cache_mode cache,
+                      const std::string& implementation = {});
+
+/// Whether a backend's implementation note names an algorithm that does fewer multiplies than the direct
+/// count: Winograd ("wino") or FFT.
+bool fewer_multiplies(const std::string& implementation);
+
+/// The roofline verdict of a measured time: core::classify on the executed FLOPs and the bytes, or the bound
+/// "disturbed" (no verdict) when the time could not collect enough clean samples.
+core::roofline_point judge(const core::cost& cost, const timing_result& t, const core::roofs& roofs);
 
 /// Profiles every layer of `analysis` on `b`, then the whole forward pass. Never throws for a layer's
 /// problem (it is recorded); throws only for a broken model (core::error).

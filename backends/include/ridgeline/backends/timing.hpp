@@ -13,6 +13,13 @@
 //    interval of the median is narrower than `max_noise` x median; stop in any case at `max_time_s` of
 //    sampling once `min_samples` exist (then noise_target_met says whether the target was reached), or
 //    when interrupted. The minimum number of samples is never cut short by the time budget.
+// 4. Other work: where the timer has a disturbance meter (device_timer::disturbance(): the CPU's per-thread
+//    stolen time, a GPU's clock), a sample that lost more than the rule allows (backends/disturbance.hpp) is
+//    disturbed: it is kept out of the statistics and replaced. `min_samples` counts clean samples; the
+//    budget `max_time_s` grows by the wall time of the disturbed samples, at most to twice itself. A
+//    measurement that cannot collect `min_samples` clean samples within that (and has taken at least as many
+//    disturbed ones) stops with `disturbed` set: its statistics are those of its clean samples (of all of
+//    them when none was clean), and no verdict may be drawn from them.
 
 #include <atomic>
 #include <cstdint>
@@ -50,8 +57,20 @@ struct timing_result {
     std::int64_t calibration_runs = 0;  // runs of samples discarded for being shorter than the target
     bool noise_target_met = false;
     double sampling_time_s = 0;      // wall time spent sampling
-    std::string stop_reason;         // "noise target met", "max time", "interrupted"
-    std::vector<double> sample_ms;   // per-run time of each sample, in order
+    std::string stop_reason;         // "noise target met", "max time", "disturbed", "interrupted"
+    std::vector<double> sample_ms;   // per-run time of each sample, in order (clean samples only)
+
+    // other work on the machine (4. above)
+    std::int64_t clean_samples = 0;      // samples that lost too little to matter (== samples unless none was clean)
+    std::int64_t disturbed_samples = 0;  // samples kept out of the statistics for what they lost
+    std::vector<double> disturbed_sample_ms;  // their per-run times, in order
+    bool disturbed = false;          // fewer than min_samples clean samples: the time is not to be trusted
+    /// Run-queue wait (plus steal) of the threads that ran, summed over threads, divided by wall time x
+    /// threads, over the kept samples: the share of the CPU time the timed threads were denied.
+    double stolen_fraction = 0;
+    std::int64_t involuntary_switches = 0;  // over all samples, kept or not
+    double min_clock_fraction = 1.0;        // GPU: the lowest SM clock / default clock of a kept sample
+    std::string disturbance_source = "none";  // what the meter read ("schedstat", ...), or why nothing
 };
 
 /// Wall clock for budgets (max_time, warmup_ms); tests substitute a fake one.
@@ -68,7 +87,7 @@ public:
 };
 
 /// A device_timer for synchronous host work: std::chrono::steady_clock, with resolution and overhead
-/// measured at construction.
+/// measured at construction; its disturbance meter reads the stolen time of this process's threads.
 class steady_timer final : public device_timer {
 public:
     steady_timer();
@@ -77,8 +96,13 @@ public:
     [[nodiscard]] double resolution_ns() const override { return resolution_ns_; }
     [[nodiscard]] double overhead_ns() const override { return overhead_ns_; }
     [[nodiscard]] std::string name() const override { return "steady_clock"; }
+    /// The per-sample accounting, or null when the environment says RIDGELINE_DISTURBANCE=off (for
+    /// bench/timing_overhead.sh, which measures what the accounting costs).
+    disturbance_meter* disturbance() override { return meter_on_ ? &meter_ : nullptr; }
 
 private:
+    cpu_disturbance_meter meter_;
+    bool meter_on_ = true;
     std::int64_t start_ns_ = 0;
     double resolution_ns_ = 1;
     double overhead_ns_ = 0;

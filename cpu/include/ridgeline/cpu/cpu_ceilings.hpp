@@ -11,6 +11,12 @@ namespace ridgeline::cpu {
 /// triad, a working-set sweep and the dispatch overhead of the smallest op. Uses every OpenMP thread.
 backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ceilings_options& options);
 
+/// The spot check of cached ceilings: the fp32 FMA kernel of the instruction set in `cached` (the best one
+/// the CPU has) and STREAM triad over arrays of 2x the last-level cache (at most 128 MiB each), with a short
+/// protocol; about 0.2 s.
+backends::ceilings_spot_check spot_check_cpu_ceilings(const backends::ceilings& cached,
+                                                      const backends::ceilings_options& options);
+
 /// "cpu|<model>|<cores> cores|<threads> threads|<isa flags>|oneDNN <version>": the cache key of ceilings.
 std::string cpu_fingerprint(int threads);
 

@@ -28,11 +28,7 @@ const cpu_info& host_cpu();
 std::int64_t available_memory_bytes();
 
 /// The 1-minute load average from /proc/loadavg (negative when unknown). It lags by a minute and counts
-/// ridgeline's own earlier runs: a hint for warnings, not a basis for decisions.
+/// ridgeline's own earlier runs: recorded in reports, never a basis for decisions (per-sample stolen time is).
 double load_average();
-
-/// CPUs that other work keeps busy right now: the runnable tasks of /proc/loadavg's 4th field, less this
-/// process, at the lowest of 5 samples 20 ms apart (only work that stays runnable counts). 0 when unknown.
-int busy_cpus_now();
 
 }  // namespace ridgeline::cpu

@@ -2,19 +2,26 @@
 // Device ceilings as JSON, as a table, and cached per device fingerprint in the user's cache directory
 // ($XDG_CACHE_HOME/ridgeline/ceilings, else ~/.cache/ridgeline/ceilings), with the date and version.
 
+#include <atomic>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "ridgeline/backends/backend.hpp"
 #include "ridgeline/backends/ceilings.hpp"
 
 namespace ridgeline::report {
 
-/// {"backend", "fingerprint", "peak_gflops": {dtype: GFLOP/s}, "fma_peak_gflops": {...},
-///  "fma_peak_by_isa_gflops": {...}, "bandwidth_gbs", "copy_gbs", "triad_gbs", "working_set_gbs": [[bytes, GB/s]...],
-///  "ridge_point": {dtype: FLOP/B}, "dispatch_overhead_ms", "launch_overhead_ms", "last_level_cache_bytes",
-///  "measured_at", "ridgeline_version", "source", "method": {...}}
+/// {"schema": "ridgeline.ceilings/2", "backend", "fingerprint", "peak_gflops": {dtype: GFLOP/s} (the compute
+///  roof: the highest measured ceiling), "gemm_gflops", "fma_peak_gflops", "fma_peak_by_isa_gflops",
+///  "bandwidth_gbs", "copy_gbs", "triad_gbs", "working_set_gbs": [[bytes, GB/s]...], "ridge_point": {dtype: FLOP/B},
+///  "dispatch_overhead_ms", "launch_overhead_ms", "last_level_cache_bytes", "spread": {...}, "tolerance":
+///  {"compute": {dtype: fraction}, "bandwidth": fraction}, "measured_under": {"quick", "disturbed",
+///  "disturbed_ceilings", "stolen_fraction", "load_average"}, "measured_at", "ridgeline_version", "source",
+///  "method": {...}} (docs/json-schema.md)
 nlohmann::json ceilings_json(const backends::ceilings& c);
 
 /// Inverse of ceilings_json; throws std::runtime_error naming the missing or mistyped field.
@@ -23,13 +30,45 @@ backends::ceilings ceilings_from_json(const nlohmann::json& j);
 /// Human-readable table of the ceilings (and the datasheet values when the device is recognised).
 std::string ceilings_table(const backends::ceilings& c);
 
-/// The cache file for a fingerprint.
-std::string ceilings_cache_path(const std::string& fingerprint);
+/// The cache file for a fingerprint: one for full measurements, another for --quick ones.
+std::string ceilings_cache_path(const std::string& fingerprint, bool quick = false);
 
 /// Cached ceilings for the fingerprint, if a readable cache file written by this ridgeline version exists.
-std::optional<backends::ceilings> load_cached_ceilings(const std::string& fingerprint);
+/// A full request (`quick` false) is answered only by a full measurement; a quick one by either, the full
+/// one first.
+std::optional<backends::ceilings> load_cached_ceilings(const std::string& fingerprint, bool quick = false);
 
-/// Writes the cache file (atomically), creating the folder. Returns the path; throws on failure.
+/// Writes the cache file (atomically), creating the folder. Returns the path; throws on failure, and throws
+/// std::logic_error for disturbed ceilings, which are never cached.
 std::string save_cached_ceilings(const backends::ceilings& c);
+
+/// What obtain_ceilings may do.
+struct ceilings_request {
+    bool recalibrate = false;  // measure again even when cached
+    bool quick = false;        // smaller problems and fewer samples (answered by a full cache too)
+    bool spot_check = true;    // check cached ceilings with the backend's short spot check
+    const std::atomic<bool>* stop = nullptr;  // SIGINT/SIGTERM: the measurement throws ceilings_interrupted
+    /// Called with one line before anything slow starts ("measuring the ceilings of cpu once ...").
+    std::function<void(const std::string&)> on_info;
+    /// Called with each warning as it arises (they are also in obtained_ceilings::warnings).
+    std::function<void(const std::string&)> on_warning;
+};
+
+struct obtained_ceilings {
+    backends::ceilings ceilings;
+    std::vector<std::string> warnings;  // for the report and stderr: disturbed, not cached, spot check failed
+    std::string spot_check;             // what the spot check found, one line; empty when none ran
+    bool measured = false;              // measured now (not from the cache)
+};
+
+/// The device's ceilings (docs/roofline.md, "Ceilings that stay true"): from the cache when present, checked by
+/// the backend's spot check (a disturbed one is tried once more, then not trusted). A clean spot check more than
+/// 10% above a cached ceiling measures them again and keeps the higher of each (backends::merge_ceilings); more
+/// than 10% below is a warning (the machine does less now; a roof is what it can do). Measured ceilings are
+/// cached unless disturbed.
+obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& request);
+
+/// Relative difference above which a clean spot check says the machine changed: 10%.
+inline constexpr double spot_check_tolerance = 0.10;
 
 }  // namespace ridgeline::report

@@ -1,5 +1,5 @@
 #pragma once
-// `ridgeline compare`: runs of the same model (profile JSON reports, ridgeline.profile/1) on different
+// `ridgeline compare`: runs of the same model (profile JSON reports, ridgeline.profile/1 or /2) on different
 // devices or settings, side by side. The first run is the baseline.
 //
 // Per layer present in every run: each run's median and 95% CI, the speedup over the baseline

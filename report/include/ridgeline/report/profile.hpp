@@ -1,8 +1,11 @@
 #pragma once
-// Reports of `ridgeline profile`: JSON ("ridgeline.profile/1", extending ridgeline.summary/1; see
-// docs/json-schema.md), the console table, and CSV.
+// Reports of `ridgeline profile`: JSON ("ridgeline.profile/2", extending ridgeline.summary/1; see
+// docs/json-schema.md), the console table, and CSV. Every format shows a layer's rates through
+// shown_rates(), so none prints a rate the others hide.
 
+#include <limits>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,10 +17,31 @@ namespace ridgeline::report {
 nlohmann::json device_json(const backends::device_info& d);
 
 /// {"median_ms", "mean_ms", "stddev_ms", "min_ms", "max_ms", "p5_ms", "p95_ms", "ci95_low_ms", "ci95_high_ms",
-///  "cv", "samples", "runs", "runs_per_sample", "warmup_runs", "noise_target_met", "stop_reason"}
+///  "cv", "samples", "runs", "runs_per_sample", "warmup_runs", "noise_target_met", "stop_reason", "disturbed",
+///  "clean_samples", "disturbed_samples", "stolen_fraction", "involuntary_switches", "disturbance_source"}
 nlohmann::json time_json(const backends::timing_result& t);
 
 nlohmann::json profile_json(const backends::profile_result& r, const run_info& info);
+
+/// A layer's rates as every report shows them: hidden (NaN, with the reason) for a layer without a time, a
+/// `mistrusted` one (its time beats a roof: no rate can be believed) and a `disturbed` one (other work took
+/// its samples); %roof capped at 1 within the roof's tolerance (a layer there reads as at the roof).
+struct layer_rates {
+    double gflops = std::numeric_limits<double>::quiet_NaN();
+    double gbs = std::numeric_limits<double>::quiet_NaN();
+    double roof_fraction = std::numeric_limits<double>::quiet_NaN();  // NaN without a verdict
+    bool hidden = false;
+    std::string why_hidden;  // "mistrusted", "disturbed"
+};
+layer_rates shown_rates(const backends::layer_profile& p);
+
+/// What other work did to a run, one line each, for stderr, the table's footer and the JSON `warnings`:
+/// layers disturbed by other work, a disturbed end-to-end pass, and an end-to-end time that disagrees with the
+/// sum of the layer medians by more than `sum_mismatch_factor` (with the layers that stand out).
+std::vector<std::string> profile_warnings(const backends::profile_result& r);
+
+/// The end-to-end time and the sum of layer medians disagree when one is more than 1.5x the other.
+inline constexpr double sum_mismatch_factor = 1.5;
 
 /// `skipped_nodes`: nodes of an imported model left out, listed in a footer line.
 std::string profile_table(const backends::profile_result& r, const std::vector<skipped_node>& skipped_nodes = {});

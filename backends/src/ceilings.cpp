@@ -1,0 +1,93 @@
+#include "ridgeline/backends/ceilings.hpp"
+
+#include <algorithm>
+
+#include "ridgeline/core/roofline.hpp"
+
+namespace ridgeline::backends {
+
+std::optional<double> ceilings::compute_roof_gflops(core::dtype dt) const {
+    auto it = peak_gflops.find(std::string(core::to_string(dt)));
+    if (it == peak_gflops.end() || !(it->second > 0)) return std::nullopt;
+    return it->second;
+}
+
+std::optional<double> ceilings::ridge_point(core::dtype dt) const {
+    auto roof = compute_roof_gflops(dt);
+    if (!roof || !(bandwidth_gbs > 0)) return std::nullopt;
+    return *roof / bandwidth_gbs;
+}
+
+double ceilings::bandwidth_for_working_set_gbs(std::int64_t bytes) const {
+    // the sweep's sizes grow by 2x (4x quick): a working set just below a cache level's size is judged against
+    // the point below it too, so that the step never puts a roof under the level the data really fits
+    double below = 0;
+    for (const auto& [size, gbs] : working_set_gbs) {
+        if (size >= bytes) return std::max({gbs, below, bandwidth_gbs});
+        below = gbs;
+    }
+    return std::max(below, bandwidth_gbs);
+}
+
+double ceilings::compute_tolerance(core::dtype dt) const { return compute_tolerance(std::string(core::to_string(dt))); }
+
+double ceilings::compute_tolerance(const std::string& dtype_name) const {
+    auto it = spread.find("peak_gflops." + dtype_name);
+    return core::roof_tolerance(it != spread.end() ? it->second : 0.0);
+}
+
+double ceilings::bandwidth_tolerance() const {
+    double s = 0;
+    for (const char* k : {"copy", "triad", "working_set"})
+        if (auto it = spread.find(k); it != spread.end()) s = std::max(s, it->second);
+    return core::roof_tolerance(s);
+}
+
+void finish_compute_roofs(ceilings& c) {
+    std::map<std::string, bool> dtypes;
+    for (const auto& [dt, g] : c.fma_peak_gflops) dtypes[dt] = true;
+    for (const auto& [dt, g] : c.gemm_gflops) dtypes[dt] = true;
+    for (const auto& [dt, unused] : dtypes) {
+        const double fma = c.fma_peak_gflops.count(dt) ? c.fma_peak_gflops.at(dt) : 0.0;
+        const double gemm = c.gemm_gflops.count(dt) ? c.gemm_gflops.at(dt) : 0.0;
+        const bool from_fma = fma >= gemm;
+        c.peak_gflops[dt] = std::max(fma, gemm);
+        const std::string from = from_fma ? "fma_peak." + dt : "gemm." + dt;
+        if (auto it = c.spread.find(from); it != c.spread.end()) c.spread["peak_gflops." + dt] = it->second;
+        c.method["peak_gflops." + dt] =
+            from_fma ? "the FMA kernel's issue peak (the highest measured compute ceiling; the GEMM reaches " +
+                           std::to_string(static_cast<int>(gemm > 0 && fma > 0 ? 100.0 * gemm / fma + 0.5 : 0)) + "% of it)"
+                     : "the library GEMM (the highest measured compute ceiling" +
+                           std::string(fma > 0 ? "; above the FMA kernel" : ": no FMA kernel for this data type") + ")";
+    }
+}
+
+void merge_ceilings(ceilings& now, const ceilings& earlier) {
+    auto higher = [](std::map<std::string, double>& into, const std::map<std::string, double>& from) {
+        for (const auto& [k, v] : from)
+            if (into.count(k)) into[k] = std::max(into[k], v);
+    };
+    higher(now.peak_gflops, earlier.peak_gflops);
+    higher(now.gemm_gflops, earlier.gemm_gflops);
+    higher(now.fma_peak_gflops, earlier.fma_peak_gflops);
+    higher(now.fma_peak_by_isa_gflops, earlier.fma_peak_by_isa_gflops);
+    now.bandwidth_gbs = std::max(now.bandwidth_gbs, earlier.bandwidth_gbs);
+    now.copy_gbs = std::max(now.copy_gbs, earlier.copy_gbs);
+    now.triad_gbs = std::max(now.triad_gbs, earlier.triad_gbs);
+    for (auto& [size, gbs] : now.working_set_gbs)
+        for (const auto& [s2, g2] : earlier.working_set_gbs)
+            if (s2 == size) gbs = std::max(gbs, g2);
+    now.method["merged"] = "each compute and bandwidth ceiling is the higher of this measurement and the one of " +
+                           earlier.measured_at + " (--recalibrate starts afresh)";
+}
+
+double sample_spread(const std::vector<double>& sample_ms) {
+    if (sample_ms.empty()) return 0;
+    std::vector<double> v = sample_ms;
+    std::sort(v.begin(), v.end());
+    const double best = v.front();
+    const double median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    return best > 0 ? (median - best) / best : 0.0;
+}
+
+}  // namespace ridgeline::backends

@@ -1,0 +1,88 @@
+// The ceilings' arithmetic (backends/ceilings.hpp, docs/roofline.md): the compute roof is the highest measured
+// compute ceiling, the bandwidth roof of a working set, the tolerances from the measured spread, merging.
+#include <gtest/gtest.h>
+
+#include "ridgeline/backends/ceilings.hpp"
+
+using namespace ridgeline;
+using backends::ceilings;
+
+TEST(Ceilings, TheComputeRoofIsTheHighestMeasuredCeiling) {
+    ceilings c;
+    // CPU: FMA 236 > GEMM 211 -> the roof is the FMA peak; bf16 has a GEMM only -> the GEMM
+    c.fma_peak_gflops = {{"fp32", 236.0}};
+    c.gemm_gflops = {{"fp32", 211.0}, {"bf16", 400.0}};
+    c.spread = {{"fma_peak.fp32", 0.012}, {"gemm.bf16", 0.03}};
+    backends::finish_compute_roofs(c);
+    EXPECT_DOUBLE_EQ(c.peak_gflops.at("fp32"), 236.0);
+    EXPECT_DOUBLE_EQ(c.peak_gflops.at("bf16"), 400.0);
+    EXPECT_NE(c.method.at("peak_gflops.fp32").find("FMA kernel"), std::string::npos);
+    EXPECT_NE(c.method.at("peak_gflops.fp32").find("89%"), std::string::npos);  // 211 / 236 = 0.894
+    EXPECT_NE(c.method.at("peak_gflops.bf16").find("no FMA kernel"), std::string::npos);
+    // the spread follows the ceiling that won: tolerance = 2% + spread
+    EXPECT_DOUBLE_EQ(c.compute_tolerance(core::dtype::fp32), 0.02 + 0.012);
+    EXPECT_DOUBLE_EQ(c.compute_tolerance(core::dtype::bf16), 0.02 + 0.03);
+    // no spread known: 2%; a large spread is capped at 10%
+    EXPECT_DOUBLE_EQ(c.compute_tolerance(core::dtype::fp16), 0.02);
+    c.spread["peak_gflops.fp32"] = 0.5;
+    EXPECT_DOUBLE_EQ(c.compute_tolerance(core::dtype::fp32), 0.10);
+}
+
+TEST(Ceilings, AWorkingSetIsJudgedAgainstTheLevelItFits) {
+    ceilings c;
+    c.bandwidth_gbs = 30;
+    // sweep: L1 400, L2 228, L3 190, then DRAM
+    c.working_set_gbs = {{49'152, 400}, {786'432, 228}, {12'582'912, 190}, {201'326'592, 33}};
+    // exactly a sweep size: that point, or the one below when higher (the sweep's step must not undercut)
+    EXPECT_DOUBLE_EQ(c.bandwidth_for_working_set_gbs(49'152), 400);
+    // 6.4 MB lies between the 786 kB (228) and 12.6 MB (190) points: the higher of the two
+    EXPECT_DOUBLE_EQ(c.bandwidth_for_working_set_gbs(6'400'000), 228);
+    // smaller than every point: the first
+    EXPECT_DOUBLE_EQ(c.bandwidth_for_working_set_gbs(1'000), 400);
+    // larger than every point: the last point or DRAM, whichever is higher
+    EXPECT_DOUBLE_EQ(c.bandwidth_for_working_set_gbs(1'000'000'000), 33);
+    // no sweep: DRAM
+    ceilings d;
+    d.bandwidth_gbs = 30;
+    EXPECT_DOUBLE_EQ(d.bandwidth_for_working_set_gbs(1'000), 30);
+}
+
+TEST(Ceilings, BandwidthToleranceFromTheStreamSpreads) {
+    ceilings c;
+    c.spread = {{"copy", 0.01}, {"triad", 0.04}, {"working_set", 0.03}};
+    EXPECT_DOUBLE_EQ(c.bandwidth_tolerance(), 0.02 + 0.04);  // the largest of the three
+}
+
+TEST(Ceilings, SampleSpreadIsMedianOverBest) {
+    // best 1.0, median 1.1: (1.1 - 1.0) / 1.0 = 0.1
+    EXPECT_NEAR(backends::sample_spread({1.2, 1.0, 1.1}), 0.1, 1e-12);
+    // an even count: the median is the mean of the middle two, (1.0 + 1.2) / 2 = 1.1 over the best 1.0
+    EXPECT_NEAR(backends::sample_spread({1.0, 1.0, 1.2, 1.3}), 0.1, 1e-12);
+    EXPECT_DOUBLE_EQ(backends::sample_spread({}), 0.0);
+}
+
+TEST(Ceilings, MergingKeepsTheHigherOfEachCeiling) {
+    ceilings earlier, now;
+    earlier.measured_at = "2026-11-30T10:00:00Z";
+    earlier.peak_gflops = {{"fp32", 240}};
+    earlier.fma_peak_by_isa_gflops = {{"fp32 avx2", 240}};
+    earlier.triad_gbs = 40;
+    earlier.bandwidth_gbs = 40;
+    earlier.working_set_gbs = {{49'152, 300}, {786'432, 240}};
+    earlier.dispatch_overhead_ms = 0.001;
+    now.peak_gflops = {{"fp32", 236}};
+    now.fma_peak_by_isa_gflops = {{"fp32 avx2", 236}};
+    now.triad_gbs = 30;
+    now.bandwidth_gbs = 31;
+    now.working_set_gbs = {{49'152, 400}, {786'432, 228}};
+    now.dispatch_overhead_ms = 0.002;
+    backends::merge_ceilings(now, earlier);
+    EXPECT_DOUBLE_EQ(now.peak_gflops.at("fp32"), 240);
+    EXPECT_DOUBLE_EQ(now.fma_peak_by_isa_gflops.at("fp32 avx2"), 240);
+    EXPECT_DOUBLE_EQ(now.triad_gbs, 40);
+    EXPECT_DOUBLE_EQ(now.bandwidth_gbs, 40);
+    EXPECT_DOUBLE_EQ(now.working_set_gbs[0].second, 400);  // the new one was higher
+    EXPECT_DOUBLE_EQ(now.working_set_gbs[1].second, 240);  // the old one was
+    EXPECT_DOUBLE_EQ(now.dispatch_overhead_ms, 0.002);     // not a roof: the new measurement's
+    EXPECT_NE(now.method.at("merged").find("2026-11-30T10:00:00Z"), std::string::npos);
+}

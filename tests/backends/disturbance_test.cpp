@@ -1,0 +1,195 @@
+// Disturbed samples (backends/disturbance.hpp, docs/timing.md): the rule and the /proc parsers on synthetic
+// accounting, and the timing protocol replacing disturbed samples, with a fake timer whose meter reports
+// what a scripted neighbour took.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <thread>
+
+#include "ridgeline/backends/disturbance.hpp"
+#include "ridgeline/backends/timing.hpp"
+
+using namespace ridgeline::backends;
+
+TEST(Disturbance, TheRuleIsFivePercentOfTheSampleLost) {
+    // a 1 ms sample whose threads waited 0.04 ms in the run queue lost 4%: clean; 0.06 ms (6%): disturbed
+    sample_disturbance d;
+    d.wall_ms = 1.0;
+    d.run_queue_wait_ms = 0.04;
+    EXPECT_FALSE(is_disturbed(d));
+    d.run_queue_wait_ms = 0.06;
+    EXPECT_TRUE(is_disturbed(d));
+    // steal counts as lost too: 0.03 wait + 0.03 steal = 6%
+    d.run_queue_wait_ms = 0.03;
+    d.steal_ms = 0.03;
+    EXPECT_DOUBLE_EQ(d.lost_ms(), 0.06);
+    EXPECT_TRUE(is_disturbed(d));
+    // the 8 ms layers of a busy 2-core machine: a 4 ms time slice waited in an 8 ms sample
+    sample_disturbance slice;
+    slice.wall_ms = 8.0;
+    slice.run_queue_wait_ms = 4.0;
+    EXPECT_TRUE(is_disturbed(slice));
+    // a GPU sample at 70% of the default clock is below nvbench's 75% threshold; at 80% it is clean
+    sample_disturbance gpu;
+    gpu.wall_ms = 1.0;
+    gpu.clock_fraction = 0.70;
+    EXPECT_TRUE(is_disturbed(gpu));
+    gpu.clock_fraction = 0.80;
+    EXPECT_FALSE(is_disturbed(gpu));
+}
+
+TEST(Disturbance, ParsesSchedstatAndSteal) {
+    // /proc/<pid>/task/<tid>/schedstat: time on the CPU, run-queue wait (ns), timeslices
+    const auto v = parse_schedstat("123456789 4000000 17\n");
+    ASSERT_TRUE(v.has_value());
+    EXPECT_EQ(v->first, 123456789);
+    EXPECT_EQ(v->second, 4000000);
+    EXPECT_FALSE(parse_schedstat("").has_value());
+    EXPECT_FALSE(parse_schedstat("garbage").has_value());
+    // /proc/stat: the 8th value of a cpuN line is steal; the "cpu " total line is not a CPU
+    const char* stat =
+        "cpu  63574 0 7900 13956 359 0 73 900 0 0\n"
+        "cpu0 31569 0 3582 7781 24 0 10 37 0 0\n"
+        "cpu1 32005 0 4318 6175 335 0 62 40 0 0\n"
+        "cpu12 1 2 3 4 5 6 7 1000 0 0\n"
+        "intr 12345 0 0\n";
+    EXPECT_EQ(parse_steal_ticks(stat, {0}), 37);
+    EXPECT_EQ(parse_steal_ticks(stat, {0, 1}), 77);         // 37 + 40
+    EXPECT_EQ(parse_steal_ticks(stat, {1, 12}), 1040);      // 40 + 1000: cpu12 is not cpu1
+    EXPECT_EQ(parse_steal_ticks(stat, {5}), 0);             // a CPU /proc/stat does not list
+}
+
+TEST(Disturbance, TheLinuxMeterSeesItsOwnThreadsWait) {
+    cpu_disturbance_meter m;
+    if (m.source().rfind("unavailable", 0) == 0) GTEST_SKIP() << m.source();
+    EXPECT_EQ(m.source().rfind("schedstat", 0), 0u) << m.source();
+    // a sample in which this thread sleeps loses nothing to the run queue (sleeping is not waiting to run)
+    m.arm();
+    m.before_sample();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const sample_disturbance d = m.after_sample(20.0);
+    EXPECT_DOUBLE_EQ(d.wall_ms, 20.0);
+    EXPECT_GE(d.run_queue_wait_ms, 0.0);
+    EXPECT_GE(d.involuntary_switches, 0);
+}
+
+namespace {
+
+/// Time advances by each run's time; the meter reports, per sample, what the script says other work took.
+struct scripted_world {
+    double now_ns = 0;
+    double run_ns = 100'000;  // 0.1 ms per run
+    std::vector<double> lost_fraction;  // per sample, cycled; the sample also takes that much longer
+    std::size_t sample = 0;
+};
+
+class scripted_meter final : public disturbance_meter {
+public:
+    explicit scripted_meter(scripted_world& w) : w_(w) {}
+    void arm() override {}
+    void before_sample() override {}
+    sample_disturbance after_sample(double wall_ms) override {
+        const double f = w_.lost_fraction[w_.sample++ % w_.lost_fraction.size()];
+        sample_disturbance d;
+        d.wall_ms = wall_ms;
+        d.run_queue_wait_ms = f * wall_ms;
+        d.threads = 2;
+        return d;
+    }
+    std::string source() const override { return "scripted"; }
+
+private:
+    scripted_world& w_;
+};
+
+class scripted_timer final : public device_timer {
+public:
+    explicit scripted_timer(scripted_world& w) : w_(w), meter_(w) {}
+    void start() override { start_ = w_.now_ns; }
+    double stop_ms() override {
+        // other work lengthens the sample by what it took: wall = work / (1 - lost)
+        const double f = w_.lost_fraction[w_.sample % w_.lost_fraction.size()];
+        w_.now_ns = start_ + (w_.now_ns - start_) / (1.0 - f);
+        return (w_.now_ns - start_) * 1e-6;
+    }
+    double resolution_ns() const override { return 1; }
+    double overhead_ns() const override { return 0; }
+    std::string name() const override { return "scripted"; }
+    disturbance_meter* disturbance() override { return &meter_; }
+
+private:
+    scripted_world& w_;
+    scripted_meter meter_;
+    double start_ = 0;
+};
+
+class scripted_clock final : public wall_clock {
+public:
+    explicit scripted_clock(scripted_world& w) : w_(w) {}
+    double now_s() override { return w_.now_ns * 1e-9; }
+
+private:
+    scripted_world& w_;
+};
+
+timing_options protocol() {
+    timing_options o;
+    o.warmup_runs = 1;
+    o.warmup_ms = 0;
+    o.min_samples = 10;
+    o.min_time_s = 0;
+    o.max_noise = 0.02;
+    o.max_time_s = 0.05;
+    return o;
+}
+
+}  // namespace
+
+TEST(Disturbance, DisturbedSamplesAreReplacedAndKeptOutOfTheStatistics) {
+    // every third sample loses half its time to a neighbour (it takes 0.2 ms instead of 0.1 ms): those are
+    // replaced, so the median is the clean 0.1 ms, not pulled up
+    scripted_world w;
+    w.lost_fraction = {0.0, 0.0, 0.5};
+    scripted_timer t(w);
+    scripted_clock c(w);
+    const timing_result r = measure([&] { w.now_ns += w.run_ns; }, t, protocol(), {}, &c);
+    EXPECT_FALSE(r.disturbed);
+    EXPECT_GE(r.clean_samples, 10);
+    EXPECT_EQ(r.samples, r.clean_samples);
+    EXPECT_GT(r.disturbed_samples, 0);
+    // a run of 0.1 ms in clean samples: the median and the worst kept sample are 0.1 ms
+    EXPECT_NEAR(r.stats.median, 0.1, 1e-9);
+    EXPECT_NEAR(r.stats.max, 0.1, 1e-9);
+    for (double ms : r.disturbed_sample_ms) EXPECT_NEAR(ms, 0.2, 1e-9);
+    EXPECT_EQ(r.disturbance_source, "scripted");
+    EXPECT_DOUBLE_EQ(r.stolen_fraction, 0.0);  // the kept samples lost nothing
+}
+
+TEST(Disturbance, ALayerThatCannotCollectCleanSamplesIsDisturbed) {
+    // every sample loses 60%: nothing clean. The budget grows by the lost wall time, at most to twice
+    // max_time (0.1 s of sampling), then the measurement stops, disturbed, with the disturbed samples as its time
+    scripted_world w;
+    w.lost_fraction = {0.6};
+    scripted_timer t(w);
+    scripted_clock c(w);
+    const timing_result r = measure([&] { w.now_ns += w.run_ns; }, t, protocol(), {}, &c);
+    EXPECT_TRUE(r.disturbed);
+    EXPECT_EQ(r.stop_reason, "disturbed");
+    EXPECT_EQ(r.clean_samples, 0);
+    EXPECT_GE(r.disturbed_samples, 10);
+    EXPECT_GE(r.sampling_time_s, 2 * 0.05);         // the budget grew to twice max_time
+    EXPECT_LT(r.sampling_time_s, 2 * 0.05 + 0.01);  // and no further (one more sample at most)
+    // its time is that of the disturbed samples: 0.1 ms / (1 - 0.6) = 0.25 ms, flagged
+    EXPECT_NEAR(r.stats.median, 0.25, 1e-9);
+}
+
+TEST(Disturbance, AQuietMachineLosesNothing) {
+    scripted_world w;
+    w.lost_fraction = {0.0};
+    scripted_timer t(w);
+    scripted_clock c(w);
+    const timing_result r = measure([&] { w.now_ns += w.run_ns; }, t, protocol(), {}, &c);
+    EXPECT_FALSE(r.disturbed);
+    EXPECT_EQ(r.disturbed_samples, 0);
+    EXPECT_NE(r.stop_reason, "disturbed");
+}
