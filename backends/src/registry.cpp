@@ -81,12 +81,17 @@ selection select_backend(std::string_view device, int threads) {
             }
         }
 #endif
+        // a machine without an NVIDIA GPU is the normal laptop case: say so plainly, not as a CUDA error
+        std::string why = cuda_reason;
+#if RIDGELINE_HAVE_CUDA
+        if (why.find(cuda::no_gpu_found) != std::string::npos) why = cuda::no_gpu_found;
+#endif
 #if RIDGELINE_HAVE_DNNL
         s.chosen = cpu::make_dnnl_backend(threads);
-        s.notice = "device auto: " + cuda_reason + "; using cpu";
+        s.notice = "device auto: " + why + "; using cpu";
 #else
         s.chosen = cpu::make_reference_backend(threads);
-        s.notice = "device auto: " + cuda_reason + "; no oneDNN in this build; using cpu-ref (the slow reference loops)";
+        s.notice = "device auto: " + why + "; no oneDNN in this build; using cpu-ref (the slow reference loops)";
 #endif
         return s;
     }

@@ -51,6 +51,35 @@ struct device_context {
 /// records another, waits for it and returns cudaEventElapsedTime. Resolution: the documented "around
 /// 0.5 microseconds" of cudaEventElapsedTime (CUDA Runtime API reference); overhead: the median reading of
 /// 101 start/stop pairs around no work, measured at construction.
+/// The GPU's disturbance meter: the host threads' stolen time (they issue the work; a preempted launch thread
+/// leaves the GPU idle inside the timed region) and the SM clock after the samples: a one-thread kernel spins
+/// `probe_cycles` of clock64() and reads the global timer (%globaltimer, ns) before and after, so cycles / ns
+/// is the SM clock with no launch latency in it; against the device's default clock (cudaDevAttrClockRate) it
+/// is the sample's clock_fraction. Throttling (power, thermal, a neighbour) changes over milliseconds, so one
+/// probe stands for the samples of the last millisecond or more (probed at most once per `probe_every_ms` of
+/// sampling), as nvbench's throttle check reads the clock around batches of samples.
+class gpu_disturbance_meter final : public backends::disturbance_meter {
+public:
+    explicit gpu_disturbance_meter(device_context& ctx);
+    void arm() override { host_.arm(); }
+    void before_sample() override { host_.before_sample(); }
+    backends::sample_disturbance after_sample(double wall_ms) override;
+    [[nodiscard]] std::string source() const override;
+
+    /// The SM clock now, in MHz (one probe); 0 when it cannot be read.
+    double probe_clock_mhz();
+    static constexpr long long probe_cycles = 100'000;  // ~50-100 us at 1-2 GHz: 1 us global-timer steps are <2%
+    static constexpr double probe_every_ms = 1.0;
+
+private:
+    device_context& ctx_;
+    backends::cpu_disturbance_meter host_;
+    device_buffer out_;
+    double default_mhz_ = 0;
+    double since_probe_ms_ = 1e9;  // probe at the first sample
+    double last_fraction_ = 1.0;
+};
+
 class event_timer final : public backends::device_timer {
 public:
     explicit event_timer(device_context& ctx);
@@ -59,12 +88,14 @@ public:
     [[nodiscard]] double resolution_ns() const override { return resolution_ns_; }
     [[nodiscard]] double overhead_ns() const override { return overhead_ns_; }
     [[nodiscard]] std::string name() const override { return "cuda_event"; }
+    backends::disturbance_meter* disturbance() override { return &meter_; }
 
 private:
     device_context& ctx_;
     event start_, stop_;
     double resolution_ns_ = 500;
     double overhead_ns_ = 0;
+    gpu_disturbance_meter meter_;
 };
 
 /// Milliseconds per call of `work` (enqueued on the context's stream) over `reps` back-to-back calls after

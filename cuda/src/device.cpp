@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 
 #include "context.hpp"
 #include "ridgeline/cuda/cuda_backend.hpp"
@@ -22,14 +23,19 @@ device_probe probe_devices() {
     device_probe p;
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);
+    // Without an NVIDIA kernel driver (a laptop, a VM) the runtime says "CUDA driver version is insufficient for
+    // CUDA runtime version", which tells the user to update a driver that does not exist: say what is true.
+    const bool driver_loaded = std::ifstream("/proc/driver/nvidia/version").good();
     if (e != cudaSuccess) {
         const char* text = cudaGetErrorString(e);
-        p.error = text ? text : "cudaGetDeviceCount failed";
+        p.error = !driver_loaded && (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice)
+                      ? std::string(no_gpu_found) + " (no NVIDIA driver is loaded)"
+                      : std::string(text ? text : "cudaGetDeviceCount failed");
         (void)cudaGetLastError();
         return p;
     }
     if (n <= 0) {
-        p.error = "no CUDA-capable device is detected";
+        p.error = std::string(no_gpu_found) + " (the NVIDIA driver reports no CUDA-capable device)";
         return p;
     }
     p.count = n;
@@ -101,7 +107,40 @@ void device_context::activate() const { RIDGELINE_CUDA_CHECK(cudaSetDevice(ordin
 
 // ------------------------------------------------------------------------------------------ timer
 
-event_timer::event_timer(device_context& ctx) : ctx_(ctx), start_(make_event()), stop_(make_event()) {
+gpu_disturbance_meter::gpu_disturbance_meter(device_context& ctx) : ctx_(ctx), out_(2 * sizeof(long long)) {
+    int khz = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, ctx_.ordinal) == cudaSuccess && khz > 0)
+        default_mhz_ = khz / 1000.0;
+    else
+        (void)cudaGetLastError();
+}
+
+double gpu_disturbance_meter::probe_clock_mhz() {
+    RIDGELINE_CUDA_CHECK(kernels::clock_probe(ctx_.s(), probe_cycles, static_cast<long long*>(out_.get())));
+    long long host[2] = {0, 0};
+    RIDGELINE_CUDA_CHECK(cudaMemcpyAsync(host, out_.get(), sizeof host, cudaMemcpyDeviceToHost, ctx_.s()));
+    RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx_.s()));
+    return host[1] > 0 ? static_cast<double>(host[0]) / static_cast<double>(host[1]) * 1e3 : 0.0;  // cycles/ns -> MHz
+}
+
+backends::sample_disturbance gpu_disturbance_meter::after_sample(double wall_ms) {
+    backends::sample_disturbance d = host_.after_sample(wall_ms);
+    since_probe_ms_ += wall_ms;
+    if (default_mhz_ > 0 && since_probe_ms_ >= probe_every_ms) {
+        const double mhz = probe_clock_mhz();
+        if (mhz > 0) last_fraction_ = std::min(1.0, mhz / default_mhz_);
+        since_probe_ms_ = 0;
+    }
+    d.clock_fraction = last_fraction_;
+    return d;
+}
+
+std::string gpu_disturbance_meter::source() const {
+    return host_.source() + (default_mhz_ > 0 ? "+sm_clock" : "+sm_clock unavailable (no default clock)");
+}
+
+event_timer::event_timer(device_context& ctx)
+    : ctx_(ctx), start_(make_event()), stop_(make_event()), meter_(ctx) {
     std::vector<double> pairs;
     for (int i = 0; i < 101; ++i) {
         start();

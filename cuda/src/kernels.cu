@@ -323,6 +323,22 @@ __global__ void fill_random_kernel(T* __restrict__ y, i64 n, std::uint32_t seed)
 
 __global__ void empty_kernel() {}
 
+__device__ long long global_ns() {
+    long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__global__ void clock_probe_kernel(long long cycles, long long* out) {
+    const long long t0 = global_ns();
+    const long long start = clock64();
+    long long now = start;
+    while (now - start < cycles) now = clock64();
+    const long long t1 = global_ns();
+    out[0] = now - start;
+    out[1] = t1 - t0;
+}
+
 }  // namespace
 
 cudaError_t unary(elem t, unary_op op, float alpha, const void* x, void* y, i64 n, cudaStream_t stream) {
@@ -461,6 +477,11 @@ cudaError_t fill_random(elem t, void* y, i64 n, std::uint32_t seed, cudaStream_t
 
 cudaError_t empty(cudaStream_t stream) {
     empty_kernel<<<1, 1, 0, stream>>>();
+    return cudaGetLastError();
+}
+
+cudaError_t clock_probe(cudaStream_t stream, long long cycles, long long* cycles_out) {
+    clock_probe_kernel<<<1, 1, 0, stream>>>(cycles, cycles_out);
     return cudaGetLastError();
 }
 

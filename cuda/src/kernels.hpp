@@ -82,5 +82,9 @@ cudaError_t fill_random(elem t, void* y, std::int64_t n, std::uint32_t seed, cud
 
 /// A kernel that does nothing, one block of one thread: the launch-overhead ceiling.
 cudaError_t empty(cudaStream_t stream);
+/// One thread that spins until its SM's clock64() has advanced `cycles`, then writes the cycles it counted and
+/// the nanoseconds the global timer (%globaltimer) advanced meanwhile to out[0] and out[1]: their ratio is the
+/// SM clock at that moment, with no launch latency in it (the disturbance meter's throttle probe).
+cudaError_t clock_probe(cudaStream_t stream, long long cycles, long long* out);
 
 }  // namespace ridgeline::cuda::kernels

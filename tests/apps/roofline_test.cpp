@@ -47,19 +47,10 @@ std::string run_capture(const std::string& cmd) {
 json profile_one(const std::string& layer, const std::string& input) {
     (void)work_dir();
     // one thread: other processes on a shared machine disturb a single thread far less than a team of two
-    std::vector<std::string> args{"profile", "--layer", layer, "--input", input, "--device", "cpu", "--threads", "1",
-                                  "--quiet", "--format", "json", "--no-end-to-end"};
-    json j;
-    // "mistrusted" is the tool doing its job when the cached ceilings were measured while the machine was
-    // busy (the layer then beats a roof that was measured too low): measure the ceilings again, at most twice
-    for (int attempt = 0; attempt < 3; ++attempt) {
-        auto r = run_ridgeline(args);
-        EXPECT_EQ(r.exit_code, 0) << r.err;
-        j = json::parse(r.out);
-        if (j["layers"][0]["bound"] != "mistrusted") break;
-        if (attempt == 0) args.push_back("--recalibrate");
-    }
-    return j;
+    auto r = run_ridgeline({"profile", "--layer", layer, "--input", input, "--device", "cpu", "--threads", "1", "--quiet",
+                            "--format", "json", "--no-end-to-end"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
 }
 
 const char* chromium_flags =
@@ -95,22 +86,36 @@ TEST(Roofline, CeilingsAreCachedAndReported) {
     ASSERT_EQ(second.exit_code, 0) << second.err;
     json a = json::parse(first.out);
     const json b = json::parse(second.out);
-    EXPECT_EQ(b["source"], "cache");
-    EXPECT_EQ(a["measured_at"], b["measured_at"]);
-    EXPECT_EQ(a["peak_gflops"], b["peak_gflops"]);
-    // the GEMM roof is what a real kernel attains: never above the FMA issue peak (the tool measures the FMA
-    // kernel again, then raises it to the roof, when a busy machine made it lose)
-    EXPECT_LE(a["peak_gflops"]["fp32"].get<double>(), a["fma_peak_gflops"]["fp32"].get<double>());
-    // ...and on its own the FMA kernel beats the GEMM: `method` has "fma_peak_gflops.fp32" only when it was
-    // raised after losing twice in one run. Once more with --recalibrate, in case both met a busy moment; a
-    // kernel that loses four times is broken (g++ -O2 once kept its accumulators on the stack: half the peak)
-    if (a["method"].contains("fma_peak_gflops.fp32")) {
+    // from the cache, unless its spot check found the machine doing more than 10% above a cached ceiling: then
+    // measured again and merged (the higher of each), never lower
+    if (b["source"] == "cache") {
+        EXPECT_EQ(a["measured_at"], b["measured_at"]);
+        EXPECT_EQ(a["peak_gflops"], b["peak_gflops"]);
+    } else {
+        EXPECT_TRUE(b["method"].contains("merged")) << b.dump();
+        EXPECT_GE(b["peak_gflops"]["fp32"].get<double>(), a["peak_gflops"]["fp32"].get<double>());
+    }
+    // the compute roof is the highest measured compute ceiling: the FMA kernel's issue peak, which a library GEMM
+    // does not reach. If the GEMM beat it, the FMA kernel (measured twice in that run) met a busy moment the
+    // accounting did not see: once more with --recalibrate; a kernel that loses four times is broken (g++ -O2
+    // once kept its accumulators on the stack: half the peak)
+    auto fma_wins = [](const json& c) { return c["gemm_gflops"]["fp32"].get<double>() <= c["fma_peak_gflops"]["fp32"].get<double>(); };
+    if (!fma_wins(a)) {
         auto again = run_ridgeline({"ceilings", "--device", "cpu", "--threads", "1", "--format", "json", "--quiet",
                                     "--recalibrate"});
         ASSERT_EQ(again.exit_code, 0) << again.err;
         a = json::parse(again.out);
     }
-    EXPECT_FALSE(a["method"].contains("fma_peak_gflops.fp32")) << a["method"].dump();
+    EXPECT_TRUE(fma_wins(a)) << a.dump();
+    EXPECT_DOUBLE_EQ(a["peak_gflops"]["fp32"].get<double>(), a["fma_peak_gflops"]["fp32"].get<double>());
+    EXPECT_NE(a["method"]["peak_gflops.fp32"].get<std::string>().find("FMA kernel"), std::string::npos);
+    EXPECT_EQ(a["schema"], "ridgeline.ceilings/2");
+    // what it was measured under, and the spread behind the tolerances (2% plus the spread, at most 10%)
+    EXPECT_EQ(a["measured_under"]["quick"], false);
+    EXPECT_EQ(a["measured_under"]["disturbed"], false);
+    EXPECT_GE(a["tolerance"]["compute"]["fp32"].get<double>(), 0.02);
+    EXPECT_LE(a["tolerance"]["compute"]["fp32"].get<double>(), 0.10);
+    EXPECT_TRUE(a["spread"].contains("fma_peak.fp32"));
     EXPECT_GT(a["fma_peak_by_isa_gflops"].size(), 0u);
     // ridge = compute roof / bandwidth
     EXPECT_NEAR(a["ridge_point"]["fp32"].get<double>(),
@@ -118,6 +123,48 @@ TEST(Roofline, CeilingsAreCachedAndReported) {
     auto table = run_ridgeline({"ceilings", "--device", "cpu", "--threads", "1"});
     EXPECT_NE(table.out.find("compute roof fp32"), std::string::npos);
     EXPECT_NE(table.out.find("working-set sweep"), std::string::npos);
+}
+
+TEST(Roofline, PaddedConvsAreNeverMistrusted) {
+    // The kernel skips the padding taps that `macs` counts (4.7% of them at 28x28, 9% at 14x14); judged on the
+    // executed MACs against the FMA peak, a correct, fast kernel must never be called impossible. Three runs each.
+    for (const char* input : {"1x64x28x28", "1x64x14x14"})
+        for (int run = 0; run < 3; ++run) {
+            const json j = profile_one("conv2d:in_channels=64,out_channels=64,kernel_size=3,padding=1,bias=false", input);
+            const json& l = j["layers"][0];
+            EXPECT_NE(l["bound"], "mistrusted") << input << " run " << run << ": " << l["bound_reason"];
+            // executed MACs: per dimension 28*3-2 = 82 of 84 (14*3-2 = 40 of 42) pairs; 64*64*82^2, 64*64*40^2
+            EXPECT_EQ(l["executed_macs"].get<std::int64_t>(), std::string(input) == "1x64x28x28" ? 27541504 : 6553600);
+            // within the roof's tolerance a layer reads as at the roof: %roof never above 100%
+            if (l["roof_fraction"].is_number()) {
+                EXPECT_LE(l["roof_fraction"].get<double>(), 1.0);
+            }
+        }
+}
+
+TEST(Roofline, AQuietResnet50HasNoLayerAboveItsRoof) {
+    (void)work_dir();
+    // --quick: the cached full ceilings of one thread answer a quick request too
+    auto r = run_ridgeline({"profile", "--model", "resnet50", "--device", "cpu", "--threads", "1", "--quick", "--quiet",
+                            "--format", "json", "--no-end-to-end"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    std::size_t judged = 0;
+    for (const auto& l : j["layers"]) {
+        if (!l["bound"].is_string()) continue;
+        ++judged;
+        EXPECT_NE(l["bound"], "mistrusted") << l["name"] << ": " << l["bound_reason"];
+        if (l["roof_fraction"].is_number()) {
+            EXPECT_LE(l["roof_fraction"].get<double>(), 1.0) << l["name"];
+        }
+        // above the roof at all, only within that roof's tolerance
+        if (l["roof_fraction_measured"].is_number() && l["roof_fraction_measured"].get<double>() > 1.0) {
+            const double tol = l["bound"] == "compute" ? l["roofs"]["compute_tolerance"].get<double>()
+                                                       : l["roofs"]["bandwidth_tolerance"].get<double>();
+            EXPECT_LE(l["roof_fraction_measured"].get<double>(), 1.0 + tol) << l["name"];
+        }
+    }
+    EXPECT_EQ(judged, 174u);  // resnet50: 175 layers, one of them a view (flatten), which has no bound
 }
 
 TEST(Roofline, HtmlChartRendersInChromium) {

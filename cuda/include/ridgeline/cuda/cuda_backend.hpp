@@ -23,8 +23,13 @@ namespace ridgeline::cuda {
 /// kept for device_count_error(). The answer is computed once per process.
 int device_count() noexcept;
 
-/// Why device_count() is 0, in the driver's words ("CUDA driver version is insufficient for CUDA
-/// runtime version", "no CUDA-capable device is detected"); empty when there are devices.
+/// The start of device_count_error() when the machine has no NVIDIA GPU at all (no NVIDIA kernel driver is
+/// loaded, or the driver lists no device), as opposed to a GPU the runtime cannot use.
+inline constexpr const char* no_gpu_found = "no NVIDIA GPU found";
+
+/// Why device_count() is 0: "no NVIDIA GPU found (no NVIDIA driver is loaded)" on a machine without one
+/// (where the runtime itself would say "CUDA driver version is insufficient for CUDA runtime version"), else
+/// the driver's words (a driver older than the runtime); empty when there are devices.
 std::string device_count_error();
 
 /// The backend on device `ordinal` (0-based). Throws backends::backend_error when the device does not
