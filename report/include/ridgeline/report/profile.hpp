@@ -40,8 +40,11 @@ layer_rates shown_rates(const backends::layer_profile& p);
 /// sum of the layer medians by more than `sum_mismatch_factor` (with the layers that stand out).
 std::vector<std::string> profile_warnings(const backends::profile_result& r);
 
-/// The end-to-end time and the sum of layer medians disagree when one is more than 1.5x the other.
-inline constexpr double sum_mismatch_factor = 1.5;
+/// The end-to-end time and the sum of layer medians disagree when one is more than twice the other: on a
+/// quiet machine they stay within 1.5x of each other (resnet18 1.3x, resnet50 1.5x on 2 CPU threads: layout
+/// conversions in the pass, caches warmed by the previous layer), and the 8 ms layers of a busy machine made
+/// the sum 6.7x the pass.
+inline constexpr double sum_mismatch_factor = 2.0;
 
 /// `skipped_nodes`: nodes of an imported model left out, listed in a footer line.
 std::string profile_table(const backends::profile_result& r, const std::vector<skipped_node>& skipped_nodes = {});
