@@ -227,12 +227,23 @@ struct sweep_command {
             c.connect = true;
             c.label_top = static_cast<int>(pts.size());
             if (ceil)
-                if (auto g = ceil->compute_roof_gflops(dt)) c.roofs.push_back({dtype, *g, ceil->bandwidth_gbs, 0});
+                if (auto g = ceil->compute_roof_gflops(dt)) {
+                    report::chart_roof roof{dtype, *g, ceil->bandwidth_gbs, 0, 0.0, {}};
+                    if (ceil->gemm_gflops.count(dtype) && ceil->gemm_gflops.at(dtype) < *g) roof.gemm_gflops = ceil->gemm_gflops.at(dtype);
+                    std::vector<double> judged;
+                    for (const auto& p : pts)
+                        if (p.roofline) judged.push_back(backends::roofs_for(core::layer_analysis{{}, {}, {}, p.cost}, dt, *ceil,
+                                                                             o.timing.cache).bandwidth_gbs);
+                    roof.cache_gbs = report::cache_levels(judged, roof.bandwidth_gbs);
+                    c.roofs.push_back(roof);
+                }
             for (const auto& p : pts)
-                if (p.state == "measured" && p.cost.bytes > 0 && p.cost.flops > 0)
-                    c.points.push_back({"batch " + std::to_string(p.batch), *p.cost.arithmetic_intensity(),
-                                        static_cast<double>(p.cost.flops) / (p.time.stats.median * 1e6), p.time.stats.median,
-                                        p.roofline ? p.roofline->bound : "unknown", 0});
+                if (p.state == "measured" && p.cost.bytes > 0 && p.cost.executed_flops() > 0 && !p.time.disturbed &&
+                    !(p.roofline && p.roofline->bound == "mistrusted"))
+                    c.points.push_back({"batch " + std::to_string(p.batch),
+                                        static_cast<double>(p.cost.executed_flops()) / static_cast<double>(p.cost.bytes),
+                                        static_cast<double>(p.cost.executed_flops()) / (p.time.stats.median * 1e6),
+                                        p.time.stats.median, p.roofline ? p.roofline->bound : "unknown", 0});
             const std::string svg = report::render_svg(c);
             if (!svg_path.empty()) report::write_file_atomic(svg_path, svg);
             if (!html_path.empty())

@@ -85,7 +85,7 @@ verification_result compare_outputs(const std::vector<host_tensor>& got, const s
 
 double layer_profile::achieved_gflops() const {
     if (!has_time() || !(time->stats.median > 0)) return std::numeric_limits<double>::quiet_NaN();
-    return static_cast<double>(analysis.cost.flops) / (time->stats.median * 1e-3) / 1e9;
+    return static_cast<double>(analysis.cost.executed_flops()) / (time->stats.median * 1e-3) / 1e9;
 }
 
 double layer_profile::achieved_gbs() const {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <sstream>
 
 #include "ridgeline/report/format.hpp"
@@ -23,19 +25,37 @@ std::string xml_escape(const std::string& s) {
     return out;
 }
 
+std::vector<double> cache_levels(std::vector<double> judged, double dram_gbs) {
+    std::sort(judged.begin(), judged.end(), std::greater<>());
+    std::vector<double> levels;
+    for (double g : judged) {
+        if (!(g > dram_gbs * 1.01)) continue;
+        if (levels.empty() || g < levels.back() / 1.15) levels.push_back(g);
+    }
+    return levels;
+}
+
 void add_profile(chart& c, const backends::profile_result& r, const std::string& series_name) {
     const int s = static_cast<int>(c.series.size());
     c.series.push_back(series_name);
-    if (r.ceilings) {
-        for (const auto& [dt, g] : r.ceilings->peak_gflops)
-            c.roofs.push_back({dt, g, r.ceilings->bandwidth_gbs, s});
+    const std::string dt(core::to_string(r.analysis.data_type));
+    if (r.ceilings && r.ceilings->peak_gflops.count(dt)) {
+        chart_roof roof{dt, r.ceilings->peak_gflops.at(dt), r.ceilings->bandwidth_gbs, s, 0.0, {}};
+        if (r.ceilings->gemm_gflops.count(dt) && r.ceilings->gemm_gflops.at(dt) < roof.peak_gflops)
+            roof.gemm_gflops = r.ceilings->gemm_gflops.at(dt);
+        std::vector<double> judged;
+        for (const auto& p : r.layers)
+            if (p.roofline && p.roofs_used.bandwidth_gbs > 0) judged.push_back(p.roofs_used.bandwidth_gbs);
+        roof.cache_gbs = cache_levels(judged, roof.bandwidth_gbs);
+        c.roofs.push_back(roof);
     }
     for (const auto& p : r.layers) {
         if (!p.has_time()) continue;
         const auto& cost = p.analysis.cost;
-        if (cost.flops <= 0 || cost.bytes <= 0) continue;  // no point on a FLOP/s chart
+        if (cost.executed_flops() <= 0 || cost.bytes <= 0) continue;  // no point on a FLOP/s chart
         if (shown_rates(p).hidden) continue;  // mistrusted or disturbed: no rate to plot
-        c.points.push_back({p.analysis.layer.name, static_cast<double>(cost.flops) / static_cast<double>(cost.bytes),
+        c.points.push_back({p.analysis.layer.name,
+                            static_cast<double>(cost.executed_flops()) / static_cast<double>(cost.bytes),
                             p.achieved_gflops(), p.time->stats.median, p.roofline ? p.roofline->bound : "unknown", s});
     }
 }
@@ -62,9 +82,55 @@ std::string f(double v) { return fixed(v, 1); }
 
 }  // namespace
 
+namespace {
+
+/// Places text labels so that none overlaps another or a placed mark: a label's box is estimated from its
+/// length (0.6 em per character, the average advance of a sans-serif font; Roofline.ChartLabelsDoNotOverlap
+/// measures the real boxes in Chromium).
+class label_placer {
+public:
+    struct box {
+        double x0, y0, x1, y1;
+        [[nodiscard]] bool overlaps(const box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+    };
+    label_placer(double xmin, double ymin, double xmax, double ymax) : area_{xmin, ymin, xmax, ymax} {}
+    void block(const box& b) { taken_.push_back(b); }
+    static box text_box(double x, double y, const std::string& text, double font, const std::string& anchor) {
+        const double w = 0.6 * font * static_cast<double>(text.size());
+        const double x0 = anchor == "end" ? x - w : anchor == "middle" ? x - w / 2 : x;
+        return {x0 - 1, y - font, x0 + w + 1, y + 0.3 * font};
+    }
+    /// The first candidate (x, y) where the text fits inside the area without overlap; taken and returned.
+    std::optional<std::pair<double, double>> place(const std::string& text, double font, const std::string& anchor,
+                                                   const std::vector<std::pair<double, double>>& candidates) {
+        for (const auto& [x, y] : candidates) {
+            const box b = text_box(x, y, text, font, anchor);
+            if (b.x0 < area_.x0 || b.x1 > area_.x1 || b.y0 < area_.y0 || b.y1 > area_.y1) continue;
+            bool free = true;
+            for (const auto& t : taken_) free = free && !b.overlaps(t);
+            if (!free) continue;
+            taken_.push_back(b);
+            return std::pair{x, y};
+        }
+        return std::nullopt;
+    }
+
+private:
+    box area_;
+    std::vector<box> taken_;
+};
+
+}  // namespace
+
 std::string render_svg(const chart& c) {
-    const double W = 860, H = 540, left = 78, right = 170, top = 40, bottom = 58;
-    const double pw = W - left - right, ph = H - top - bottom;
+    // the legend's width follows its longest line, so that no run's name is clipped at the right edge
+    std::size_t legend_chars = 12;
+    for (std::size_t s = 0; s < c.series.size() && c.series.size() > 1; ++s)
+        legend_chars = std::max(legend_chars, c.series[s].size() + 10);
+    const double legend_w = std::max(150.0, 0.6 * 12 * static_cast<double>(legend_chars) + 20);
+    const double plot_w = 612, left = 78, right = legend_w + 20, top = 40, bottom = 58, H = 540;
+    const double W = left + plot_w + right;
+    const double pw = plot_w, ph = H - top - bottom;
     // ranges in decades
     double xmin = 1e300, xmax = 0, ymin = 1e300, ymax = 0;
     for (const auto& p : c.points) {
@@ -95,6 +161,7 @@ std::string render_svg(const chart& c) {
     const double y0 = std::floor(std::log10(std::max(ymin, ymax * 1e-6))), y1 = std::ceil(std::log10(ymax * 1.5) + 1e-9);
     auto X = [&](double v) { return left + (std::log10(v) - x0) / std::max(1e-9, x1 - x0) * pw; };
     auto Y = [&](double v) { return top + ph - (std::log10(v) - y0) / std::max(1e-9, y1 - y0) * ph; };
+    label_placer labels(left + 2, top + 2, left + pw - 2, top + ph - 2);
 
     std::ostringstream o;
     o << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"roofline\" width=\"" << W << "\" height=\"" << H
@@ -117,31 +184,82 @@ std::string render_svg(const chart& c) {
     o << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
       << "\" fill=\"none\" stroke=\"#333\"/>\n";
     o << "<text x=\"" << left + pw / 2 << "\" y=\"" << H - 14
-      << "\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte)</text>\n";
-    o << "<text transform=\"translate(18," << top + ph / 2 << ") rotate(-90)\" text-anchor=\"middle\">performance (GFLOP/s)</text>\n";
-    // roofs
+      << "\" text-anchor=\"middle\">arithmetic intensity (executed FLOP/byte)</text>\n";
+    o << "<text transform=\"translate(18," << top + ph / 2 << ") rotate(-90)\" text-anchor=\"middle\">performance (executed GFLOP/s)</text>\n";
+
+    // points first in the placer's eyes: no label may cover one
+    for (const auto& p : c.points)
+        if (p.intensity > 0 && p.gflops > 0) {
+            const double x = X(p.intensity), y = Y(p.gflops);
+            labels.block({x - 5, y - 5, x + 5, y + 5});
+        }
+
+    // roofs: a series' lines share its dash pattern; its labels carry its name when there are several
     const char* dashes[] = {"", "6,4", "2,3", "10,3,2,3"};
+    const double xa = std::pow(10, x0), xb = std::pow(10, x1);
+    auto diagonal = [&](const chart_roof& r, double gbs, const std::string& cls, double width, const std::string& color) {
+        const double ridge = r.peak_gflops / gbs;
+        const double ya = std::max(gbs * xa, std::pow(10, y0));
+        const double xs = ya / gbs;
+        o << "<polyline class=\"" << cls << "\" data-series=\"" << r.series << "\" data-gbs=\"" << fixed(gbs, 1)
+          << "\" fill=\"none\" stroke=\"" << color << "\" stroke-width=\"" << width << "\" stroke-dasharray=\""
+          << dashes[r.series % 4] << "\" points=\"" << f(X(xs)) << "," << f(Y(ya)) << " " << f(X(std::min(ridge, xb)))
+          << "," << f(Y(std::min(r.peak_gflops, gbs * xb))) << "\"/>\n";
+        return std::pair{xs, ridge};
+    };
     for (const auto& r : c.roofs) {
         if (!(r.peak_gflops > 0) || !(r.bandwidth_gbs > 0)) continue;
+        const std::string who = c.series.size() > 1 ? c.series[static_cast<std::size_t>(r.series)] + ": " : "";
         const double ridge = r.peak_gflops / r.bandwidth_gbs;
-        const double xa = std::pow(10, x0), xb = std::pow(10, x1);
-        const double ya = std::max(r.bandwidth_gbs * xa, std::pow(10, y0));
-        const double xs = ya / r.bandwidth_gbs;
+        // compute roof, from the highest bandwidth line's ridge to the right edge
+        const double top_gbs = r.cache_gbs.empty() ? r.bandwidth_gbs : std::max(r.bandwidth_gbs, r.cache_gbs.front());
+        const double first_ridge = r.peak_gflops / top_gbs;
         o << "<polyline class=\"roof\" data-series=\"" << r.series << "\" fill=\"none\" stroke=\"#222\" stroke-width=\"1.6\""
-          << " stroke-dasharray=\"" << dashes[r.series % 4] << "\" points=\"" << f(X(xs)) << "," << f(Y(ya)) << " "
-          << f(X(ridge)) << "," << f(Y(r.peak_gflops)) << " " << f(X(xb)) << "," << f(Y(r.peak_gflops)) << "\"/>\n";
+          << " stroke-dasharray=\"" << dashes[r.series % 4] << "\" points=\"" << f(X(std::max(first_ridge, xa))) << ","
+          << f(Y(r.peak_gflops)) << " " << f(X(xb)) << "," << f(Y(r.peak_gflops)) << "\"/>\n";
+        // DRAM and the cache levels that judged layers
+        diagonal(r, r.bandwidth_gbs, "roof", 1.6, "#222");
+        for (double g : r.cache_gbs) diagonal(r, g, "roof cache-roof", 1.0, "#777");
         o << "<circle class=\"ridge\" cx=\"" << f(X(ridge)) << "\" cy=\"" << f(Y(r.peak_gflops))
           << "\" r=\"3\" fill=\"#222\"><title>ridge point " << xml_escape(r.label) << ": " << fixed(ridge, 2)
           << " FLOP/B</title></circle>\n";
-        const std::string who = c.series.size() > 1 ? c.series[static_cast<std::size_t>(r.series)] + " " : "";
-        o << "<text x=\"" << f(X(xb) - 4) << "\" y=\"" << f(Y(r.peak_gflops) - 5) << "\" text-anchor=\"end\" font-size=\"11\">"
-          << xml_escape(who + r.label) << " " << fixed(r.peak_gflops, 0) << " GFLOP/s</text>\n";
-        const double xl = std::max(xs * 1.5, std::pow(10, x0 + 0.3));
-        if (xl < ridge)
-            o << "<text x=\"" << f(X(xl)) << "\" y=\"" << f(Y(r.bandwidth_gbs * xl) - 6) << "\" font-size=\"11\">"
-              << xml_escape(who) << fixed(r.bandwidth_gbs, 1) << " GB/s</text>\n";
+        // the library GEMM: a lower ceiling, dashed grey, never the roof
+        if (r.gemm_gflops > 0) {
+            o << "<line class=\"gemm-ceiling\" data-series=\"" << r.series << "\" x1=\"" << f(X(std::max(r.gemm_gflops / top_gbs, xa)))
+              << "\" y1=\"" << f(Y(r.gemm_gflops)) << "\" x2=\"" << f(X(xb)) << "\" y2=\"" << f(Y(r.gemm_gflops))
+              << "\" stroke=\"#999\" stroke-width=\"1\" stroke-dasharray=\"3,3\"/>\n";
+        }
+        // labels: the compute roof above its line at the right, the GEMM below its own, bandwidths on their lines
+        auto put = [&](const std::string& text, const std::string& cls, std::vector<std::pair<double, double>> at,
+                       const std::string& anchor) {
+            if (auto xy = labels.place(text, 11, anchor, at))
+                o << "<text class=\"" << cls << "\" x=\"" << f(xy->first) << "\" y=\"" << f(xy->second) << "\" text-anchor=\""
+                  << anchor << "\" font-size=\"11\">" << xml_escape(text) << "</text>\n";
+        };
+        const double yr = Y(r.peak_gflops);
+        put(who + r.label + " " + fixed(r.peak_gflops, 0) + " GFLOP/s", "roof-label",
+            {{X(xb) - 4, yr - 5}, {X(xb) - 4, yr + 14}, {X(xb) - 4, yr - 19}, {X(xb) - 4, yr + 28}, {X(xb) - 160, yr - 5},
+             {X(xb) - 160, yr + 14}},
+            "end");
+        if (r.gemm_gflops > 0) {
+            const double yg = Y(r.gemm_gflops);
+            put(who + "GEMM " + fixed(r.gemm_gflops, 0) + " GFLOP/s (lower ceiling)", "roof-label",
+                {{X(xb) - 4, yg + 14}, {X(xb) - 4, yg + 28}, {X(xb) - 4, yg - 5}, {X(xb) - 200, yg + 14}}, "end");
+        }
+        std::vector<double> all{r.bandwidth_gbs};
+        all.insert(all.end(), r.cache_gbs.begin(), r.cache_gbs.end());
+        for (double g : all) {
+            const double gr = r.peak_gflops / g;
+            std::vector<std::pair<double, double>> at;
+            // along the line, left of its ridge, above it (the line rises to the right)
+            for (double t : {0.25, 0.4, 0.55, 0.1, 0.7}) {
+                const double xl = std::pow(10, x0 + t * (std::log10(std::min(gr, xb)) - x0));
+                if (g * xl > std::pow(10, y0)) at.push_back({X(xl) + 2, Y(g * xl) - 6});
+            }
+            put(who + fixed(g, g < 100 ? 1 : 0) + " GB/s" + (g == r.bandwidth_gbs ? " DRAM" : ""), "roof-label", at, "start");
+        }
     }
-    // points: largest by time labelled
+    // points: largest by time labelled, where a label fits
     std::vector<std::size_t> order(c.points.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return c.points[a].time_ms > c.points[b].time_ms; });
@@ -156,6 +274,18 @@ std::string render_svg(const chart& c) {
             if (!pts.empty())
                 o << "<polyline class=\"path\" fill=\"none\" stroke=\"#888\" stroke-width=\"1\" points=\"" << pts << "\"/>\n";
         }
+    }
+    std::ostringstream point_labels;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        const std::size_t i = order[k];
+        const auto& p = c.points[i];
+        if (!labelled[i] || !(p.intensity > 0) || !(p.gflops > 0)) continue;
+        const double x = X(p.intensity), y = Y(p.gflops);
+        if (auto xy = labels.place(p.label, 10, "start",
+                                   {{x + 7, y - 6}, {x + 7, y + 12}, {x + 7, y + 3}, {x - 7 - 6.0 * static_cast<double>(p.label.size()), y - 6},
+                                    {x - 7 - 6.0 * static_cast<double>(p.label.size()), y + 12}, {x + 7, y - 16}, {x + 7, y + 22}}))
+            point_labels << "<text class=\"label\" x=\"" << f(xy->first) << "\" y=\"" << f(xy->second) << "\" font-size=\"10\">"
+                         << xml_escape(p.label) << "</text>\n";
     }
     for (std::size_t i = 0; i < c.points.size(); ++i) {
         const auto& p = c.points[i];
@@ -177,26 +307,39 @@ std::string render_svg(const chart& c) {
         }
         o << "<title>" << xml_escape(tip.str()) << "</title></" << (p.series % 3 == 0 ? "circle" : p.series % 3 == 1 ? "rect" : "polygon")
           << ">\n";
-        if (labelled[i])
-            o << "<text class=\"label\" x=\"" << f(x + 7) << "\" y=\"" << f(y - 6) << "\" font-size=\"10\">" << xml_escape(p.label)
-              << "</text>\n";
     }
-    // legend
+    o << point_labels.str();
+    // legend, right of the plot
     double ly = top + 6;
     const double lx = left + pw + 14;
-    o << "<text x=\"" << lx << "\" y=\"" << ly + 4 << "\" font-weight=\"bold\">bound</text>\n";
+    o << "<text class=\"legend\" x=\"" << lx << "\" y=\"" << ly + 4 << "\" font-weight=\"bold\">bound</text>\n";
     for (const char* b : {"compute", "memory", "overhead", "ambiguous"}) {
         ly += 18;
-        o << "<circle cx=\"" << lx + 5 << "\" cy=\"" << ly << "\" r=\"4.5\" fill=\"" << bound_color(b) << "\"/><text x=\""
+        o << "<circle cx=\"" << lx + 5 << "\" cy=\"" << ly << "\" r=\"4.5\" fill=\"" << bound_color(b) << "\"/><text class=\"legend\" x=\""
           << lx + 15 << "\" y=\"" << ly + 4 << "\">" << b << "</text>\n";
     }
+    ly += 26;
+    o << "<text class=\"legend\" x=\"" << lx << "\" y=\"" << ly << "\" font-weight=\"bold\">roofs</text>\n";
+    ly += 18;
+    o << "<line x1=\"" << lx << "\" y1=\"" << ly - 4 << "\" x2=\"" << lx + 22 << "\" y2=\"" << ly - 4
+      << "\" stroke=\"#222\" stroke-width=\"1.6\"/><text class=\"legend\" x=\"" << lx + 28 << "\" y=\"" << ly
+      << "\">compute, DRAM</text>\n";
+    ly += 18;
+    o << "<line x1=\"" << lx << "\" y1=\"" << ly - 4 << "\" x2=\"" << lx + 22 << "\" y2=\"" << ly - 4
+      << "\" stroke=\"#777\" stroke-width=\"1\"/><text class=\"legend\" x=\"" << lx + 28 << "\" y=\"" << ly
+      << "\">a cache level</text>\n";
+    ly += 18;
+    o << "<line x1=\"" << lx << "\" y1=\"" << ly - 4 << "\" x2=\"" << lx + 22 << "\" y2=\"" << ly - 4
+      << "\" stroke=\"#999\" stroke-dasharray=\"3,3\"/><text class=\"legend\" x=\"" << lx + 28 << "\" y=\"" << ly
+      << "\">GEMM (lower)</text>\n";
     if (c.series.size() > 1) {
         ly += 28;
-        o << "<text x=\"" << lx << "\" y=\"" << ly << "\" font-weight=\"bold\">runs</text>\n";
+        o << "<text class=\"legend\" x=\"" << lx << "\" y=\"" << ly << "\" font-weight=\"bold\">runs</text>\n";
         const char* shapes[] = {"circle", "square", "triangle"};
         for (std::size_t s = 0; s < c.series.size(); ++s) {
             ly += 18;
-            o << "<text x=\"" << lx << "\" y=\"" << ly << "\">" << shapes[s % 3] << ": " << xml_escape(c.series[s]) << "</text>\n";
+            o << "<text class=\"legend\" x=\"" << lx << "\" y=\"" << ly << "\">" << shapes[s % 3] << ": " << xml_escape(c.series[s])
+              << "</text>\n";
         }
     }
     o << "</svg>\n";

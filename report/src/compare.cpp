@@ -251,12 +251,25 @@ chart compare_chart(const std::vector<compare_run>& runs) {
         if (j.contains("device") && j["device"].contains("ceilings")) {
             const auto& ce = j["device"]["ceilings"];
             for (auto it = ce["peak_gflops"].begin(); it != ce["peak_gflops"].end(); ++it)
-                if (it.key() == str(j, "dtype"))
-                    c.roofs.push_back({it.key(), it.value().get<double>(), num(ce, "bandwidth_gbs"), static_cast<int>(s)});
+                if (it.key() == str(j, "dtype")) {
+                    chart_roof roof{it.key(), it.value().get<double>(), num(ce, "bandwidth_gbs"), static_cast<int>(s), 0.0, {}};
+                    if (ce.contains("gemm_gflops") && ce["gemm_gflops"].is_object() && ce["gemm_gflops"].contains(it.key()) &&
+                        ce["gemm_gflops"][it.key()].is_number() && ce["gemm_gflops"][it.key()].get<double>() < roof.peak_gflops)
+                        roof.gemm_gflops = ce["gemm_gflops"][it.key()].get<double>();
+                    std::vector<double> judged;
+                    for (const auto& l : j["layers"])
+                        if (l.contains("roofs") && l["roofs"].is_object()) judged.push_back(num(l["roofs"], "bandwidth_gbs"));
+                    roof.cache_gbs = cache_levels(judged, roof.bandwidth_gbs);
+                    c.roofs.push_back(roof);
+                }
         }
         for (const auto& l : j["layers"]) {
             if (!l.contains("time") || !l["time"].is_object()) continue;
-            const double flops = num(l, "flops"), bytes = num(l, "bytes");
+            // executed FLOPs (profile/2: padding taps excluded; a profile/1 report has no executed_macs)
+            const double macs = num(l, "macs");
+            const double executed_macs = l.contains("executed_macs") ? num(l, "executed_macs") : macs;
+            const double flops = num(l, "flops") - 2.0 * (std::isfinite(macs - executed_macs) ? macs - executed_macs : 0.0);
+            const double bytes = num(l, "bytes");
             const double g = num(l, "achieved_gflops");
             if (!(flops > 0) || !(bytes > 0) || !(g > 0)) continue;
             c.points.push_back({str(l, "name"), flops / bytes, g, num(l["time"], "median_ms"),

@@ -59,7 +59,8 @@ struct layer_profile {
     core::roofs roofs_used;  // the roofs this layer was judged against
 
     [[nodiscard]] bool has_time() const { return state == "measured" && time && time->samples > 0; }
-    /// flops / median time, in GFLOP/s; NaN without a time.
+    /// Executed FLOPs (padding taps excluded, core::cost::executed_flops) / median time, in GFLOP/s: the rate
+    /// the kernel ran at, comparable with the compute roof (benchdnn counts the same); NaN without a time.
     [[nodiscard]] double achieved_gflops() const;
     /// bytes / median time, in GB/s (10^9 bytes per second); NaN without a time.
     [[nodiscard]] double achieved_gbs() const;

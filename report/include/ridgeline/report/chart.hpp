@@ -1,8 +1,9 @@
 #pragma once
-// The roofline chart: log-log axes (arithmetic intensity in FLOP/B, performance in GFLOP/s), the compute
-// roofs per data type, the bandwidth roof, the ridge points, one point per layer coloured by its bound,
-// the largest layers by time labelled. SVG for files, and one self-contained offline HTML page with the
-// chart beside a table.
+// The roofline chart: log-log axes (arithmetic intensity in FLOP/B, performance in GFLOP/s, both of the
+// executed FLOPs), the compute roof (solid) and the library GEMM (dashed, a lower ceiling), the DRAM roof and
+// every cache level's roof that judged a layer, the ridge point, one point per layer coloured by its bound
+// (mistrusted and disturbed layers have no rate and no point), the largest layers by time labelled without
+// overlap. SVG for files, and one self-contained offline HTML page with the chart beside a table.
 
 #include <string>
 #include <vector>
@@ -22,10 +23,18 @@ struct chart_point {
 
 struct chart_roof {
     std::string label;  // "fp32"
-    double peak_gflops = 0;
-    double bandwidth_gbs = 0;
+    double peak_gflops = 0;    // the compute roof (the FMA peak on the CPU)
+    double bandwidth_gbs = 0;  // DRAM
     int series = 0;
+    double gemm_gflops = 0;    // the library GEMM: a lower ceiling, drawn dashed (0: none)
+    /// The bandwidth roofs of the cache levels that judged layers (with a hot cache), drawn as thinner
+    /// diagonals, so no point sits above the roof it was judged against.
+    std::vector<double> cache_gbs;
 };
+
+/// The distinct cache-level roofs among `judged` (the bandwidth roofs layers were judged against): values
+/// above `dram_gbs`, those within 15% of each other merged into their highest, highest first.
+std::vector<double> cache_levels(std::vector<double> judged, double dram_gbs);
 
 struct chart {
     std::string title;
@@ -36,7 +45,8 @@ struct chart {
     int label_top = 8;     // label the N largest points by time
 };
 
-/// Adds a profile's roofs and measured layers (those with a time, flops and bytes) as series `series`.
+/// Adds a profile's roofs (its data type's) and measured layers (those with a time, flops, bytes and a rate
+/// that is shown) as series `series`.
 void add_profile(chart& c, const backends::profile_result& r, const std::string& series_name);
 
 /// The chart as a standalone SVG document. Every point is a <circle class="point ..."> (or other marker
