@@ -50,7 +50,8 @@ inline constexpr double sum_mismatch_factor = 2.0;
 std::string profile_table(const backends::profile_result& r, const std::vector<skipped_node>& skipped_nodes = {});
 
 /// Per-layer CSV: the summary columns plus state, median_ms, ci95_low_ms, ci95_high_ms, samples, runs,
-/// noise_target_met, achieved_gflops, achieved_gbs, verification, rel_l2_error.
+/// noise_target_met, achieved_gflops, achieved_gbs (empty when mistrusted or disturbed), verification,
+/// rel_l2_error, executed_macs, disturbed, disturbed_samples, stolen_fraction, bound, roof_fraction.
 std::string profile_csv(const backends::profile_result& r);
 
 }  // namespace ridgeline::report
