@@ -6,7 +6,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -129,6 +132,16 @@ void cpu_disturbance_meter::arm() {
     }
     ::closedir(dir);
     if (!threads_.empty()) unavailable_.clear();
+    // what a pair of reads costs: the median of three
+    double pairs[3];
+    for (double& ns : pairs) {
+        const auto t0 = std::chrono::steady_clock::now();
+        before_sample();
+        (void)after_sample(1.0);
+        ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    }
+    std::sort(std::begin(pairs), std::end(pairs));
+    cost_ns_ = pairs[1];
 }
 
 namespace {

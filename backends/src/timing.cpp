@@ -55,8 +55,12 @@ void steady_timer::start() { start_ns_ = now_ns(); }
 
 double steady_timer::stop_ms() { return static_cast<double>(now_ns() - start_ns_) * 1e-6; }
 
-std::int64_t runs_per_sample(double run_estimate_ns, const device_timer& timer) {
-    const double target_ns = std::max(1000.0 * timer.resolution_ns(), 100.0 * timer.overhead_ns());
+double sample_target_ns(const device_timer& timer, double meter_cost_ns) {
+    return std::max({1000.0 * timer.resolution_ns(), 100.0 * timer.overhead_ns(), sample_to_meter_cost * meter_cost_ns});
+}
+
+std::int64_t runs_per_sample(double run_estimate_ns, const device_timer& timer, double meter_cost_ns) {
+    const double target_ns = sample_target_ns(timer, meter_cost_ns);
     if (!(run_estimate_ns > 0)) return 1;
     const double n = std::ceil(target_ns / run_estimate_ns);
     return static_cast<std::int64_t>(std::clamp(n, 1.0, 1e9));
@@ -86,15 +90,16 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
         std::sort(warm_ms.begin(), warm_ms.end());
         estimate_ns = warm_ms[warm_ms.size() / 2] * 1e6;
     }
-    std::int64_t n = o.cache == cache_mode::cold ? 1 : runs_per_sample(estimate_ns, timer);
-
     // 2-4. samples until the noise target or the budget; disturbed samples are replaced
     disturbance_meter* meter = timer.disturbance();
+    double meter_ns = 0;
     if (meter) {
         meter->arm();  // after the warm-up: the threads the runs use exist now
         r.disturbance_source = meter->source();
+        meter_ns = meter->cost_ns();
     }
-    const double target_ns = std::max(1000.0 * timer.resolution_ns(), 100.0 * timer.overhead_ns());
+    const double target_ns = sample_target_ns(timer, meter_ns);
+    std::int64_t n = o.cache == cache_mode::cold ? 1 : runs_per_sample(estimate_ns, timer, meter_ns);
     const std::int64_t min_clean = std::max(1, o.min_samples);
     double lost_s = 0;                          // wall time of the disturbed samples
     double kept_wait_ms = 0, kept_thread_ms = 0;  // for stolen_fraction
@@ -119,7 +124,7 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
             // The sample is discarded and the batch grows; it never counts as a measurement.
             r.calibration_runs += n;
             const std::int64_t grown =
-                ms > 0 ? runs_per_sample(ms * 1e6 / static_cast<double>(n) * 0.9, timer) : n * 10;
+                ms > 0 ? runs_per_sample(ms * 1e6 / static_cast<double>(n) * 0.9, timer, meter_ns) : n * 10;
             n = std::max(n + 1, std::min<std::int64_t>(grown, n * 1000));
         } else if (is_disturbed(d)) {
             r.disturbed_sample_ms.push_back(ms / static_cast<double>(n));

@@ -65,6 +65,7 @@ public:
     void before_sample() override { host_.before_sample(); }
     backends::sample_disturbance after_sample(double wall_ms) override;
     [[nodiscard]] std::string source() const override;
+    [[nodiscard]] double cost_ns() const override { return host_.cost_ns(); }  // the clock probe runs <= once per ms
 
     /// The SM clock now, in MHz (one probe); 0 when it cannot be read.
     double probe_clock_mhz();

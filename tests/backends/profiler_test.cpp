@@ -44,9 +44,14 @@ TEST(Profiler, StatesOfEveryLayer) {
     EXPECT_EQ(r.layers[3].state, "view");
     EXPECT_FALSE(r.layers[3].has_time());
     EXPECT_EQ(r.layers[4].state, "measured");
-    // achieved rates are flops (bytes) over the median
+    // achieved rates are the executed flops (bytes) over the median. The conv 8->8, 3x3, padding 1 on 12x12:
+    // macs 144*8*8*9 = 82,944, flops 2*82,944 + 1,152 bias adds = 167,040; per dimension 12*3 - 2 = 34 of 36
+    // (position, tap) pairs read the input, so 8*8*34*34 = 73,984 MACs execute: 167,040 - 2*(82,944 - 73,984)
+    // = 149,120 executed FLOPs
     const auto& conv = r.layers[0];
-    EXPECT_NEAR(conv.achieved_gflops(), static_cast<double>(conv.analysis.cost.flops) / (conv.time->stats.median * 1e6), 1e-9);
+    EXPECT_EQ(conv.analysis.cost.flops, 167040);
+    EXPECT_EQ(conv.analysis.cost.executed_flops(), 149120);
+    EXPECT_NEAR(conv.achieved_gflops(), 149120.0 / (conv.time->stats.median * 1e6), 1e-9);
     // sum of layers adds the measured medians only
     EXPECT_NEAR(r.sum_of_layers_ms,
                 r.layers[0].time->stats.median + r.layers[1].time->stats.median + r.layers[4].time->stats.median, 1e-12);

@@ -61,7 +61,14 @@ public:
     /// What it reads ("schedstat", "schedstat+steal", "schedstat+sm_clock"), or "unavailable: <why>" when it
     /// can tell nothing (a sample is then never called disturbed, and reports say so).
     [[nodiscard]] virtual std::string source() const = 0;
+    /// What one before_sample()/after_sample() pair costs, in ns (measured by arm()). The protocol makes a
+    /// sample at least 20 times as long, so that the reads between samples (which leave the caches a little
+    /// colder for the next sample's first run) move a small layer's median by less than its CI.
+    [[nodiscard]] virtual double cost_ns() const { return 0; }
 };
+
+/// A sample lasts at least this many times the disturbance meter's cost.
+inline constexpr double sample_to_meter_cost = 20.0;
 
 /// The CPU meter: per-thread run-queue wait, steal time, involuntary switches of this process (Linux /proc).
 class cpu_disturbance_meter final : public disturbance_meter {
@@ -75,8 +82,10 @@ public:
     void before_sample() override;
     sample_disturbance after_sample(double wall_ms) override;
     [[nodiscard]] std::string source() const override;
+    [[nodiscard]] double cost_ns() const override { return cost_ns_; }
 
 private:
+    double cost_ns_ = 0;
     struct watched {
         int fd = -1;                 // its /proc/self/task/<tid>/schedstat
         int tid = 0;

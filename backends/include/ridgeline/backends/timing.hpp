@@ -4,7 +4,8 @@
 // 1. Warm-up: at least `warmup_runs` runs and at least `warmup_ms` of wall time, each run timed alone
 //    to estimate the time of one run.
 // 2. Samples: each sample times a batch of back-to-back runs between timer.start() and timer.stop_ms(),
-//    sized so one sample lasts at least max(1000 x timer resolution, 100 x timer overhead); the time per
+//    sized so one sample lasts at least max(1000 x timer resolution, 100 x timer overhead, 20 x the
+//    disturbance meter's cost); the time per
 //    run is the sample time divided by the real number of runs in that batch. A sample that comes out
 //    shorter than the target (the estimate was low, or the clock is too coarse to see one run) is
 //    discarded and the batch grows. Cold cache: the cache is
@@ -114,7 +115,11 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
                       const std::function<void()>& flush = {}, wall_clock* clock = nullptr,
                       const std::atomic<bool>* stop = nullptr);
 
+/// The shortest a sample may be: max(1000 x the timer's resolution, 100 x its overhead, 20 x the disturbance
+/// meter's cost per sample).
+double sample_target_ns(const device_timer& timer, double meter_cost_ns = 0);
+
 /// Runs per sample so that one sample lasts at least the target (see above) given an estimate of one run.
-std::int64_t runs_per_sample(double run_estimate_ns, const device_timer& timer);
+std::int64_t runs_per_sample(double run_estimate_ns, const device_timer& timer, double meter_cost_ns = 0);
 
 }  // namespace ridgeline::backends
