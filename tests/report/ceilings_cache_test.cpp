@@ -1,0 +1,184 @@
+// The ceilings cache and its checks (report::obtain_ceilings, docs/roofline.md "Ceilings that stay true"), with a
+// fake backend whose measurements and spot checks the test sets: a disturbed measurement is never cached, a
+// quick one never answers a full request, and the spot check raises the roofs (never lowers them).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "../support/scratch.hpp"
+#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/config.hpp"
+#include "ridgeline/report/ceilings.hpp"
+
+using namespace ridgeline;
+
+namespace {
+
+class fake_backend final : public backends::backend {
+public:
+    backends::ceilings next;                              // what measure_ceilings returns
+    std::vector<backends::ceilings_spot_check> checks;    // what the spot checks return, in order (then the last)
+    int measured = 0, spot_checks = 0;
+
+    [[nodiscard]] std::string name() const override { return "fake"; }
+    [[nodiscard]] backends::device_info device() const override {
+        backends::device_info d;
+        d.backend = "fake";
+        d.kind = "cpu";
+        d.name = "Fake CPU";
+        d.threads = 1;
+        return d;
+    }
+    [[nodiscard]] backends::support supports(const core::layer_analysis&, core::dtype) const override {
+        return backends::support::yes();
+    }
+    std::unique_ptr<backends::prepared> prepare(const core::model_analysis&, const backends::graph_data&) override {
+        throw backends::unsupported("fake");
+    }
+    void synchronize() override {}
+    backends::device_timer& timer() override { return timer_; }
+    void flush_cache() override {}
+    [[nodiscard]] std::int64_t free_memory_bytes() const override { return 1 << 30; }
+    backends::ceilings measure_ceilings(const backends::ceilings_options& o) override {
+        ++measured;
+        backends::ceilings c = next;
+        c.backend = "fake";
+        c.quick = o.quick;
+        c.ridgeline_version = RIDGELINE_VERSION;
+        c.measured_at = "measurement " + std::to_string(measured);
+        return c;
+    }
+    std::optional<backends::ceilings_spot_check> spot_check_ceilings(const backends::ceilings&,
+                                                                     const backends::ceilings_options&) override {
+        if (checks.empty()) return std::nullopt;
+        const std::size_t i = std::min<std::size_t>(static_cast<std::size_t>(spot_checks), checks.size() - 1);
+        ++spot_checks;
+        return checks[i];
+    }
+
+private:
+    backends::steady_timer timer_;
+};
+
+/// A machine: FMA 100 GFLOP/s (avx2), GEMM 90, triad 20 GB/s, a 1 MB working set at 100 GB/s.
+backends::ceilings machine() {
+    backends::ceilings c;
+    c.device_name = "Fake CPU";
+    c.fma_peak_gflops = {{"fp32", 100}};
+    c.fma_peak_by_isa_gflops = {{"fp32 avx2", 100}};
+    c.gemm_gflops = {{"fp32", 90}};
+    c.peak_gflops = {{"fp32", 100}};
+    c.triad_gbs = 20;
+    c.bandwidth_gbs = 20;
+    c.working_set_gbs = {{1'000'000, 100}};
+    c.dispatch_overhead_ms = 0.001;
+    return c;
+}
+
+backends::ceilings_spot_check spot(double fma, double triad, double cache, bool clean = true) {
+    backends::ceilings_spot_check s;
+    s.fma_isa = "fp32 avx2";
+    s.fma_gflops = fma;
+    s.triad_gbs = triad;
+    s.cache_working_set_bytes = 1'000'000;
+    s.cache_gbs = cache;
+    s.clean = clean;
+    return s;
+}
+
+/// A private cache folder per test.
+void private_cache(const std::string& name) {
+    ::setenv("XDG_CACHE_HOME", test::fresh_scratch_dir(name).c_str(), 1);
+}
+
+}  // namespace
+
+TEST(CeilingsCache, ADisturbedMeasurementIsNeverCached) {
+    private_cache("disturbed");
+    fake_backend b;
+    b.next = machine();
+    b.next.disturbed = true;
+    b.next.disturbed_ceilings = {"triad"};
+    const std::string fp = backends::device_fingerprint(b.device());
+    auto got = report::obtain_ceilings(b, {});
+    EXPECT_TRUE(got.measured);
+    EXPECT_TRUE(got.ceilings.disturbed);
+    ASSERT_EQ(got.warnings.size(), 1u);
+    EXPECT_NE(got.warnings[0].find("triad"), std::string::npos) << got.warnings[0];
+    EXPECT_NE(got.warnings[0].find("not cached"), std::string::npos) << got.warnings[0];
+    EXPECT_FALSE(std::filesystem::exists(report::ceilings_cache_path(fp)));
+    // the next run measures again, and the cache refuses disturbed ceilings outright
+    (void)report::obtain_ceilings(b, {});
+    EXPECT_EQ(b.measured, 2);
+    EXPECT_THROW(report::save_cached_ceilings(got.ceilings), std::logic_error);
+    // a clean measurement is cached and answers the next request
+    b.next.disturbed = false;
+    b.next.disturbed_ceilings.clear();
+    (void)report::obtain_ceilings(b, {});
+    EXPECT_TRUE(std::filesystem::exists(report::ceilings_cache_path(fp)));
+    const auto again = report::obtain_ceilings(b, {});
+    EXPECT_FALSE(again.measured);
+    EXPECT_EQ(again.ceilings.source, "cache");
+    EXPECT_EQ(b.measured, 3);
+}
+
+TEST(CeilingsCache, AQuickMeasurementNeverAnswersAFullRequest) {
+    private_cache("quick");
+    fake_backend b;
+    b.next = machine();
+    report::ceilings_request quick;
+    quick.quick = true;
+    (void)report::obtain_ceilings(b, quick);  // measured quick, cached apart
+    EXPECT_EQ(b.measured, 1);
+    EXPECT_FALSE(report::obtain_ceilings(b, quick).measured);  // a quick request: the quick cache answers
+    EXPECT_EQ(b.measured, 1);
+    const auto full = report::obtain_ceilings(b, {});  // a full request: measured in full
+    EXPECT_TRUE(full.measured);
+    EXPECT_FALSE(full.ceilings.quick);
+    EXPECT_EQ(b.measured, 2);
+    const auto quick_again = report::obtain_ceilings(b, quick);  // now the full ceilings answer a quick request
+    EXPECT_FALSE(quick_again.measured);
+    EXPECT_FALSE(quick_again.ceilings.quick);
+    EXPECT_EQ(b.measured, 2);
+}
+
+TEST(CeilingsCache, TheSpotCheckRaisesTheRoofsAndNeverLowersThem) {
+    private_cache("spot");
+    fake_backend b;
+    b.next = machine();
+    (void)report::obtain_ceilings(b, {});  // measured and cached: FMA 100, triad 20, 1 MB at 100
+    // within 10%: the cache answers
+    b.checks = {spot(105, 19, 95)};
+    auto within = report::obtain_ceilings(b, {});
+    EXPECT_FALSE(within.measured);
+    EXPECT_TRUE(within.warnings.empty());
+    EXPECT_NE(within.spot_check.find("agrees"), std::string::npos) << within.spot_check;
+    // 20% below on the cache level: the machine does less now; said, not acted on (a roof is what it can do)
+    b.checks = {spot(100, 20, 80)};
+    auto below = report::obtain_ceilings(b, {});
+    EXPECT_FALSE(below.measured);
+    ASSERT_EQ(below.warnings.size(), 1u);
+    EXPECT_NE(below.warnings[0].find("does less now"), std::string::npos) << below.warnings[0];
+    EXPECT_EQ(b.measured, 1);
+    // 30% above on DRAM: the cached roofs understate the machine: measured again, the higher of each kept.
+    // The new measurement met a busy spell on the cache level (60 GB/s) but found the DRAM at 26
+    b.checks = {spot(100, 26, 100)};
+    b.next.triad_gbs = 26;
+    b.next.bandwidth_gbs = 26;
+    b.next.working_set_gbs = {{1'000'000, 60}};
+    auto above = report::obtain_ceilings(b, {});
+    EXPECT_TRUE(above.measured);
+    EXPECT_EQ(b.measured, 2);
+    EXPECT_DOUBLE_EQ(above.ceilings.triad_gbs, 26);                 // raised
+    EXPECT_DOUBLE_EQ(above.ceilings.working_set_gbs[0].second, 100);  // not lowered to 60
+    EXPECT_TRUE(above.ceilings.method.count("merged"));
+    // a spot check disturbed twice proves nothing: the cache is used, unchecked, with a warning
+    b.checks = {spot(50, 5, 5, false)};
+    auto disturbed = report::obtain_ceilings(b, {});
+    EXPECT_FALSE(disturbed.measured);
+    EXPECT_EQ(b.spot_checks, 5);  // 1 + 1 + 1 + the disturbed one tried twice
+    ASSERT_EQ(disturbed.warnings.size(), 1u);
+    EXPECT_NE(disturbed.warnings[0].find("unchecked"), std::string::npos) << disturbed.warnings[0];
+}
