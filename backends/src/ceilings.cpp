@@ -38,7 +38,7 @@ double ceilings::compute_tolerance(const std::string& dtype_name) const {
 
 double ceilings::bandwidth_tolerance() const {
     double s = 0;
-    for (const char* k : {"copy", "triad", "working_set"})
+    for (const char* k : {"copy", "triad", "read", "working_set"})
         if (auto it = spread.find(k); it != spread.end()) s = std::max(s, it->second);
     return core::roof_tolerance(s);
 }

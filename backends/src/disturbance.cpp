@@ -52,26 +52,27 @@ std::optional<std::pair<std::int64_t, std::int64_t>> parse_schedstat(std::string
     return std::pair{on_cpu, wait};
 }
 
-std::int64_t parse_steal_ticks(std::string_view text, const std::vector<int>& cpus) {
-    std::int64_t total = 0;
+std::vector<std::int64_t> parse_steal_ticks(std::string_view text, const std::vector<int>& cpus) {
+    std::vector<std::int64_t> steal(cpus.size(), 0);
     while (!text.empty()) {
         const std::size_t eol = text.find('\n');
+        if (eol == std::string_view::npos) break;  // a line cut short is not read
         std::string_view line = text.substr(0, eol);
-        text = eol == std::string_view::npos ? std::string_view{} : text.substr(eol + 1);
+        text = text.substr(eol + 1);
         // "cpuN user nice system idle iowait irq softirq steal guest guest_nice" (proc(5)); "cpu " is the total
         if (line.size() < 4 || line.substr(0, 3) != "cpu" || line[3] == ' ') continue;
         line.remove_prefix(3);
         std::int64_t cpu = -1;
         if (!read_int(line, cpu)) continue;
-        bool wanted = false;
-        for (int c : cpus) wanted = wanted || c == cpu;
-        if (!wanted) continue;
-        std::int64_t v = 0;
-        bool ok = true;
-        for (int field = 0; field < 8 && ok; ++field) ok = read_int(line, v);
-        if (ok && v > 0) total += v;
+        for (std::size_t i = 0; i < cpus.size(); ++i) {
+            if (cpus[i] != cpu) continue;
+            std::int64_t v = 0;
+            bool ok = true;
+            for (int field = 0; field < 8 && ok; ++field) ok = read_int(line, v);
+            if (ok && v > 0) steal[i] = v;
+        }
     }
-    return total;
+    return steal;
 }
 
 cpu_disturbance_meter::cpu_disturbance_meter() {
@@ -85,7 +86,8 @@ cpu_disturbance_meter::cpu_disturbance_meter() {
     // steal time exists only under a hypervisor that reports it: read /proc/stat per sample only where it is
     // already non-zero for these CPUs (elsewhere it stays 0 and reading it would cost for nothing)
     stat_fd_ = ::open("/proc/stat", O_RDONLY | O_CLOEXEC);
-    if (stat_fd_ >= 0 && steal_ticks() == 0) {
+    const auto steal = steal_ticks();
+    if (stat_fd_ >= 0 && std::all_of(steal.begin(), steal.end(), [](std::int64_t v) { return v == 0; })) {
         ::close(stat_fd_);
         stat_fd_ = -1;
     }
@@ -103,10 +105,18 @@ void cpu_disturbance_meter::close_all() {
     threads_.clear();
 }
 
-std::int64_t cpu_disturbance_meter::steal_ticks() const {
-    if (stat_fd_ < 0) return 0;
+std::vector<std::int64_t> cpu_disturbance_meter::steal_ticks() const {
+    if (stat_fd_ < 0) return std::vector<std::int64_t>(cpus_.size(), 0);
+    // the whole file: on a machine of hundreds of CPUs it is longer than any fixed buffer
+    std::string text;
     char buf[16384];
-    return parse_steal_ticks(pread_all(stat_fd_, buf, sizeof buf), cpus_);
+    for (off_t at = 0;;) {
+        const ssize_t n = ::pread(stat_fd_, buf, sizeof buf, at);
+        if (n <= 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+        at += n;
+    }
+    return parse_steal_ticks(text, cpus_);
 }
 
 void cpu_disturbance_meter::arm() {
@@ -172,7 +182,7 @@ sample_disturbance cpu_disturbance_meter::after_sample(double wall_ms) {
     sample_disturbance d;
     d.wall_ms = wall_ms;
     char buf[128];
-    std::int64_t wait_ns = 0;
+    std::int64_t wait_ns = 0, max_wait_ns = 0;
     for (const auto& t : threads_) {
         if (t.wait_ns < 0) continue;
         const auto v = parse_schedstat(pread_all(t.fd, buf, sizeof buf));
@@ -184,14 +194,18 @@ sample_disturbance cpu_disturbance_meter::after_sample(double wall_ms) {
         const std::int64_t cpu = thread_cpu_ns(t.tid);
         if ((t.on_cpu_ns >= 0 && cpu > t.on_cpu_ns) || waited > 0) ++d.threads;
         wait_ns += waited;
+        max_wait_ns = std::max(max_wait_ns, waited);
     }
     d.run_queue_wait_ms = static_cast<double>(wait_ns) * 1e-6;
+    d.max_thread_wait_ms = static_cast<double>(max_wait_ns) * 1e-6;
     d.involuntary_switches = std::max<std::int64_t>(0, involuntary_switches() - nivcsw_before_);
     if (stat_fd_ >= 0 && !cpus_.empty()) {
-        // the steal of every CPU this process may use, the share of the threads that ran on them
-        const double ticks = static_cast<double>(std::max<std::int64_t>(0, steal_ticks() - steal_before_));
-        const double share = std::min(1.0, static_cast<double>(std::max(d.threads, 1)) / static_cast<double>(cpus_.size()));
-        d.steal_ms = ticks * ns_per_tick_ * 1e-6 * share;
+        // the longest steal of a CPU this process may use (ticks of USER_HZ: a tick is counted whole)
+        const auto now = steal_ticks();
+        std::int64_t ticks = 0;
+        for (std::size_t i = 0; i < now.size() && i < steal_before_.size(); ++i)
+            ticks = std::max(ticks, now[i] - steal_before_[i]);
+        d.steal_ms = static_cast<double>(ticks) * ns_per_tick_ * 1e-6;
     }
     return d;
 }

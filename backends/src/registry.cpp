@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <exception>
+#include <fstream>
 
 #include "ridgeline/config.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
@@ -22,12 +23,18 @@ const char* no_dnnl_build =
     "this build of ridgeline has no oneDNN backend (oneDNN was not found when it was built); use cpu-ref";
 #endif
 
+/// The start of the reason when the machine has no NVIDIA GPU at all (a laptop): no NVIDIA kernel driver.
+constexpr const char* no_gpu_found = "no NVIDIA GPU found";
+
 /// Why the cuda backend cannot run here, as one line starting "no CUDA device: "; empty when it can.
 std::string cuda_unavailable() {
 #if RIDGELINE_HAVE_CUDA
     if (cuda::device_count() > 0) return {};
     return "no CUDA device: " + cuda::device_count_error();
 #else
+    // without an NVIDIA driver the build's lack of a CUDA backend is beside the point
+    if (!std::ifstream("/proc/driver/nvidia/version").good())
+        return std::string("no CUDA device: ") + no_gpu_found + " (no NVIDIA driver is loaded)";
     return std::string("no CUDA device: ") + no_cuda_build;
 #endif
 }
@@ -83,9 +90,7 @@ selection select_backend(std::string_view device, int threads) {
 #endif
         // a machine without an NVIDIA GPU is the normal laptop case: say so plainly, not as a CUDA error
         std::string why = cuda_reason;
-#if RIDGELINE_HAVE_CUDA
-        if (why.find(cuda::no_gpu_found) != std::string::npos) why = cuda::no_gpu_found;
-#endif
+        if (why.find(no_gpu_found) != std::string::npos) why = no_gpu_found;
 #if RIDGELINE_HAVE_DNNL
         s.chosen = cpu::make_dnnl_backend(threads);
         s.notice = "device auto: " + why + "; using cpu";

@@ -102,6 +102,7 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
     std::int64_t n = o.cache == cache_mode::cold ? 1 : runs_per_sample(estimate_ns, timer, meter_ns);
     const std::int64_t min_clean = std::max(1, o.min_samples);
     double lost_s = 0;                          // wall time of the disturbed samples
+    std::int64_t disturbed_runs = 0;
     double kept_wait_ms = 0, kept_thread_ms = 0;  // for stolen_fraction
     const double sample_start = wc.now_s();
     std::int64_t next_noise_test = 0;
@@ -129,13 +130,14 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
         } else if (is_disturbed(d)) {
             r.disturbed_sample_ms.push_back(ms / static_cast<double>(n));
             ++r.disturbed_samples;
+            disturbed_runs += n;
             lost_s += ms * 1e-3;
         } else {
             r.sample_ms.push_back(ms / static_cast<double>(n));
             r.runs += n;
             r.runs_per_sample = n;
             ++r.samples;
-            kept_wait_ms += d.lost_ms();
+            kept_wait_ms += d.run_queue_wait_ms + d.steal_ms;
             kept_thread_ms += ms * std::max(d.threads, 1);
             r.min_clock_fraction = std::min(r.min_clock_fraction, d.clock_fraction);
         }
@@ -166,6 +168,7 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
             break;
         }
     }
+    if (meter) meter->disarm();
     r.clean_samples = r.samples;
     r.stolen_fraction = kept_thread_ms > 0 ? kept_wait_ms / kept_thread_ms : 0.0;
     if (r.sample_ms.empty() && !r.disturbed_sample_ms.empty()) {
@@ -173,6 +176,8 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
         r.disturbed = true;
         r.sample_ms = r.disturbed_sample_ms;
         r.samples = static_cast<std::int64_t>(r.sample_ms.size());
+        r.runs = disturbed_runs;
+        r.runs_per_sample = n;
     }
     r.sampling_time_s = wc.now_s() - sample_start;
     if (!r.sample_ms.empty()) r.stats = core::summarize(r.sample_ms);

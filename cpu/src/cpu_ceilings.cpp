@@ -314,40 +314,46 @@ backends::ceilings_spot_check spot_check_cpu_ceilings(const backends::ceilings& 
             g_sink = g_sink + sum;
         };
         const auto t = measure_ceiling(run, timer, o, quick, scratch, "spot", 2);
+        if (options.stop && options.stop->load()) throw backends::ceilings_interrupted();
         check.fma_isa = chosen->name;
-        check.fma_gflops = chosen->flops_per_iter * static_cast<double>(iters) * threads / (t.stats.min * 1e-3) / 1e9;
-        check.clean = check.clean && !t.disturbed;
+        if (t.disturbed || !(t.stats.min > 0)) check.clean = false;
+        else check.fma_gflops = chosen->flops_per_iter * static_cast<double>(iters) * threads / (t.stats.min * 1e-3) / 1e9;
     }
     const std::int64_t llc = cached.last_level_cache_bytes > 0 ? cached.last_level_cache_bytes : (32 << 20);
-    {
-        // a cache level: the sweep point nearest a quarter of the last-level cache, triad and read (its roof is the
-        // higher of the two, as in the sweep), on arrays of just that size (see the sweep)
-        std::int64_t want = llc / 4, size = 0;
+    // Two points of the cached working-set sweep, measured the way the sweep measured them (the higher of triad
+    // and read, on arrays of just that size), so that the check compares like with like: a cache level (the
+    // point nearest a quarter of the LLC) and DRAM (the largest point of at most 384 MiB beyond twice the LLC;
+    // larger ones would not fit the check's budget)
+    auto nearest = [&](std::int64_t want, std::int64_t at_least, std::int64_t at_most) {
+        std::int64_t size = 0;
         for (const auto& [bytes, gbs] : cached.working_set_gbs)
-            if (size == 0 || std::llabs(bytes - want) < std::llabs(size - want)) size = bytes;
-        if (size > 0) {
-            const auto elems = static_cast<std::size_t>(size / 24);
-            stream_arrays s(elems);
-            const int reps = static_cast<int>(std::max<std::size_t>(1, (8u << 20) / (elems * 24)));
-            double best = 0;
-            for (stream_kernel k : {stream_kernel::triad, stream_kernel::read}) {
-                const auto tk = stream_spot(s, elems, k, reps, o, quick, scratch);
-                best = std::max(best, 24.0 * static_cast<double>(elems) * reps / (tk.stats.min * 1e-3) / 1e9);
-                check.clean = check.clean && !tk.disturbed;
-            }
-            check.cache_working_set_bytes = size;
-            check.cache_gbs = best;
+            if (bytes >= at_least && bytes <= at_most && (size == 0 || std::llabs(bytes - want) < std::llabs(size - want)))
+                size = bytes;
+        return size;
+    };
+    auto point = [&](std::int64_t size) {
+        const auto elems = static_cast<std::size_t>(size / 24);
+        stream_arrays s(elems);
+        const int reps = static_cast<int>(std::max<std::size_t>(1, (8u << 20) / (elems * 24)));
+        double best = 0;
+        for (stream_kernel k : {stream_kernel::triad, stream_kernel::read}) {
+            if (options.stop && options.stop->load()) throw backends::ceilings_interrupted();
+            const auto t = stream_spot(s, elems, k, reps, o, quick, scratch);
+            if (t.disturbed || !(t.stats.min > 0)) check.clean = false;
+            else best = std::max(best, 24.0 * static_cast<double>(elems) * reps / (t.stats.min * 1e-3) / 1e9);
         }
+        return best;
+    };
+    if (const std::int64_t size = nearest(llc / 4, 0, llc)) {
+        check.cache_working_set_bytes = size;
+        check.cache_gbs = point(size);
     }
-    if (cached.triad_gbs > 0) {
-        // DRAM: triad over arrays of 2x the last-level cache (at most 128 MiB each)
-        const auto n = static_cast<std::size_t>(std::min<std::int64_t>(2 * llc, 128 << 20) / 8);
-        stream_arrays s(n);
-        const auto t = stream_spot(s, n, stream_kernel::triad, 1, o, quick, scratch);
-        check.triad_gbs = 24.0 * static_cast<double>(n) / (t.stats.min * 1e-3) / 1e9;
-        check.clean = check.clean && !t.disturbed;
+    if (const std::int64_t size = nearest(std::int64_t{384} << 20, 2 * llc, std::int64_t{384} << 20)) {
+        check.dram_working_set_bytes = size;
+        check.dram_gbs = point(size);
     }
     check.clean = check.clean && !scratch.disturbed;
+    if (options.stop && options.stop->load()) throw backends::ceilings_interrupted();
     check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return check;
 }
@@ -367,7 +373,7 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
     c.fingerprint = cpu_fingerprint(threads);
     c.measured_at = iso_now();
     c.ridgeline_version = RIDGELINE_VERSION;
-    c.last_level_cache_bytes = info.l3_bytes ? info.l3_bytes : info.l2_bytes;
+    c.last_level_cache_bytes = info.llc_total_bytes;  // all instances the threads can fill: "beyond" means beyond this
 
     c.quick = quick;
     c.load_average = load_average();

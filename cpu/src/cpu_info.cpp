@@ -88,6 +88,25 @@ cpu_info read_host() {
         if (level == "2") c.l2_bytes = size;
         if (level == "3") c.l3_bytes = size;
     }
+    {
+        // distinct instances of the last-level cache among the allowed CPUs
+        const int llc_index = [&] {
+            for (int idx = 7; idx >= 0; --idx) {
+                const std::string level = read_first_line("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(idx) + "/level");
+                if (level == "3" || level == "2") return idx;
+            }
+            return -1;
+        }();
+        const std::int64_t per = c.l3_bytes ? c.l3_bytes : c.l2_bytes;
+        std::set<std::string> instances;
+        if (llc_index >= 0)
+            for (int cpu : allowed) {
+                const std::string shared = read_first_line("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cache/index" +
+                                                           std::to_string(llc_index) + "/shared_cpu_list");
+                if (!shared.empty()) instances.insert(shared);
+            }
+        c.llc_total_bytes = per * static_cast<std::int64_t>(std::max<std::size_t>(1, instances.size()));
+    }
     c.governor = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
     const std::string maxf = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
     if (!maxf.empty()) c.max_mhz = std::stod(maxf) / 1000.0;

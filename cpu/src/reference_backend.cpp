@@ -100,7 +100,7 @@ public:
     void flush_cache() override {
         if (flush_.empty()) {
             const auto& c = host_cpu();
-            const std::int64_t llc = c.l3_bytes ? c.l3_bytes : (c.l2_bytes ? c.l2_bytes : 32 << 20);
+            const std::int64_t llc = c.llc_total_bytes > 0 ? c.llc_total_bytes : (32 << 20);
             flush_.assign(static_cast<std::size_t>(2 * llc), 0);
         }
         for (std::size_t i = 0; i < flush_.size(); i += 64) flush_[i] = static_cast<char>(flush_[i] + 1);

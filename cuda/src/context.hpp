@@ -61,7 +61,12 @@ struct device_context {
 class gpu_disturbance_meter final : public backends::disturbance_meter {
 public:
     explicit gpu_disturbance_meter(device_context& ctx);
-    void arm() override { host_.arm(); }
+    void arm() override {
+        host_.arm();
+        since_probe_ms_ = 1e9;  // a fresh measurement probes at its first sample: no reading of the last one
+        last_fraction_ = 1.0;
+    }
+    void disarm() override { host_.disarm(); }
     void before_sample() override { host_.before_sample(); }
     backends::sample_disturbance after_sample(double wall_ms) override;
     [[nodiscard]] std::string source() const override;

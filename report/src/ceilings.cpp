@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "ridgeline/config.hpp"
 #include "ridgeline/core/datasheet.hpp"
@@ -207,9 +208,14 @@ std::optional<backends::ceilings> load_one(const std::string& fingerprint, bool 
 }  // namespace
 
 std::optional<backends::ceilings> load_cached_ceilings(const std::string& fingerprint, bool quick) {
-    if (auto full = load_one(fingerprint, false)) return full;
-    if (quick) return load_one(fingerprint, true);
-    return std::nullopt;
+    auto full = load_one(fingerprint, false);
+    if (!quick) return full;
+    // a quick request: the newer of the two (a quick measurement that a spot check sent back was merged with
+    // the full one it checked, so it is at least as high; answering with the full one again would send it back
+    // again on every run)
+    auto fast = load_one(fingerprint, true);
+    if (full && fast) return fast->measured_at > full->measured_at ? fast : full;
+    return full ? full : fast;
 }
 
 std::string save_cached_ceilings(const backends::ceilings& c) {
@@ -251,17 +257,22 @@ obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& 
                                       ? cached->fma_peak_by_isa_gflops.at(check->fma_isa)
                                       : 0.0;
         const double fma_ratio = fma_cached > 0 && check->fma_gflops > 0 ? check->fma_gflops / fma_cached : 1.0;
-        const double triad_ratio = cached->triad_gbs > 0 && check->triad_gbs > 0 ? check->triad_gbs / cached->triad_gbs : 1.0;
-        double cache_cached = 0;
-        for (const auto& [bytes, gbs] : cached->working_set_gbs)
-            if (bytes == check->cache_working_set_bytes) cache_cached = gbs;
+        // a sweep point: the spot check's reading against the cached one at the same size
+        auto at = [&](std::int64_t size) {
+            for (const auto& [bytes, gbs] : cached->working_set_gbs)
+                if (bytes == size) return gbs;
+            return 0.0;
+        };
+        const double cache_cached = at(check->cache_working_set_bytes), dram_cached = at(check->dram_working_set_bytes);
         const double cache_ratio = cache_cached > 0 && check->cache_gbs > 0 ? check->cache_gbs / cache_cached : 1.0;
+        const double dram_ratio = dram_cached > 0 && check->dram_gbs > 0 ? check->dram_gbs / dram_cached : 1.0;
         std::string found = "spot check in " + fixed(check->seconds, 2) + " s: FMA " + check->fma_isa + " " +
-                            fixed(check->fma_gflops, 1) + " GFLOP/s (cached " + fixed(fma_cached, 1) + "), DRAM triad " +
-                            fixed(check->triad_gbs, 1) + " GB/s (cached " + fixed(cached->triad_gbs, 1) + ")";
-        if (check->cache_gbs > 0)
-            found += ", " + si(static_cast<double>(check->cache_working_set_bytes), "B") + " working set " +
-                     fixed(check->cache_gbs, 1) + " GB/s (cached " + fixed(cache_cached, 1) + ")";
+                            fixed(check->fma_gflops, 1) + " GFLOP/s (cached " + fixed(fma_cached, 1) + ")";
+        for (const auto& [bytes, now, then] : {std::tuple{check->cache_working_set_bytes, check->cache_gbs, cache_cached},
+                                               std::tuple{check->dram_working_set_bytes, check->dram_gbs, dram_cached}})
+            if (now > 0)
+                found += ", " + si(static_cast<double>(bytes), "B") + " working set " + fixed(now, 1) + " GB/s (cached " +
+                         fixed(then, 1) + ")";
         if (!check->clean) {
             warn("the spot check of the cached ceilings was disturbed by other work twice, so it proves nothing: the "
                  "cached ceilings are used unchecked (" + found + ")");
@@ -273,8 +284,8 @@ obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& 
         // that reach the real ones look impossible: measure again, keeping the higher of each (merge_ceilings).
         // Below it: the machine does less now than it did (a clock, or neighbours on a shared host that the
         // accounting cannot see); measuring again would not lower a roof, so this is said, not acted on.
-        const double low = std::min({fma_ratio, triad_ratio, cache_ratio});
-        const double high = std::max({fma_ratio, triad_ratio, cache_ratio});
+        const double low = std::min({fma_ratio, dram_ratio, cache_ratio});
+        const double high = std::max({fma_ratio, dram_ratio, cache_ratio});
         if (high <= 1.0 + spot_check_tolerance) {
             out.ceilings = *cached;
             out.spot_check = found + ": " + (low >= 1.0 - spot_check_tolerance ? "agrees" : "below") + " within " +

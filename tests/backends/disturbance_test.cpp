@@ -12,23 +12,32 @@
 using namespace ridgeline::backends;
 
 TEST(Disturbance, TheRuleIsFivePercentOfTheSampleLost) {
-    // a 1 ms sample whose threads waited 0.04 ms in the run queue lost 4%: clean; 0.06 ms (6%): disturbed
+    // a 1 ms sample one of whose threads waited 0.04 ms in the run queue lost 4%: clean; 0.06 ms (6%): disturbed
     sample_disturbance d;
     d.wall_ms = 1.0;
-    d.run_queue_wait_ms = 0.04;
+    d.max_thread_wait_ms = 0.04;
     EXPECT_FALSE(is_disturbed(d));
-    d.run_queue_wait_ms = 0.06;
+    d.max_thread_wait_ms = 0.06;
     EXPECT_TRUE(is_disturbed(d));
-    // steal counts as lost too: 0.03 wait + 0.03 steal = 6%
-    d.run_queue_wait_ms = 0.03;
+    // the longest steal of a CPU counts too: 0.03 wait + 0.03 steal = 6%
+    d.max_thread_wait_ms = 0.03;
     d.steal_ms = 0.03;
     EXPECT_DOUBLE_EQ(d.lost_ms(), 0.06);
     EXPECT_TRUE(is_disturbed(d));
     // the 8 ms layers of a busy 2-core machine: a 4 ms time slice waited in an 8 ms sample
     sample_disturbance slice;
     slice.wall_ms = 8.0;
+    slice.max_thread_wait_ms = 4.0;
     slice.run_queue_wait_ms = 4.0;
     EXPECT_TRUE(is_disturbed(slice));
+    // 64 threads each waking 0.03 ms late on a 1 ms sample: 1.92 ms of summed wait, but no thread held the team
+    // more than 3%: clean (the sum feeds stolen_fraction only)
+    sample_disturbance wide;
+    wide.wall_ms = 1.0;
+    wide.threads = 64;
+    wide.run_queue_wait_ms = 64 * 0.03;
+    wide.max_thread_wait_ms = 0.03;
+    EXPECT_FALSE(is_disturbed(wide));
     // a GPU sample at 70% of the default clock is below nvbench's 75% threshold; at 80% it is clean
     sample_disturbance gpu;
     gpu.wall_ms = 1.0;
@@ -53,10 +62,13 @@ TEST(Disturbance, ParsesSchedstatAndSteal) {
         "cpu1 32005 0 4318 6175 335 0 62 40 0 0\n"
         "cpu12 1 2 3 4 5 6 7 1000 0 0\n"
         "intr 12345 0 0\n";
-    EXPECT_EQ(parse_steal_ticks(stat, {0}), 37);
-    EXPECT_EQ(parse_steal_ticks(stat, {0, 1}), 77);         // 37 + 40
-    EXPECT_EQ(parse_steal_ticks(stat, {1, 12}), 1040);      // 40 + 1000: cpu12 is not cpu1
-    EXPECT_EQ(parse_steal_ticks(stat, {5}), 0);             // a CPU /proc/stat does not list
+    using ticks = std::vector<std::int64_t>;
+    EXPECT_EQ(parse_steal_ticks(stat, {0}), (ticks{37}));
+    EXPECT_EQ(parse_steal_ticks(stat, {0, 1}), (ticks{37, 40}));
+    EXPECT_EQ(parse_steal_ticks(stat, {1, 12}), (ticks{40, 1000}));  // cpu12 is not cpu1
+    EXPECT_EQ(parse_steal_ticks(stat, {5}), (ticks{0}));             // a CPU /proc/stat does not list
+    // a file cut short in a line (a buffer too small for hundreds of CPUs) does not read the cut line
+    EXPECT_EQ(parse_steal_ticks("cpu0 1 2 3 4 5 6 7 37 0 0\ncpu1 1 2 3 4 5 6 7 4", {0, 1}), (ticks{37, 0}));
 }
 
 TEST(Disturbance, TheLinuxMeterSeesItsOwnThreadsWait) {
@@ -93,6 +105,7 @@ public:
         sample_disturbance d;
         d.wall_ms = wall_ms;
         d.run_queue_wait_ms = f * wall_ms;
+        d.max_thread_wait_ms = f * wall_ms;
         d.threads = 2;
         return d;
     }

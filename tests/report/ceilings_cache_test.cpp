@@ -62,7 +62,7 @@ private:
     backends::steady_timer timer_;
 };
 
-/// A machine: FMA 100 GFLOP/s (avx2), GEMM 90, triad 20 GB/s, a 1 MB working set at 100 GB/s.
+/// A machine: FMA 100 GFLOP/s (avx2), GEMM 90, triad 20 GB/s; the sweep: 1 MB at 100 GB/s, 200 MB (DRAM) at 20.
 backends::ceilings machine() {
     backends::ceilings c;
     c.device_name = "Fake CPU";
@@ -72,16 +72,17 @@ backends::ceilings machine() {
     c.peak_gflops = {{"fp32", 100}};
     c.triad_gbs = 20;
     c.bandwidth_gbs = 20;
-    c.working_set_gbs = {{1'000'000, 100}};
+    c.working_set_gbs = {{1'000'000, 100}, {200'000'000, 20}};
     c.dispatch_overhead_ms = 0.001;
     return c;
 }
 
-backends::ceilings_spot_check spot(double fma, double triad, double cache, bool clean = true) {
+backends::ceilings_spot_check spot(double fma, double dram, double cache, bool clean = true) {
     backends::ceilings_spot_check s;
     s.fma_isa = "fp32 avx2";
     s.fma_gflops = fma;
-    s.triad_gbs = triad;
+    s.dram_working_set_bytes = 200'000'000;
+    s.dram_gbs = dram;
     s.cache_working_set_bytes = 1'000'000;
     s.cache_gbs = cache;
     s.clean = clean;
@@ -148,7 +149,7 @@ TEST(CeilingsCache, TheSpotCheckRaisesTheRoofsAndNeverLowersThem) {
     private_cache("spot");
     fake_backend b;
     b.next = machine();
-    (void)report::obtain_ceilings(b, {});  // measured and cached: FMA 100, triad 20, 1 MB at 100
+    (void)report::obtain_ceilings(b, {});  // measured and cached: FMA 100; 1 MB at 100, 200 MB at 20
     // within 10%: the cache answers
     b.checks = {spot(105, 19, 95)};
     auto within = report::obtain_ceilings(b, {});
@@ -167,11 +168,12 @@ TEST(CeilingsCache, TheSpotCheckRaisesTheRoofsAndNeverLowersThem) {
     b.checks = {spot(100, 26, 100)};
     b.next.triad_gbs = 26;
     b.next.bandwidth_gbs = 26;
-    b.next.working_set_gbs = {{1'000'000, 60}};
+    b.next.working_set_gbs = {{1'000'000, 60}, {200'000'000, 26}};
     auto above = report::obtain_ceilings(b, {});
     EXPECT_TRUE(above.measured);
     EXPECT_EQ(b.measured, 2);
-    EXPECT_DOUBLE_EQ(above.ceilings.triad_gbs, 26);                 // raised
+    EXPECT_DOUBLE_EQ(above.ceilings.triad_gbs, 26);                   // raised
+    EXPECT_DOUBLE_EQ(above.ceilings.working_set_gbs[1].second, 26);   // raised
     EXPECT_DOUBLE_EQ(above.ceilings.working_set_gbs[0].second, 100);  // not lowered to 60
     EXPECT_TRUE(above.ceilings.method.count("merged"));
     // a spot check disturbed twice proves nothing: the cache is used, unchecked, with a warning

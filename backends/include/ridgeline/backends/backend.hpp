@@ -111,14 +111,15 @@ struct ceilings_options {
 };
 
 /// A short check of cached ceilings (backend::spot_check_ceilings): the FMA kernel behind the fp32 compute roof,
-/// STREAM triad from DRAM and one cache level's point of the working-set sweep, measured again with a small
-/// budget (about 0.3 s together).
+/// and two points of the working-set sweep (a cache level, DRAM), measured again with a small budget (about
+/// 0.3 s together).
 struct ceilings_spot_check {
     std::string fma_isa;     // the instruction set checked ("fp32 avx2"); empty when none was
     double fma_gflops = 0;
-    double triad_gbs = 0;    // DRAM
     std::int64_t cache_working_set_bytes = 0;  // a cache level's point of the working-set sweep
     double cache_gbs = 0;                      // what it measured there (0: not checked)
+    std::int64_t dram_working_set_bytes = 0;   // a point of the sweep beyond the last-level cache
+    double dram_gbs = 0;                       // what it measured there (0: not checked)
     bool clean = true;       // false: a sample was disturbed by other work, so the check proves nothing
     double seconds = 0;      // what the check took
 };

@@ -66,7 +66,8 @@ struct ceilings {
     /// The tolerance of the compute roof of `dt` (core::roof_tolerance of its spread).
     [[nodiscard]] double compute_tolerance(core::dtype dt) const;
     [[nodiscard]] double compute_tolerance(const std::string& dtype_name) const;
-    /// The tolerance of the bandwidth roofs (the largest spread of the STREAM kernels and the sweep).
+    /// The tolerance of the bandwidth roofs (the largest spread of the STREAM kernels, copy, triad and read, and
+    /// the sweep).
     [[nodiscard]] double bandwidth_tolerance() const;
 };
 

@@ -10,12 +10,13 @@
 // GPU: the SM clock during the sample against the device's default clock (as nvbench does: a clock64()
 //   kernel before and after, timed by events); a throttled sample is disturbed too.
 //
-// The rule (is_disturbed): a sample is disturbed when its threads lost more than
-// `disturbed_lost_fraction` of its wall time (run-queue wait summed over the threads that ran, plus steal:
-// one preempted thread of a team holds every other one at the next barrier, so the sum, not the mean, is
-// what the sample may have been lengthened by), or when the GPU's clock ran below
-// `throttled_clock_fraction` of its default. Disturbed samples are kept out of the statistics and
-// replaced (backends::measure).
+// The rule (is_disturbed): a sample is disturbed when one of its threads lost more than
+// `disturbed_lost_fraction` of its wall time (the longest run-queue wait of a thread, plus the longest steal of
+// a CPU: one preempted thread of a team holds every other one at the next barrier, so the sample was
+// lengthened by at least that much), or when the GPU's clock ran below `throttled_clock_fraction` of its
+// default. The longest, not the sum over threads: on a machine of 64 threads, each thread's wake-up from an
+// idle CPU (tens of us) would add up to milliseconds that delay nobody. Disturbed samples are kept out of the
+// statistics and replaced (backends::measure).
 
 #include <cstdint>
 #include <optional>
@@ -35,14 +36,16 @@ inline constexpr double throttled_clock_fraction = 0.75;
 
 /// What one sample lost, read around it.
 struct sample_disturbance {
-    double wall_ms = 0;            // the sample's time on the timer
-    double run_queue_wait_ms = 0;  // summed over the threads that ran in the sample
-    double steal_ms = 0;           // hypervisor steal of this process's CPUs, the share of the threads that ran
+    double wall_ms = 0;               // the sample's time on the timer
+    double run_queue_wait_ms = 0;     // summed over the threads that ran in the sample (for stolen_fraction)
+    double max_thread_wait_ms = 0;    // the longest run-queue wait of one thread
+    double steal_ms = 0;              // the longest hypervisor steal of one of this process's CPUs
     std::int64_t involuntary_switches = 0;
-    int threads = 0;               // threads of this process that ran during the sample (0: not known)
-    double clock_fraction = 1.0;   // GPU: mean SM clock / default clock; 1 where not measured
+    int threads = 0;                  // threads of this process that ran during the sample (0: not known)
+    double clock_fraction = 1.0;      // GPU: mean SM clock / default clock; 1 where not measured
 
-    [[nodiscard]] double lost_ms() const { return run_queue_wait_ms + steal_ms; }
+    /// What the sample was lengthened by at least: the longest wait of a thread plus the longest steal.
+    [[nodiscard]] double lost_ms() const { return max_thread_wait_ms + steal_ms; }
 };
 
 /// The rule above.
@@ -54,6 +57,8 @@ public:
     virtual ~disturbance_meter() = default;
     /// Once per measurement, after its warm-up: finds what to watch (the threads that exist now).
     virtual void arm() = 0;
+    /// At the end of a measurement: lets go of what arm() holds (open files).
+    virtual void disarm() {}
     /// Just before the timer starts a sample.
     virtual void before_sample() = 0;
     /// Just after the timer stopped; `wall_ms` is what the timer read.
@@ -79,6 +84,7 @@ public:
     cpu_disturbance_meter& operator=(const cpu_disturbance_meter&) = delete;
 
     void arm() override;
+    void disarm() override { close_all(); }
     void before_sample() override;
     sample_disturbance after_sample(double wall_ms) override;
     [[nodiscard]] std::string source() const override;
@@ -93,12 +99,12 @@ private:
         std::int64_t wait_ns = 0;    // run-queue wait before the sample
     };
     void close_all();
-    [[nodiscard]] std::int64_t steal_ticks() const;
+    [[nodiscard]] std::vector<std::int64_t> steal_ticks() const;  // per CPU of cpus_
 
     std::vector<watched> threads_;
     std::vector<int> cpus_;  // the CPUs this process may run on
     int stat_fd_ = -1;       // /proc/stat, read only where steal time exists (a VM)
-    std::int64_t steal_before_ = 0;
+    std::vector<std::int64_t> steal_before_;
     std::int64_t nivcsw_before_ = 0;
     double ns_per_tick_ = 1e7;
     std::string unavailable_;  // why schedstat cannot be read; empty when it can
@@ -108,7 +114,7 @@ private:
 
 /// The first two fields of a schedstat line: time on the CPU and run-queue wait, in ns.
 std::optional<std::pair<std::int64_t, std::int64_t>> parse_schedstat(std::string_view line);
-/// Steal ticks (USER_HZ) of the given CPUs, summed, from the text of /proc/stat; 0 where absent.
-std::int64_t parse_steal_ticks(std::string_view proc_stat, const std::vector<int>& cpus);
+/// Steal ticks (USER_HZ) of each of the given CPUs, in their order, from the text of /proc/stat; 0 where absent.
+std::vector<std::int64_t> parse_steal_ticks(std::string_view proc_stat, const std::vector<int>& cpus);
 
 }  // namespace ridgeline::backends

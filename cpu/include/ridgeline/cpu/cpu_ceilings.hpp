@@ -12,8 +12,9 @@ namespace ridgeline::cpu {
 backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ceilings_options& options);
 
 /// The spot check of cached ceilings: the fp32 FMA kernel of the instruction set in `cached` (the best one
-/// the CPU has) and STREAM triad over arrays of 2x the last-level cache (at most 128 MiB each), with a short
-/// protocol; about 0.2 s.
+/// the CPU has), and two points of the cached working-set sweep measured as the sweep measured them: a cache
+/// level and DRAM (at most 384 MiB). A short protocol; about 0.3 s. Throws ceilings_interrupted when
+/// options.stop is set.
 backends::ceilings_spot_check spot_check_cpu_ceilings(const backends::ceilings& cached,
                                                       const backends::ceilings_options& options);
 

@@ -14,6 +14,11 @@ struct cpu_info {
     std::vector<std::string> flags;  // the ISA flags ridgeline cares about: avx2 fma avx512f avx512_bf16 amx_bf16 ...
     std::int64_t memory_bytes = 0;   // MemTotal
     std::int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;  // per instance, from /sys cache index
+    /// The last-level cache this process's CPUs can fill together: the L3 (else L2) size times the number of
+    /// distinct instances among the allowed CPUs (/sys .../cache/indexN/shared_cpu_list). A server with 12 L3
+    /// slices of 32 MB has 384 MB of it: "beyond the LLC" (STREAM's arrays, the cold-cache flush) means beyond
+    /// this, not beyond one slice.
+    std::int64_t llc_total_bytes = 0;
     std::string governor;            // scaling_governor of cpu0, "" when unknown
     double max_mhz = 0;              // cpuinfo_max_freq or "cpu MHz", 0 when unknown
 

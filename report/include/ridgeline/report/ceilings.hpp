@@ -34,8 +34,8 @@ std::string ceilings_table(const backends::ceilings& c);
 std::string ceilings_cache_path(const std::string& fingerprint, bool quick = false);
 
 /// Cached ceilings for the fingerprint, if a readable cache file written by this ridgeline version exists.
-/// A full request (`quick` false) is answered only by a full measurement; a quick one by either, the full
-/// one first.
+/// A full request (`quick` false) is answered only by a full measurement; a quick one by either, the more
+/// recent first.
 std::optional<backends::ceilings> load_cached_ceilings(const std::string& fingerprint, bool quick = false);
 
 /// Writes the cache file (atomically), creating the folder. Returns the path; throws on failure, and throws

@@ -25,7 +25,8 @@ nlohmann::json profile_json(const backends::profile_result& r, const run_info& i
 
 /// A layer's rates as every report shows them: hidden (NaN, with the reason) for a layer without a time, a
 /// `mistrusted` one (its time beats a roof: no rate can be believed) and a `disturbed` one (other work took
-/// its samples); %roof capped at 1 within the roof's tolerance (a layer there reads as at the roof).
+/// its samples); %roof capped at 1 within the tolerance of the roof that set the floor (a layer there reads as at
+/// the roof), the measured ratio beyond it.
 struct layer_rates {
     double gflops = std::numeric_limits<double>::quiet_NaN();
     double gbs = std::numeric_limits<double>::quiet_NaN();
