@@ -171,6 +171,7 @@ backends::ceilings cuda_backend::measure_ceilings(const backends::ceilings_optio
     c.method["last_level_cache_bytes"] = "cudaDeviceProp::l2CacheSize";
     auto stopped = [&] { return options.stop && options.stop->load(); };  // checked between the three parts
     gemm_roofs(c, options.quick);
+    backends::finish_compute_roofs(c);  // peak_gflops: the highest measured compute ceiling, here the GEMM
     if (!stopped()) copy_bandwidth(c, options.quick);
     if (!stopped()) overheads(c, options.quick);
     if (stopped()) throw backends::ceilings_interrupted();  // never half-measured
@@ -184,7 +185,7 @@ backends::ceilings cuda_backend::measure_ceilings(const backends::ceilings_optio
 
 void cuda_backend::gemm_roofs(backends::ceilings& c, bool quick) {
     for (core::dtype dt : {core::dtype::fp32, core::dtype::tf32, core::dtype::fp16, core::dtype::bf16}) {
-        const std::string key = "peak_gflops." + std::string(core::to_string(dt));
+        const std::string key = "gemm." + std::string(core::to_string(dt));
         const core::layer_analysis none{};
         if (const auto s = supports(none, dt); !s.supported) {
             c.method[key] = "not measured: " + s.reason;
@@ -202,10 +203,18 @@ void cuda_backend::gemm_roofs(backends::ceilings& c, bool quick) {
             const auto t = backends::measure(
                 [&] { run_lt_gemm(ctx_, *plan, a.get(), b.get(), out.get(), ws.get(), ws.bytes()); }, timer_,
                 ceilings_protocol(quick));
-            c.peak_gflops[std::string(core::to_string(dt))] = gemm_gflops(n, n, n, t.stats.min);
+            // the GPU has no FMA kernel: the GEMM is its highest measured compute ceiling (finish_compute_roofs
+            // makes it the roof); a disturbed one (throttled clocks) marks the ceilings, which are then not cached
+            c.gemm_gflops[std::string(core::to_string(dt))] = gemm_gflops(n, n, n, t.stats.min);
+            c.spread[key] = backends::sample_spread(t.sample_ms);
+            c.stolen_fraction = std::max(c.stolen_fraction, t.stolen_fraction);
+            if (t.disturbed) {
+                c.disturbed = true;
+                c.disturbed_ceilings.push_back(key);
+            }
             c.method[key] = "cuBLASLt GEMM " + std::to_string(n) + "^3, " + std::string(precision_of(dt).storage) + " in/out, " +
                             std::string(precision_of(dt).cublas_compute) + ", " + plan->note + ", best of " +
-                            std::to_string(t.samples) + " samples";
+                            std::to_string(t.samples) + " clean samples";
         } catch (const std::bad_alloc& e) {
             c.method[key] = std::string("not measured: ") + e.what();
         } catch (const backends::unsupported& e) {
@@ -225,6 +234,11 @@ void cuda_backend::copy_bandwidth(backends::ceilings& c, bool quick) {
         };
     };
     const auto t = backends::measure(copy_of(bytes), timer_, ceilings_protocol(quick));
+    c.spread["copy"] = backends::sample_spread(t.sample_ms);
+    if (t.disturbed) {
+        c.disturbed = true;
+        c.disturbed_ceilings.push_back("copy");
+    }
     c.copy_gbs = copy_gbs(bytes, t.stats.min);
     c.bandwidth_gbs = c.copy_gbs;
     c.method["bandwidth_gbs"] = "cudaMemcpyAsync device to device of " + format_bytes(bytes) +
