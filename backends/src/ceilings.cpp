@@ -74,6 +74,7 @@ void merge_ceilings(ceilings& now, const ceilings& earlier) {
     now.bandwidth_gbs = std::max(now.bandwidth_gbs, earlier.bandwidth_gbs);
     now.copy_gbs = std::max(now.copy_gbs, earlier.copy_gbs);
     now.triad_gbs = std::max(now.triad_gbs, earlier.triad_gbs);
+    now.read_gbs = std::max(now.read_gbs, earlier.read_gbs);
     for (auto& [size, gbs] : now.working_set_gbs)
         for (const auto& [s2, g2] : earlier.working_set_gbs)
             if (s2 == size) gbs = std::max(gbs, g2);

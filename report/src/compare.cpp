@@ -238,7 +238,9 @@ std::string compare_table(const nlohmann::json& c) {
     if (e2e.size() > 1 && e2e[0].is_number() && e2e[1].is_number())
         o << " (speedup " << fixed(e2e[0].get<double>() / e2e[1].get<double>(), 2) << "x)";
     o << "\n";
-    o << changed << " layer(s) changed bound; \"same\": the two 95% CIs overlap\n";
+    o << changed << " layer(s) changed bound; \"same\": the two 95% CIs overlap; \"not comparable\": other work "
+         "disturbed a time; roof: the layer's fraction of its roofs in that run; predicted: the speedup the two runs' "
+         "roofs allow at the layer's intensity (attainable GFLOP/s, run over baseline)\n";
     return o.str();
 }
 

@@ -300,10 +300,8 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
 
     std::ostringstream out;
     const auto& d = r.device;
-    std::string inputs;
-    for (const auto& in : r.analysis.inputs) inputs += (inputs.empty() ? "" : ", ") + in.name + " " + in.dims.to_string();
-    out << "model " << r.analysis.model_name << "  input " << inputs << "  dtype " << core::to_string(r.analysis.data_type)
-        << "\n";
+    out << "model " << r.analysis.model_name << "  " << inputs_text(r.analysis.inputs) << "  dtype "
+        << core::to_string(r.analysis.data_type) << "\n";
     out << "device " << d.backend << ": " << d.name;
     if (d.kind == "gpu")
         out << ", " << d.cores << " SMs, " << d.isa;  // a GPU has no host threads to show
@@ -369,7 +367,7 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
                       "bandwidth from the sweep)"
                     : "")
             << ", dispatch " << time_ms(c.dispatch_overhead_ms) << "; tolerances compute "
-            << fixed(100.0 * c.compute_tolerance(dt), 0) << "%, bandwidth " << fixed(100.0 * c.bandwidth_tolerance(), 0)
+            << fixed(100.0 * c.compute_tolerance(dt), 1) << "%, bandwidth " << fixed(100.0 * c.bandwidth_tolerance(), 1)
             << "%\n";
     }
     std::size_t mistrusted = 0;
@@ -377,6 +375,20 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
     if (mistrusted)
         out << "MISTRUSTED: " << counted(static_cast<std::int64_t>(mistrusted), "layer") << " measured faster than the roofs allow; their rates are not "
             << "shown (the timer, a count or a ceiling is wrong)\n";
+    {
+        // what other work took, even when every layer still found clean samples
+        std::int64_t replaced = 0, kept = 0;
+        for (const auto& p : r.layers)
+            if (p.has_time()) {
+                replaced += p.time->disturbed_samples;
+                kept += p.time->clean_samples;
+            }
+        if (replaced > 0)
+            out << "other work: " << counted(replaced, "sample") << " of " << with_commas(replaced + kept)
+                << " lost more than " << fixed(100.0 * backends::disturbed_lost_fraction, 0)
+                << "% of their time to it and were replaced (docs/timing.md; what it cannot see, a neighbour on a "
+                   "shared cache or memory bus, can still slow a layer)\n";
+    }
     for (const auto& w : profile_warnings(r)) out << "WARNING: " << w << "\n";
     const auto& m = r.memory;
     out << "memory: parameters " << si(static_cast<double>(m.parameter_bytes), "B") << ", buffers "

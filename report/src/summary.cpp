@@ -97,6 +97,13 @@ std::string skipped_nodes_footer(const std::vector<skipped_node>& skipped) {
     return s + "\n";
 }
 
+std::string inputs_text(const std::vector<core::model_input>& inputs) {
+    if (inputs.size() == 1) return "input " + inputs[0].dims.to_string();
+    std::string out = "inputs ";
+    for (std::size_t i = 0; i < inputs.size(); ++i) out += (i ? ", " : "") + inputs[i].name + " " + inputs[i].dims.to_string();
+    return out;
+}
+
 std::string shapes_text(const core::shapes& s) {
     std::string out;
     for (const auto& x : s) out += (out.empty() ? "" : ";") + x.to_string();
@@ -129,9 +136,7 @@ std::string summary_table(const core::model_analysis& a, const std::vector<skipp
                si(static_cast<double>(a.totals.macs)), si(static_cast<double>(a.totals.flops)),
                si(static_cast<double>(a.totals.bytes), "B"), intensity(a.totals)});
     std::ostringstream out;
-    std::string inputs;
-    for (const auto& in : a.inputs) inputs += (inputs.empty() ? "" : ", ") + in.name + " " + in.dims.to_string();
-    out << "model " << a.model_name << "  input " << inputs << "  dtype " << core::to_string(a.data_type) << "\n\n";
+    out << "model " << a.model_name << "  " << inputs_text(a.inputs) << "  dtype " << core::to_string(a.data_type) << "\n\n";
     out << t.render();
     out << "\nparams " << with_commas(a.totals.params) << "  buffers " << with_commas(a.totals.buffers) << "  MACs "
         << with_commas(a.totals.macs) << "  FLOPs " << with_commas(a.totals.flops) << "  bytes "

@@ -31,6 +31,7 @@ struct ceilings {
     double bandwidth_gbs = 0;
     double copy_gbs = 0;   // STREAM copy (CPU) / device-to-device copy (GPU)
     double triad_gbs = 0;  // STREAM triad (CPU); 0 where not measured
+    double read_gbs = 0;   // STREAM-style read of three arrays (CPU); 0 where not measured
     /// Working-set sweep: bytes of the working set -> GB/s (shows the cache levels).
     std::vector<std::pair<std::int64_t, double>> working_set_gbs;
     /// Time of the smallest op through the backend (dispatch cost), in ms.

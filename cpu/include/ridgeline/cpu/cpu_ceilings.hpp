@@ -11,9 +11,9 @@ namespace ridgeline::cpu {
 /// triad, a working-set sweep and the dispatch overhead of the smallest op. Uses every OpenMP thread.
 backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ceilings_options& options);
 
-/// The spot check of cached ceilings: the fp32 FMA kernel of the instruction set in `cached` (the best one
-/// the CPU has), and two points of the cached working-set sweep measured as the sweep measured them: a cache
-/// level and DRAM (at most 384 MiB). A short protocol; about 0.3 s. Throws ceilings_interrupted when
+/// The spot check of cached ceilings: the fp32 FMA kernel of the instruction set that set the cached peak, and
+/// two points of the cached working-set sweep measured as the sweep measured them: a cache level and DRAM (the
+/// smallest point of at least twice the LLC). A short protocol; about 0.3 s. Throws ceilings_interrupted when
 /// options.stop is set.
 backends::ceilings_spot_check spot_check_cpu_ceilings(const backends::ceilings& cached,
                                                       const backends::ceilings_options& options);

@@ -62,13 +62,13 @@ struct obtained_ceilings {
 };
 
 /// The device's ceilings (docs/roofline.md, "Ceilings that stay true"): from the cache when present, checked by
-/// the backend's spot check (a disturbed one is tried once more, then not trusted). A clean spot check more than
-/// 10% above a cached ceiling measures them again and keeps the higher of each (backends::merge_ceilings); more
-/// than 10% below is a warning (the machine does less now; a roof is what it can do). Measured ceilings are
-/// cached unless disturbed.
+/// the backend's spot check (a disturbed one is tried once more, then not trusted). A clean spot check above a
+/// cached ceiling by more than 10% plus that ceiling's measured spread (at most 20% in all) measures them again
+/// and keeps the higher of each (backends::merge_ceilings); as far below is a warning (the machine does less
+/// now; a roof is what it can do). Measured ceilings are cached unless disturbed.
 obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& request);
 
-/// Relative difference above which a clean spot check says the machine changed: 10%.
+/// Relative difference above which a clean spot check says the machine changed: 10%, plus the ceiling's spread.
 inline constexpr double spot_check_tolerance = 0.10;
 
 }  // namespace ridgeline::report

@@ -57,4 +57,8 @@ std::string summary_csv(const core::model_analysis& a);
 /// "1x3x224x224" list joined by ';' (CSV) — helper shared by reporters.
 std::string shapes_text(const core::shapes& s);
 
+/// The model's inputs for a report's header: "input 1x3x224x224" for one input, "inputs a 1x4, b 1x4" for
+/// several (their names in the JSON either way).
+std::string inputs_text(const std::vector<core::model_input>& inputs);
+
 }  // namespace ridgeline::report
