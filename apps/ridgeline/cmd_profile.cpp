@@ -21,6 +21,8 @@ namespace ridgeline::app {
 
 namespace {
 
+std::string counted_cpus(int n) { return std::to_string(n) + (n == 1 ? " CPU" : " CPUs"); }
+
 std::atomic<bool> g_stop{false};
 std::atomic<int> g_signal{0};
 
@@ -114,6 +116,14 @@ struct profile_command {
         // asked for (default: every CPU this process may use), so two runs use the same cached ceilings
         std::vector<std::string> warnings;
         const double load = sel.chosen->device().kind == "cpu" ? cpu::load_average() : -1.0;
+        if (const int cpus = cpu::host_cpu().logical_cpus;
+            sel.chosen->device().kind == "cpu" && cpus > 0 && sel.chosen->device().threads > cpus) {
+            warnings.push_back(std::to_string(sel.chosen->device().threads) + " threads on " + counted_cpus(cpus) +
+                               ": the team shares CPUs with itself, and its own threads' waits count as other work "
+                               "(samples disturbed, ceilings not cached); --threads " + std::to_string(cpus) +
+                               " uses them all");
+            if (!out.quiet) spdlog::warn("{}", warnings.back());
+        }
         const backends::device_info dev = sel.chosen->device();
 
         backends::profile_options o;
@@ -133,7 +143,8 @@ struct profile_command {
             try {
                 report::obtained_ceilings got = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet, &g_stop);
                 warnings.insert(warnings.end(), got.warnings.begin(), got.warnings.end());
-                o.ceilings = std::move(got.ceilings);
+                // roofs that other work pushed down would make every verdict against them wrong: none at all
+                if (!got.ceilings.disturbed) o.ceilings = std::move(got.ceilings);
             } catch (const backends::unsupported& e) {
                 if (!out.quiet) spdlog::warn("no roofline verdicts: {}", e.what());
             } catch (const backends::ceilings_interrupted&) {

@@ -145,7 +145,8 @@ struct sweep_command {
         o.timing.cache = cache == "cold" ? backends::cache_mode::cold : backends::cache_mode::hot;
         std::optional<backends::ceilings> ceil;
         try {
-            ceil = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet).ceilings;
+            auto got = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet);
+            if (!got.ceilings.disturbed) ceil = std::move(got.ceilings);  // no verdicts from disturbed roofs
         } catch (const backends::unsupported& e) {
             if (!out.quiet) spdlog::warn("no roofline verdicts: {}", e.what());
         }

@@ -1,6 +1,7 @@
 #include "ridgeline/backends/ceilings.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "ridgeline/core/roofline.hpp"
 
@@ -41,6 +42,34 @@ double ceilings::bandwidth_tolerance() const {
     for (const char* k : {"copy", "triad", "read", "working_set"})
         if (auto it = spread.find(k); it != spread.end()) s = std::max(s, it->second);
     return core::roof_tolerance(s);
+}
+
+std::string implausible_ceilings(const ceilings& c) {
+    auto bad = [](double v, double hi) { return !std::isfinite(v) || v <= 0 || v > hi; };
+    constexpr double max_gflops = 1e7, max_gbs = 1e6;
+    for (const auto* m : {&c.peak_gflops, &c.gemm_gflops, &c.fma_peak_gflops, &c.fma_peak_by_isa_gflops})
+        for (const auto& [k, v] : *m)
+            if (bad(v, max_gflops)) return "compute ceiling " + k + " is " + std::to_string(v) + " GFLOP/s";
+    for (const auto& [dt, v] : c.peak_gflops) {
+        const double fma = c.fma_peak_gflops.count(dt) ? c.fma_peak_gflops.at(dt) : 0.0;
+        const double gemm = c.gemm_gflops.count(dt) ? c.gemm_gflops.at(dt) : 0.0;
+        if (std::abs(v - std::max(fma, gemm)) > 1e-9 * v)
+            return "compute roof " + dt + " is not the highest of its FMA and GEMM ceilings";
+    }
+    if (c.peak_gflops.empty()) return "no compute roof";
+    if (bad(c.bandwidth_gbs, max_gbs)) return "DRAM bandwidth is " + std::to_string(c.bandwidth_gbs) + " GB/s";
+    for (double k : {c.copy_gbs, c.triad_gbs, c.read_gbs})
+        if (!std::isfinite(k) || k < 0 || k > c.bandwidth_gbs * (1 + 1e-9)) return "a STREAM kernel beats the DRAM roof";
+    for (const auto& [bytes, gbs] : c.working_set_gbs)
+        if (bytes < 1024 || bad(gbs, max_gbs)) return "a working-set point is " + std::to_string(bytes) + " B at " +
+                                                      std::to_string(gbs) + " GB/s";
+    if (!std::isfinite(c.dispatch_overhead_ms) || c.dispatch_overhead_ms < 0 || c.dispatch_overhead_ms > 1000)
+        return "dispatch overhead is " + std::to_string(c.dispatch_overhead_ms) + " ms";
+    if (c.last_level_cache_bytes < 0 || c.last_level_cache_bytes > (std::int64_t{1} << 40))
+        return "last-level cache is " + std::to_string(c.last_level_cache_bytes) + " bytes";
+    for (const auto& [k, v] : c.spread)
+        if (!std::isfinite(v) || v < 0) return "spread " + k + " is " + std::to_string(v);
+    return {};
 }
 
 void finish_compute_roofs(ceilings& c) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <iterator>
@@ -15,6 +16,14 @@
 #include <ctime>
 
 namespace ridgeline::backends {
+
+bool disturbance_accounting_off() {
+    const char* e = std::getenv("RIDGELINE_DISTURBANCE");
+    if (!e) return false;
+    std::string v(e);
+    for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return v == "off" || v == "0" || v == "false" || v == "no";
+}
 
 bool is_disturbed(const sample_disturbance& d) {
     if (d.clock_fraction < throttled_clock_fraction) return true;

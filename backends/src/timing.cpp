@@ -31,7 +31,7 @@ timing_options timing_options::quick() {
 double steady_wall_clock::now_s() { return static_cast<double>(now_ns()) * 1e-9; }
 
 steady_timer::steady_timer() {
-    if (const char* e = std::getenv("RIDGELINE_DISTURBANCE"); e && std::string_view(e) == "off") meter_on_ = false;
+    meter_on_ = !disturbance_accounting_off();
     // resolution: smallest non-zero step between consecutive readings
     std::int64_t best = INT64_MAX;
     for (int i = 0; i < 200; ++i) {
@@ -103,6 +103,7 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
     const std::int64_t min_clean = std::max(1, o.min_samples);
     double lost_s = 0;                          // wall time of the disturbed samples
     std::int64_t disturbed_runs = 0;
+    double disturbed_wait_ms = 0, disturbed_thread_ms = 0;  // stolen_fraction when no sample is clean
     double kept_wait_ms = 0, kept_thread_ms = 0;  // for stolen_fraction
     const double sample_start = wc.now_s();
     std::int64_t next_noise_test = 0;
@@ -132,6 +133,8 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
             ++r.disturbed_samples;
             disturbed_runs += n;
             lost_s += ms * 1e-3;
+            disturbed_wait_ms += d.run_queue_wait_ms + d.steal_ms;
+            disturbed_thread_ms += ms * std::max(d.threads, 1);
         } else {
             r.sample_ms.push_back(ms / static_cast<double>(n));
             r.runs += n;
@@ -178,6 +181,7 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
         r.samples = static_cast<std::int64_t>(r.sample_ms.size());
         r.runs = disturbed_runs;
         r.runs_per_sample = n;
+        r.stolen_fraction = disturbed_thread_ms > 0 ? disturbed_wait_ms / disturbed_thread_ms : 0.0;
     }
     r.sampling_time_s = wc.now_s() - sample_start;
     if (!r.sample_ms.empty()) r.stats = core::summarize(r.sample_ms);

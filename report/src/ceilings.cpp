@@ -10,6 +10,7 @@
 
 #include "ridgeline/config.hpp"
 #include "ridgeline/core/datasheet.hpp"
+#include "ridgeline/core/file.hpp"
 #include "ridgeline/report/format.hpp"
 
 namespace ridgeline::report {
@@ -195,13 +196,15 @@ std::string ceilings_cache_path(const std::string& fingerprint, bool quick) {
 
 namespace {
 std::optional<backends::ceilings> load_one(const std::string& fingerprint, bool quick) {
-    std::ifstream f(ceilings_cache_path(fingerprint, quick));
-    if (!f) return std::nullopt;
+    const std::string path = ceilings_cache_path(fingerprint, quick);
+    if (!std::filesystem::exists(path)) return std::nullopt;
     try {
-        const nlohmann::json j = nlohmann::json::parse(f);
+        // read_regular_file: a FIFO or device at the cache's path would block or never end
+        const nlohmann::json j = nlohmann::json::parse(core::read_regular_file(path, path));
         backends::ceilings c = ceilings_from_json(j);
         if (c.fingerprint != fingerprint || c.ridgeline_version != RIDGELINE_VERSION || c.quick != quick || c.disturbed)
             return std::nullopt;
+        if (!backends::implausible_ceilings(c).empty()) return std::nullopt;  // damaged or edited: measured again
         c.source = "cache";
         return c;
     } catch (const std::exception&) {
@@ -225,6 +228,11 @@ std::string save_cached_ceilings(const backends::ceilings& c) {
     if (c.disturbed) throw std::logic_error("disturbed ceilings are never cached");
     const std::string path = ceilings_cache_path(c.fingerprint, c.quick);
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    // the cache is ridgeline's own file: a FIFO or device in its place is not written into (that would block
+    // or leak the ceilings elsewhere) and not replaced either (someone put it there)
+    std::error_code ec;
+    if (const auto st = std::filesystem::status(path, ec); std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+        throw std::runtime_error("\"" + path + "\" is not a regular file; it was left as it is");
     nlohmann::json j = ceilings_json(c);
     j["source"] = "measured";
     write_file_atomic(path, j.dump(2) + "\n");
@@ -270,7 +278,8 @@ obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& 
         const double cache_ratio = cache_cached > 0 && check->cache_gbs > 0 ? check->cache_gbs / cache_cached : 1.0;
         const double dram_ratio = dram_cached > 0 && check->dram_gbs > 0 ? check->dram_gbs / dram_cached : 1.0;
         std::string found = "spot check in " + fixed(check->seconds, 2) + " s: FMA " + check->fma_isa + " " +
-                            fixed(check->fma_gflops, 1) + " GFLOP/s (cached " + fixed(fma_cached, 1) + ")";
+                            (check->fma_gflops > 0 ? fixed(check->fma_gflops, 1) + " GFLOP/s" : std::string("disturbed")) +
+                            " (cached " + fixed(fma_cached, 1) + ")";
         for (const auto& [bytes, now, then] : {std::tuple{check->cache_working_set_bytes, check->cache_gbs, cache_cached},
                                                std::tuple{check->dram_working_set_bytes, check->dram_gbs, dram_cached}})
             if (now > 0)
@@ -330,7 +339,7 @@ obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& 
         std::string which;
         for (const auto& k : c.disturbed_ceilings) which += (which.empty() ? "" : ", ") + k;
         warn("the ceilings measurement was disturbed by other work (" + which +
-             " could not collect clean samples): used for this run only, not cached");
+             "): not cached, and no roofline verdict is drawn from them; a quieter machine or a rerun helps");
     } else {
         try {
             save_cached_ceilings(c);

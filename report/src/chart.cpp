@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <sstream>
@@ -13,7 +14,20 @@ namespace ridgeline::report {
 
 std::string xml_escape(const std::string& s) {
     std::string out;
-    for (char ch : s) {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char ch = s[i];
+        // the Unicode bidirectional controls (U+202A-U+202E, U+2066-U+2069; E2 80 AA-AE, E2 81 A6-A9 in UTF-8)
+        // would reorder the text around a layer's name ("evil" shown as "live"): shown as their code points
+        if (static_cast<unsigned char>(ch) == 0xE2 && i + 2 < s.size()) {
+            const auto b1 = static_cast<unsigned char>(s[i + 1]), b2 = static_cast<unsigned char>(s[i + 2]);
+            if ((b1 == 0x80 && b2 >= 0xAA && b2 <= 0xAE) || (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9)) {
+                char code[16];
+                std::snprintf(code, sizeof code, "[U+%04X]", 0x2000 + ((b1 & 0x3F) << 6) + (b2 & 0x3F));
+                out += code;
+                i += 2;
+                continue;
+            }
+        }
         switch (ch) {
             case '&': out += "&amp;"; break;
             case '<': out += "&lt;"; break;

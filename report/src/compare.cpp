@@ -53,6 +53,9 @@ compare_run load_run(const std::string& path) {
     if (str(r.report, "schema").rfind("ridgeline.profile/", 0) != 0)
         throw std::runtime_error("\"" + path + "\" is not a ridgeline profile report (schema \"" + str(r.report, "schema") +
                                  "\"; write one with `ridgeline profile --format json --output FILE`)");
+    if (const std::string schema = str(r.report, "schema"); schema != "ridgeline.profile/1" && schema != "ridgeline.profile/2")
+        throw std::runtime_error("\"" + path + "\" is a profile report of a schema this ridgeline does not know (\"" +
+                                 schema + "\"; it reads ridgeline.profile/1 and /2)");
     if (!r.report.contains("layers") || !r.report["layers"].is_array())
         throw std::runtime_error("\"" + path + "\" has no layers");
     // every field compare reads has the type a profile report gives it (docs/json-schema.md), so a hand-edited

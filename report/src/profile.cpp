@@ -54,6 +54,13 @@ std::vector<std::string> profile_warnings(const backends::profile_result& r) {
                     name_list(disturbed) + " (fewer than " + std::to_string(r.timing.min_samples) +
                     " clean samples within the time budget: no verdict, their times are not to be trusted; a quieter "
                     "machine or a rerun helps)");
+    for (const auto& p : r.layers)
+        if (p.has_time() && (p.time->disturbance_source.rfind("off", 0) == 0 ||
+                             p.time->disturbance_source.rfind("unavailable", 0) == 0)) {
+            w.push_back("the accounting of other work was " + p.time->disturbance_source +
+                        ": no sample could be called disturbed, and a time slowed by other work would look clean");
+            break;
+        }
     if (r.end_to_end && r.end_to_end->disturbed)
         w.push_back("the end-to-end pass was disturbed by other work (" + std::to_string(r.end_to_end->disturbed_samples) +
                     " samples lost more than " + fixed(100.0 * backends::disturbed_lost_fraction, 0) +

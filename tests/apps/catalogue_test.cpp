@@ -138,6 +138,10 @@ void flags() {
     add("flag_compare_wrong_field_type", {"compare", "{dir}/a.json", "{dir}/b.json"}, 1, {"a.json", "threads"},
         {{"a.json", R"({"schema": "ridgeline.profile/1", "layers": [], "device": {"threads": "two"}})"},
          {"b.json", R"({"schema": "ridgeline.profile/1", "layers": []})"}});
+    add("flag_compare_unknown_schema_version", {"compare", "{dir}/a.json", "{dir}/b.json"}, 1,
+        {"a.json", "ridgeline.profile/9", "does not know"},
+        {{"a.json", R"({"schema": "ridgeline.profile/9", "layers": []})"},
+         {"b.json", R"({"schema": "ridgeline.profile/2", "layers": []})"}});
     add("flag_sweep_batch_list_bad", {"sweep", "--layer", ok_layer, "--input", "1x4", "--batch", "1,x,8"}, 2,
         {"--batch", "\"x\" is not a batch size"});
     add("flag_sweep_batch_list_empty", {"sweep", "--layer", ok_layer, "--input", "1x4", "--batch", ","}, 2, {"--batch"});

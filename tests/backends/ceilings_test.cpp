@@ -4,6 +4,8 @@
 
 #include "ridgeline/backends/ceilings.hpp"
 
+#include <cmath>
+
 using namespace ridgeline;
 using backends::ceilings;
 
@@ -85,4 +87,37 @@ TEST(Ceilings, MergingKeepsTheHigherOfEachCeiling) {
     EXPECT_DOUBLE_EQ(now.working_set_gbs[1].second, 240);  // the old one was
     EXPECT_DOUBLE_EQ(now.dispatch_overhead_ms, 0.002);     // not a roof: the new measurement's
     EXPECT_NE(now.method.at("merged").find("2026-11-30T10:00:00Z"), std::string::npos);
+}
+
+TEST(Ceilings, ImpossibleCeilingsAreRefused) {
+    // a machine as ridgeline measures it
+    ceilings c;
+    c.fma_peak_gflops = {{"fp32", 236}};
+    c.gemm_gflops = {{"fp32", 211}};
+    c.peak_gflops = {{"fp32", 236}};
+    c.copy_gbs = 29;
+    c.triad_gbs = 31;
+    c.read_gbs = 30;
+    c.bandwidth_gbs = 31;
+    c.working_set_gbs = {{49'152, 400}, {201'326'592, 33}};
+    c.dispatch_overhead_ms = 0.0009;
+    c.last_level_cache_bytes = 33'554'432;
+    EXPECT_EQ(backends::implausible_ceilings(c), "");
+    // what a damaged or edited cache file holds: each one refused with what is wrong
+    auto refused = [&](auto edit, const std::string& what) {
+        ceilings e = c;
+        edit(e);
+        const std::string why = backends::implausible_ceilings(e);
+        EXPECT_NE(why.find(what), std::string::npos) << "'" << why << "' does not name " << what;
+    };
+    refused([](ceilings& e) { e.peak_gflops["fp32"] = -5; }, "compute ceiling fp32");
+    refused([](ceilings& e) { e.peak_gflops["fp32"] = 1e300; }, "compute ceiling fp32");
+    refused([](ceilings& e) { e.peak_gflops["fp32"] = 100; }, "not the highest");  // below its own FMA peak
+    refused([](ceilings& e) { e.peak_gflops.clear(); }, "no compute roof");
+    refused([](ceilings& e) { e.bandwidth_gbs = 0; }, "DRAM bandwidth");
+    refused([](ceilings& e) { e.triad_gbs = 50; }, "beats the DRAM roof");
+    refused([](ceilings& e) { e.working_set_gbs = {{10, 100}}; }, "working-set point");  // arrays of 0 elements
+    refused([](ceilings& e) { e.working_set_gbs = {{49'152, std::nan("")}}; }, "working-set point");
+    refused([](ceilings& e) { e.dispatch_overhead_ms = -1; }, "dispatch");
+    refused([](ceilings& e) { e.last_level_cache_bytes = static_cast<std::int64_t>(1e14); }, "last-level cache");
 }

@@ -4,12 +4,16 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "../support/scratch.hpp"
 #include "ridgeline/backends/timing.hpp"
 #include "ridgeline/config.hpp"
+#include <nlohmann/json.hpp>
 #include "ridgeline/report/ceilings.hpp"
 
 using namespace ridgeline;
@@ -183,4 +187,32 @@ TEST(CeilingsCache, TheSpotCheckRaisesTheRoofsAndNeverLowersThem) {
     EXPECT_EQ(b.spot_checks, 5);  // 1 + 1 + 1 + the disturbed one tried twice
     ASSERT_EQ(disturbed.warnings.size(), 1u);
     EXPECT_NE(disturbed.warnings[0].find("unchecked"), std::string::npos) << disturbed.warnings[0];
+}
+
+TEST(CeilingsCache, ADamagedOrEditedCacheIsMeasuredAgainNeverUsed) {
+    private_cache("edited");
+    fake_backend b;
+    b.next = machine();
+    const std::string fp = backends::device_fingerprint(b.device());
+    (void)report::obtain_ceilings(b, {});
+    const std::string path = report::ceilings_cache_path(fp);
+    // a hand edit: a negative compute roof (it made a 96%-compute layer read "memory 4%")
+    {
+        std::ifstream in(path);
+        nlohmann::json j = nlohmann::json::parse(in);
+        j["peak_gflops"]["fp32"] = -5.0;
+        std::ofstream(path) << j.dump();
+    }
+    auto got = report::obtain_ceilings(b, {});
+    EXPECT_TRUE(got.measured);
+    EXPECT_EQ(b.measured, 2);
+    EXPECT_DOUBLE_EQ(got.ceilings.peak_gflops.at("fp32"), 100);
+    // a FIFO where the cache file should be: read_regular_file refuses it instead of blocking in open()
+    std::filesystem::remove(path);
+    ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+    auto fifo = report::obtain_ceilings(b, {});
+    EXPECT_TRUE(fifo.measured);
+    EXPECT_EQ(b.measured, 3);
+    ASSERT_EQ(fifo.warnings.size(), 1u);  // and it could not be replaced by the cache file: said, not hidden
+    EXPECT_NE(fifo.warnings[0].find("could not cache"), std::string::npos) << fifo.warnings[0];
 }

@@ -72,6 +72,13 @@ struct ceilings {
     [[nodiscard]] double bandwidth_tolerance() const;
 };
 
+/// Why `c` cannot be true ceilings of a device, or "" when it can: every roof positive and finite and within
+/// what any device of today could reach (compute at most 10^7 GFLOP/s, bandwidth at most 10^6 GB/s), the
+/// compute roof the highest of the FMA and GEMM ceilings, the DRAM roof at least each STREAM kernel, the sweep's
+/// sizes and rates positive, the dispatch cost between 0 and 1 s. A cache file that fails this was damaged or
+/// edited: it is measured again.
+std::string implausible_ceilings(const ceilings& c);
+
 /// Sets peak_gflops[dt] to the highest of fma_peak_gflops[dt] and gemm_gflops[dt] for every data type either
 /// has, with its method and spread; called at the end of a backend's measure_ceilings.
 void finish_compute_roofs(ceilings& c);

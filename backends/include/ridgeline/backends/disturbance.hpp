@@ -110,6 +110,24 @@ private:
     std::string unavailable_;  // why schedstat cannot be read; empty when it can
 };
 
+/// A meter that reads nothing: the accounting turned off on purpose (RIDGELINE_DISTURBANCE=off, for
+/// bench/timing_overhead.sh). Its source says so; measurements taken with it are never cached as ceilings and
+/// reports warn that no sample could be called disturbed.
+class off_disturbance_meter final : public disturbance_meter {
+public:
+    void arm() override {}
+    void before_sample() override {}
+    sample_disturbance after_sample(double wall_ms) override {
+        sample_disturbance d;
+        d.wall_ms = wall_ms;
+        return d;
+    }
+    [[nodiscard]] std::string source() const override { return "off (RIDGELINE_DISTURBANCE=off)"; }
+};
+
+/// Whether the environment turns the accounting off: RIDGELINE_DISTURBANCE is off, 0, false or no, in any case.
+bool disturbance_accounting_off();
+
 // Parsers, public for tests (synthetic accounting).
 
 /// The first two fields of a schedstat line: time on the CPU and run-queue wait, in ns.

@@ -67,7 +67,8 @@ struct timing_result {
     std::vector<double> disturbed_sample_ms;  // their per-run times, in order
     bool disturbed = false;          // fewer than min_samples clean samples: the time is not to be trusted
     /// Run-queue wait (plus steal) of the threads that ran, summed over threads, divided by wall time x
-    /// threads, over the kept samples: the share of the CPU time the timed threads were denied.
+    /// threads, over the kept samples (over the disturbed ones when none was clean): the share of the CPU time
+    /// the timed threads were denied.
     double stolen_fraction = 0;
     std::int64_t involuntary_switches = 0;  // over all samples, kept or not
     double min_clock_fraction = 1.0;        // GPU: the lowest SM clock / default clock of a kept sample
@@ -97,12 +98,16 @@ public:
     [[nodiscard]] double resolution_ns() const override { return resolution_ns_; }
     [[nodiscard]] double overhead_ns() const override { return overhead_ns_; }
     [[nodiscard]] std::string name() const override { return "steady_clock"; }
-    /// The per-sample accounting, or null when the environment says RIDGELINE_DISTURBANCE=off (for
-    /// bench/timing_overhead.sh, which measures what the accounting costs).
-    disturbance_meter* disturbance() override { return meter_on_ ? &meter_ : nullptr; }
+    /// The per-sample accounting, or a meter that reads nothing (and says so) when the environment turns it
+    /// off (RIDGELINE_DISTURBANCE=off, for bench/timing_overhead.sh, which measures what the accounting costs).
+    disturbance_meter* disturbance() override {
+        if (meter_on_) return &meter_;
+        return &off_;
+    }
 
 private:
     cpu_disturbance_meter meter_;
+    off_disturbance_meter off_;
     bool meter_on_ = true;
     std::int64_t start_ns_ = 0;
     double resolution_ns_ = 1;
