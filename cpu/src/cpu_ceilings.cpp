@@ -149,9 +149,8 @@ backends::timing_result measure_ceiling(const std::function<void()>& run, backen
     const bool unverified = best.disturbance_source.rfind("off", 0) == 0;
     if (best.disturbed || unverified) {
         c.disturbed = true;
-        const std::string what = unverified ? key + " (the accounting of other work was off)" : key;
-        if (std::find(c.disturbed_ceilings.begin(), c.disturbed_ceilings.end(), what) == c.disturbed_ceilings.end())
-            c.disturbed_ceilings.push_back(what);
+        if (std::find(c.disturbed_ceilings.begin(), c.disturbed_ceilings.end(), key) == c.disturbed_ceilings.end())
+            c.disturbed_ceilings.push_back(key);
     }
     return best;
 }

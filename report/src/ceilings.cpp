@@ -8,6 +8,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "ridgeline/backends/disturbance.hpp"
 #include "ridgeline/config.hpp"
 #include "ridgeline/core/datasheet.hpp"
 #include "ridgeline/core/file.hpp"
@@ -338,8 +339,12 @@ obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& 
     if (c.disturbed) {
         std::string which;
         for (const auto& k : c.disturbed_ceilings) which += (which.empty() ? "" : ", ") + k;
-        warn("the ceilings measurement was disturbed by other work (" + which +
-             "): not cached, and no roofline verdict is drawn from them; a quieter machine or a rerun helps");
+        if (backends::disturbance_accounting_off())
+            warn("the ceilings were measured with the accounting of other work off (RIDGELINE_DISTURBANCE): they "
+                 "cannot be called clean, so they are not cached and no roofline verdict is drawn from them");
+        else
+            warn("the ceilings measurement was disturbed by other work (" + which +
+                 "): not cached, and no roofline verdict is drawn from them; a quieter machine or a rerun helps");
     } else {
         try {
             save_cached_ceilings(c);

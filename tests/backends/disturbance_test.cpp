@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "ridgeline/backends/disturbance.hpp"
@@ -194,6 +196,30 @@ TEST(Disturbance, ALayerThatCannotCollectCleanSamplesIsDisturbed) {
     EXPECT_LT(r.sampling_time_s, 2 * 0.05 + 0.01);  // and no further (one more sample at most)
     // its time is that of the disturbed samples: 0.1 ms / (1 - 0.6) = 0.25 ms, flagged
     EXPECT_NEAR(r.stats.median, 0.25, 1e-9);
+    // and what was stolen is said, not 0: the scripted meter's 2 threads waited 0.6 of the wall time in all,
+    // 0.6 / 2 thread-walls = 0.3 of the threads' time
+    EXPECT_NEAR(r.stolen_fraction, 0.3, 1e-9);
+}
+
+TEST(Disturbance, TheAccountingTurnedOffIsSaid) {
+    // RIDGELINE_DISTURBANCE=off|0|false|no in any case turns it off; anything else leaves it on
+    const char* before = std::getenv("RIDGELINE_DISTURBANCE");
+    const std::string saved = before ? before : "";
+    for (const char* v : {"off", "OFF", "0", "False", "no"}) {
+        ::setenv("RIDGELINE_DISTURBANCE", v, 1);
+        EXPECT_TRUE(disturbance_accounting_off()) << v;
+    }
+    for (const char* v : {"on", "", "1", "offf"}) {
+        ::setenv("RIDGELINE_DISTURBANCE", v, 1);
+        EXPECT_FALSE(disturbance_accounting_off()) << v;
+    }
+    // a timer made with it off carries a meter that says so (the reports' warning and the ceilings' refusal
+    // to cache read that source)
+    ::setenv("RIDGELINE_DISTURBANCE", "Off", 1);
+    steady_timer t;
+    EXPECT_EQ(t.disturbance()->source().rfind("off", 0), 0u) << t.disturbance()->source();
+    if (before) ::setenv("RIDGELINE_DISTURBANCE", saved.c_str(), 1);
+    else ::unsetenv("RIDGELINE_DISTURBANCE");
 }
 
 TEST(Disturbance, AQuietMachineLosesNothing) {
