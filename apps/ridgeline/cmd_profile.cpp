@@ -143,8 +143,7 @@ struct profile_command {
             try {
                 report::obtained_ceilings got = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet, &g_stop);
                 warnings.insert(warnings.end(), got.warnings.begin(), got.warnings.end());
-                // roofs that other work pushed down would make every verdict against them wrong: none at all
-                if (!got.ceilings.disturbed) o.ceilings = std::move(got.ceilings);
+                o.ceilings = std::move(got).roofs_for_verdicts();
             } catch (const backends::unsupported& e) {
                 if (!out.quiet) spdlog::warn("no roofline verdicts: {}", e.what());
             } catch (const backends::ceilings_interrupted&) {

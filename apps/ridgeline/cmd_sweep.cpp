@@ -145,8 +145,7 @@ struct sweep_command {
         o.timing.cache = cache == "cold" ? backends::cache_mode::cold : backends::cache_mode::hot;
         std::optional<backends::ceilings> ceil;
         try {
-            auto got = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet);
-            if (!got.ceilings.disturbed) ceil = std::move(got.ceilings);  // no verdicts from disturbed roofs
+            ceil = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet).roofs_for_verdicts();
         } catch (const backends::unsupported& e) {
             if (!out.quiet) spdlog::warn("no roofline verdicts: {}", e.what());
         }

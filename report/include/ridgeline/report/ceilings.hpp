@@ -59,6 +59,12 @@ struct obtained_ceilings {
     std::vector<std::string> warnings;  // for the report and stderr: disturbed, not cached, spot check failed
     std::string spot_check;             // what the spot check found, one line; empty when none ran
     bool measured = false;              // measured now (not from the cache)
+    /// The roofs to judge layers against: none when the ceilings are disturbed (roofs that other work pushed
+    /// down would make every verdict against them wrong). Moves the ceilings out.
+    std::optional<backends::ceilings> roofs_for_verdicts() && {
+        if (ceilings.disturbed) return std::nullopt;
+        return std::move(ceilings);
+    }
 };
 
 /// The device's ceilings (docs/roofline.md, "Ceilings that stay true"): from the cache when present, checked by
