@@ -43,6 +43,7 @@ verification_result compare_outputs(const std::vector<host_tensor>& got, const s
         for (std::size_t i = 0; i < got[t].data.size(); ++i) {
             const double w = want[t].data[i];
             const double g = got[t].data[i];
+            if (std::isinf(w) && g == w) continue;  // an infinity the op defines (max over a window of padding only: -inf)
             if (!std::isfinite(w)) {
                 ++reference_non_finite;
                 continue;

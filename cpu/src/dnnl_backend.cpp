@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <oneapi/dnnl/dnnl_version.h>
 
@@ -102,6 +103,26 @@ bool is_plain_dense(const memory::desc& md) {
     const dims s = plain_strides(md);
     if (s.empty()) return false;
     return s == row_major_strides(md.dims());
+}
+
+/// Copies the elements of a strided view (dims `d`, element strides `s` from `src`) into dense row-major `dst`:
+/// for the views oneDNN cannot describe. Row by row: the innermost dim in one loop, the outer index carried.
+void strided_gather(const unsigned char* src, unsigned char* dst, const dims& d, const dims& s, std::size_t es) {
+    const std::size_t rank = d.size();
+    std::int64_t rows = 1;
+    for (std::size_t i = 0; i + 1 < rank; ++i) rows *= d[i];
+    const std::int64_t inner = rank > 0 ? d[rank - 1] : 1, inner_stride = rank > 0 ? s[rank - 1] : 1;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+        std::int64_t offset = 0, rest = r;
+        for (std::size_t i = rank - 1; i-- > 0;) {
+            offset += (rest % d[i]) * s[i];
+            rest /= d[i];
+        }
+        unsigned char* out = dst + static_cast<std::size_t>(r * inner) * es;
+        for (std::int64_t j = 0; j < inner; ++j)
+            std::memcpy(out + static_cast<std::size_t>(j) * es, src + static_cast<std::size_t>(offset + j * inner_stride) * es, es);
+    }
 }
 
 /// A tensor of the graph.
@@ -553,9 +574,30 @@ private:
             std::swap(a, b);
             std::swap(sa, sb);
         }
-        if (sa != la.output_shape)
-            throw backends::unsupported(core::where(la.layer) + ": both inputs broadcast (" + sa.to_string() + ", " +
-                                        sb.to_string() + "); oneDNN broadcasts one input only");
+        if (sa != la.output_shape) {
+            // both inputs broadcast; oneDNN broadcasts src1 only: first a = 0 + a into the output's shape (exact), then
+            // the operation with b broadcast
+            const auto dt = to_dnnl(dt_);
+            const dims od = to_dims(la.output_shape);
+            memory zeros(plain_md(od, dt), engine_);
+            std::memset(zeros.get_data_handle(), 0, zeros.get_desc().get_size());
+            memory wide(plain_md(od, dt), engine_);
+            const memory da = dense(a);
+            dims ad = da.get_desc().dims();
+            while (ad.size() < od.size()) ad.insert(ad.begin(), 1);
+            const memory a1(plain_md(ad, dt), engine_, da.get_data_handle());
+            dnnl::binary::desc d(dnnl::algorithm::binary_add, zeros.get_desc(), a1.get_desc(), wide.get_desc());
+            dnnl::binary::primitive_desc pd(d, attr(), engine_);
+            record(pd);
+            steps_.push_back({dnnl::binary(pd),
+                              {{DNNL_ARG_SRC_0, zeros}, {DNNL_ARG_SRC_1, a1}, {DNNL_ARG_DST, wide},
+                               {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}},
+                              {}});
+            keep_.push_back(da);
+            a = la.layer.name + "#broadcast";
+            sa = la.output_shape;
+            set_output(a, wide);
+        }
         const memory src0 = dense_or_blocked(a);
         memory src1;
         if (sb == sa) {
@@ -580,19 +622,25 @@ private:
     void add(const core::layer_analysis& la, const core::mul&) { binary(la, dnnl::algorithm::binary_mul); }
 
     // ------------------------------------------------------------ pooling
-    void pooling(const core::layer_analysis& la, dnnl::algorithm alg, core::pair2d kernel, core::pair2d stride,
-                 core::pair2d pad, core::pair2d dilation) {
-        const auto dt = to_dnnl(dt_);
-        const memory src = dense_or_blocked(la.layer.inputs[0]);
+    /// Right padding that makes oneDNN's floor formula give PyTorch's (possibly ceil_mode) output size, per axis.
+    static core::pair2d right_padding(const core::layer_analysis& la, core::pair2d kernel, core::pair2d stride,
+                                      core::pair2d pad, core::pair2d dilation) {
         const core::shape& x = la.input_shapes[0];
         const core::shape& y = la.output_shape;
-        // right padding that makes oneDNN's floor formula give PyTorch's (possibly ceil_mode) output size
         const std::int64_t ext_h = (kernel.h - 1) * dilation.h + 1, ext_w = (kernel.w - 1) * dilation.w + 1;
-        const std::int64_t pr_h = std::max<std::int64_t>(0, (y[2] - 1) * stride.h + ext_h - x[2] - pad.h);
-        const std::int64_t pr_w = std::max<std::int64_t>(0, (y[3] - 1) * stride.w + ext_w - x[3] - pad.w);
+        return {std::max<std::int64_t>(0, (y[2] - 1) * stride.h + ext_h - x[2] - pad.h),
+                std::max<std::int64_t>(0, (y[3] - 1) * stride.w + ext_w - x[3] - pad.w)};
+    }
+    void pooling(const core::layer_analysis& la, dnnl::algorithm alg, core::pair2d kernel, core::pair2d stride,
+                 core::pair2d pad, core::pair2d dilation, bool plain_dst = false) {
+        const auto dt = to_dnnl(dt_);
+        const memory src = dense_or_blocked(la.layer.inputs[0]);
+        const core::shape& y = la.output_shape;
+        const core::pair2d pr = right_padding(la, kernel, stride, pad, dilation);
         dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, src.get_desc(),
-                                         any_md(to_dims(y), dt), {stride.h, stride.w}, {kernel.h, kernel.w},
-                                         {dilation.h - 1, dilation.w - 1}, {pad.h, pad.w}, {pr_h, pr_w});
+                                         plain_dst ? plain_md(to_dims(y), dt) : any_md(to_dims(y), dt),
+                                         {stride.h, stride.w}, {kernel.h, kernel.w},
+                                         {dilation.h - 1, dilation.w - 1}, {pad.h, pad.w}, {pr.h, pr.w});
         dnnl::pooling_v2_forward::primitive_desc pd(d, attr(), engine_);
         record(pd);
         memory dst(pd.dst_desc(), engine_);
@@ -601,26 +649,132 @@ private:
                           {}});
         set_output(la.layer.name, dst);
     }
+    /// A dilated window can hold only padding; PyTorch's max over no element is -inf (ATen's max_pool2d starts from
+    /// -inf and skips padding), oneDNN's is the lowest finite value. Those output positions are set to -inf after the
+    /// pooling (a plain output then, so that they are easy to find).
     void add(const core::layer_analysis& la, const core::max_pool2d& op) {
-        pooling(la, dnnl::algorithm::pooling_max, op.kernel_size, op.stride, op.padding, op.dilation);
+        const core::shape& x = la.input_shapes[0];
+        const core::shape& y = la.output_shape;
+        auto empty_windows = [](std::int64_t out, std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t pad,
+                                std::int64_t dilation) {
+            std::vector<bool> empty(static_cast<std::size_t>(out), true);
+            for (std::int64_t o = 0; o < out; ++o)
+                for (std::int64_t t = 0; t < k; ++t) {
+                    const std::int64_t i = o * stride - pad + t * dilation;
+                    if (i >= 0 && i < in) empty[static_cast<std::size_t>(o)] = false;
+                }
+            return empty;
+        };
+        const auto rows = empty_windows(y[2], x[2], op.kernel_size.h, op.stride.h, op.padding.h, op.dilation.h);
+        const auto cols = empty_windows(y[3], x[3], op.kernel_size.w, op.stride.w, op.padding.w, op.dilation.w);
+        std::vector<std::int64_t> positions;  // oh * W_out + ow of each all-padding window
+        for (std::int64_t oh = 0; oh < y[2]; ++oh)
+            for (std::int64_t ow = 0; ow < y[3]; ++ow)
+                if (rows[static_cast<std::size_t>(oh)] || cols[static_cast<std::size_t>(ow)]) positions.push_back(oh * y[3] + ow);
+        pooling(la, dnnl::algorithm::pooling_max, op.kernel_size, op.stride, op.padding, op.dilation, !positions.empty());
+        if (positions.empty()) return;
+        const memory dst = slots_.at(la.layer.name).mem;
+        const std::int64_t planes = y[0] * y[1], plane = y[2] * y[3];
+        const auto data_type = dst.get_desc().data_type();
+        steps_.push_back({{}, {}, [dst, positions, planes, plane, data_type] {
+                              auto* base = static_cast<unsigned char*>(dst.get_data_handle());
+                              const std::uint32_t f32 = 0xff800000u;  // -inf in each format
+                              const std::uint16_t b16 = 0xff80u, f16 = 0xfc00u;
+                              const std::size_t es = memory::data_type_size(data_type);
+                              const void* value = data_type == memory::data_type::f32    ? static_cast<const void*>(&f32)
+                                                  : data_type == memory::data_type::bf16 ? static_cast<const void*>(&b16)
+                                                                                         : static_cast<const void*>(&f16);
+                              for (std::int64_t p = 0; p < planes; ++p)
+                                  for (std::int64_t at : positions)
+                                      std::memcpy(base + static_cast<std::size_t>(p * plane + at) * es, value, es);
+                          }});
+        notes_.emplace_back("ridgeline -inf for windows of padding only");
     }
+    /// PyTorch's divisor with count_include_pad counts a window clipped to [-pad, in + pad), so the taps a ceil_mode
+    /// window hangs past in + pad are not counted (ATen's AvgPool2d: hend = min(hstart + kH, H + padH)). oneDNN's
+    /// include_padding counts every tap of the window, its exclude_padding only those inside the input. With no
+    /// padding PyTorch's rule is exclude_padding; where the right padding oneDNN needs stays within the symmetric
+    /// padding it is include_padding; otherwise include_padding followed by a multiply with kh*kw / PyTorch's divisor
+    /// per output position (a (1, 1, H_out, W_out) tensor, broadcast).
     void add(const core::layer_analysis& la, const core::avg_pool2d& op) {
-        if (op.ceil_mode && op.count_include_pad && (op.padding.h > 0 || op.padding.w > 0))
-            throw backends::unsupported(core::where(la.layer) +
-                                        ": ceil_mode with count_include_pad and padding divides differently in oneDNN");
+        const core::pair2d pr = right_padding(la, op.kernel_size, op.stride, op.padding, {1, 1});
+        const bool no_padding = op.padding.h == 0 && op.padding.w == 0;
         pooling(la,
-                op.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
-                                     : dnnl::algorithm::pooling_avg_exclude_padding,
+                op.count_include_pad && !no_padding ? dnnl::algorithm::pooling_avg_include_padding
+                                                    : dnnl::algorithm::pooling_avg_exclude_padding,
                 op.kernel_size, op.stride, op.padding, {1, 1});
+        if (!op.count_include_pad || no_padding || (pr.h <= op.padding.h && pr.w <= op.padding.w)) return;
+        const core::shape& x = la.input_shapes[0];
+        const core::shape& y = la.output_shape;
+        auto extent = [](std::int64_t o, std::int64_t stride, std::int64_t pad, std::int64_t k, std::int64_t in) {
+            const std::int64_t start = o * stride - pad;
+            return std::min(start + k, in + pad) - start;
+        };
+        backends::host_tensor factor{core::shape{1, 1, y[2], y[3]}, {}};
+        for (std::int64_t oh = 0; oh < y[2]; ++oh)
+            for (std::int64_t ow = 0; ow < y[3]; ++ow)
+                factor.data.push_back(static_cast<float>(op.kernel_size.h * op.kernel_size.w) /
+                                      static_cast<float>(extent(oh, op.stride.h, op.padding.h, op.kernel_size.h, x[2]) *
+                                                         extent(ow, op.stride.w, op.padding.w, op.kernel_size.w, x[3])));
+        const auto dt = to_dnnl(dt_);
+        const memory f = upload(factor, plain_md({1, 1, y[2], y[3]}, dt));
+        const memory pooled = slots_.at(la.layer.name).mem;
+        dnnl::binary::primitive_desc pd(dnnl::binary::desc(dnnl::algorithm::binary_mul, pooled.get_desc(), f.get_desc(), pooled.get_desc()),
+                                        attr(), engine_);
+        record(pd);
+        memory dst(pd.dst_desc(), engine_);
+        steps_.push_back({dnnl::binary(pd),
+                          {{DNNL_ARG_SRC_0, pooled}, {DNNL_ARG_SRC_1, f}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}},
+                          {}});
+        keep_.insert(keep_.end(), {pooled, f});
+        set_output(la.layer.name, dst);
     }
     void add(const core::layer_analysis& la, const core::adaptive_avg_pool2d& op) {
         const core::shape& x = la.input_shapes[0];
-        if (x[2] % op.output_size.h != 0 || x[3] % op.output_size.w != 0)
-            throw backends::unsupported(core::where(la.layer) + ": adaptive pooling " + std::to_string(x[2]) + "x" +
-                                        std::to_string(x[3]) + " -> " + core::to_string(op.output_size) +
-                                        " has windows of different sizes, which oneDNN pooling cannot express");
+        if (x[2] % op.output_size.h != 0 || x[3] % op.output_size.w != 0) {
+            adaptive_as_matmuls(la, op);
+            return;
+        }
         const core::pair2d k{x[2] / op.output_size.h, x[3] / op.output_size.w};
         pooling(la, dnnl::algorithm::pooling_avg_exclude_padding, k, k, {0, 0}, {1, 1});
+    }
+
+    /// Windows of different sizes (PyTorch's [floor(i*H/out), ceil((i+1)*H/out))), which oneDNN pooling cannot
+    /// express, as two matmuls with averaging matrices: the mean over a window is separable, so per (n, c) plane
+    /// Y = Ph X Pw with Ph[i][h] = 1/len_i on the rows of window i and Pw[w][j] = 1/len_j on its columns.
+    void adaptive_as_matmuls(const core::layer_analysis& la, const core::adaptive_avg_pool2d& op) {
+        const auto dt = to_dnnl(dt_);
+        const core::shape& x = la.input_shapes[0];
+        const std::int64_t planes = x[0] * x[1], h = x[2], w = x[3], oh = op.output_size.h, ow = op.output_size.w;
+        auto averaging = [](std::int64_t in, std::int64_t out, bool transposed) {
+            backends::host_tensor m{transposed ? core::shape{1, in, out} : core::shape{1, out, in},
+                                    std::vector<float>(static_cast<std::size_t>(in * out), 0.0F)};
+            for (std::int64_t i = 0; i < out; ++i) {
+                const std::int64_t lo = (i * in) / out, hi = ((i + 1) * in + out - 1) / out;
+                for (std::int64_t k = lo; k < hi; ++k)
+                    m.data[static_cast<std::size_t>(transposed ? k * out + i : i * in + k)] = 1.0F / static_cast<float>(hi - lo);
+            }
+            return m;
+        };
+        const memory pw = upload(averaging(w, ow, true), plain_md({1, w, ow}, dt));
+        const memory ph = upload(averaging(h, oh, false), plain_md({1, oh, h}, dt));
+        const memory in = dense(la.layer.inputs[0]);
+        const memory rows(plain_md({1, planes * h, w}, dt), engine_, in.get_data_handle());
+        memory mid(plain_md({1, planes * h, ow}, dt), engine_);
+        dnnl::matmul::primitive_desc pd1(dnnl::matmul::desc(rows.get_desc(), pw.get_desc(), mid.get_desc()), attr(), engine_);
+        record(pd1);
+        steps_.push_back({dnnl::matmul(pd1),
+                          {{DNNL_ARG_SRC, rows}, {DNNL_ARG_WEIGHTS, pw}, {DNNL_ARG_DST, mid}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd1)}},
+                          {}});
+        const memory mid3(plain_md({planes, h, ow}, dt), engine_, mid.get_data_handle());
+        memory dst(plain_md({planes, oh, ow}, dt), engine_);
+        dnnl::matmul::primitive_desc pd2(dnnl::matmul::desc(ph.get_desc(), mid3.get_desc(), dst.get_desc()), attr(), engine_);
+        record(pd2);
+        steps_.push_back({dnnl::matmul(pd2),
+                          {{DNNL_ARG_SRC, ph}, {DNNL_ARG_WEIGHTS, mid3}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd2)}},
+                          {}});
+        keep_.insert(keep_.end(), {in, mid, dst, pw, ph});
+        set_output(la.layer.name, memory(plain_md(to_dims(la.output_shape), dt), engine_, dst.get_data_handle()));
     }
 
     // ------------------------------------------------------------ data movement and views
@@ -679,10 +833,27 @@ private:
         const std::int64_t offset = start * s[k];
         d[k] = la.output_shape[k];
         s[k] *= op.step;
-        const memory::desc out(d, md.data_type(), s);
         auto* base = static_cast<unsigned char*>(src.get_data_handle()) +
                      static_cast<std::size_t>(offset) * memory::data_type_size(md.data_type());
-        set_output(la.layer.name, memory(out, engine_, base), !is_plain_dense(out), true);
+        std::optional<memory::desc> out;
+        try {
+            out = memory::desc(d, md.data_type(), s);
+        } catch (const dnnl::error&) {
+            // oneDNN describes only strides whose dims do not interleave (a step wider than the next dim's extent,
+            // e.g. every third column of 6x4 has strides 4, 3 over 6x2): copy those elements instead
+        }
+        if (out) {
+            set_output(la.layer.name, memory(*out, engine_, base), !is_plain_dense(*out), true);
+            return;
+        }
+        memory dst(plain_md(d, md.data_type()), engine_);
+        const std::size_t es = memory::data_type_size(md.data_type());
+        steps_.push_back({{}, {}, [base, dst, d, s, es] {
+                              strided_gather(base, static_cast<unsigned char*>(dst.get_data_handle()), d, s, es);
+                          }});
+        notes_.emplace_back("ridgeline strided copy");
+        keep_.push_back(src);
+        set_output(la.layer.name, dst);
     }
 
     dnnl::engine& engine_;

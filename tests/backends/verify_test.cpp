@@ -31,12 +31,23 @@ TEST(Verification, PoisonedElementsAreUnwritten) {
 
 TEST(Verification, ANonFiniteReferenceIsNotAPass) {
     // NaN weights make the reference NaN at element 1; the backend agrees (NaN there too) and elements 0
-    // and 2 match exactly, yet nothing was checked at element 1: failed, with the reason
+    // and 2 match exactly, yet nothing was checked at element 1: failed, with the reason. Element 3 is +inf in the
+    // reference and 5 in the output: not checked either (2 elements)
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const float inf = std::numeric_limits<float>::infinity();
-    auto v = compare_outputs({t({1, nan, 3, inf})}, {t({1, nan, 3, inf})}, 1.0);
+    auto v = compare_outputs({t({1, nan, 3, 5})}, {t({1, nan, 3, inf})}, 1.0);
     EXPECT_EQ(v.state, "failed");
     EXPECT_EQ(v.message, "the reference output has 2 NaN or infinite elements (are the weights finite? `ridgeline weights` counts them)");
+}
+
+TEST(Verification, AnInfinityTheOpDefinesMatchesTheSameInfinity) {
+    // max_pool2d over a window of padding only is -inf in PyTorch and the reference: the same -inf in the output is
+    // agreement; the finite elements decide the error (here exact: 0). -inf where the reference has +inf is not.
+    const float inf = std::numeric_limits<float>::infinity();
+    auto v = compare_outputs({t({1, -inf, 3})}, {t({1, -inf, 3})}, 1e-4);
+    EXPECT_EQ(v.state, "passed") << v.message;
+    EXPECT_EQ(v.rel_l2_error, 0.0);
+    EXPECT_EQ(compare_outputs({t({1, -inf, 3})}, {t({1, inf, 3})}, 1e-4).state, "failed");
 }
 
 TEST(Verification, ShapeMismatchFails) {

@@ -1,0 +1,477 @@
+// The differential generator and runner (differential.hpp).
+#include "differential.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <sstream>
+#include <stdexcept>
+
+#include "ridgeline/backends/profiler.hpp"
+#include "ridgeline/core/error.hpp"
+#include "ridgeline/cpu/cpu_backends.hpp"
+
+namespace ridgeline::test::differential {
+
+namespace {
+
+using i64 = std::int64_t;
+
+/// Draws of one case: the random source and the size class.
+struct draw {
+    std::mt19937_64& rng;
+    size_class size;
+
+    i64 between(i64 lo, i64 hi) { return std::uniform_int_distribution<i64>(lo, hi)(rng); }
+    bool coin(double p = 0.5) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; }
+    template <class T>
+    const T& pick(const std::vector<T>& v) {
+        return v[static_cast<std::size_t>(between(0, static_cast<i64>(v.size()) - 1))];
+    }
+    [[nodiscard]] bool tiny() const { return size == size_class::tiny; }
+    /// A dimension of an activation: 1..max (smaller for tiny cases).
+    i64 dim(i64 max_normal, i64 max_tiny) { return between(1, tiny() ? max_tiny : max_normal); }
+    /// A random shape of rank lo..hi with dimensions 1..max.
+    core::shape any_shape(std::size_t lo, std::size_t hi, i64 max_normal, i64 max_tiny) {
+        const auto rank = static_cast<std::size_t>(between(static_cast<i64>(lo), static_cast<i64>(hi)));
+        std::vector<i64> d(rank);
+        for (auto& x : d) x = dim(max_normal, max_tiny);
+        return core::shape(d);
+    }
+    /// A dimension index in [-rank, rank) (negative half the time).
+    i64 axis(std::size_t rank) {
+        const i64 a = between(0, static_cast<i64>(rank) - 1);
+        return coin() ? a - static_cast<i64>(rank) : a;
+    }
+};
+
+/// "k=v" pairs; keys at their default are written only now and then, so the parser's defaults are used too.
+struct attrs {
+    std::vector<std::string> items;
+    void add(const std::string& key, const std::string& value) { items.push_back(key + "=" + value); }
+    void add(const std::string& key, i64 value) { add(key, std::to_string(value)); }
+    void maybe(draw& d, const std::string& key, const std::string& value, bool is_default) {
+        if (!is_default || d.coin(0.3)) add(key, value);
+    }
+    [[nodiscard]] std::string text(std::string_view kind) const {
+        std::string s(kind);
+        for (std::size_t i = 0; i < items.size(); ++i) s += (i == 0 ? ":" : ",") + items[i];
+        return s;
+    }
+};
+
+std::string pair_text(i64 h, i64 w) { return h == w ? std::to_string(h) : std::to_string(h) + "x" + std::to_string(w); }
+std::string bool_text(bool b) { return b ? "true" : "false"; }
+
+core::shape image(i64 n, i64 c, i64 h, i64 w) { return core::shape{n, c, h, w}; }
+
+// ------------------------------------------------------------------ one generator per op
+
+layer_case gen_linear(draw& d) {
+    const i64 in = d.dim(40, 6), out = d.dim(40, 6);
+    attrs a;
+    a.add("in_features", in);
+    a.add("out_features", out);
+    const bool bias = d.coin(0.7);
+    a.maybe(d, "bias", bool_text(bias), bias);
+    core::shape x = d.any_shape(0, 3, 5, 3);
+    auto dims = x.dims();
+    dims.push_back(in);
+    return {a.text("linear"), {core::shape(dims)}};
+}
+
+layer_case gen_matmul(draw& d) {
+    // batch dims broadcast: each leading dim equal, or 1 on one side; ranks may differ
+    const auto ra = static_cast<std::size_t>(d.between(2, 4)), rb = static_cast<std::size_t>(d.between(2, 4));
+    const std::size_t batch = std::max(ra, rb) - 2;
+    std::vector<i64> full(batch);
+    for (auto& b : full) b = d.dim(4, 2);
+    auto batch_dims = [&](std::size_t rank) {
+        std::vector<i64> out;
+        for (std::size_t i = batch - (rank - 2); i < batch; ++i) out.push_back(d.coin(0.25) ? 1 : full[i]);
+        return out;
+    };
+    const i64 m = d.dim(20, 4), k = d.dim(20, 4), n = d.dim(20, 4);
+    auto a = batch_dims(ra), b = batch_dims(rb);
+    a.push_back(m);
+    a.push_back(k);
+    b.push_back(k);
+    b.push_back(n);
+    return {"matmul", {core::shape(a), core::shape(b)}};
+}
+
+layer_case gen_embedding(draw& d) {
+    attrs a;
+    a.add("num_embeddings", d.dim(50, 8));
+    a.add("embedding_dim", d.dim(20, 5));
+    return {a.text("embedding"), {d.any_shape(1, 3, 6, 3)}};
+}
+
+layer_case gen_conv2d(draw& d) {
+    i64 groups = 1, in_c = 1, out_c = 1;
+    const double kind = std::uniform_real_distribution<double>(0, 1)(d.rng);
+    if (kind < 0.25) {  // depthwise, channel multiplier 1 or 2
+        groups = d.dim(8, 3);
+        in_c = groups;
+        out_c = groups * d.between(1, 2);
+    } else {
+        groups = kind < 0.5 ? d.between(2, 4) : 1;
+        in_c = groups * d.dim(4, 2);
+        out_c = groups * d.dim(4, 2);
+    }
+    const i64 kh = d.dim(5, 3), kw = d.coin(0.6) ? kh : d.dim(5, 3);
+    const i64 sh = d.dim(3, 2), sw = d.coin(0.6) ? sh : d.dim(3, 2);
+    const i64 dh = d.coin(0.6) ? 1 : d.dim(3, 2), dw = d.coin(0.6) ? dh : d.dim(3, 2);
+    attrs a;
+    a.add("in_channels", in_c);
+    a.add("out_channels", out_c);
+    a.add("kernel_size", pair_text(kh, kw));
+    a.maybe(d, "stride", pair_text(sh, sw), sh == 1 && sw == 1);
+    i64 pt = 0, pl = 0, pb = 0, pr = 0;
+    const i64 mode = d.between(0, 4);
+    if (mode == 0 && sh == 1 && sw == 1) {
+        a.add("padding", "same");
+        pt = pb = dh * (kh - 1);  // total, for the size check below
+        pl = pr = dw * (kw - 1);
+    } else if (mode == 1) {
+        a.add("padding", "valid");
+    } else if (mode == 2) {
+        pt = pb = d.between(0, 3);
+        pl = pr = d.coin(0.6) ? pt : d.between(0, 3);
+        a.maybe(d, "padding", pair_text(pt, pl), pt == 0 && pl == 0);
+    } else {
+        pt = d.between(0, 3), pl = d.between(0, 3), pb = d.between(0, 3), pr = d.between(0, 3);
+        a.add("padding", std::to_string(pt) + "x" + std::to_string(pl) + "x" + std::to_string(pb) + "x" + std::to_string(pr));
+    }
+    a.maybe(d, "dilation", pair_text(dh, dw), dh == 1 && dw == 1);
+    a.maybe(d, "groups", std::to_string(groups), groups == 1);
+    const bool bias = d.coin(0.7);
+    a.maybe(d, "bias", bool_text(bias), bias);
+    // input just large enough for one output, plus a few more
+    const i64 ext_h = dh * (kh - 1) + 1, ext_w = dw * (kw - 1) + 1;
+    const i64 h = std::max<i64>(1, ext_h - pt - pb) + d.between(0, d.tiny() ? 2 : 9);
+    const i64 w = std::max<i64>(1, ext_w - pl - pr) + d.between(0, d.tiny() ? 2 : 9);
+    return {a.text("conv2d"), {image(d.dim(3, 1), in_c, h, w)}};
+}
+
+/// kernel, stride and padding (at most half the kernel, as PyTorch requires) of a pool; returns the input.
+core::shape pool_common(draw& d, attrs& a, i64 dil_h, i64 dil_w, bool& ceil_mode) {
+    const i64 kh = d.dim(4, 3), kw = d.coin(0.6) ? kh : d.dim(4, 3);
+    a.add("kernel_size", pair_text(kh, kw));
+    const bool default_stride = d.coin(0.3);
+    const i64 sh = default_stride ? kh : d.dim(3, 2), sw = default_stride ? kw : (d.coin(0.6) ? sh : d.dim(3, 2));
+    if (!default_stride || d.coin(0.3)) a.add("stride", pair_text(sh, sw));
+    const i64 ext_h = dil_h * (kh - 1) + 1, ext_w = dil_w * (kw - 1) + 1;
+    const i64 ph = d.between(0, ext_h / 2 < kh / 2 ? ext_h / 2 : kh / 2), pw = d.between(0, ext_w / 2 < kw / 2 ? ext_w / 2 : kw / 2);
+    a.maybe(d, "padding", pair_text(ph, pw), ph == 0 && pw == 0);
+    ceil_mode = d.coin();
+    a.maybe(d, "ceil_mode", bool_text(ceil_mode), !ceil_mode);
+    const i64 h = std::max<i64>(1, ext_h - 2 * ph) + d.between(0, d.tiny() ? 3 : 12);
+    const i64 w = std::max<i64>(1, ext_w - 2 * pw) + d.between(0, d.tiny() ? 3 : 12);
+    return image(d.dim(2, 1), d.dim(6, 2), h, w);
+}
+
+layer_case gen_max_pool2d(draw& d) {
+    attrs a;
+    const i64 dh = d.coin(0.6) ? 1 : d.dim(3, 2), dw = d.coin(0.6) ? dh : d.dim(3, 2);
+    bool ceil_mode = false;
+    const core::shape x = pool_common(d, a, dh, dw, ceil_mode);
+    a.maybe(d, "dilation", pair_text(dh, dw), dh == 1 && dw == 1);
+    return {a.text("max_pool2d"), {x}};
+}
+
+layer_case gen_avg_pool2d(draw& d) {
+    attrs a;
+    bool ceil_mode = false;
+    const core::shape x = pool_common(d, a, 1, 1, ceil_mode);
+    const bool include = d.coin();
+    a.maybe(d, "count_include_pad", bool_text(include), include);
+    return {a.text("avg_pool2d"), {x}};
+}
+
+layer_case gen_adaptive_avg_pool2d(draw& d) {
+    const i64 oh = d.dim(7, 3), ow = d.coin(0.6) ? oh : d.dim(7, 3);
+    // half the time a multiple of the output (even windows), else any size
+    const i64 h = d.coin() ? oh * d.dim(4, 2) : d.dim(16, 6), w = d.coin() ? ow * d.dim(4, 2) : d.dim(16, 6);
+    attrs a;
+    a.add("output_size", pair_text(oh, ow));
+    return {a.text("adaptive_avg_pool2d"), {image(d.dim(2, 1), d.dim(6, 2), h, w)}};
+}
+
+layer_case gen_batch_norm2d(draw& d) {
+    const i64 c = d.dim(16, 4);
+    attrs a;
+    a.add("num_features", c);
+    a.maybe(d, "eps", d.pick(std::vector<std::string>{"1e-05", "0.001", "0.1"}), false);
+    const bool affine = d.coin(0.7);
+    a.maybe(d, "affine", bool_text(affine), affine);
+    return {a.text("batch_norm2d"), {image(d.dim(3, 1), c, d.dim(9, 3), d.dim(9, 3))}};
+}
+
+layer_case gen_layer_norm(draw& d) {
+    const core::shape x = d.any_shape(1, 4, 12, 4);
+    const auto k = static_cast<std::size_t>(d.between(1, static_cast<i64>(x.rank())));
+    std::string ns;
+    for (std::size_t i = x.rank() - k; i < x.rank(); ++i) ns += (ns.empty() ? "" : "x") + std::to_string(x[i]);
+    attrs a;
+    a.add("normalized_shape", ns);
+    a.maybe(d, "eps", d.pick(std::vector<std::string>{"1e-05", "1e-12", "0.01"}), false);
+    const bool affine = d.coin(0.7);
+    a.maybe(d, "elementwise_affine", bool_text(affine), affine);
+    return {a.text("layer_norm"), {x}};
+}
+
+layer_case gen_unary(draw& d, std::string_view kind) {
+    attrs a;
+    if (kind == "gelu") {
+        const bool tanh = d.coin();
+        a.maybe(d, "approximate", tanh ? "tanh" : "none", !tanh);
+    } else if (kind == "scale") {
+        a.add("factor", d.pick(std::vector<std::string>{"0.125", "-2", "3.5", "1", "0"}));
+    } else if (kind == "softmax") {
+        const core::shape x = d.any_shape(1, 4, 12, 4);
+        const i64 dim = d.axis(x.rank());
+        a.maybe(d, "dim", std::to_string(dim), dim == -1);
+        return {a.text(kind), {x}};
+    }
+    return {a.text(kind), {d.any_shape(1, 4, 12, 4)}};
+}
+
+layer_case gen_binary(draw& d, std::string_view kind) {
+    // numpy broadcasting: align from the right; each aligned pair equal, or 1 on one side
+    const core::shape full = d.any_shape(1, 4, 8, 3);
+    auto side = [&] {
+        const auto rank = static_cast<std::size_t>(d.between(1, static_cast<i64>(full.rank())));
+        std::vector<i64> out;
+        for (std::size_t i = full.rank() - rank; i < full.rank(); ++i) out.push_back(d.coin(0.3) ? 1 : full[i]);
+        return core::shape(out);
+    };
+    core::shape a = d.coin(0.3) ? full : side();
+    core::shape b = d.coin(0.3) ? full : side();
+    return {std::string(kind), {a, b}};
+}
+
+layer_case gen_concat(draw& d) {
+    const core::shape base = d.any_shape(1, 4, 6, 3);
+    const i64 dim = d.axis(base.rank());
+    const auto at = static_cast<std::size_t>(dim < 0 ? dim + static_cast<i64>(base.rank()) : dim);
+    std::vector<core::shape> in;
+    const i64 count = d.between(1, 4);
+    for (i64 i = 0; i < count; ++i) {
+        auto dims = base.dims();
+        dims[at] = d.dim(5, 3);
+        in.emplace_back(dims);
+    }
+    attrs a;
+    a.maybe(d, "dim", std::to_string(dim), dim == 1);
+    return {a.text("concat"), in};
+}
+
+layer_case gen_flatten(draw& d) {
+    const core::shape x = d.any_shape(1, 5, 6, 3);
+    const auto r = static_cast<i64>(x.rank());
+    i64 s = d.between(0, r - 1), e = d.between(s, r - 1);
+    if (d.coin()) s -= r;
+    if (d.coin()) e -= r;
+    attrs a;
+    a.maybe(d, "start_dim", std::to_string(s), s == 1);
+    a.maybe(d, "end_dim", std::to_string(e), e == -1);
+    return {a.text("flatten"), {x}};
+}
+
+layer_case gen_reshape(draw& d) {
+    const core::shape x = d.any_shape(1, 4, 6, 3);
+    // the target: the input's element count split into 1-4 factors, one of them -1 now and then, or 0 (copy)
+    std::vector<i64> factors;
+    i64 n = x.numel();
+    const i64 parts = d.between(1, 4);
+    for (i64 i = 0; i + 1 < parts; ++i) {
+        std::vector<i64> divisors;
+        for (i64 k = 1; k <= n; ++k)
+            if (n % k == 0) divisors.push_back(k);
+        const i64 f = d.pick(divisors);
+        factors.push_back(f);
+        n /= f;
+    }
+    factors.push_back(n);
+    std::shuffle(factors.begin(), factors.end(), d.rng);
+    std::string t;
+    const auto minus = d.coin(0.4) ? d.between(0, static_cast<i64>(factors.size()) - 1) : -1;
+    for (std::size_t i = 0; i < factors.size(); ++i) {
+        std::string v = std::to_string(factors[i]);
+        if (static_cast<i64>(i) == minus) v = "-1";
+        else if (i < x.rank() && factors[i] == x[i] && d.coin(0.3)) v = "0";
+        t += (t.empty() ? "" : "x") + v;
+    }
+    return {"reshape:shape=" + t, {x}};
+}
+
+layer_case gen_transpose(draw& d) {
+    const core::shape x = d.any_shape(1, 5, 6, 3);
+    attrs a;
+    a.add("dim0", d.axis(x.rank()));
+    a.add("dim1", d.axis(x.rank()));
+    return {a.text("transpose"), {x}};
+}
+
+layer_case gen_slice(draw& d) {
+    const core::shape x = d.any_shape(1, 4, 9, 4);
+    const i64 dim = d.axis(x.rank());
+    const i64 size = x[static_cast<std::size_t>(dim < 0 ? dim + static_cast<i64>(x.rank()) : dim)];
+    attrs a;
+    a.maybe(d, "dim", std::to_string(dim), dim == 0);
+    // start and end anywhere in [-size-2, size+2]: negative, past the end and clamped; the draw is redone if empty
+    const i64 start = d.coin(0.3) ? 0 : d.between(-size - 2, size + 1);
+    a.maybe(d, "start", std::to_string(start), start == 0);
+    if (d.coin(0.7)) a.add("end", d.between(-size - 1, size + 2));
+    const i64 step = d.between(1, 3);
+    a.maybe(d, "step", std::to_string(step), step == 1);
+    return {a.text("slice"), {x}};
+}
+
+const std::map<std::string_view, std::function<layer_case(draw&)>>& generators() {
+    static const std::map<std::string_view, std::function<layer_case(draw&)>> g = [] {
+        std::map<std::string_view, std::function<layer_case(draw&)>> m{
+            {"linear", gen_linear},         {"matmul", gen_matmul},         {"embedding", gen_embedding},
+            {"conv2d", gen_conv2d},         {"batch_norm2d", gen_batch_norm2d}, {"layer_norm", gen_layer_norm},
+            {"max_pool2d", gen_max_pool2d}, {"avg_pool2d", gen_avg_pool2d}, {"adaptive_avg_pool2d", gen_adaptive_avg_pool2d},
+            {"concat", gen_concat},         {"flatten", gen_flatten},       {"reshape", gen_reshape},
+            {"transpose", gen_transpose},   {"slice", gen_slice}};
+        for (std::string_view k : {"relu", "relu6", "gelu", "tanh", "sigmoid", "scale", "softmax"})
+            m[k] = [k](draw& d) { return gen_unary(d, k); };
+        for (std::string_view k : {"add", "mul"}) m[k] = [k](draw& d) { return gen_binary(d, k); };
+        return m;
+    }();
+    return g;
+}
+
+/// Without the layer name's prefix ("op \"op\": "), so that reasons of different cases count together.
+std::string reason_of(const std::string& what) {
+    const auto p = what.find("\": ");
+    return p == std::string::npos ? what : what.substr(p + 3);
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& kinds() { return core::op_kinds(); }
+
+layer_case random_case(std::string_view kind, std::mt19937_64& rng, size_class size) {
+    const auto& g = generators();
+    const auto it = g.find(kind);
+    if (it == g.end()) throw std::invalid_argument("differential: no generator for op kind \"" + std::string(kind) + "\"");
+    draw d{rng, size};
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+        layer_case c = it->second(d);
+        try {
+            (void)graph_of(c, core::dtype::fp32);
+            return c;
+        } catch (const core::error&) {
+            // a combination the op rejects (an empty slice, a kernel larger than the padded input): draw again
+        }
+    }
+    throw std::logic_error("differential: 1000 draws of " + std::string(kind) + " were all invalid");
+}
+
+core::model_analysis graph_of(const layer_case& c, core::dtype dt) {
+    const core::op o = core::parse_op(c.layer, "op");
+    core::model_builder b("differential");
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+        names.push_back("in" + std::to_string(i));
+        b.input(names.back(), c.inputs[i], std::holds_alternative<core::embedding>(o));
+    }
+    b.add("op", o, names);
+    return core::analyze(b.build(), dt);
+}
+
+std::string_view to_string(outcome o) {
+    switch (o) {
+        case outcome::matched: return "matched";
+        case outcome::declined: return "declined";
+        case outcome::mismatched: return "mismatched";
+        case outcome::failed: return "failed";
+    }
+    return "?";
+}
+
+case_result run_case(backends::backend& b, const layer_case& c, core::dtype dt, std::uint64_t seed) {
+    const core::model_analysis g = graph_of(c, dt);
+    if (const auto s = b.supports(g.layers.at(0), dt); !s.supported) return {outcome::declined, s.reason, 0};
+    try {
+        const backends::graph_data data = backends::make_graph_data(g, dt, seed);
+        auto prep = b.prepare(g, data);
+        prep->poison_outputs();
+        prep->run();
+        const auto got = prep->outputs();
+        auto ref_backend = cpu::make_reference_backend(1);
+        auto ref = ref_backend->prepare(g, data);
+        ref->run();
+        const auto v = backends::compare_outputs(got, ref->outputs(), backends::verification_tolerance(dt));
+        if (v.state != "passed") return {outcome::mismatched, v.message, v.rel_l2_error};
+        return {outcome::matched, {}, v.rel_l2_error};
+    } catch (const backends::unsupported& e) {
+        return {outcome::declined, reason_of(e.what()), 0};
+    } catch (const std::exception& e) {
+        return {outcome::failed, e.what(), 0};
+    }
+}
+
+std::map<std::string, op_tally> run_all(backends::backend& b, core::dtype dt, int cases_per_op, std::uint64_t seed,
+                                        const std::vector<std::string>& only) {
+    std::map<std::string, op_tally> out;
+    for (std::string_view kind : kinds()) {
+        if (!only.empty() && std::find(only.begin(), only.end(), kind) == only.end()) continue;
+        // one stream per op, so that the cases of an op do not depend on which other ops ran
+        std::seed_seq seq{seed, static_cast<std::uint64_t>(std::hash<std::string_view>{}(kind))};
+        std::mt19937_64 rng(seq);
+        op_tally& t = out[std::string(kind)];
+        for (int i = 0; i < cases_per_op; ++i) {
+            const layer_case c = random_case(kind, rng);
+            const case_result r = run_case(b, c, dt, seed + static_cast<std::uint64_t>(i));
+            ++t.tried;
+            switch (r.what) {
+                case outcome::matched: ++t.matched; break;
+                case outcome::declined:
+                    ++t.declined;
+                    ++t.decline_reasons[r.detail];
+                    break;
+                case outcome::mismatched: ++t.mismatched; break;
+                case outcome::failed: ++t.failed; break;
+            }
+            if (r.what == outcome::mismatched || r.what == outcome::failed)
+                t.problems.push_back(c.layer + " on " + shapes_text(c.inputs) + ": " + r.detail);
+        }
+    }
+    return out;
+}
+
+std::vector<std::string> accepted_keys(std::string_view kind) {
+    std::mt19937_64 rng(1);
+    layer_case c = random_case(kind, rng);
+    // every read happens before the unknown-key check, so its error lists every key the op knows
+    const std::string probe = c.layer + (c.layer.find(':') == std::string::npos ? ":" : ",") + "zz_not_a_key=1";
+    try {
+        (void)core::parse_op(probe);
+    } catch (const core::error& e) {
+        const std::string msg = e.what();
+        const auto open = msg.find("(known: ");
+        if (open == std::string::npos) return {};
+        const auto close = msg.find(')', open);
+        std::vector<std::string> keys;
+        std::stringstream ss(msg.substr(open + 8, close - open - 8));
+        std::string k;
+        while (std::getline(ss, k, ',')) {
+            k.erase(0, k.find_first_not_of(' '));
+            keys.push_back(k);
+        }
+        return keys;
+    }
+    throw std::logic_error("differential: \"" + probe + "\" was accepted");
+}
+
+std::string shapes_text(const std::vector<core::shape>& s) {
+    std::string out;
+    for (const auto& x : s) out += (out.empty() ? "" : ", ") + x.to_string();
+    return out;
+}
+
+}  // namespace ridgeline::test::differential
