@@ -162,5 +162,11 @@ for batch in 1 32; do
   done
 done
 
+# differential testing beyond the gpu tests' 25 cases per op: 100 per op and data type (docs/reliability.md)
+if [[ -x "$build/tests/ridgeline-differential" ]]; then
+  timeout 150 "$build/tests/ridgeline-differential" --device cuda --cases 100 --seed 3 > "$out/differential.txt" 2>&1
+  step_result "ridgeline-differential --device cuda --cases 100 (differential.txt)" $?
+fi
+
 say "done in $(( $(date +%s) - start_s )) s; failures: $failures"
 [[ $failures -eq 0 ]] && exit 0 || exit 1

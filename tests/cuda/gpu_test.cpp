@@ -11,6 +11,7 @@
 #include "ridgeline/cpu/cpu_backends.hpp"
 #include "ridgeline/cpu/reference.hpp"
 #include "ridgeline/cuda/cuda_backend.hpp"
+#include "differential.hpp"
 
 using namespace ridgeline;
 
@@ -130,6 +131,28 @@ TEST_P(CudaEveryOp, MatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DataTypes, CudaEveryOp,
+                         testing::Values(core::dtype::fp32, core::dtype::tf32, core::dtype::fp16, core::dtype::bf16),
+                         [](const testing::TestParamInfo<core::dtype>& i) { return std::string(core::to_string(i.param)); });
+
+// Differential testing on the GPU (tests/support/differential.hpp): 25 random valid cases of every op in each data
+// type, against the reference; no mismatch, no failure, at most a quarter of an op's cases declined (with reasons).
+class CudaDifferential : public testing::TestWithParam<core::dtype> {};
+
+TEST_P(CudaDifferential, EveryOpMatchesTheReference) {
+    REQUIRE_GPU();
+    const core::dtype dt = GetParam();
+    for (const auto& [kind, t] : test::differential::run_all(*gpu(), dt, 25, 20261201)) {
+        std::string detail;
+        for (const auto& [r, n] : t.decline_reasons) detail += "\n    declined x" + std::to_string(n) + " " + r;
+        for (const auto& p : t.problems) detail += "\n    " + p;
+        std::printf("%-20s %s tried %3d matched %3d declined %3d mismatched %d failed %d\n", kind.c_str(),
+                    std::string(core::to_string(dt)).c_str(), t.tried, t.matched, t.declined, t.mismatched, t.failed);
+        EXPECT_EQ(t.mismatched + t.failed, 0) << kind << detail;
+        EXPECT_LE(t.declined, t.tried / 4) << kind << detail;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(DataTypes, CudaDifferential,
                          testing::Values(core::dtype::fp32, core::dtype::tf32, core::dtype::fp16, core::dtype::bf16),
                          [](const testing::TestParamInfo<core::dtype>& i) { return std::string(core::to_string(i.param)); });
 

@@ -1,0 +1,222 @@
+#!/usr/bin/python3
+"""Writes tests/data/golden/pytorch_reference.json: PyTorch's outputs for a few hundred tiny cases of every op, which the
+CI test `Golden.ReferenceAgreesWithPyTorch` (tests/cpu/golden_test.cpp) runs through ridgeline's reference loops.
+
+The cases come from ridgeline's own differential generator (`ridgeline-differential --emit`, tests/support/
+differential.hpp), so they walk the same parameter space as the differential tests: every key of every op. Inputs
+are multiples of 1/8 in [-2, 2] ([-8, 8] for activations) and weights multiples of 1/16 (exact in float32 and short in JSON); PyTorch computes
+in float64 and the outputs are stored with 9 significant digits.
+
+Needs Debian's python3-torch (not run by CI):
+    sudo apt-get install python3-torch
+    /usr/bin/python3 scripts/pytorch_golden.py build/ci/tests/ridgeline-differential [--per-op 12] [--seed 5]
+
+A case PyTorch rejects, or whose output shape differs from ridgeline's, is reported and the script fails: ridgeline's
+shape rules are meant to be PyTorch's.
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+import warnings
+
+warnings.filterwarnings("ignore", message="Using padding=.same.")
+
+
+def parse_layer(text):
+    kind, _, rest = text.partition(":")
+    attrs = {}
+    if rest:
+        for item in rest.split(","):
+            k, _, v = item.partition("=")
+            attrs[k] = v
+    return kind, attrs
+
+
+def pair(v, default=None):
+    if v is None:
+        return default
+    parts = [int(p) for p in v.split("x")]
+    return (parts[0], parts[0]) if len(parts) == 1 else (parts[0], parts[1])
+
+
+def ints(v):
+    return [int(p) for p in v.split("x")]
+
+
+def boolean(v, default):
+    return default if v is None else v in ("true", "1", "True")
+
+
+def grid(gen, shape, step, lo, hi):
+    """Uniform multiples of `step` in [lo, hi]."""
+    n = int(round((hi - lo) / step))
+    return (torch.randint(0, n + 1, shape, generator=gen, dtype=torch.int64).double() * step + lo)
+
+
+def parameters(kind, a, gen):
+    """Parameter tensors by ridgeline's names (core/src/ops_*.cpp: parameters())."""
+    p = {}
+    if kind == "linear":
+        p["weight"] = grid(gen, (int(a["out_features"]), int(a["in_features"])), 1 / 16, -1, 1)
+        if boolean(a.get("bias"), True):
+            p["bias"] = grid(gen, (int(a["out_features"]),), 1 / 16, -1, 1)
+    elif kind == "embedding":
+        p["weight"] = grid(gen, (int(a["num_embeddings"]), int(a["embedding_dim"])), 1 / 16, -1, 1)
+    elif kind == "conv2d":
+        kh, kw = pair(a["kernel_size"])
+        groups = int(a.get("groups", 1))
+        p["weight"] = grid(gen, (int(a["out_channels"]), int(a["in_channels"]) // groups, kh, kw), 1 / 16, -1, 1)
+        if boolean(a.get("bias"), True):
+            p["bias"] = grid(gen, (int(a["out_channels"]),), 1 / 16, -1, 1)
+    elif kind == "batch_norm2d":
+        c = int(a["num_features"])
+        if boolean(a.get("affine"), True):
+            p["weight"] = grid(gen, (c,), 1 / 16, 0.5, 1.5)
+            p["bias"] = grid(gen, (c,), 1 / 16, -0.5, 0.5)
+        p["running_mean"] = grid(gen, (c,), 1 / 16, -0.5, 0.5)
+        p["running_var"] = grid(gen, (c,), 1 / 16, 0.5, 1.5)
+    elif kind == "layer_norm":
+        if boolean(a.get("elementwise_affine"), True):
+            ns = tuple(ints(a["normalized_shape"]))
+            p["weight"] = grid(gen, ns, 1 / 16, 0.5, 1.5)
+            p["bias"] = grid(gen, ns, 1 / 16, -0.5, 0.5)
+    return p
+
+
+def forward(kind, a, xs, p):
+    x = xs[0]
+    if kind == "linear":
+        return F.linear(x, p["weight"], p.get("bias"))
+    if kind == "matmul":
+        return torch.matmul(xs[0], xs[1])
+    if kind == "embedding":
+        return F.embedding(x, p["weight"])
+    if kind == "conv2d":
+        pad = a.get("padding", "0")
+        stride, dilation, groups = pair(a.get("stride"), (1, 1)), pair(a.get("dilation"), (1, 1)), int(a.get("groups", 1))
+        if pad in ("same", "valid"):
+            return F.conv2d(x, p["weight"], p.get("bias"), stride, pad, dilation, groups)
+        v = ints(pad)
+        if len(v) == 4:  # top x left x bottom x right
+            x = F.pad(x, (v[1], v[3], v[0], v[2]))
+            return F.conv2d(x, p["weight"], p.get("bias"), stride, 0, dilation, groups)
+        return F.conv2d(x, p["weight"], p.get("bias"), stride, pair(pad), dilation, groups)
+    if kind == "batch_norm2d":
+        return F.batch_norm(x, p["running_mean"], p["running_var"], p.get("weight"), p.get("bias"), False, 0.0,
+                            float(a.get("eps", "1e-5")))
+    if kind == "layer_norm":
+        return F.layer_norm(x, tuple(ints(a["normalized_shape"])), p.get("weight"), p.get("bias"),
+                            float(a.get("eps", "1e-5")))
+    if kind == "relu":
+        return F.relu(x)
+    if kind == "relu6":
+        return F.relu6(x)
+    if kind == "gelu":
+        return F.gelu(x, approximate=a.get("approximate", "none"))
+    if kind == "tanh":
+        return torch.tanh(x)
+    if kind == "sigmoid":
+        return torch.sigmoid(x)
+    if kind == "scale":
+        return x * float(a["factor"])
+    if kind == "softmax":
+        return F.softmax(x, int(a.get("dim", -1)))
+    if kind == "add":
+        return xs[0] + xs[1]
+    if kind == "mul":
+        return xs[0] * xs[1]
+    if kind in ("max_pool2d", "avg_pool2d"):
+        k = pair(a["kernel_size"])
+        stride, padding = pair(a.get("stride"), k), pair(a.get("padding"), (0, 0))
+        ceil_mode = boolean(a.get("ceil_mode"), False)
+        if kind == "max_pool2d":
+            return F.max_pool2d(x, k, stride, padding, pair(a.get("dilation"), (1, 1)), ceil_mode)
+        return F.avg_pool2d(x, k, stride, padding, ceil_mode, boolean(a.get("count_include_pad"), True))
+    if kind == "adaptive_avg_pool2d":
+        return F.adaptive_avg_pool2d(x, pair(a["output_size"]))
+    if kind == "concat":
+        return torch.cat(xs, int(a.get("dim", 1)))
+    if kind == "flatten":
+        return torch.flatten(x, int(a.get("start_dim", 1)), int(a.get("end_dim", -1)))
+    if kind == "reshape":
+        return x.reshape([x.shape[i] if d == 0 else d for i, d in enumerate(ints(a["shape"]))])
+    if kind == "transpose":
+        return x.transpose(int(a["dim0"]), int(a["dim1"]))
+    if kind == "slice":
+        d = int(a.get("dim", 0)) % x.dim()
+        end = int(a["end"]) if "end" in a else None
+        index = [slice(None)] * x.dim()
+        index[d] = slice(int(a.get("start", 0)), end, int(a.get("step", 1)))
+        return x[tuple(index)]
+    raise ValueError("no PyTorch mapping for " + kind)
+
+
+def values(t):
+    """9 significant digits; infinities and NaN as the strings "inf", "-inf", "nan" (JSON has no such numbers)."""
+    return [float(f"{v:.9g}") if math.isfinite(v) else str(v) for v in t.flatten().tolist()]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("tool", help="path of the built ridgeline-differential")
+    ap.add_argument("--per-op", type=int, default=20, help="cases per op kind")
+    ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "..", "tests", "data", "golden",
+                                                     "pytorch_reference.json"))
+    args = ap.parse_args()
+    lines = subprocess.run([args.tool, "--emit", str(args.per_op), "--seed", str(args.seed)], check=True,
+                           capture_output=True, text=True).stdout.splitlines()
+    gen = torch.Generator().manual_seed(args.seed)
+    cases, problems = [], []
+    for line in lines:
+        c = json.loads(line)
+        kind, a = parse_layer(c["layer"])
+        if kind == "embedding":
+            xs = [torch.randint(0, int(a["num_embeddings"]), tuple(c["inputs"][0]), generator=gen)]
+        else:
+            # activations see [-8, 8] (relu6's clamp, the tails of gelu, tanh and sigmoid), the rest [-2, 2]
+            r = 8 if kind in ("relu", "relu6", "gelu", "tanh", "sigmoid", "softmax") else 2
+            xs = [grid(gen, tuple(s), 1 / 8, -r, r) for s in c["inputs"]]
+        p = parameters(kind, a, gen)
+        try:
+            y = forward(kind, a, xs, p)
+        except Exception as e:  # a case ridgeline accepts and PyTorch rejects: a finding
+            problems.append(f"{c['layer']} on {c['inputs']}: PyTorch says {str(e).splitlines()[0]}")
+            continue
+        if list(y.shape) != c["output"]:
+            problems.append(f"{c['layer']} on {c['inputs']}: PyTorch's output {list(y.shape)}, ridgeline's {c['output']}")
+            continue
+        cases.append({
+            "layer": c["layer"],
+            "inputs": [{"dims": list(x.shape), "values": [float(v) for v in x.flatten().tolist()]} for x in xs],
+            "params": {name: {"dims": list(t.shape), "values": values(t)} for name, t in p.items()},
+            "output": {"dims": list(y.shape), "values": values(y)},
+        })
+    for pr in problems:
+        print("MISMATCH", pr)
+    doc = {
+        "about": "PyTorch's outputs (float64, 9 significant digits) for tiny cases of ridgeline's differential "
+                 "generator; written by scripts/pytorch_golden.py, read by tests/cpu/golden_test.cpp",
+        "torch_version": torch.__version__,
+        "seed": args.seed,
+        "per_op": args.per_op,
+        "cases": cases,
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    with open(args.output, "w") as f:
+        json.dump(doc, f, separators=(",", ":"))
+        f.write("\n")
+    kinds = sorted({parse_layer(c["layer"])[0] for c in cases})
+    print(f"{len(cases)} cases of {len(kinds)} op kinds, {os.path.getsize(args.output):,} bytes -> {args.output}; "
+          f"{len(problems)} disagreements")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
