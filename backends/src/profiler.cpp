@@ -7,7 +7,7 @@
 #include <new>
 
 #include "ridgeline/core/checked.hpp"
-#include "ridgeline/cpu/reference.hpp"
+#include "ridgeline/cpu/cpu_backends.hpp"
 
 namespace ridgeline::backends {
 
@@ -106,14 +106,13 @@ std::uint64_t layer_seed(std::uint64_t seed, const std::string& name) {
     return h;
 }
 
-/// Reference outputs of a one-layer graph from the same host data.
+/// Reference outputs of a single-layer graph (the layer, maybe after the views of an input read twice) from the same
+/// host data.
 std::vector<host_tensor> reference_outputs(const core::model_analysis& g, const graph_data& data) {
-    const core::layer_analysis& la = g.layers.at(0);
-    std::vector<const host_tensor*> inputs;
-    for (const auto& t : la.layer.inputs) inputs.push_back(&data.tensors.at(t));
-    std::map<std::string, const host_tensor*> params;
-    for (const auto& p : core::parameters_of(la.layer.op)) params[p.name] = &data.tensors.at(param_key(la.layer, p.name));
-    return {cpu::reference_forward(la.layer, inputs, params, la.output_shape)};
+    auto reference = cpu::make_reference_backend(1);
+    auto prep = reference->prepare(g, data);
+    prep->run();
+    return prep->outputs();
 }
 
 /// Bytes a layer needs on the device: inputs, parameters and output at the data type's size (x2 margin

@@ -158,13 +158,53 @@ core::model_analysis single_layer_graph(const core::layer_analysis& l, const cor
     g.model_name = l.layer.name;
     g.data_type = parent.data_type;
     g.batch = parent.batch;
-    core::layer_analysis copy = l;
     const bool ids = std::holds_alternative<core::embedding>(l.layer.op);
+    std::map<std::string, const core::layer_analysis*> producer;
+    for (const auto& la : parent.layers) producer[la.layer.name] = &la;
+    // a tensor's storage: the views that lead to it from their source (source first)
+    auto source_of = [&](std::string t) {
+        std::vector<const core::layer_analysis*> chain;
+        for (auto it = producer.find(t); it != producer.end() && core::is_view(it->second->layer.op); it = producer.find(t)) {
+            chain.insert(chain.begin(), it->second);
+            t = it->second->layer.inputs.at(0);
+        }
+        return std::make_pair(t, chain);
+    };
+    auto shape_of = [&](const std::string& t) {
+        if (auto it = producer.find(t); it != producer.end()) return it->second->output_shape;
+        for (const auto& in : parent.inputs)
+            if (in.name == t) return in.dims;
+        throw core::invalid_layer(core::where(l.layer) + ": reads unknown tensor \"" + t + "\"");
+    };
+    auto new_input = [&](const core::shape& dims) {
+        std::string name = "in" + std::to_string(g.inputs.size());
+        while (producer.count(name) || name == l.layer.name) name += "_";  // never a name of the parent's layers
+        g.inputs.push_back({name, dims, ids});
+        return name;
+    };
+    std::map<std::string, int> uses;  // inputs per storage
+    for (const auto& t : l.layer.inputs) ++uses[source_of(t).first];
+    core::layer_analysis copy = l;
     copy.layer.inputs.clear();
+    std::map<std::string, std::string> renamed;  // parent tensor -> its name here, for storage read twice
     for (std::size_t i = 0; i < l.input_shapes.size(); ++i) {
-        const std::string name = "in" + std::to_string(i);
-        g.inputs.push_back({name, l.input_shapes[i], ids});
-        copy.layer.inputs.push_back(name);
+        const std::string& t = l.layer.inputs[i];
+        const auto [source, chain] = source_of(t);
+        if (uses[source] < 2) {
+            copy.layer.inputs.push_back(new_input(l.input_shapes[i]));
+            continue;
+        }
+        // storage read more than once (add(x, x), matmul(x, transpose(x))): one input, the views re-created on it,
+        // so that the layer is timed reading what it reads in the model
+        if (!renamed.count(source)) renamed[source] = new_input(shape_of(source));
+        for (const core::layer_analysis* v : chain) {
+            if (renamed.count(v->layer.name)) continue;
+            core::layer_analysis view = *v;
+            view.layer.inputs = {renamed.at(v->layer.inputs.at(0))};
+            renamed[v->layer.name] = v->layer.name;
+            g.layers.push_back(std::move(view));
+        }
+        copy.layer.inputs.push_back(renamed.at(t));
     }
     g.totals = l.cost;
     g.outputs = {l.layer.name};

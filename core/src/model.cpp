@@ -68,6 +68,26 @@ std::vector<std::size_t> topological_order(const model& m) {
     return order;
 }
 
+/// Elements a layer's inputs read more than once from the same storage (docs/conventions.md, "A tensor read twice"):
+/// inputs resolved through views to their source; per source, the inputs' elements beyond the source's own count.
+/// add(x, x) and matmul(x, transpose(x)) read x once; two disjoint slices of x count their own elements; overlapping
+/// slices count at most the whole source (an upper bound on their union).
+std::int64_t repeated_reads(const layer& l, const shapes& in,
+                            const std::map<std::string, std::pair<std::string, std::int64_t>>& storage) {
+    if (l.inputs.size() < 2) return 0;
+    std::map<std::string, std::pair<std::int64_t, std::int64_t>> per_source;  // source -> (elements read, its size)
+    for (std::size_t i = 0; i < l.inputs.size(); ++i) {
+        const auto& [source, size] = storage.at(l.inputs[i]);
+        auto& entry = per_source[source];
+        entry.first = checked::add(entry.first, in[i].numel(), "bytes");
+        entry.second = size;
+    }
+    std::int64_t repeated = 0;
+    for (const auto& [source, entry] : per_source)
+        if (entry.first > entry.second) repeated = checked::add(repeated, entry.first - entry.second, "bytes");
+    return repeated;
+}
+
 }  // namespace
 
 model_analysis analyze(const model& m, dtype dt) {
@@ -109,6 +129,9 @@ model_analysis analyze(const model& m, dtype dt) {
                 throw invalid_layer(where(l) + ": reads unknown tensor \"" + t + "\"");
 
     std::set<std::string> read;
+    // the storage each tensor lives in, views resolved to their source: tensor -> (source tensor, its elements)
+    std::map<std::string, std::pair<std::string, std::int64_t>> storage;
+    for (const auto& in : m.inputs()) storage[in.name] = {in.name, in.dims.numel()};
     // distinct parameter tensors: name -> element count
     std::map<std::string, std::pair<std::int64_t, bool>> distinct;
     for (std::size_t i : topological_order(m)) {
@@ -138,6 +161,8 @@ model_analysis analyze(const model& m, dtype dt) {
             if (msg.rfind(where(l), 0) == 0) throw;
             throw overflow_error(where(l) + ": " + msg);
         }
+        c.bytes -= checked::mul(repeated_reads(l, in, storage), size_bytes(dt), "bytes");  // <= the inputs counted
+        storage[l.name] = is_view(l.op) ? storage.at(l.inputs.at(0)) : std::make_pair(l.name, out.numel());
         for (const auto& p : parameters_of(l.op)) {
             auto tie = l.tied.find(p.name);
             const std::string full = tie != l.tied.end() ? tie->second : l.name + "." + p.name;

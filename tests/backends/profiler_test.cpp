@@ -163,3 +163,41 @@ TEST(Profiler, UnknownDeviceAndMissingCuda) {
     EXPECT_EQ(sel.chosen->name(), "cpu");
     EXPECT_FALSE(sel.notice.empty());
 }
+
+// A layer timed alone reads its inputs as in the model: add(x, x) gets one input read twice; matmul(x, transpose(x))
+// one input and the transpose (a view) re-created before it; a layer with two distinct inputs keeps two.
+TEST(Profiler, ALayerReadingOneTensorTwiceIsTimedOnOneTensor) {
+    core::model_builder b("alias");
+    b.input("x", core::shape{1, 32, 16});
+    b.input("y", core::shape{1, 32, 16});
+    b.add("sum", core::parse_op("add"), {"x", "x"});
+    b.add("t", core::parse_op("transpose:dim0=1,dim1=2"), {"sum"});
+    b.add("gram", core::parse_op("matmul"), {"sum", "t"});
+    b.add("other", core::parse_op("add"), {"x", "y"});
+    const auto a = core::analyze(b.build(), core::dtype::fp32);
+
+    const auto sum = backends::single_layer_graph(a.layers.at(0), a);
+    ASSERT_EQ(sum.inputs.size(), 1U);
+    EXPECT_EQ(sum.layers.back().layer.inputs, (std::vector<std::string>{"in0", "in0"}));
+
+    const auto gram = backends::single_layer_graph(a.layers.at(2), a);
+    ASSERT_EQ(gram.inputs.size(), 1U);
+    EXPECT_EQ(gram.inputs[0].dims, (core::shape{1, 32, 16}));  // the storage: "sum"
+    ASSERT_EQ(gram.layers.size(), 2U);
+    EXPECT_EQ(gram.layers[0].layer.name, "t");
+    EXPECT_EQ(gram.layers[0].layer.inputs, (std::vector<std::string>{"in0"}));
+    EXPECT_EQ(gram.layers[1].layer.inputs, (std::vector<std::string>{"in0", "t"}));
+    EXPECT_EQ(gram.outputs, (std::vector<std::string>{"gram"}));
+
+    EXPECT_EQ(backends::single_layer_graph(a.layers.at(3), a).inputs.size(), 2U);
+
+    // profiled layer by layer on the CPU backend: each verified against the reference on the aliased graph
+    auto sel = backends::select_backend("cpu", 0);
+    const auto r = backends::profile_model(a, *sel.chosen, fast_options());
+    for (const auto& l : r.layers) {
+        SCOPED_TRACE(l.analysis.layer.name);
+        if (l.state == "view") continue;
+        EXPECT_EQ(l.state, "measured") << l.reason;
+        EXPECT_EQ(l.verification.state, "passed") << l.verification.message;
+    }
+}

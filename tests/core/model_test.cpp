@@ -174,3 +174,51 @@ TEST(Model, Resnet18EveryLayerByHand) {
     // buffers: 2 per BatchNorm channel: 2*(64 + 4*64 + 5*128 + 5*256 + 5*512) = 9,600
     EXPECT_EQ(a.totals.buffers, 9600);
 }
+
+// A tensor read twice is read once (docs/conventions.md, "A tensor read twice"): bytes count each storage once per
+// layer, views resolved to their source.
+TEST(Model, ATensorReadTwiceIsCountedOnce) {
+    {
+        // add(x, x), x 1x64x32x32 fp32 = 65,536 elements: read x once (262,144 B) + write 262,144 B = 524,288
+        model_builder b("twice");
+        b.input("x", shape{1, 64, 32, 32});
+        b.add("a", parse_op("add"), {"x", "x"});
+        EXPECT_EQ(analyze(b.build(), dtype::fp32).layers.at(0).cost.bytes, 524288);
+    }
+    {
+        // matmul(x, transpose(x)), x 1x128x64 = 8,192 elements: read x once (32,768 B) + write 1x128x128 (65,536 B)
+        // = 98,304; the transpose is a view of x (0 bytes)
+        model_builder b("gram");
+        b.input("x", shape{1, 128, 64});
+        b.add("t", parse_op("transpose:dim0=1,dim1=2"), {"x"});
+        b.add("mm", parse_op("matmul"), {"x", "t"});
+        const auto a = analyze(b.build(), dtype::fp32);
+        EXPECT_EQ(a.layers.at(0).cost.bytes, 0);
+        EXPECT_EQ(a.layers.at(1).cost.bytes, 98304);
+        EXPECT_EQ(a.totals.bytes, 98304);
+    }
+    {
+        // concat of two disjoint halves of x (2x8 fp16, 16 elements): each half counts its own 8 elements, the
+        // output 16: (8 + 8 + 16) * 2 B = 64; halves [0, 6) and [2, 8) overlap: 12 + 12 = 24 elements read from a
+        // source of 16, counted as 16 (an upper bound on their union, 16): (16 + 24) * 2 = 80
+        model_builder b("halves");
+        b.input("x", shape{2, 8});
+        b.add("lo", parse_op("slice:dim=1,end=4"), {"x"});
+        b.add("hi", parse_op("slice:dim=1,start=4"), {"x"});
+        b.add("cat", parse_op("concat:dim=1"), {"lo", "hi"});
+        b.add("a", parse_op("slice:dim=1,end=6"), {"x"});
+        b.add("b", parse_op("slice:dim=1,start=2"), {"x"});
+        b.add("cat2", parse_op("concat:dim=1"), {"a", "b"});
+        const auto a = analyze(b.build(), dtype::fp16);
+        EXPECT_EQ(a.layers.at(2).cost.bytes, 64);
+        EXPECT_EQ(a.layers.at(5).cost.bytes, 80);
+    }
+    {
+        // two different tensors of the same shape are two reads: add(x, y) = (3 * 65,536) * 4 = 786,432
+        model_builder b("two");
+        b.input("x", shape{1, 64, 32, 32});
+        b.input("y", shape{1, 64, 32, 32});
+        b.add("a", parse_op("add"), {"x", "y"});
+        EXPECT_EQ(analyze(b.build(), dtype::fp32).layers.at(0).cost.bytes, 786432);
+    }
+}

@@ -45,6 +45,9 @@ graph_data make_graph_data(const core::model_analysis& graph, core::dtype dt, st
 
 /// A one-layer graph of `l`: its inputs become model inputs "in0", "in1", ... (token ids for embedding),
 /// so a backend can prepare and time the layer in isolation. Parameter keys stay those of the full model.
+/// Inputs that share storage in the model (add(x, x); matmul(x, transpose(x)), views resolved to their source) stay
+/// shared: one model input for the source, and the view layers between it and the inputs copied before the layer, so
+/// the layer reads what it reads in the model (and what its `bytes` count, docs/conventions.md).
 core::model_analysis single_layer_graph(const core::layer_analysis& l, const core::model_analysis& parent);
 
 }  // namespace ridgeline::backends
