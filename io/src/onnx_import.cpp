@@ -940,7 +940,8 @@ private:
             }
             const std::int64_t out = w->dims[0], in = w->dims[1];
             std::vector<std::pair<std::string, constant_ptr>> params{{"weight", w}};
-            if (has_input(n, 2)) {
+            // beta = 0: C is multiplied by zero, so it is neither added nor stored (no bias parameter, no bias FLOPs)
+            if (has_input(n, 2) && beta != 0.0) {
                 const auto c = constant_input(n, 2);
                 const bool vector_like = c->size() == 1 || (static_cast<std::int64_t>(c->size()) == out && !c->dims.empty() && c->dims.back() == out);
                 if (!vector_like || c->integer)
@@ -963,7 +964,7 @@ private:
             map_output(n.output(0), emit(n, o, {x}, params));
             return;
         }
-        if (has_input(n, 2)) throw unsupported{"Gemm of two activations with a bias C is not supported"};
+        if (has_input(n, 2) && beta != 0.0) throw unsupported{"Gemm of two activations with a bias C is not supported"};
         if (alpha != 1.0) throw unsupported{"Gemm of two activations with alpha != 1 is not supported"};
         std::string x = trans_a ? permute(n, a, {1, 0}) : a;
         std::string y = trans_b ? permute(n, b.tensor, {1, 0}) : b.tensor;

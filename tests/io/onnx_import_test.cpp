@@ -360,6 +360,27 @@ TEST(OnnxImport, WeightStatisticsOfAnImportedModel) {
     EXPECT_NEAR(r.biases->mean_abs, 0.2, 1e-7);
 }
 
+// Gemm with beta = 0: C is multiplied by zero, so it is neither stored nor added. y = x W^T with x 1x3, W 2x3:
+// params 6 (not 6 + 2), MACs 6, FLOPs 2*6 = 12 (no bias adds), bytes (3 + 6 + 2) * 4 = 44 (C not read).
+TEST(OnnxImport, GemmWithBetaZeroDropsC) {
+    onnx_builder b;
+    b.input("x", {1, 3});
+    b.init("w", {2, 3}, {1, 2, 3, 4, 5, 6});
+    b.init("c", {2}, {7, 8});
+    auto& g = b.node("Gemm", {"x", "w", "c"}, {"y"}, "/fc/Gemm");
+    onnx_builder::set(g, "transB", std::int64_t{1});
+    onnx_builder::set(g, "beta", 0.0f);
+    b.output("y");
+    const io::onnx_model m = io::import_onnx(b.save(temp_dir() / "beta0.onnx"));
+    const auto a = core::analyze(m.model, core::dtype::fp32);
+    ASSERT_EQ(a.layers.size(), 1U);
+    EXPECT_EQ(core::to_string(a.layers[0].layer.op), "linear:in_features=3,out_features=2,bias=false");
+    EXPECT_EQ(a.layers[0].cost.params, 6);
+    EXPECT_EQ(a.layers[0].cost.flops, 12);
+    EXPECT_EQ(a.layers[0].cost.bytes, 44);
+    EXPECT_FALSE(m.weights->tensors.count("/fc/Gemm.bias"));
+}
+
 // ---------------------------------------------------------------- the torchvision exports in ../shared/models
 
 namespace {
