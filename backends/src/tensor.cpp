@@ -164,7 +164,8 @@ core::model_analysis single_layer_graph(const core::layer_analysis& l, const cor
     // a tensor's storage: the views that lead to it from their source (source first)
     auto source_of = [&](std::string t) {
         std::vector<const core::layer_analysis*> chain;
-        for (auto it = producer.find(t); it != producer.end() && core::is_view(it->second->layer.op); it = producer.find(t)) {
+        for (auto it = producer.find(t); it != producer.end() && core::is_view(it->second->layer.op);
+             it = producer.find(t)) {
             chain.insert(chain.begin(), it->second);
             t = it->second->layer.inputs.at(0);
         }

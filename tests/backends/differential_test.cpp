@@ -29,10 +29,12 @@ void expect_clean(const std::map<std::string, diff::op_tally>& tallies, double m
         for (const auto& [r, n] : t.decline_reasons) reasons += "\n    x" + std::to_string(n) + " " + r;
         std::string problems;
         for (const auto& p : t.problems) problems += "\n    " + p;
-        std::printf("%-20s tried %3d matched %3d declined %3d%s\n", kind.c_str(), t.tried, t.matched, t.declined, reasons.c_str());
+        std::printf("%-20s tried %3d matched %3d declined %3d%s\n", kind.c_str(), t.tried, t.matched, t.declined,
+                    reasons.c_str());
         EXPECT_EQ(t.mismatched, 0) << kind << problems;
         EXPECT_EQ(t.failed, 0) << kind << problems;
-        EXPECT_LE(t.declined, static_cast<int>(max_declined_share * t.tried)) << kind << " declines too much:" << reasons;
+        EXPECT_LE(t.declined, static_cast<int>(max_declined_share * t.tried))
+            << kind << " declines too much:" << reasons;
         EXPECT_GT(t.matched, 0) << kind;
     }
 }
@@ -69,38 +71,44 @@ TEST(Differential, GeneratorReachesTheCorners) {
         }
         return n;
     };
-    auto has = [](const std::string& s) { return [s](const diff::layer_case& c) { return c.layer.find(s) != std::string::npos; }; };
+    auto has = [](const std::string& s) {
+        return [s](const diff::layer_case& c) { return c.layer.find(s) != std::string::npos; };
+    };
     EXPECT_GT(count("conv2d", has("padding=same")), 10);
-    EXPECT_GT(count("conv2d", [](const diff::layer_case& c) {  // asymmetric: four numbers
-                  const auto p = c.layer.find("padding=");
-                  return p != std::string::npos && std::count(c.layer.begin() + static_cast<std::ptrdiff_t>(p),
-                                                              c.layer.begin() + static_cast<std::ptrdiff_t>(c.layer.find_first_of(",", p) == std::string::npos ? c.layer.size() : c.layer.find_first_of(",", p)), 'x') == 3;
-              }),
+    EXPECT_GT(count("conv2d",
+                    [](const diff::layer_case& c) {  // asymmetric: top != bottom or left != right
+                        const core::op o = core::parse_op(c.layer);
+                        const auto p = std::get<core::conv2d>(o).padding;
+                        return p.top != p.bottom || p.left != p.right;
+                    }),
               10);
-    EXPECT_GT(count("conv2d", [](const diff::layer_case& c) {  // depthwise: groups == in_channels > 1
-                  const auto g = core::parse_op(c.layer);
-                  const auto& cv = std::get<core::conv2d>(g);
-                  return cv.groups > 1 && cv.groups == cv.in_channels;
-              }),
+    EXPECT_GT(count("conv2d",
+                    [](const diff::layer_case& c) {  // depthwise: groups == in_channels > 1
+                        const auto g = core::parse_op(c.layer);
+                        const auto& cv = std::get<core::conv2d>(g);
+                        return cv.groups > 1 && cv.groups == cv.in_channels;
+                    }),
               20);
     EXPECT_GT(count("conv2d", [](const diff::layer_case& c) { return c.inputs[0][0] > 1; }), 50);  // batch > 1
-    EXPECT_GT(count("avg_pool2d", [](const diff::layer_case& c) {
-                  const core::op o = core::parse_op(c.layer);
-                  const auto& p = std::get<core::avg_pool2d>(o);
-                  return p.ceil_mode && p.count_include_pad;
-              }),
+    EXPECT_GT(count("avg_pool2d",
+                    [](const diff::layer_case& c) {
+                        const core::op o = core::parse_op(c.layer);
+                        const auto& p = std::get<core::avg_pool2d>(o);
+                        return p.ceil_mode && p.count_include_pad;
+                    }),
               30);
-    EXPECT_GT(count("adaptive_avg_pool2d", [](const diff::layer_case& c) {
-                  const core::op o = core::parse_op(c.layer);
-                  const auto& p = std::get<core::adaptive_avg_pool2d>(o);
-                  return c.inputs[0][2] % p.output_size.h != 0;
-              }),
+    EXPECT_GT(count("adaptive_avg_pool2d",
+                    [](const diff::layer_case& c) {
+                        const core::op o = core::parse_op(c.layer);
+                        const auto& p = std::get<core::adaptive_avg_pool2d>(o);
+                        return c.inputs[0][2] % p.output_size.h != 0;
+                    }),
               30);
     EXPECT_GT(count("matmul", [](const diff::layer_case& c) { return c.inputs[0].rank() != c.inputs[1].rank(); }), 50);
 }
 
-// fp32: 200 cases of each op (23 ops: 4,600 cases). None may mismatch or fail; at most a quarter of an op's cases may be
-// declined, each with its reason.
+// fp32: 200 cases of each op (23 ops: 4,600 cases). None may mismatch or fail; at most a quarter of an op's cases may
+// be declined, each with its reason.
 TEST(Differential, CpuMatchesTheReferenceInFp32) {
     expect_clean(diff::run_all(*cpu_backend(), core::dtype::fp32, 200, seed), 0.25);
 }
@@ -108,7 +116,8 @@ TEST(Differential, CpuMatchesTheReferenceInFp32) {
 // bf16 where this CPU runs it (oneDNN needs AVX-512): 100 cases of each op.
 TEST(Differential, CpuMatchesTheReferenceInBf16) {
     const auto probe = diff::graph_of({"relu", {core::shape{4}}}, core::dtype::bf16);
-    if (const auto s = cpu_backend()->supports(probe.layers.at(0), core::dtype::bf16); !s.supported) GTEST_SKIP() << s.reason;
+    if (const auto s = cpu_backend()->supports(probe.layers.at(0), core::dtype::bf16); !s.supported)
+        GTEST_SKIP() << s.reason;
     expect_clean(diff::run_all(*cpu_backend(), core::dtype::bf16, 100, seed + 1), 0.25);
 }
 
@@ -151,7 +160,8 @@ TEST(Differential, AvgPoolCeilModePastThePaddingDividesAsPyTorch) {
     prep->poison_outputs();
     prep->run();
     const auto out = prep->outputs().at(0).data;
-    const float want[] = {10.0F / 9, 16.0F / 6, 10.0F / 6, 34.0F / 6, 10.0F, 22.0F / 4, 25.0F / 6, 28.0F / 4, 15.0F / 4};
+    const float want[] = {10.0F / 9, 16.0F / 6, 10.0F / 6, 34.0F / 6, 10.0F,
+                          22.0F / 4, 25.0F / 6, 28.0F / 4, 15.0F / 4};
     ASSERT_EQ(out.size(), 9U);
     for (std::size_t i = 0; i < 9; ++i) EXPECT_NEAR(out[i], want[i], 1e-5) << i;
 }

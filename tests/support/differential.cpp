@@ -141,7 +141,8 @@ layer_case gen_conv2d(draw& d) {
         a.maybe(d, "padding", pair_text(pt, pl), pt == 0 && pl == 0);
     } else {
         pt = d.between(0, 3), pl = d.between(0, 3), pb = d.between(0, 3), pr = d.between(0, 3);
-        a.add("padding", std::to_string(pt) + "x" + std::to_string(pl) + "x" + std::to_string(pb) + "x" + std::to_string(pr));
+        a.add("padding",
+              std::to_string(pt) + "x" + std::to_string(pl) + "x" + std::to_string(pb) + "x" + std::to_string(pr));
     }
     a.maybe(d, "dilation", pair_text(dh, dw), dh == 1 && dw == 1);
     a.maybe(d, "groups", std::to_string(groups), groups == 1);
@@ -162,7 +163,8 @@ core::shape pool_common(draw& d, attrs& a, i64 dil_h, i64 dil_w, bool& ceil_mode
     const i64 sh = default_stride ? kh : d.dim(3, 2), sw = default_stride ? kw : (d.coin(0.6) ? sh : d.dim(3, 2));
     if (!default_stride || d.coin(0.3)) a.add("stride", pair_text(sh, sw));
     const i64 ext_h = dil_h * (kh - 1) + 1, ext_w = dil_w * (kw - 1) + 1;
-    const i64 ph = d.between(0, ext_h / 2 < kh / 2 ? ext_h / 2 : kh / 2), pw = d.between(0, ext_w / 2 < kw / 2 ? ext_w / 2 : kw / 2);
+    const i64 ph = d.between(0, ext_h / 2 < kh / 2 ? ext_h / 2 : kh / 2),
+              pw = d.between(0, ext_w / 2 < kw / 2 ? ext_w / 2 : kw / 2);
     a.maybe(d, "padding", pair_text(ph, pw), ph == 0 && pw == 0);
     ceil_mode = d.coin();
     a.maybe(d, "ceil_mode", bool_text(ceil_mode), !ceil_mode);
@@ -299,8 +301,10 @@ layer_case gen_reshape(draw& d) {
     const auto minus = d.coin(0.4) ? d.between(0, static_cast<i64>(factors.size()) - 1) : -1;
     for (std::size_t i = 0; i < factors.size(); ++i) {
         std::string v = std::to_string(factors[i]);
-        if (static_cast<i64>(i) == minus) v = "-1";
-        else if (i < x.rank() && factors[i] == x[i] && d.coin(0.3)) v = "0";
+        if (static_cast<i64>(i) == minus)
+            v = "-1";
+        else if (i < x.rank() && factors[i] == x[i] && d.coin(0.3))
+            v = "0";
         t += (t.empty() ? "" : "x") + v;
     }
     return {"reshape:shape=" + t, {x}};
@@ -331,12 +335,20 @@ layer_case gen_slice(draw& d) {
 
 const std::map<std::string_view, std::function<layer_case(draw&)>>& generators() {
     static const std::map<std::string_view, std::function<layer_case(draw&)>> g = [] {
-        std::map<std::string_view, std::function<layer_case(draw&)>> m{
-            {"linear", gen_linear},         {"matmul", gen_matmul},         {"embedding", gen_embedding},
-            {"conv2d", gen_conv2d},         {"batch_norm2d", gen_batch_norm2d}, {"layer_norm", gen_layer_norm},
-            {"max_pool2d", gen_max_pool2d}, {"avg_pool2d", gen_avg_pool2d}, {"adaptive_avg_pool2d", gen_adaptive_avg_pool2d},
-            {"concat", gen_concat},         {"flatten", gen_flatten},       {"reshape", gen_reshape},
-            {"transpose", gen_transpose},   {"slice", gen_slice}};
+        std::map<std::string_view, std::function<layer_case(draw&)>> m{{"linear", gen_linear},
+                                                                       {"matmul", gen_matmul},
+                                                                       {"embedding", gen_embedding},
+                                                                       {"conv2d", gen_conv2d},
+                                                                       {"batch_norm2d", gen_batch_norm2d},
+                                                                       {"layer_norm", gen_layer_norm},
+                                                                       {"max_pool2d", gen_max_pool2d},
+                                                                       {"avg_pool2d", gen_avg_pool2d},
+                                                                       {"adaptive_avg_pool2d", gen_adaptive_avg_pool2d},
+                                                                       {"concat", gen_concat},
+                                                                       {"flatten", gen_flatten},
+                                                                       {"reshape", gen_reshape},
+                                                                       {"transpose", gen_transpose},
+                                                                       {"slice", gen_slice}};
         for (std::string_view k : {"relu", "relu6", "gelu", "tanh", "sigmoid", "scale", "softmax"})
             m[k] = [k](draw& d) { return gen_unary(d, k); };
         for (std::string_view k : {"add", "mul"}) m[k] = [k](draw& d) { return gen_binary(d, k); };
@@ -358,7 +370,8 @@ const std::vector<std::string_view>& kinds() { return core::op_kinds(); }
 layer_case random_case(std::string_view kind, std::mt19937_64& rng, size_class size) {
     const auto& g = generators();
     const auto it = g.find(kind);
-    if (it == g.end()) throw std::invalid_argument("differential: no generator for op kind \"" + std::string(kind) + "\"");
+    if (it == g.end())
+        throw std::invalid_argument("differential: no generator for op kind \"" + std::string(kind) + "\"");
     draw d{rng, size};
     for (int attempt = 0; attempt < 1000; ++attempt) {
         layer_case c = it->second(d);
@@ -386,10 +399,14 @@ core::model_analysis graph_of(const layer_case& c, core::dtype dt) {
 
 std::string_view to_string(outcome o) {
     switch (o) {
-        case outcome::matched: return "matched";
-        case outcome::declined: return "declined";
-        case outcome::mismatched: return "mismatched";
-        case outcome::failed: return "failed";
+        case outcome::matched:
+            return "matched";
+        case outcome::declined:
+            return "declined";
+        case outcome::mismatched:
+            return "mismatched";
+        case outcome::failed:
+            return "failed";
     }
     return "?";
 }
@@ -435,13 +452,19 @@ std::map<std::string, op_tally> run_all(backends::backend& b, core::dtype dt, in
             const case_result r = run_case(b, c, dt, seed + static_cast<std::uint64_t>(i));
             ++t.tried;
             switch (r.what) {
-                case outcome::matched: ++t.matched; break;
+                case outcome::matched:
+                    ++t.matched;
+                    break;
                 case outcome::declined:
                     ++t.declined;
                     ++t.decline_reasons[r.detail];
                     break;
-                case outcome::mismatched: ++t.mismatched; break;
-                case outcome::failed: ++t.failed; break;
+                case outcome::mismatched:
+                    ++t.mismatched;
+                    break;
+                case outcome::failed:
+                    ++t.failed;
+                    break;
             }
             if (r.what == outcome::mismatched || r.what == outcome::failed)
                 t.problems.push_back(c.layer + " on " + shapes_text(c.inputs) + ": " + r.detail);

@@ -59,7 +59,7 @@ case_result run_case(backends::backend& b, const layer_case& c, core::dtype dt, 
 struct op_tally {
     int tried = 0, matched = 0, declined = 0, mismatched = 0, failed = 0;
     std::map<std::string, int> decline_reasons;  // reason with the layer's name prefix removed -> count
-    std::vector<std::string> problems;           // "<layer> on <inputs>: <detail>" for each mismatch or failure
+    std::vector<std::string> problems;  // "<layer> on <inputs>: <detail>" for each mismatch or failure
 };
 
 /// Runs `cases_per_op` cases of each kind in `only` (every kind when empty) on `b` in `dt`, from `seed`.

@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
     std::uint64_t seed = 1;
     std::vector<std::string> only;
     app.add_option("--device", device, "cpu or cuda[:N]")->capture_default_str();
-    app.add_option("--dtype", dtype_text, "fp32, tf32, bf16, fp16, or all (each the backend supports)")->capture_default_str();
+    app.add_option("--dtype", dtype_text, "fp32, tf32, bf16, fp16, or all (each the backend supports)")
+        ->capture_default_str();
     app.add_option("--cases", cases, "cases per op and data type")->check(CLI::PositiveNumber)->capture_default_str();
     app.add_option("--seed", seed, "random seed (the same seed draws the same cases)")->capture_default_str();
     app.add_option("--threads", threads, "CPU threads (0: all)")->capture_default_str();
@@ -81,29 +82,32 @@ int main(int argc, char** argv) {
     }
     const auto probe = diff::graph_of({"relu", {core::shape{4}}}, core::dtype::fp32);
     const auto dev = b->device();
-    std::printf("backend %s (%s), %d cases per op and data type, seed %llu\n", b->name().c_str(), dev.name.c_str(), cases,
-                static_cast<unsigned long long>(seed));
+    std::printf("backend %s (%s), %d cases per op and data type, seed %llu\n", b->name().c_str(), dev.name.c_str(),
+                cases, static_cast<unsigned long long>(seed));
     bool bad = false;
     for (core::dtype dt : dtypes) {
         if (const auto s = b->supports(probe.layers.at(0), dt); !s.supported) {
-            std::printf("\n%s: not run, the backend declines the data type here (%s)\n", std::string(core::to_string(dt)).c_str(),
-                        s.reason.c_str());
+            std::printf("\n%s: not run, the backend declines the data type here (%s)\n",
+                        std::string(core::to_string(dt)).c_str(), s.reason.c_str());
             continue;
         }
         const auto t0 = std::chrono::steady_clock::now();
         const auto tallies = diff::run_all(*b, dt, cases, seed, only);
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::printf("\n%s (%.1f s)\n%-20s %6s %8s %9s %11s %7s\n", std::string(core::to_string(dt)).c_str(), secs, "op", "tried",
-                    "matched", "declined", "mismatched", "failed");
+        std::printf("\n%s (%.1f s)\n%-20s %6s %8s %9s %11s %7s\n", std::string(core::to_string(dt)).c_str(), secs, "op",
+                    "tried", "matched", "declined", "mismatched", "failed");
         diff::op_tally sum;
         for (const auto& [kind, t] : tallies) {
-            std::printf("%-20s %6d %8d %9d %11d %7d\n", kind.c_str(), t.tried, t.matched, t.declined, t.mismatched, t.failed);
+            std::printf("%-20s %6d %8d %9d %11d %7d\n", kind.c_str(), t.tried, t.matched, t.declined, t.mismatched,
+                        t.failed);
             sum.tried += t.tried, sum.matched += t.matched, sum.declined += t.declined;
             sum.mismatched += t.mismatched, sum.failed += t.failed;
         }
-        std::printf("%-20s %6d %8d %9d %11d %7d\n", "total", sum.tried, sum.matched, sum.declined, sum.mismatched, sum.failed);
+        std::printf("%-20s %6d %8d %9d %11d %7d\n", "total", sum.tried, sum.matched, sum.declined, sum.mismatched,
+                    sum.failed);
         for (const auto& [kind, t] : tallies)
-            for (const auto& [reason, n] : t.decline_reasons) std::printf("  declined %-12s x%-4d %s\n", kind.c_str(), n, reason.c_str());
+            for (const auto& [reason, n] : t.decline_reasons)
+                std::printf("  declined %-12s x%-4d %s\n", kind.c_str(), n, reason.c_str());
         for (const auto& [kind, t] : tallies) {
             for (const auto& p : t.problems) std::printf("  PROBLEM %s\n", p.c_str());
             bad = bad || t.mismatched > 0 || t.failed > 0;

@@ -1,0 +1,397 @@
+// The oneDNN lowering (dnnl_graph.hpp): tensors and layouts, dense ops, convolution, normalisation.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "dnnl_graph.hpp"
+#include "ridgeline/core/error.hpp"
+
+namespace ridgeline::cpu::dnnl_detail {
+
+void dnnl_graph::build(const core::model_analysis& graph, const backends::graph_data& data) {
+    data_ = &data;
+    for (const auto& in : graph.inputs) {
+        if (in.indices) {
+            const auto& host = data.tensors.at(in.name);
+            auto& ids = ids_[in.name];
+            ids.reserve(host.data.size());
+            for (float v : host.data) ids.push_back(static_cast<std::int64_t>(v));
+            continue;
+        }
+        slot s;
+        s.mem = upload(data.tensors.at(in.name), activation_md(to_dims(in.dims), to_dnnl(dt_)));
+        s.constant = true;
+        slots_[in.name] = s;
+    }
+    for (const auto& la : graph.layers) {
+        try {
+            add_layer(la);
+        } catch (const dnnl::error& e) {
+            rethrow(e, core::where(la.layer));
+        }
+    }
+    outputs_ = graph.outputs;
+    for (const auto& o : graph.outputs) {
+        output_shapes_.push_back(find_shape(graph, o));
+        // an output that is a view aliases another buffer (maybe a model input): give it its own,
+        // so poisoning and reading it never touches the source
+        slot& s = slots_.at(o);
+        if (s.view) {
+            const memory::desc md = s.mem.get_desc();
+            memory dst(plain_md(md.dims(), md.data_type()), engine_);
+            steps_.push_back({dnnl::reorder(s.mem, dst), {{DNNL_ARG_FROM, s.mem}, {DNNL_ARG_TO, dst}}, {}});
+            notes_.emplace_back("reorder");
+            s.mem = dst;
+            s.view = s.strided = s.constant = false;
+        }
+    }
+    stream_.wait();
+    data_ = nullptr;
+}
+
+void dnnl_graph::run() {
+    for (auto& st : steps_) {
+        if (st.fn)
+            st.fn();
+        else
+            st.prim.execute(stream_, st.args);
+    }
+    stream_.wait();
+}
+
+void dnnl_graph::poison_outputs() {
+    for (const auto& o : outputs_) {
+        memory& m = slots_.at(o).mem;
+        const memory::desc md = m.get_desc();
+        auto* p = static_cast<unsigned char*>(m.get_data_handle());
+        const std::size_t n = md.get_size();
+        switch (md.data_type()) {
+            case memory::data_type::f32: {
+                const std::uint32_t nan = 0x7fc00000u;
+                for (std::size_t i = 0; i + 4 <= n; i += 4) std::memcpy(p + i, &nan, 4);
+                break;
+            }
+            case memory::data_type::bf16: {
+                const std::uint16_t nan = 0x7fc0u;
+                for (std::size_t i = 0; i + 2 <= n; i += 2) std::memcpy(p + i, &nan, 2);
+                break;
+            }
+            case memory::data_type::f16: {
+                const std::uint16_t nan = 0x7e00u;
+                for (std::size_t i = 0; i + 2 <= n; i += 2) std::memcpy(p + i, &nan, 2);
+                break;
+            }
+            default:
+                std::memset(p, 0xff, n);
+        }
+    }
+}
+
+std::vector<backends::host_tensor> dnnl_graph::outputs() {
+    stream_.wait();
+    std::vector<backends::host_tensor> out;
+    for (std::size_t i = 0; i < outputs_.size(); ++i) {
+        memory& src = slots_.at(outputs_[i]).mem;
+        backends::host_tensor t{output_shapes_[i], {}};
+        t.data.resize(static_cast<std::size_t>(t.dims.numel()));
+        memory dst(plain_md(src.get_desc().dims(), memory::data_type::f32), engine_, t.data.data());
+        dnnl::reorder(src, dst).execute(stream_, src, dst);
+        stream_.wait();
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+std::int64_t dnnl_graph::workspace_bytes() const { return workspace_; }
+
+std::string dnnl_graph::notes() const {
+    std::string s;
+    for (const auto& n : notes_) s += (s.empty() ? "" : "+") + n;
+    return s;
+}
+
+core::shape dnnl_graph::find_shape(const core::model_analysis& g, const std::string& name) {
+    for (const auto& la : g.layers)
+        if (la.layer.name == name) return la.output_shape;
+    for (const auto& in : g.inputs)
+        if (in.name == name) return in.dims;
+    throw backends::backend_error("unknown output tensor " + name);
+}
+
+/// Host floats -> a new memory of descriptor `md` (any layout and data type), at prepare time.
+memory dnnl_graph::upload(const backends::host_tensor& host, const memory::desc& md) {
+    auto* ptr = const_cast<float*>(host.data.data());
+    memory src(plain_md(md.dims(), memory::data_type::f32), engine_, ptr);
+    memory dst(md, engine_);
+    dnnl::reorder(src, dst).execute(stream_, src, dst);
+    stream_.wait();
+    return dst;
+}
+
+memory dnnl_graph::upload_param(const core::layer& l, const std::string& param, const memory::desc& md,
+                                const std::optional<dims>& host_dims) {
+    const auto& host = data_->tensors.at(backends::param_key(l, param));
+    if (host_dims) {
+        // the host tensor viewed with other dims (same element order)
+        backends::host_tensor view{core::shape(std::vector<std::int64_t>(host_dims->begin(), host_dims->end())),
+                                   host.data};
+        return upload(view, md);
+    }
+    return upload(host, md);
+}
+
+/// A memory with descriptor `md` holding tensor `name`: the slot itself when it already has that
+/// layout; otherwise a reorder (done now for constant inputs, else a step of the run).
+memory dnnl_graph::to_layout(const std::string& name, const memory::desc& md) {
+    slot& s = slots_.at(name);
+    if (s.mem.get_desc() == md) return s.mem;
+    for (auto& [cached_md, cached] : converted_[name])
+        if (cached_md == md) return cached;
+    memory dst(md, engine_);
+    dnnl::reorder r(s.mem, dst);
+    if (s.constant) {
+        r.execute(stream_, s.mem, dst);
+        stream_.wait();
+    } else {
+        steps_.push_back({r, {{DNNL_ARG_FROM, s.mem}, {DNNL_ARG_TO, dst}}, {}});
+    }
+    converted_[name].emplace_back(md, dst);
+    return dst;
+}
+
+/// Dense row-major copy (or the tensor itself when it already is one).
+memory dnnl_graph::dense(const std::string& name) {
+    const slot& s = slots_.at(name);
+    const memory::desc md = s.mem.get_desc();
+    if (is_plain_dense(md)) return s.mem;
+    return to_layout(name, plain_md(md.dims(), md.data_type()));
+}
+
+/// The tensor as it is, unless it is a strided view, in which case a dense copy.
+memory dnnl_graph::dense_or_blocked(const std::string& name) {
+    const slot& s = slots_.at(name);
+    return s.strided ? dense(name) : s.mem;
+}
+
+memory dnnl_graph::scratchpad(const dnnl::primitive_desc_base& pd) {
+    const memory::desc md = pd.scratchpad_desc();
+    workspace_ += static_cast<std::int64_t>(md.get_size());
+    return memory(md, engine_);
+}
+
+void dnnl_graph::record(const dnnl::primitive_desc_base& pd) { notes_.emplace_back(pd.impl_info_str()); }
+
+void dnnl_graph::set_output(const std::string& name, memory m, bool strided, bool view) {
+    slot s;
+    s.mem = std::move(m);
+    s.strided = strided;
+    s.view = view;
+    slots_[name] = std::move(s);
+}
+
+dnnl::primitive_attr dnnl_graph::attr() const {
+    dnnl::primitive_attr a;
+    a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return a;
+}
+
+void dnnl_graph::add_layer(const core::layer_analysis& la) {
+    std::visit([&](const auto& op) { add(la, op); }, la.layer.op);
+}
+
+// ------------------------------------------------------------ dense ops
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::linear& op) {
+    const auto dt = to_dnnl(dt_);
+    const memory in = dense(la.layer.inputs[0]);
+    const std::int64_t rows = la.input_shapes[0].numel() / op.in_features;
+    const memory src(in.get_desc().reshape({rows, op.in_features}), engine_, in.get_data_handle());
+    const memory::desc w_any = any_md({op.out_features, op.in_features}, dt);
+    const memory::desc b_md = plain_md({op.out_features}, dt == memory::data_type::f32 ? dt : memory::data_type::f32);
+    const memory::desc dst_md = plain_md({rows, op.out_features}, dt);
+    dnnl::inner_product_forward::desc d =
+        op.bias
+            ? dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_inference, src.get_desc(), w_any, b_md, dst_md)
+            : dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_inference, src.get_desc(), w_any, dst_md);
+    dnnl::inner_product_forward::primitive_desc pd(d, attr(), engine_);
+    record(pd);
+    memory w = upload_param(la.layer, "weight", pd.weights_desc());
+    memory dst(dst_md, engine_);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
+    if (op.bias) args[DNNL_ARG_BIAS] = upload_param(la.layer, "bias", pd.bias_desc());
+    steps_.push_back({dnnl::inner_product_forward(pd), args, {}});
+    set_output(la.layer.name, memory(plain_md(to_dims(la.output_shape), dt), engine_, dst.get_data_handle()));
+    keep_.push_back(dst);
+}
+
+/// Prepends 1s so the memory has `rank` dims (dense or strided memory; same buffer).
+memory dnnl_graph::with_rank(const memory& m, std::size_t rank) {
+    const memory::desc md = m.get_desc();
+    dims d = md.dims();
+    if (d.size() == rank) return m;
+    dims s = plain_strides(md);
+    if (s.empty()) throw backends::unsupported("matmul: blocked input layout");
+    const std::int64_t outer = d.empty() ? 1 : d[0] * s[0];
+    while (d.size() < rank) {
+        d.insert(d.begin(), 1);
+        s.insert(s.begin(), outer);
+    }
+    return memory(memory::desc(d, md.data_type(), s), engine_, m.get_data_handle());
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::matmul&) {
+    const auto dt = to_dnnl(dt_);
+    const std::size_t rank = la.output_shape.rank();
+    const memory::desc dst_md = plain_md(to_dims(la.output_shape), dt);
+    auto try_make = [&](const memory& a, const memory& b) -> std::optional<dnnl::matmul::primitive_desc> {
+        try {
+            const memory ar = with_rank(a, rank), br = with_rank(b, rank);
+            dnnl::matmul::desc d(ar.get_desc(), br.get_desc(), dst_md);
+            dnnl::matmul::primitive_desc pd(d, attr(), engine_);
+            pending_a_ = ar;
+            pending_b_ = br;
+            return pd;
+        } catch (const dnnl::error&) {
+            return std::nullopt;
+        } catch (const backends::unsupported&) {
+            return std::nullopt;
+        }
+    };
+    const slot& sa = slots_.at(la.layer.inputs[0]);
+    const slot& sb = slots_.at(la.layer.inputs[1]);
+    auto pd = (plain_strides(sa.mem.get_desc()).empty() || plain_strides(sb.mem.get_desc()).empty())
+                  ? std::nullopt
+                  : try_make(sa.mem, sb.mem);
+    if (!pd) pd = try_make(dense(la.layer.inputs[0]), dense(la.layer.inputs[1]));
+    if (!pd) throw backends::unsupported(core::where(la.layer) + ": oneDNN matmul declined these shapes");
+    record(*pd);
+    memory dst(dst_md, engine_);
+    steps_.push_back({dnnl::matmul(*pd),
+                      {{DNNL_ARG_SRC, pending_a_},
+                       {DNNL_ARG_WEIGHTS, pending_b_},
+                       {DNNL_ARG_DST, dst},
+                       {DNNL_ARG_SCRATCHPAD, scratchpad(*pd)}},
+                      {}});
+    set_output(la.layer.name, dst);
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::embedding& op) {
+    const auto dt = to_dnnl(dt_);
+    const auto ids_it = ids_.find(la.layer.inputs[0]);
+    if (ids_it == ids_.end())
+        throw backends::unsupported(core::where(la.layer) + ": embedding reads token ids from a model input only");
+    const std::vector<std::int64_t>& ids = ids_it->second;
+    for (auto id : ids)
+        if (id < 0 || id >= op.num_embeddings)
+            throw backends::backend_error(core::where(la.layer) + ": token id " + std::to_string(id) + " out of range");
+    memory table = upload_param(la.layer, "weight", plain_md({op.num_embeddings, op.embedding_dim}, dt));
+    memory dst(plain_md(to_dims(la.output_shape), dt), engine_);
+    const std::size_t row_bytes = static_cast<std::size_t>(op.embedding_dim) * memory::data_type_size(dt);
+    const auto* src = static_cast<const unsigned char*>(table.get_data_handle());
+    auto* out = static_cast<unsigned char*>(dst.get_data_handle());
+    const auto n = static_cast<std::int64_t>(ids.size());
+    const std::int64_t* id_data = ids.data();
+    notes_.emplace_back("ridgeline:gather");
+    keep_.push_back(table);
+    steps_.push_back({{}, {}, [=] {
+#pragma omp parallel for
+                          for (std::int64_t i = 0; i < n; ++i)
+                              std::memcpy(out + static_cast<std::size_t>(i) * row_bytes,
+                                          src + static_cast<std::size_t>(id_data[i]) * row_bytes, row_bytes);
+                      }});
+    set_output(la.layer.name, dst);
+}
+
+// ------------------------------------------------------------ convolution
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::conv2d& op) {
+    const auto dt = to_dnnl(dt_);
+    const auto bias_dt = dt == memory::data_type::f32 ? dt : memory::data_type::f32;
+    const core::padding2d p = op.resolved_padding();
+    const dims w_dims = op.groups == 1 ? dims{op.out_channels, op.in_channels, op.kernel_size.h, op.kernel_size.w}
+                                       : dims{op.groups, op.out_channels / op.groups, op.in_channels / op.groups,
+                                              op.kernel_size.h, op.kernel_size.w};
+    const memory::desc src_any = any_md(to_dims(la.input_shapes[0]), dt);
+    const memory::desc dst_any = any_md(to_dims(la.output_shape), dt);
+    const memory::desc w_any = any_md(w_dims, dt);
+    const dims strides{op.stride.h, op.stride.w}, dil{op.dilation.h - 1, op.dilation.w - 1};
+    const dims pad_l{p.top, p.left}, pad_r{p.bottom, p.right};
+    auto d = op.bias ? dnnl::convolution_forward::desc(
+                           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, w_any,
+                           plain_md({op.out_channels}, bias_dt), dst_any, strides, dil, pad_l, pad_r)
+                     : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                       dnnl::algorithm::convolution_direct, src_any, w_any, dst_any,
+                                                       strides, dil, pad_l, pad_r);
+    dnnl::convolution_forward::primitive_desc pd(d, attr(), engine_);
+    record(pd);
+    const memory src = to_layout_dense_first(la.layer.inputs[0], pd.src_desc());
+    memory w = upload_param(la.layer, "weight", pd.weights_desc(), w_dims);
+    memory dst(pd.dst_desc(), engine_);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
+    if (op.bias) args[DNNL_ARG_BIAS] = upload_param(la.layer, "bias", pd.bias_desc());
+    steps_.push_back({dnnl::convolution_forward(pd), args, {}});
+    set_output(la.layer.name, dst);
+}
+
+/// to_layout, going through a dense copy first when the tensor is a strided view.
+memory dnnl_graph::to_layout_dense_first(const std::string& name, const memory::desc& md) {
+    if (slots_.at(name).strided) (void)dense(name);
+    return to_layout(name, md);
+}
+
+// ------------------------------------------------------------ normalisation
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::batch_norm2d& op) {
+    const memory src = dense_or_blocked(la.layer.inputs[0]);
+    auto flags = dnnl::normalization_flags::use_global_stats;
+    if (op.affine) flags = flags | dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+    dnnl::batch_normalization_forward::desc d(dnnl::prop_kind::forward_inference, src.get_desc(),
+                                              static_cast<float>(op.eps), flags);
+    dnnl::batch_normalization_forward::primitive_desc pd(d, attr(), engine_);
+    record(pd);
+    const memory::desc stat = plain_md({op.num_features}, memory::data_type::f32);
+    memory dst(pd.dst_desc(), engine_);
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
+                                         {DNNL_ARG_DST, dst},
+                                         {DNNL_ARG_MEAN, upload_param(la.layer, "running_mean", stat)},
+                                         {DNNL_ARG_VARIANCE, upload_param(la.layer, "running_var", stat)},
+                                         {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
+    if (op.affine) {
+        args[DNNL_ARG_SCALE] = upload_param(la.layer, "weight", stat);
+        args[DNNL_ARG_SHIFT] = upload_param(la.layer, "bias", stat);
+    }
+    steps_.push_back({dnnl::batch_normalization_forward(pd), args, {}});
+    set_output(la.layer.name, dst);
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::layer_norm& op) {
+    const memory in = dense(la.layer.inputs[0]);
+    const core::shape& x = la.input_shapes[0];
+    std::int64_t norm = 1;
+    for (auto d : op.normalized_shape) norm *= d;
+    const std::int64_t rows = x.numel() / norm;
+    const memory src(in.get_desc().reshape({rows, norm}), engine_, in.get_data_handle());
+    auto flags = dnnl::normalization_flags::none;
+    if (op.elementwise_affine) flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+    dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, src.get_desc(),
+                                              static_cast<float>(op.eps), flags);
+    dnnl::layer_normalization_forward::primitive_desc pd(d, attr(), engine_);
+    record(pd);
+    memory dst(pd.dst_desc(), engine_);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
+    if (op.elementwise_affine) {
+        const memory::desc stat = plain_md({norm}, memory::data_type::f32);
+        args[DNNL_ARG_SCALE] = upload_param(la.layer, "weight", stat, dims{norm});
+        args[DNNL_ARG_SHIFT] = upload_param(la.layer, "bias", stat, dims{norm});
+    }
+    steps_.push_back({dnnl::layer_normalization_forward(pd), args, {}});
+    keep_.push_back(dst);
+    set_output(la.layer.name,
+               memory(plain_md(to_dims(la.output_shape), dst.get_desc().data_type()), engine_, dst.get_data_handle()));
+}
+
+}  // namespace ridgeline::cpu::dnnl_detail

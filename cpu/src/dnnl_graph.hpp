@@ -1,0 +1,125 @@
+#pragma once
+// The oneDNN lowering of a graph (dnnl_graph.cpp: tensors, layouts, dense ops, convolution, normalisation;
+// dnnl_graph_ops.cpp: elementwise, binary, pooling, copies and views). Private to cpu/.
+//
+// A graph (a whole model, or one layer as a one-layer model) is prepared once: every tensor gets a
+// dnnl::memory, weights are reordered into the layouts the primitives prefer, scratchpads are allocated,
+// and the model inputs are stored directly in the layout their first consumer wants. run() then only
+// executes primitives (and ridgeline's own steps where oneDNN has none, named in notes()). Layouts flow between
+// layers as oneDNN chooses them (blocked nChw8c for convolutions, for example); a reorder step is added where a
+// consumer needs another layout, and it is part of the end-to-end time (as it would be in a framework), never of
+// a single layer's time. Views alias their source's buffer with new dims and strides; consumers that need dense
+// data get a copy.
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dnnl_common.hpp"
+#include "ridgeline/backends/backend.hpp"
+
+namespace ridgeline::cpu::dnnl_detail {
+
+/// A tensor of the graph.
+struct slot {
+    memory mem;
+    bool constant = false;  // a model input: layout changes happen at prepare time
+    bool strided = false;  // a non-dense view (transpose, slice): dense consumers need a copy
+    bool view = false;  // aliases another tensor's buffer
+};
+
+class dnnl_graph final : public backends::prepared {
+public:
+    dnnl_graph(dnnl::engine& engine, dnnl::stream& stream, core::dtype dt)
+        : engine_(engine), stream_(stream), dt_(dt) {}
+
+    void build(const core::model_analysis& graph, const backends::graph_data& data);
+    void run() override;
+    void poison_outputs() override;
+    std::vector<backends::host_tensor> outputs() override;
+    [[nodiscard]] std::int64_t workspace_bytes() const override;
+    [[nodiscard]] std::string notes() const override;
+
+private:
+    struct step {
+        dnnl::primitive prim;
+        std::unordered_map<int, memory> args;
+        std::function<void()> fn;
+    };
+    static core::shape find_shape(const core::model_analysis& g, const std::string& name);
+    memory upload(const backends::host_tensor& host, const memory::desc& md);
+    memory upload_param(const core::layer& l, const std::string& param, const memory::desc& md,
+                        const std::optional<dims>& host_dims = std::nullopt);
+    memory to_layout(const std::string& name, const memory::desc& md);
+    memory dense(const std::string& name);
+    memory dense_or_blocked(const std::string& name);
+    memory scratchpad(const dnnl::primitive_desc_base& pd);
+    void record(const dnnl::primitive_desc_base& pd);
+    void set_output(const std::string& name, memory m, bool strided = false, bool view = false);
+    dnnl::primitive_attr attr() const;
+    void add_layer(const core::layer_analysis& la);
+
+    // ------------------------------------------------------------ dense ops
+    void add(const core::layer_analysis& la, const core::linear& op);
+    memory with_rank(const memory& m, std::size_t rank);
+    void add(const core::layer_analysis& la, const core::matmul&);
+    void add(const core::layer_analysis& la, const core::embedding& op);
+
+    // ------------------------------------------------------------ convolution
+    void add(const core::layer_analysis& la, const core::conv2d& op);
+    memory to_layout_dense_first(const std::string& name, const memory::desc& md);
+
+    // ------------------------------------------------------------ normalisation
+    void add(const core::layer_analysis& la, const core::batch_norm2d& op);
+    void add(const core::layer_analysis& la, const core::layer_norm& op);
+
+    // ------------------------------------------------------------ elementwise
+    void eltwise(const core::layer_analysis& la, dnnl::algorithm alg, float alpha, float beta);
+    void add(const core::layer_analysis& la, const core::relu&);
+    void add(const core::layer_analysis& la, const core::relu6&);
+    void add(const core::layer_analysis& la, const core::gelu& op);
+    void add(const core::layer_analysis& la, const core::tanh_op&);
+    void add(const core::layer_analysis& la, const core::sigmoid&);
+    void add(const core::layer_analysis& la, const core::scale& op);
+    void add(const core::layer_analysis& la, const core::softmax& op);
+    void binary(const core::layer_analysis& la, dnnl::algorithm alg);
+    void add(const core::layer_analysis& la, const core::add&);
+    void add(const core::layer_analysis& la, const core::mul&);
+
+    // ------------------------------------------------------------ pooling
+    static core::pair2d right_padding(const core::layer_analysis& la, core::pair2d kernel, core::pair2d stride,
+                                      core::pair2d pad, core::pair2d dilation);
+    void pooling(const core::layer_analysis& la, dnnl::algorithm alg, core::pair2d kernel, core::pair2d stride,
+                 core::pair2d pad, core::pair2d dilation, bool plain_dst = false);
+    void add(const core::layer_analysis& la, const core::max_pool2d& op);
+    void add(const core::layer_analysis& la, const core::avg_pool2d& op);
+    void add(const core::layer_analysis& la, const core::adaptive_avg_pool2d& op);
+    void adaptive_as_matmuls(const core::layer_analysis& la, const core::adaptive_avg_pool2d& op);
+
+    // ------------------------------------------------------------ data movement and views
+    void add(const core::layer_analysis& la, const core::concat& op);
+    void reinterpret(const core::layer_analysis& la);
+    void add(const core::layer_analysis& la, const core::flatten&);
+    void add(const core::layer_analysis& la, const core::reshape&);
+    memory viewable(const std::string& name);
+    void add(const core::layer_analysis& la, const core::transpose& op);
+    void add(const core::layer_analysis& la, const core::slice& op);
+    dnnl::engine& engine_;
+    dnnl::stream& stream_;
+    core::dtype dt_;
+    const backends::graph_data* data_ = nullptr;
+    std::map<std::string, slot> slots_;
+    std::map<std::string, std::vector<std::pair<memory::desc, memory>>> converted_;
+    std::map<std::string, std::vector<std::int64_t>> ids_;
+    std::vector<step> steps_;
+    std::vector<memory> keep_;
+    std::vector<std::string> outputs_;
+    std::vector<core::shape> output_shapes_;
+    std::vector<std::string> notes_;
+    std::int64_t workspace_ = 0;
+    memory pending_a_, pending_b_;
+};
+
+}  // namespace ridgeline::cpu::dnnl_detail
