@@ -132,3 +132,29 @@ TEST(CliProfile, InterruptWritesAPartialReport) {
                                                                              })));
     fs::remove_all(dir);
 }
+
+// The case that reached a user (avg_pool2d ceil_mode with count_include_pad, no padding): verification passes now,
+// on the one thread the report used; PyTorch's values for this input are checked in tests/backends/differential_test.cpp.
+TEST(CliProfile, AvgPoolCeilModeIsVerified) {
+    auto r = run_ridgeline({"profile", "--layer", "avg_pool2d:kernel_size=3,stride=2,ceil_mode=true", "--input", "1x1x4x4",
+                            "--device", "cpu", "--threads", "1", "--quick", "--quiet", "--no-roofline", "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j["layers"][0]["state"], "measured");
+    EXPECT_EQ(j["layers"][0]["verification"]["state"], "passed");
+}
+
+// A tensor read twice through --model-file: matmul(x, transpose(x)) for x of 1x128x64 moves 98,304 bytes (x once,
+// 32,768 B, and the 1x128x128 product, 65,536 B), and the layer, timed on x alone, is verified.
+TEST(CliProfile, ATensorReadTwiceIsCountedAndTimedOnce) {
+    const auto model = ridgeline::test::fresh_scratch_dir("read-twice") / "gram.json";
+    std::ofstream(model) << R"({"name": "gram", "inputs": [{"name": "x", "shape": [1, 128, 64]}], "layers": [
+        {"name": "t", "op": "transpose", "dim0": 1, "dim1": 2, "inputs": ["x"]},
+        {"name": "mm", "op": "matmul", "inputs": ["x", "t"]}]})";
+    auto r = run_ridgeline({"profile", "--model-file", model.string(), "--device", "cpu", "--quick", "--quiet",
+                            "--no-roofline", "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j["layers"][1]["bytes"], 98304);
+    EXPECT_EQ(j["layers"][1]["verification"]["state"], "passed");
+}

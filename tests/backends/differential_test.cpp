@@ -113,13 +113,19 @@ TEST(Differential, CpuMatchesTheReferenceInFp32) {
     expect_clean(diff::run_all(*cpu_backend(), core::dtype::fp32, 200, seed), 0.25);
 }
 
-// bf16 where this CPU runs it (oneDNN needs AVX-512): 100 cases of each op.
-TEST(Differential, CpuMatchesTheReferenceInBf16) {
-    const auto probe = diff::graph_of({"relu", {core::shape{4}}}, core::dtype::bf16);
-    if (const auto s = cpu_backend()->supports(probe.layers.at(0), core::dtype::bf16); !s.supported)
-        GTEST_SKIP() << s.reason;
-    expect_clean(diff::run_all(*cpu_backend(), core::dtype::bf16, 100, seed + 1), 0.25);
+// bf16 and fp16 where this CPU runs them (oneDNN needs AVX-512 for bf16, AVX512-FP16 for fp16): 100 cases of each op;
+// elsewhere the test says which instruction set is missing.
+class DifferentialHalf : public testing::TestWithParam<core::dtype> {};
+
+TEST_P(DifferentialHalf, CpuMatchesTheReference) {
+    const core::dtype dt = GetParam();
+    const auto probe = diff::graph_of({"relu", {core::shape{4}}}, dt);
+    if (const auto s = cpu_backend()->supports(probe.layers.at(0), dt); !s.supported) GTEST_SKIP() << s.reason;
+    expect_clean(diff::run_all(*cpu_backend(), dt, 100, seed + 1), 0.25);
 }
+
+INSTANTIATE_TEST_SUITE_P(DataTypes, DifferentialHalf, testing::Values(core::dtype::bf16, core::dtype::fp16),
+                         [](const testing::TestParamInfo<core::dtype>& i) { return std::string(core::to_string(i.param)); });
 
 // The case that reached a user: avg_pool2d ceil_mode with count_include_pad and no padding. PyTorch
 // (torch.nn.functional.avg_pool2d(arange(16).reshape(1,1,4,4), 3, 2, ceil_mode=True)) gives [5, 6.5, 11, 12.5]:
