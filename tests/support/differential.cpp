@@ -31,6 +31,12 @@ struct draw {
     [[nodiscard]] bool tiny() const { return size == size_class::tiny; }
     /// A dimension of an activation: 1..max (smaller for tiny cases).
     i64 dim(i64 max_normal, i64 max_tiny) { return between(1, tiny() ? max_tiny : max_normal); }
+    /// Channels of an image: a quarter of the time 8, 16 or 32 (normal cases), where oneDNN gives 4-D activations
+    /// its blocked layouts (nChw8c, nChw16c; backends/dnnl_common.hpp), else 1..max.
+    i64 channels(i64 max_normal, i64 max_tiny) {
+        if (!tiny() && coin(0.25)) return pick(std::vector<i64>{8, 16, 32});
+        return dim(max_normal, max_tiny);
+    }
     /// A random shape of rank lo..hi with dimensions 1..max.
     core::shape any_shape(std::size_t lo, std::size_t hi, i64 max_normal, i64 max_tiny) {
         const auto rank = static_cast<std::size_t>(between(static_cast<i64>(lo), static_cast<i64>(hi)));
@@ -111,13 +117,13 @@ layer_case gen_conv2d(draw& d) {
     i64 groups = 1, in_c = 1, out_c = 1;
     const double kind = std::uniform_real_distribution<double>(0, 1)(d.rng);
     if (kind < 0.25) {  // depthwise, channel multiplier 1 or 2
-        groups = d.dim(8, 3);
+        groups = d.channels(8, 3);
         in_c = groups;
         out_c = groups * d.between(1, 2);
     } else {
         groups = kind < 0.5 ? d.between(2, 4) : 1;
-        in_c = groups * d.dim(4, 2);
-        out_c = groups * d.dim(4, 2);
+        in_c = groups == 1 ? d.channels(4, 2) : groups * d.dim(4, 2);
+        out_c = groups == 1 ? d.channels(4, 2) : groups * d.dim(4, 2);
     }
     const i64 kh = d.dim(5, 3), kw = d.coin(0.6) ? kh : d.dim(5, 3);
     const i64 sh = d.dim(3, 2), sw = d.coin(0.6) ? sh : d.dim(3, 2);
@@ -170,7 +176,7 @@ core::shape pool_common(draw& d, attrs& a, i64 dil_h, i64 dil_w, bool& ceil_mode
     a.maybe(d, "ceil_mode", bool_text(ceil_mode), !ceil_mode);
     const i64 h = std::max<i64>(1, ext_h - 2 * ph) + d.between(0, d.tiny() ? 3 : 12);
     const i64 w = std::max<i64>(1, ext_w - 2 * pw) + d.between(0, d.tiny() ? 3 : 12);
-    return image(d.dim(2, 1), d.dim(6, 2), h, w);
+    return image(d.dim(2, 1), d.channels(6, 2), h, w);
 }
 
 layer_case gen_max_pool2d(draw& d) {
@@ -197,11 +203,11 @@ layer_case gen_adaptive_avg_pool2d(draw& d) {
     const i64 h = d.coin() ? oh * d.dim(4, 2) : d.dim(16, 6), w = d.coin() ? ow * d.dim(4, 2) : d.dim(16, 6);
     attrs a;
     a.add("output_size", pair_text(oh, ow));
-    return {a.text("adaptive_avg_pool2d"), {image(d.dim(2, 1), d.dim(6, 2), h, w)}};
+    return {a.text("adaptive_avg_pool2d"), {image(d.dim(2, 1), d.channels(6, 2), h, w)}};
 }
 
 layer_case gen_batch_norm2d(draw& d) {
-    const i64 c = d.dim(16, 4);
+    const i64 c = d.channels(16, 4);
     attrs a;
     a.add("num_features", c);
     a.maybe(d, "eps", d.pick(std::vector<std::string>{"1e-05", "0.001", "0.1"}), false);
@@ -223,6 +229,12 @@ layer_case gen_layer_norm(draw& d) {
     return {a.text("layer_norm"), {x}};
 }
 
+/// An activation for an elementwise op: now and then an image whose channels give a blocked layout, else any rank.
+core::shape activation(draw& d, i64 max_normal, i64 max_tiny) {
+    if (d.coin(0.2)) return image(d.dim(2, 1), d.channels(max_normal, max_tiny), d.dim(6, 3), d.dim(6, 3));
+    return d.any_shape(1, 4, max_normal, max_tiny);
+}
+
 layer_case gen_unary(draw& d, std::string_view kind) {
     attrs a;
     if (kind == "gelu") {
@@ -231,17 +243,17 @@ layer_case gen_unary(draw& d, std::string_view kind) {
     } else if (kind == "scale") {
         a.add("factor", d.pick(std::vector<std::string>{"0.125", "-2", "3.5", "1", "0"}));
     } else if (kind == "softmax") {
-        const core::shape x = d.any_shape(1, 4, 12, 4);
+        const core::shape x = activation(d, 12, 4);
         const i64 dim = d.axis(x.rank());
         a.maybe(d, "dim", std::to_string(dim), dim == -1);
         return {a.text(kind), {x}};
     }
-    return {a.text(kind), {d.any_shape(1, 4, 12, 4)}};
+    return {a.text(kind), {activation(d, 12, 4)}};
 }
 
 layer_case gen_binary(draw& d, std::string_view kind) {
     // numpy broadcasting: align from the right; each aligned pair equal, or 1 on one side
-    const core::shape full = d.any_shape(1, 4, 8, 3);
+    const core::shape full = activation(d, 8, 3);
     auto side = [&] {
         const auto rank = static_cast<std::size_t>(d.between(1, static_cast<i64>(full.rank())));
         std::vector<i64> out;
