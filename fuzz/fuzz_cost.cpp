@@ -114,14 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     fuzz::expect_clean([&] {
         const core::op o = core::make_op(kind, attrs, "fuzz");
-        core::model_builder b("fuzz");
-        std::vector<std::string> names;
-        for (std::size_t i = 0; i < shapes.size(); ++i) {
-            names.push_back("x" + std::to_string(i));
-            b.input(names.back(), shapes[i], std::holds_alternative<core::embedding>(o));
-        }
-        b.add("layer", o, names);
-        const core::model m = b.build();
+        const core::model m = core::single_layer_model(o, shapes, "layer", "fuzz");
         const core::model_analysis a32 = core::analyze(m, core::dtype::fp32);
         const core::layer_analysis& l = a32.layers.at(0);
         for (std::size_t i = 0; i < l.output_shape.rank(); ++i)

@@ -34,14 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::vector<core::shape> shapes;
         for (std::size_t i = 1; i < lines.size(); ++i) shapes.push_back(core::parse_shape(lines[i]));
         if (shapes.empty()) return;
-        core::model_builder b("fuzz");
-        std::vector<std::string> names;
-        for (std::size_t i = 0; i < shapes.size(); ++i) {
-            names.push_back("input" + std::to_string(i));
-            b.input(names.back(), shapes[i], std::holds_alternative<core::embedding>(o));
-        }
-        b.add("layer", o, names);
-        const core::model_analysis a = core::analyze(b.build(), core::dtype::fp32);
+        const core::model_analysis a = core::analyze(core::single_layer_model(o, shapes, "layer", "fuzz"), core::dtype::fp32);
         const core::cost& c = a.layers.at(0).cost;
         fuzz::require(c.params >= 0 && c.buffers >= 0 && c.macs >= 0 && c.flops >= 0 && c.bytes >= 0,
                       "negative count for \"" + canonical + "\"");

@@ -170,8 +170,21 @@ def main():
     ap.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "..", "tests", "data", "golden",
                                                      "pytorch_reference.json"))
     args = ap.parse_args()
-    lines = subprocess.run([args.tool, "--emit", str(args.per_op), "--seed", str(args.seed)], check=True,
-                           capture_output=True, text=True).stdout.splitlines()
+    if not (os.path.isfile(args.tool) and os.access(args.tool, os.X_OK)):
+        ap.error(f"{args.tool} is not an executable file (build it: cmake --build --preset ci; it is "
+                 "build/ci/tests/ridgeline-differential)")
+    if not 1 <= args.per_op <= 1000:
+        ap.error(f"--per-op {args.per_op} is outside 1 to 1000")
+    if not 0 <= args.seed < 2**63:
+        ap.error(f"--seed {args.seed} is outside 0 to 2^63-1")
+    if os.path.isdir(args.output):
+        ap.error(f"--output {args.output} is a folder; give the file to write")
+    run = subprocess.run([args.tool, "--emit", str(args.per_op), "--seed", str(args.seed)], capture_output=True,
+                         text=True)
+    if run.returncode != 0:
+        last = (run.stderr.strip().splitlines() or ["(no message)"])[-1]
+        ap.error(f"{args.tool} --emit exited with {run.returncode}: {last}")
+    lines = run.stdout.splitlines()
     gen = torch.Generator().manual_seed(args.seed)
     cases, problems = [], []
     for line in lines:

@@ -147,14 +147,7 @@ built_model model_options::build() const {
                                   s.to_string());
         }
     }
-    core::model_builder b("layer");
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < shapes.size(); ++i) {
-        names.push_back(shapes.size() == 1 ? "input" : "input" + std::to_string(i));
-        b.input(names.back(), shapes[i], std::holds_alternative<core::embedding>(o));
-    }
-    b.add(std::string(core::kind_of(o)), o, names);
-    return {b.build(), nullptr, {}};
+    return {core::single_layer_model(o, shapes), nullptr, {}};
 }
 
 void output_options::add_to(CLI::App& cmd, const std::vector<std::string>& formats) {

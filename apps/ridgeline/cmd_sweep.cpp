@@ -121,14 +121,7 @@ struct sweep_command {
                 throw usage_error("--layer " + std::string(core::kind_of(o)) +
                                   " needs --input (its dimension 0 is replaced by each batch size)");
         }
-        core::model_builder mb("sweep");
-        std::vector<std::string> names;
-        for (std::size_t i = 0; i < shapes.size(); ++i) {
-            names.push_back(shapes.size() == 1 ? "input" : "input" + std::to_string(i));
-            mb.input(names.back(), shapes[i], std::holds_alternative<core::embedding>(o));
-        }
-        mb.add(std::string(core::kind_of(o)), o, names);
-        return mb.build();
+        return core::single_layer_model(o, shapes, {}, "sweep");
     }
 
     int run() const {

@@ -34,15 +34,7 @@ backends::timing_result measure_latency(backends::prepared& op, backends::backen
 
 backends::layer_profile profile_layer(std::string_view layer, const std::vector<core::shape>& inputs,
                                       backends::backend& b, core::dtype dt, const backends::profile_options& options) {
-    core::op o = core::parse_op(layer);
-    core::model_builder mb("layer");
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        names.push_back("input" + std::to_string(i));
-        mb.input(names.back(), inputs[i], std::holds_alternative<core::embedding>(o));
-    }
-    mb.add(std::string(core::kind_of(o)), o, names);
-    const auto a = core::analyze(mb.build(), dt);
+    const auto a = core::analyze(core::single_layer_model(core::parse_op(layer), inputs), dt);
     return backends::profile_layer(a.layers.at(0), a, b, options);
 }
 

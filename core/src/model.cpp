@@ -68,27 +68,51 @@ std::vector<std::size_t> topological_order(const model& m) {
     return order;
 }
 
-/// Elements a layer's inputs read more than once from the same storage (docs/conventions.md, "A tensor read twice"):
-/// inputs resolved through views to their source; per source, the inputs' elements beyond the source's own count.
-/// add(x, x) and matmul(x, transpose(x)) read x once; two disjoint slices of x count their own elements; overlapping
-/// slices count at most the whole source (an upper bound on their union).
-std::int64_t repeated_reads(const layer& l, const shapes& in,
-                            const std::map<std::string, std::pair<std::string, std::int64_t>>& storage) {
+/// Where a tensor's elements live: `elements` names the tensor whose element set it is (flatten, reshape and transpose
+/// keep the set, so they resolve to their input; a slice is a set of its own), `storage` the buffer behind it (every
+/// view resolved, slices too) with its element count.
+struct residence {
+    std::string elements;
+    std::string storage;
+    std::int64_t storage_size = 0;
+};
+
+/// Elements a layer's inputs read more than once (docs/conventions.md, "A tensor read twice"): inputs with the same
+/// element set count once (add(x, x), matmul(x, transpose(x)), add(s, s) for a slice s); different element sets of
+/// one storage (slices of x) count their own elements, at most the storage's size (an upper bound on their union).
+std::int64_t repeated_reads(const layer& l, const shapes& in, const std::map<std::string, residence>& where_is) {
     if (l.inputs.size() < 2) return 0;
-    std::map<std::string, std::pair<std::int64_t, std::int64_t>> per_source;  // source -> (elements read, its size)
-    for (std::size_t i = 0; i < l.inputs.size(); ++i) {
-        const auto& [source, size] = storage.at(l.inputs[i]);
-        auto& entry = per_source[source];
-        entry.first = checked::add(entry.first, in[i].numel(), "bytes");
-        entry.second = size;
-    }
     std::int64_t repeated = 0;
-    for (const auto& [source, entry] : per_source)
+    std::set<std::string> sets;
+    std::map<std::string, std::pair<std::int64_t, std::int64_t>> per_storage;  // storage -> (elements read, its size)
+    for (std::size_t i = 0; i < l.inputs.size(); ++i) {
+        const residence& r = where_is.at(l.inputs[i]);
+        if (!sets.insert(r.elements).second) {
+            repeated = checked::add(repeated, in[i].numel(), "bytes");
+            continue;
+        }
+        auto& entry = per_storage[r.storage];
+        entry.first = checked::add(entry.first, in[i].numel(), "bytes");
+        entry.second = r.storage_size;
+    }
+    for (const auto& [storage, entry] : per_storage)
         if (entry.first > entry.second) repeated = checked::add(repeated, entry.first - entry.second, "bytes");
     return repeated;
 }
 
 }  // namespace
+
+model single_layer_model(const op& o, const std::vector<shape>& inputs, const std::string& layer_name,
+                         const std::string& model_name) {
+    model_builder b(model_name);
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        names.push_back(inputs.size() == 1 ? "input" : "input" + std::to_string(i));
+        b.input(names.back(), inputs[i], std::holds_alternative<embedding>(o));
+    }
+    b.add(layer_name.empty() ? std::string(kind_of(o)) : layer_name, o, names);
+    return b.build();
+}
 
 model_analysis analyze(const model& m, dtype dt) {
     model_analysis a;
@@ -129,9 +153,8 @@ model_analysis analyze(const model& m, dtype dt) {
                 throw invalid_layer(where(l) + ": reads unknown tensor \"" + t + "\"");
 
     std::set<std::string> read;
-    // the storage each tensor lives in, views resolved to their source: tensor -> (source tensor, its elements)
-    std::map<std::string, std::pair<std::string, std::int64_t>> storage;
-    for (const auto& in : m.inputs()) storage[in.name] = {in.name, in.dims.numel()};
+    std::map<std::string, residence> where_is;  // every tensor's element set and storage
+    for (const auto& in : m.inputs()) where_is[in.name] = {in.name, in.name, in.dims.numel()};
     // distinct parameter tensors: name -> element count
     std::map<std::string, std::pair<std::int64_t, bool>> distinct;
     for (std::size_t i : topological_order(m)) {
@@ -161,8 +184,14 @@ model_analysis analyze(const model& m, dtype dt) {
             if (msg.rfind(where(l), 0) == 0) throw;
             throw overflow_error(where(l) + ": " + msg);
         }
-        c.bytes -= checked::mul(repeated_reads(l, in, storage), size_bytes(dt), "bytes");  // <= the inputs counted
-        storage[l.name] = is_view(l.op) ? storage.at(l.inputs.at(0)) : std::make_pair(l.name, out.numel());
+        c.bytes -= checked::mul(repeated_reads(l, in, where_is), size_bytes(dt), "bytes");  // <= the inputs counted
+        if (!is_view(l.op)) {
+            where_is[l.name] = {l.name, l.name, out.numel()};
+        } else {
+            residence r = where_is.at(l.inputs.at(0));
+            if (std::holds_alternative<slice>(l.op)) r.elements = l.name;  // a subset: its own element set
+            where_is[l.name] = r;
+        }
         for (const auto& p : parameters_of(l.op)) {
             auto tie = l.tied.find(p.name);
             const std::string full = tie != l.tied.end() ? tie->second : l.name + "." + p.name;

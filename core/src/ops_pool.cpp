@@ -11,23 +11,28 @@ namespace {
 
 /// PyTorch's pooling_output_shape (aten/src/ATen/native/Pool.h):
 ///   out = div_floor(in + 2*pad - dilation*(k-1) - 1 + (ceil_mode ? stride-1 : 0), stride) + 1
-///   and with ceil_mode, a last window starting at or past in + pad is dropped.
+///   and with ceil_mode, a last window starting at or past in + pad is dropped; fewer than 1 is an error. With
+///   ceil_mode a window may be larger than the padded input (in 2, kernel 3, stride 2: one output).
 std::int64_t pool_out(std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t pad, std::int64_t dilation,
                       bool ceil_mode, const char* axis, const std::string& where) {
     const std::int64_t padded = checked::sum({in, pad, pad}, "pool padded size");
     const std::int64_t extent = checked::add(checked::mul(dilation, k - 1, "pool kernel extent"), 1, "pool extent");
-    if (extent > padded)
+    // in this form no intermediate overflows, whatever the stride: span + stride - 1 is computed only when span < 0
+    const std::int64_t span = padded - extent;
+    std::int64_t out = 0;
+    if (span >= 0) {
+        out = span / stride + 1;
+        if (ceil_mode && span % stride != 0) ++out;
+    } else if (ceil_mode && span + (stride - 1) >= 0) {
+        out = 1;  // div_floor(span + stride - 1, stride) + 1 with 0 <= span + stride - 1 < stride
+    }
+    if (out < 1)
         fail(where, std::string("kernel ") + axis + " " + std::to_string(k) +
                         (dilation > 1 ? " (dilated extent " + std::to_string(extent) + ")" : std::string()) +
-                        " is larger than the padded input " + axis + " " + std::to_string(padded));
-    // in this form no intermediate overflows, whatever the stride (padded - extent >= 0, in + pad - 1 >= 0)
-    const std::int64_t span = padded - extent;
-    std::int64_t out = span / stride + 1;
-    if (ceil_mode) {
-        if (span % stride != 0) ++out;
-        // the last window starts at (out - 1) * stride; drop it when that is >= in + pad
-        if (out - 1 > (in + pad - 1) / stride) --out;
-    }
+                        " is larger than the padded input " + axis + " " + std::to_string(padded) +
+                        (ceil_mode ? " by a stride or more" : std::string()));
+    // the last window starts at (out - 1) * stride; drop it when that is >= in + pad
+    if (ceil_mode && out - 1 > (in + pad - 1) / stride) --out;
     return out;
 }
 
@@ -84,7 +89,7 @@ shape max_pool2d::infer(const shapes& in, const std::string& where) const {
 }
 
 cost max_pool2d::work(const shapes& in, const shape& out, dtype dt) const {
-    return pool_work(kernel_size.h * kernel_size.w - 1, in, out, dt, "max_pool2d flops");
+    return pool_work(checked::mul(kernel_size.h, kernel_size.w, "max_pool2d flops") - 1, in, out, dt, "max_pool2d flops");
 }
 
 // ------------------------------------------------------------------ avg_pool2d
@@ -111,7 +116,7 @@ shape avg_pool2d::infer(const shapes& in, const std::string& where) const {
 }
 
 cost avg_pool2d::work(const shapes& in, const shape& out, dtype dt) const {
-    return pool_work(kernel_size.h * kernel_size.w, in, out, dt, "avg_pool2d flops");
+    return pool_work(checked::mul(kernel_size.h, kernel_size.w, "avg_pool2d flops"), in, out, dt, "avg_pool2d flops");
 }
 
 // ------------------------------------------------------------------ adaptive_avg_pool2d

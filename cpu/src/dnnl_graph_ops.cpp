@@ -132,6 +132,17 @@ core::pair2d dnnl_graph::right_padding(const core::layer_analysis& la, core::pai
 
 void dnnl_graph::pooling(const core::layer_analysis& la, dnnl::algorithm alg, core::pair2d kernel, core::pair2d stride,
                          core::pair2d pad, core::pair2d dilation, bool plain_dst) {
+    // oneDNN's pooling visits every tap of every window, padding included: a kernel far larger than the input (100000
+    // x 100000 over 5x5) would run for minutes on a few elements. Declined above 65,536 taps and 64 times the input's.
+    const core::shape& x = la.input_shapes[0];
+    const std::int64_t taps = kernel.h * kernel.w;  // fits: the op's FLOPs, a multiple, were counted in int64
+    if (taps > 65536 && taps / 64 > x[2] * x[3])
+        throw backends::unsupported(core::where(la.layer) + ": a " + std::to_string(kernel.h) + "x" +
+                                    std::to_string(kernel.w) + " kernel over a " +
+                                    std::to_string(x[2]) + "x" + std::to_string(x[3]) +
+                                    " input: oneDNN's pooling visits all " + std::to_string(taps) +
+                                    " taps of each window, padding included (declined above 65,536 taps and 64 times "
+                                    "the input's)");
     const auto dt = to_dnnl(dt_);
     const memory src = dense_or_blocked(la.layer.inputs[0]);
     const core::shape& y = la.output_shape;

@@ -620,6 +620,15 @@ host_tensor forward(const core::mul&, const layer_io& io) {
 
 /// torch.nn.MaxPool2d: max over the window taps inside the input (padding is -inf, so never chosen);
 /// NaN propagates as in PyTorch's kernel (aten/src/ATen/native/cpu/MaxPoolKernel.cpp).
+/// The taps t in [0, k) of a window starting at `start` with dilation `d` that land inside [0, n): [first, last).
+/// Computed, not searched, so that a huge kernel over a small input costs what the input has.
+std::pair<i64, i64> taps_inside(i64 start, i64 k, i64 d, i64 n) {
+    const i64 first = start >= 0 ? 0 : (-start + d - 1) / d;
+    if (n - 1 - start < 0) return {0, 0};
+    const i64 last = std::min(k, (n - 1 - start) / d + 1);
+    return {first, std::max(first, last)};
+}
+
 host_tensor forward(const core::max_pool2d& op, const layer_io& io) {
     const host_tensor& in = io.input(0);
     host_tensor out = io.make_output();
@@ -631,14 +640,14 @@ host_tensor forward(const core::max_pool2d& op, const layer_io& io) {
         float* yp = out.data.data() + p * out_h * out_w;
         for (i64 oh = 0; oh < out_h; ++oh) {
             for (i64 ow = 0; ow < out_w; ++ow) {
-                double m = -std::numeric_limits<double>::infinity();
-                for (i64 kh = 0; kh < op.kernel_size.h; ++kh) {
-                    const i64 ih = oh * op.stride.h - op.padding.h + kh * op.dilation.h;
-                    if (ih < 0 || ih >= height) continue;
-                    for (i64 kw = 0; kw < op.kernel_size.w; ++kw) {
-                        const i64 iw = ow * op.stride.w - op.padding.w + kw * op.dilation.w;
-                        if (iw < 0 || iw >= width) continue;
-                        const double v = xp[ih * width + iw];
+                double m = -std::numeric_limits<double>::infinity();  // a window of padding only: -inf (PyTorch)
+                const i64 h0 = oh * op.stride.h - op.padding.h, w0 = ow * op.stride.w - op.padding.w;
+                const auto [kh0, kh1] = taps_inside(h0, op.kernel_size.h, op.dilation.h, height);
+                const auto [kw0, kw1] = taps_inside(w0, op.kernel_size.w, op.dilation.w, width);
+                for (i64 kh = kh0; kh < kh1; ++kh) {
+                    const i64 ih = h0 + kh * op.dilation.h;
+                    for (i64 kw = kw0; kw < kw1; ++kw) {
+                        const double v = xp[ih * width + w0 + kw * op.dilation.w];
                         if (v > m || std::isnan(v)) m = v;
                     }
                 }

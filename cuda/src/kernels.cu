@@ -231,14 +231,17 @@ __global__ void max_pool_kernel(const T* __restrict__ x, T* __restrict__ y, pool
     RIDGELINE_GRID_STRIDE(i, total) {
         const i64 ow = i % g.out_w, oh = (i / g.out_w) % g.out_h, p = i / (g.out_w * g.out_h);
         const T* xp = x + p * g.in_h * g.in_w;
-        float m = -INFINITY;
-        for (i64 kh = 0; kh < g.kernel_h; ++kh) {
-            const i64 ih = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
-            if (ih < 0 || ih >= g.in_h) continue;
-            for (i64 kw = 0; kw < g.kernel_w; ++kw) {
-                const i64 iw = ow * g.stride_w - g.pad_w + kw * g.dilation_w;
-                if (iw < 0 || iw >= g.in_w) continue;
-                const float v = to_float(xp[ih * g.in_w + iw]);
+        float m = -INFINITY;  // a window of padding only gives -inf, as PyTorch
+        // the taps inside the input, computed (not searched): a huge kernel costs what the input has
+        const i64 h0 = oh * g.stride_h - g.pad_h, w0 = ow * g.stride_w - g.pad_w;
+        const i64 kh0 = h0 >= 0 ? 0 : (-h0 + g.dilation_h - 1) / g.dilation_h;
+        const i64 kw0 = w0 >= 0 ? 0 : (-w0 + g.dilation_w - 1) / g.dilation_w;
+        const i64 kh1 = g.in_h - 1 - h0 < 0 ? 0 : min(g.kernel_h, (g.in_h - 1 - h0) / g.dilation_h + 1);
+        const i64 kw1 = g.in_w - 1 - w0 < 0 ? 0 : min(g.kernel_w, (g.in_w - 1 - w0) / g.dilation_w + 1);
+        for (i64 kh = kh0; kh < kh1; ++kh) {
+            const i64 ih = h0 + kh * g.dilation_h;
+            for (i64 kw = kw0; kw < kw1; ++kw) {
+                const float v = to_float(xp[ih * g.in_w + w0 + kw * g.dilation_w]);
                 if (v > m || v != v) m = v;  // NaN propagates, as PyTorch
             }
         }

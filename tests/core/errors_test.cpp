@@ -21,15 +21,7 @@ std::string error_text(const bad_case& c) {
         for (const char* s : c.inputs) in.push_back(parse_shape(s));
         if (*c.layer) {
             // name the layer as a model would
-            op o = parse_op(c.layer, "net.0");
-            model_builder b("m");
-            std::vector<std::string> names;
-            for (std::size_t i = 0; i < in.size(); ++i) {
-                names.push_back("x" + std::to_string(i));
-                b.input(names.back(), in[i], std::holds_alternative<embedding>(o));
-            }
-            b.add("net.0", o, names);
-            (void)analyze(b.build(), dtype::fp32);
+            (void)analyze(single_layer_model(parse_op(c.layer, "net.0"), in, "net.0", "m"), dtype::fp32);
         }
     } catch (const error& e) {
         return e.what();

@@ -214,6 +214,22 @@ TEST(Model, ATensorReadTwiceIsCountedOnce) {
         EXPECT_EQ(a.layers.at(5).cost.bytes, 80);
     }
     {
+        // the same slice read twice: s = x[:, 1:4] of x 2x6x4x5 (240 elements) has 120; add(s, s) reads s once and
+        // writes 120: (120 + 120) * 4 = 960. u = x[::2] of x 6x4 is 3x4 (12); matmul(u, transpose(u)) reads u once
+        // (the transpose keeps u's element set) and writes 3x3: (12 + 9) * 4 = 84
+        model_builder b("slices");
+        b.input("x", shape{2, 6, 4, 5});
+        b.input("y", shape{6, 4});
+        b.add("s", parse_op("slice:dim=1,start=1,end=4"), {"x"});
+        b.add("sum", parse_op("add"), {"s", "s"});
+        b.add("u", parse_op("slice:dim=0,step=2"), {"y"});
+        b.add("ut", parse_op("transpose:dim0=0,dim1=1"), {"u"});
+        b.add("gram", parse_op("matmul"), {"u", "ut"});
+        const auto a = analyze(b.build(), dtype::fp32);
+        EXPECT_EQ(a.layers.at(1).cost.bytes, 960);
+        EXPECT_EQ(a.layers.at(4).cost.bytes, 84);
+    }
+    {
         // two different tensors of the same shape are two reads: add(x, y) = (3 * 65,536) * 4 = 786,432
         model_builder b("two");
         b.input("x", shape{1, 64, 32, 32});

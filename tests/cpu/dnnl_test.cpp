@@ -17,15 +17,7 @@ struct problem {
 };
 
 core::model_analysis one_layer_graph(const problem& p, core::dtype dt) {
-    core::op o = core::parse_op(p.layer);
-    core::model_builder b("t");
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < p.inputs.size(); ++i) {
-        names.push_back("in" + std::to_string(i));
-        b.input(names.back(), p.inputs[i], std::holds_alternative<core::embedding>(o));
-    }
-    b.add("op", o, names);
-    return core::analyze(b.build(), dt);
+    return core::analyze(core::single_layer_model(core::parse_op(p.layer), p.inputs, "op", "t"), dt);
 }
 
 /// Runs the layer on `b` with poisoned outputs and compares with the reference on the same data.

@@ -47,15 +47,12 @@ TEST(Golden, ReferenceAgreesWithPyTorch) {
         const core::op o = core::parse_op(layer, "op");
         kinds.insert(std::string(core::kind_of(o)));
         std::vector<backends::host_tensor> inputs;
-        core::model_builder b("golden");
-        std::vector<std::string> names;
+        std::vector<core::shape> shapes;
         for (const auto& in : c.at("inputs")) {
             inputs.push_back(tensor_of(in));
-            names.push_back("in" + std::to_string(names.size()));
-            b.input(names.back(), inputs.back().dims, std::holds_alternative<core::embedding>(o));
+            shapes.push_back(inputs.back().dims);
         }
-        b.add("op", o, names);
-        const auto a = core::analyze(b.build(), core::dtype::fp32);
+        const auto a = core::analyze(core::single_layer_model(o, shapes, "op", "golden"), core::dtype::fp32);
         const backends::host_tensor want = tensor_of(c.at("output"));
         ASSERT_EQ(a.layers.at(0).output_shape, want.dims);
         std::map<std::string, backends::host_tensor> param_values;

@@ -174,8 +174,12 @@ core::shape pool_common(draw& d, attrs& a, i64 dil_h, i64 dil_w, bool& ceil_mode
     a.maybe(d, "padding", pair_text(ph, pw), ph == 0 && pw == 0);
     ceil_mode = d.coin();
     a.maybe(d, "ceil_mode", bool_text(ceil_mode), !ceil_mode);
-    const i64 h = std::max<i64>(1, ext_h - 2 * ph) + d.between(0, d.tiny() ? 3 : 12);
-    const i64 w = std::max<i64>(1, ext_w - 2 * pw) + d.between(0, d.tiny() ? 3 : 12);
+    i64 h = std::max<i64>(1, ext_h - 2 * ph) + d.between(0, d.tiny() ? 3 : 12);
+    i64 w = std::max<i64>(1, ext_w - 2 * pw) + d.between(0, d.tiny() ? 3 : 12);
+    if (ceil_mode && d.coin(0.2)) {  // a window larger than the padded input, which ceil_mode allows (PyTorch too)
+        h = d.between(1, std::max<i64>(1, ext_h - 2 * ph));
+        w = d.between(1, std::max<i64>(1, ext_w - 2 * pw));
+    }
     return image(d.dim(2, 1), d.channels(6, 2), h, w);
 }
 
@@ -398,15 +402,7 @@ layer_case random_case(std::string_view kind, std::mt19937_64& rng, size_class s
 }
 
 core::model_analysis graph_of(const layer_case& c, core::dtype dt) {
-    const core::op o = core::parse_op(c.layer, "op");
-    core::model_builder b("differential");
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < c.inputs.size(); ++i) {
-        names.push_back("in" + std::to_string(i));
-        b.input(names.back(), c.inputs[i], std::holds_alternative<core::embedding>(o));
-    }
-    b.add("op", o, names);
-    return core::analyze(b.build(), dt);
+    return core::analyze(core::single_layer_model(core::parse_op(c.layer, "op"), c.inputs, "op", "differential"), dt);
 }
 
 std::string_view to_string(outcome o) {

@@ -39,7 +39,7 @@ const std::vector<std::string_view>& kinds();
 /// A random valid case of `kind` (rejected draws are drawn again). Throws std::invalid_argument for an unknown kind.
 layer_case random_case(std::string_view kind, std::mt19937_64& rng, size_class size = size_class::normal);
 
-/// The one-layer graph of a case ("in0", "in1", ... as inputs; token ids for embedding).
+/// The one-layer graph of a case (core::single_layer_model: "input" or "input0", "input1", ...; the layer "op").
 core::model_analysis graph_of(const layer_case& c, core::dtype dt);
 
 enum class outcome { matched, declined, mismatched, failed };

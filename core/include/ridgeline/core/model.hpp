@@ -87,4 +87,11 @@ struct model_analysis {
 /// different sizes, counts that overflow int64.
 model_analysis analyze(const model& m, dtype dt);
 
+/// The model of one layer, as `profile --layer`, `sweep`, the API's profile_layer, the fuzzers and the tests build it:
+/// `o` reading `inputs`, named "input" (one) or "input0", "input1", ... (several); an embedding's input holds token
+/// ids. `layer_name` names the layer (empty: the op's kind, as `profile --layer` shows it). Not validated: analyze()
+/// reports bad shapes, naming the layer and the input.
+model single_layer_model(const op& o, const std::vector<shape>& inputs, const std::string& layer_name = {},
+                         const std::string& model_name = "layer");
+
 }  // namespace ridgeline::core
