@@ -10,5 +10,5 @@ cases=${2:-5000}
 seed=${3:-11}
 device=${4:-cpu}
 tool="$build/tests/ridgeline-differential"
-[[ -x "$tool" ]] || { echo "differential.sh: $tool is missing (cmake --build --preset ci first)" >&2; exit 2; }
+[[ -x "$tool" ]] || { echo "differential.sh: $tool is missing: the tool is built with the tests (cmake --preset ci && cmake --build --preset ci; or scripts/test.sh), then bench/differential.sh build/ci" >&2; exit 2; }
 exec "$tool" --device "$device" --cases "$cases" --seed "$seed"

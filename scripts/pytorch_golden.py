@@ -196,6 +196,8 @@ def main():
             # activations see [-8, 8] (relu6's clamp, the tails of gelu, tanh and sigmoid), the rest [-2, 2]
             r = 8 if kind in ("relu", "relu6", "gelu", "tanh", "sigmoid", "softmax") else 2
             xs = [grid(gen, tuple(s), 1 / 8, -r, r) for s in c["inputs"]]
+            if c.get("same_input"):  # one tensor read twice: the same values (transposed for matmul's second)
+                xs = [xs[0], xs[0].transpose(-1, -2)] if kind == "matmul" else [xs[0]] * len(xs)
         p = parameters(kind, a, gen)
         try:
             y = forward(kind, a, xs, p)

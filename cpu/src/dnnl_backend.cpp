@@ -103,6 +103,7 @@ public:
 
     [[nodiscard]] std::int64_t free_memory_bytes() const override { return available_memory_bytes(); }
 
+    [[nodiscard]] bool measures_ceilings() const override { return true; }
     backends::ceilings measure_ceilings(const backends::ceilings_options& options) override {
         return measure_cpu_ceilings(*this, options);
     }

@@ -142,6 +142,7 @@ public:
     void pop_range() override { nvtxRangePop(); }
 
     backends::ceilings measure_ceilings(const backends::ceilings_options& options) override;
+    [[nodiscard]] bool measures_ceilings() const override { return true; }
 
 private:
     void gemm_roofs(backends::ceilings& c, bool quick);

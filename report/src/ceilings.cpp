@@ -250,6 +250,8 @@ obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& 
         out.warnings.push_back(std::move(line));
     };
     const backends::device_info dev = b.device();
+    // said before any line about measuring or caching (cpu-ref: the reference loops have no ceilings to measure)
+    if (!b.measures_ceilings()) throw backends::unsupported("the " + b.name() + " backend does not measure ceilings");
     const std::string fp = backends::device_fingerprint(dev);
     std::string why_measure = "once";
     std::optional<backends::ceilings> earlier;  // cached ceilings that a disagreeing spot check sends back

@@ -318,8 +318,8 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
         if (k == "library" || k == "onednn_isa") out << ", " << v;
     out << "\n";
     out << "timing: cache " << backends::to_string(r.timing.cache) << ", warm-up >= " << r.timing.warmup_runs << " runs and "
-        << fixed(r.timing.warmup_ms, 0) << " ms, >= " << r.timing.min_samples << " samples, noise target "
-        << fixed(r.timing.max_noise * 100, 1) << "% (95% CI of the median), <= " << fixed(r.timing.max_time_s, 2)
+        << fixed(r.timing.warmup_ms, 0) << " ms, >= " << r.timing.min_samples << " samples, noise target: the median's 95% CI narrower than "
+        << fixed(r.timing.max_noise * 100, 1) << "% of it (CI95 within +-" << fixed(r.timing.max_noise * 50, 1) << "%), <= " << fixed(r.timing.max_time_s, 2)
         << " s per layer; timer " << r.timer_name << " resolution " << fixed(r.timer_resolution_ns, 0) << " ns, overhead "
         << fixed(r.timer_overhead_ns, 0) << " ns\n\n";
     out << t.render() << "\n";

@@ -77,7 +77,7 @@ TEST(Differential, GeneratorWritesEveryKeyOfEveryOp) {
 }
 
 // The draws reach the corners the issue names: depthwise and grouped conv, asymmetric and "same" padding, dilation,
-// ceil_mode with count_include_pad, uneven adaptive windows, broadcast batch dims of matmul.
+// ceil_mode with count_include_pad, uneven adaptive windows, broadcast batch dims of matmul, a tensor read twice.
 TEST(Differential, GeneratorReachesTheCorners) {
     auto count = [](std::string_view kind, auto pred) {
         std::mt19937_64 rng(seed);
@@ -122,6 +122,9 @@ TEST(Differential, GeneratorReachesTheCorners) {
                     }),
               30);
     EXPECT_GT(count("matmul", [](const diff::layer_case& c) { return c.inputs[0].rank() != c.inputs[1].rank(); }), 50);
+    // storage read twice: add(x, x), matmul(x, transpose(x)), concat(x, x)
+    for (std::string_view kind : {"add", "matmul", "concat"})
+        EXPECT_GT(count(kind, [](const diff::layer_case& c) { return c.same_input; }), 20) << kind;
 }
 
 // fp32: 200 cases of each op (23 ops: 4,600 cases). None may mismatch or fail; at most a quarter of an op's cases may

@@ -45,6 +45,7 @@ public:
     backends::device_timer& timer() override { return timer_; }
     void flush_cache() override {}
     [[nodiscard]] std::int64_t free_memory_bytes() const override { return 1 << 30; }
+    [[nodiscard]] bool measures_ceilings() const override { return true; }
     backends::ceilings measure_ceilings(const backends::ceilings_options& o) override {
         ++measured;
         backends::ceilings c = next;

@@ -103,6 +103,11 @@ layer_case gen_matmul(draw& d) {
     a.push_back(k);
     b.push_back(k);
     b.push_back(n);
+    if (d.coin(0.15)) {  // one tensor read twice: matmul(x, transpose(x)), x [..., m, k]
+        auto t = a;
+        std::swap(t[t.size() - 1], t[t.size() - 2]);
+        return {"matmul", {core::shape(a), core::shape(t)}, true};
+    }
     return {"matmul", {core::shape(a), core::shape(b)}};
 }
 
@@ -264,6 +269,7 @@ layer_case gen_binary(draw& d, std::string_view kind) {
         for (std::size_t i = full.rank() - rank; i < full.rank(); ++i) out.push_back(d.coin(0.3) ? 1 : full[i]);
         return core::shape(out);
     };
+    if (d.coin(0.15)) return {std::string(kind), {full, full}, true};  // one tensor read twice: add(x, x)
     core::shape a = d.coin(0.3) ? full : side();
     core::shape b = d.coin(0.3) ? full : side();
     return {std::string(kind), {a, b}};
@@ -282,6 +288,7 @@ layer_case gen_concat(draw& d) {
     }
     attrs a;
     a.maybe(d, "dim", std::to_string(dim), dim == 1);
+    if (count > 1 && d.coin(0.15)) return {a.text("concat"), std::vector<core::shape>(in.size(), in[0]), true};
     return {a.text("concat"), in};
 }
 
@@ -402,7 +409,18 @@ layer_case random_case(std::string_view kind, std::mt19937_64& rng, size_class s
 }
 
 core::model_analysis graph_of(const layer_case& c, core::dtype dt) {
-    return core::analyze(core::single_layer_model(core::parse_op(c.layer, "op"), c.inputs, "op", "differential"), dt);
+    const core::op o = core::parse_op(c.layer, "op");
+    if (!c.same_input) return core::analyze(core::single_layer_model(o, c.inputs, "op", "differential"), dt);
+    // one tensor read by every input: the layer reads "input" each time, or "input" and its transpose (matmul)
+    core::model_builder b("differential");
+    b.input("input", c.inputs.at(0));
+    std::vector<std::string> names(c.inputs.size(), "input");
+    if (std::holds_alternative<core::matmul>(o)) {
+        b.add("t", core::parse_op("transpose:dim0=-1,dim1=-2"), {"input"});
+        names = {"input", "t"};
+    }
+    b.add("op", o, names);
+    return core::analyze(b.build(), dt);
 }
 
 std::string_view to_string(outcome o) {
@@ -421,12 +439,13 @@ std::string_view to_string(outcome o) {
 
 case_result run_case(backends::backend& b, const layer_case& c, core::dtype dt, std::uint64_t seed) {
     const core::model_analysis g = graph_of(c, dt);
-    if (const auto s = b.supports(g.layers.at(0), dt); !s.supported) return {outcome::declined, s.reason, 0};
+    for (const auto& la : g.layers)
+        if (const auto s = b.supports(la, dt); !s.supported) return {outcome::declined, s.reason, 0};
     try {
         backends::graph_data data = backends::make_graph_data(g, dt, seed);
         // activations see [-8, 8] rather than [-1, 1]: relu6's clamp, the tails of gelu, tanh and sigmoid (x8 is exact)
         static const std::set<std::string_view> wide{"relu", "relu6", "gelu", "tanh", "sigmoid", "softmax", "scale"};
-        if (wide.count(core::kind_of(g.layers.at(0).layer.op)))
+        if (wide.count(core::kind_of(g.layers.back().layer.op)))
             for (const auto& in : g.inputs)
                 for (float& v : data.tensors.at(in.name).data) v *= 8.0F;
         auto prep = b.prepare(g, data);
@@ -475,7 +494,8 @@ std::map<std::string, op_tally> run_all(backends::backend& b, core::dtype dt, in
                     break;
             }
             if (r.what == outcome::mismatched || r.what == outcome::failed)
-                t.problems.push_back(c.layer + " on " + shapes_text(c.inputs) + ": " + r.detail);
+                t.problems.push_back(c.layer + " on " + shapes_text(c.inputs) + (c.same_input ? " (one tensor)" : "") +
+                                     ": " + r.detail);
         }
     }
     return out;

@@ -27,6 +27,9 @@ namespace ridgeline::test::differential {
 struct layer_case {
     std::string layer;
     std::vector<core::shape> inputs;
+    /// Every input is one tensor (add(x, x), concat(x, x)), or for matmul x and its transpose: storage read twice
+    /// (docs/conventions.md), as the one-layer graph a layer is timed in keeps it.
+    bool same_input = false;
 };
 
 /// normal: up to a few thousand elements per tensor (backends take their own code paths);
@@ -39,7 +42,8 @@ const std::vector<std::string_view>& kinds();
 /// A random valid case of `kind` (rejected draws are drawn again). Throws std::invalid_argument for an unknown kind.
 layer_case random_case(std::string_view kind, std::mt19937_64& rng, size_class size = size_class::normal);
 
-/// The one-layer graph of a case (core::single_layer_model: "input" or "input0", "input1", ...; the layer "op").
+/// The one-layer graph of a case (core::single_layer_model: "input" or "input0", "input1", ...; the layer "op"); with
+/// same_input, one model input "input" read by each input of the layer (through a transpose "t" for matmul).
 core::model_analysis graph_of(const layer_case& c, core::dtype dt);
 
 enum class outcome { matched, declined, mismatched, failed };

@@ -29,10 +29,10 @@ int emit(int per_op, std::uint64_t seed, const std::vector<std::string>& only) {
         std::mt19937_64 rng(seq);
         for (int i = 0; i < per_op; ++i) {
             const diff::layer_case c = diff::random_case(kind, rng, diff::size_class::tiny);
-            nlohmann::json j{{"layer", c.layer}, {"inputs", nlohmann::json::array()}};
+            nlohmann::json j{{"layer", c.layer}, {"inputs", nlohmann::json::array()}, {"same_input", c.same_input}};
             for (const auto& s : c.inputs) j["inputs"].push_back(s.dims());
             // the output shape as ridgeline infers it, so the golden script can check PyTorch agrees
-            j["output"] = diff::graph_of(c, core::dtype::fp32).layers.at(0).output_shape.dims();
+            j["output"] = diff::graph_of(c, core::dtype::fp32).layers.back().output_shape.dims();
             std::cout << j.dump() << "\n";
         }
     }

@@ -154,6 +154,8 @@ public:
     /// Measures the device's ceilings (compute roof per data type, bandwidth, dispatch overhead).
     /// Throws unsupported where the backend cannot (the default).
     virtual ceilings measure_ceilings(const ceilings_options& options);
+    /// Whether measure_ceilings() measures anything (false for the default, which throws).
+    [[nodiscard]] virtual bool measures_ceilings() const { return false; }
     /// Checks cached ceilings cheaply (see ceilings_spot_check); empty where the backend has no such check
     /// (the default).
     virtual std::optional<ceilings_spot_check> spot_check_ceilings(const ceilings& cached,
