@@ -133,6 +133,27 @@ std::unique_ptr<lt_gemm> plan_lt_gemm(device_context& ctx, core::dtype dt, const
 void run_lt_gemm(device_context& ctx, const lt_gemm& g, const void* a, const void* b, void* c, void* ws,
                  std::size_t ws_bytes);
 
+/// A cuDNN forward convolution planned once (conv.cpp): descriptors, and the algorithm that was fastest when
+/// cudnnFindConvolutionForwardAlgorithmEx ran every one on the real buffers (among those the data type's math allows).
+struct cudnn_conv {
+    tensor_desc x, y;
+    filter_desc w;
+    conv_desc conv;
+    cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    std::size_t workspace_bytes = 0;  // what the chosen algorithm needs
+    std::string note;                 // describe_choice(...)
+};
+
+/// Plans convolution `p` of layer `la` in `dt` on the given buffers (x already padded where p.pre_padded()), with
+/// `ws` for the search. Throws backends::unsupported when no algorithm runs, backends::backend_error when cuDNN's
+/// output shape differs from ridgeline's.
+std::shared_ptr<const cudnn_conv> plan_cudnn_conv(device_context& ctx, core::dtype dt, const conv_params& p,
+                                                  const core::layer_analysis& la, const void* x, const void* w, void* y,
+                                                  void* ws, std::size_t ws_bytes);
+/// Enqueues one planned convolution (y = conv(x, w), no bias).
+void run_cudnn_conv(device_context& ctx, const cudnn_conv& c, const void* x, const void* w, void* y, void* ws,
+                    std::size_t ws_bytes);
+
 /// Prepares a graph (model or one layer) on the device (cuda_graph.cpp). Throws backends::unsupported,
 /// backends::backend_error or device_bad_alloc.
 std::unique_ptr<backends::prepared> build_graph(device_context& ctx, const core::model_analysis& model,

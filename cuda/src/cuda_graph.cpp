@@ -48,14 +48,6 @@ struct dev_tensor {
     }
 };
 
-/// cuDNN's per-convolution state.
-struct conv_state {
-    tensor_desc x, y;
-    filter_desc w;
-    conv_desc conv;
-    cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-};
-
 kernels::index_map to_map(const strided_walk& w, const std::string& where) {
     const strided_walk c = coalesce(w);
     if (c.dims.size() > static_cast<std::size_t>(kernels::max_rank))
@@ -397,72 +389,19 @@ private:
         if (bias) keep_.push_back(bias);
         dev_tensor y = new_tensor(la.output_shape.dims());
 
-        auto st = std::make_shared<conv_state>();
-        st->x = make_tensor_desc();
-        st->y = make_tensor_desc();
-        st->w = make_filter_desc();
-        st->conv = make_conv_desc();
-        const cudnnDataType_t type = cudnn_type(dt_);
-        RIDGELINE_CUDA_CHECK(cudnnSetTensor4dDescriptor(st->x.get(), CUDNN_TENSOR_NCHW, type, to_int(p.n, "conv N"),
-                                                        to_int(p.c, "conv C"), to_int(p.h, "conv H"), to_int(p.w, "conv W")));
-        RIDGELINE_CUDA_CHECK(cudnnSetFilter4dDescriptor(st->w.get(), type, CUDNN_TENSOR_NCHW, to_int(p.k, "conv K"),
-                                                        to_int(p.c_per_group, "conv C/groups"), to_int(p.r, "conv R"),
-                                                        to_int(p.s, "conv S")));
-        RIDGELINE_CUDA_CHECK(cudnnSetConvolution2dDescriptor(
-            st->conv.get(), to_int(p.pad_h, "pad"), to_int(p.pad_w, "pad"), to_int(p.stride_h, "stride"),
-            to_int(p.stride_w, "stride"), to_int(p.dilation_h, "dilation"), to_int(p.dilation_w, "dilation"),
-            CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-        RIDGELINE_CUDA_CHECK(cudnnSetConvolutionGroupCount(st->conv.get(), to_int(p.groups, "groups")));
-        RIDGELINE_CUDA_CHECK(cudnnSetConvolutionMathType(st->conv.get(), cudnn_math(dt_)));
-        int on = 0, oc = 0, oh = 0, ow = 0;
-        RIDGELINE_CUDA_CHECK(cudnnGetConvolution2dForwardOutputDim(st->conv.get(), st->x.get(), st->w.get(), &on, &oc, &oh, &ow));
-        if (on != p.n || oc != p.k || oh != p.out_h || ow != p.out_w)
-            throw backends::backend_error(core::where(la.layer) + ": cuDNN's output " + std::to_string(on) + "x" +
-                                          std::to_string(oc) + "x" + std::to_string(oh) + "x" + std::to_string(ow) +
-                                          " differs from " + la.output_shape.to_string());
-        RIDGELINE_CUDA_CHECK(cudnnSetTensor4dDescriptor(st->y.get(), CUDNN_TENSOR_NCHW, type, on, oc, oh, ow));
-
-        // cudnnFind...Ex runs every algorithm on the real buffers with the search workspace
         std::size_t ws_bytes = 0;
         void* ws = search_workspace(ws_bytes);
-        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT] = {};
-        int returned = 0;
-        RIDGELINE_CUDA_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
-            ctx_.dnn.get(), st->x.get(), xp, st->w.get(), w->get(), st->conv.get(), st->y.get(), y.data(),
-            CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, ws, ws_bytes));
-        std::vector<algo_candidate> candidates;
-        for (int i = 0; i < returned; ++i) {
-            algo_candidate c;
-            c.name = conv_fwd_algo_name(static_cast<int>(perf[i].algo));
-            c.ran = perf[i].status == CUDNN_STATUS_SUCCESS;
-            c.time_ms = static_cast<double>(perf[i].time);
-            c.workspace_bytes = static_cast<i64>(perf[i].memory);
-            c.math = cudnn_math_name(perf[i].mathType);
-            c.allowed = math_allowed(dt_, c.math, ctx_.props.major);
-            candidates.push_back(std::move(c));
-        }
-        const auto best = pick_fastest(candidates, static_cast<i64>(ws_bytes));
-        if (!best)
-            throw backends::unsupported(core::where(la.layer) + ": cuDNN " + std::to_string(cudnnGetVersion()) +
-                                        " found no algorithm for this convolution in " + std::string(core::to_string(dt_)) +
-                                        " (" + std::string(precision_of(dt_).cudnn_math) + ", " +
-                                        std::to_string(returned) + " tried)");
-        const auto& chosen = perf[*best];
-        st->algo = chosen.algo;
-        RIDGELINE_CUDA_CHECK(cudnnSetConvolutionMathType(st->conv.get(), chosen.mathType));
-        workspace_need_ = std::max(workspace_need_, chosen.memory);
-        note += describe_choice("cudnn", candidates, *best);
+        const std::shared_ptr<const cudnn_conv> plan =
+            plan_cudnn_conv(ctx_, dt_, p, la, xp, w->get(), y.data(), ws, ws_bytes);
+        workspace_need_ = std::max(workspace_need_, plan->workspace_bytes);
+        note += plan->note;
         if (op.bias) note += "+bias";
         notes_.push_back(note);
 
-        cudnnHandle_t h = ctx_.dnn.get();
         void* yp = y.data();
         const void* wp = w->get();
-        steps_.push_back([this, st, h, xp, wp, yp] {
-            const float alpha = 1.0f, beta = 0.0f;  // float for float, half and bfloat16 data
-            RIDGELINE_CUDA_CHECK(cudnnConvolutionForward(h, &alpha, st->x.get(), xp, st->w.get(), wp, st->conv.get(),
-                                                         st->algo, workspace_.get(), workspace_.bytes(), &beta,
-                                                         st->y.get(), yp));
+        steps_.push_back([this, plan, xp, wp, yp] {
+            run_cudnn_conv(ctx_, *plan, xp, wp, yp, workspace_.get(), workspace_.bytes());
         });
         if (bias) {
             const void* bp = bias->get();
