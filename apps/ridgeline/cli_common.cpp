@@ -157,6 +157,13 @@ void output_options::add_to(CLI::App& cmd, const std::vector<std::string>& forma
     cmd.add_flag("--quiet,-q", quiet, "No progress, notices or table on the terminal (errors still go to stderr)");
 }
 
+void output_options::echo_table(const std::function<std::string()>& table) const {
+    if (output.empty() || quiet || format == "table") return;
+    const std::string t = table();
+    std::fwrite(t.data(), 1, t.size(), stdout);
+    std::fflush(stdout);
+}
+
 void output_options::emit(const std::string& content) const {
     if (output.empty()) {
         std::fwrite(content.data(), 1, content.size(), stdout);

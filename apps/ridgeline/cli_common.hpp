@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -60,6 +61,9 @@ struct output_options {
     void add_to(CLI::App& cmd, const std::vector<std::string>& formats = {"table", "json", "csv"});
     /// Writes `content` to --output (atomically) or to stdout.
     void emit(const std::string& content) const;
+    /// The rule of every command: when the report went to --output in another format than the table, the table
+    /// still goes to stdout, unless --quiet. `table` is made only then.
+    void echo_table(const std::function<std::string()>& table) const;
 };
 
 /// "512", "64K", "512M", "8G", "1T" (powers of 1024; a trailing "B" or "iB" is allowed) -> bytes.

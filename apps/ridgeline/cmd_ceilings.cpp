@@ -26,7 +26,7 @@ struct ceilings_command {
             out.emit(report::ceilings_json(c).dump(2) + "\n");
         else
             out.emit(report::ceilings_table(c));
-        if (!out.output.empty() && !out.quiet && out.format != "table") std::fputs(report::ceilings_table(c).c_str(), stdout);
+        out.echo_table([&] { return report::ceilings_table(c); });
         return 0;
     }
 };

@@ -21,7 +21,7 @@ struct compare_command {
         for (const auto& f : files) runs.push_back(report::load_run(f));
         const nlohmann::json c = report::compare_json(runs);
         out.emit(out.format == "json" ? c.dump(2) + "\n" : report::compare_table(c));
-        if (!out.output.empty() && !out.quiet && out.format != "table") std::fputs(report::compare_table(c).c_str(), stdout);
+        out.echo_table([&] { return report::compare_table(c); });
         if (!svg_path.empty() || !html_path.empty()) {
             const report::chart ch = report::compare_chart(runs);
             const std::string svg = report::render_svg(ch);

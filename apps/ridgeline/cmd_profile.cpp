@@ -183,7 +183,7 @@ struct profile_command {
             if (!html_path.empty())
                 report::write_file_atomic(html_path, report::render_html(c.title, svg, report::profile_table_html(r)));
         }
-        if (!out.output.empty() && !out.quiet && out.format != "table") std::fputs(report::profile_table(r, m.skipped).c_str(), stdout);
+        out.echo_table([&] { return report::profile_table(r, m.skipped); });
         if (!r.complete) {
             const int sig = g_signal.load();
             spdlog::warn("interrupted: {} layer(s) not measured; the report is marked incomplete", r.not_measured.size());

@@ -23,7 +23,7 @@ struct summary_command {
             out.emit(report::summary_csv(a));
         else
             out.emit(report::summary_table(a, m.skipped));
-        if (!out.output.empty() && !out.quiet && out.format != "table") std::fputs(report::summary_table(a, m.skipped).c_str(), stdout);
+        out.echo_table([&] { return report::summary_table(a, m.skipped); });
         return 0;
     }
 };

@@ -212,7 +212,7 @@ struct sweep_command {
         } else {
             out.emit(table(name, pts, f));
         }
-        if (!out.output.empty() && !out.quiet && out.format != "table") std::fputs(table(name, pts, f).c_str(), stdout);
+        out.echo_table([&] { return table(name, pts, f); });
         if (!svg_path.empty() || !html_path.empty()) {
             report::chart c;
             c.title = "sweep of " + name + " on " + sel.chosen->name();

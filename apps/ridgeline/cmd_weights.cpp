@@ -25,8 +25,7 @@ struct weights_command {
             out.emit(report::weights_json(r, info).dump(2) + "\n");
         else
             out.emit(report::weights_table(r, m.skipped));
-        if (!out.output.empty() && !out.quiet && out.format != "table")
-            std::fputs(report::weights_table(r, m.skipped).c_str(), stdout);
+        out.echo_table([&] { return report::weights_table(r, m.skipped); });
         return 0;
     }
 };
