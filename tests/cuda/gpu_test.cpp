@@ -39,15 +39,7 @@ backends::backend* gpu() {
 
 /// Runs `g` on the GPU (outputs poisoned first) and on the reference backend, from the same data.
 backends::verification_result check_graph(const core::model_analysis& g, core::dtype dt, std::uint64_t seed = 7) {
-    const auto data = backends::make_graph_data(g, dt, seed);
-    auto prep = gpu()->prepare(g, data);
-    prep->poison_outputs();
-    prep->run();
-    const auto got = prep->outputs();
-    auto ref = cpu::make_reference_backend(0);
-    auto rprep = ref->prepare(g, data);
-    rprep->run();
-    return backends::compare_outputs(got, rprep->outputs(), backends::verification_tolerance(dt));
+    return test::differential::verify(*gpu(), g, backends::make_graph_data(g, dt, seed));
 }
 
 const std::vector<problem>& every_op() {

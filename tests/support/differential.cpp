@@ -437,6 +437,18 @@ std::string_view to_string(outcome o) {
     return "?";
 }
 
+backends::verification_result verify(backends::backend& b, const core::model_analysis& g,
+                                     const backends::graph_data& data) {
+    auto prep = b.prepare(g, data);
+    prep->poison_outputs();
+    prep->run();
+    const auto got = prep->outputs();
+    auto reference = cpu::make_reference_backend(1);
+    auto ref = reference->prepare(g, data);
+    ref->run();
+    return backends::compare_outputs(got, ref->outputs(), backends::verification_tolerance(g.data_type));
+}
+
 case_result run_case(backends::backend& b, const layer_case& c, core::dtype dt, std::uint64_t seed) {
     const core::model_analysis g = graph_of(c, dt);
     for (const auto& la : g.layers)
@@ -448,14 +460,7 @@ case_result run_case(backends::backend& b, const layer_case& c, core::dtype dt, 
         if (wide.count(core::kind_of(g.layers.back().layer.op)))
             for (const auto& in : g.inputs)
                 for (float& v : data.tensors.at(in.name).data) v *= 8.0F;
-        auto prep = b.prepare(g, data);
-        prep->poison_outputs();
-        prep->run();
-        const auto got = prep->outputs();
-        auto ref_backend = cpu::make_reference_backend(1);
-        auto ref = ref_backend->prepare(g, data);
-        ref->run();
-        const auto v = backends::compare_outputs(got, ref->outputs(), backends::verification_tolerance(dt));
+        const auto v = verify(b, g, data);
         if (v.state != "passed") return {outcome::mismatched, v.message, v.rel_l2_error};
         return {outcome::matched, {}, v.rel_l2_error};
     } catch (const backends::unsupported& e) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backends/profiler.hpp"
 #include "ridgeline/core/model.hpp"
 
 namespace ridgeline::test::differential {
@@ -45,6 +46,11 @@ layer_case random_case(std::string_view kind, std::mt19937_64& rng, size_class s
 /// The one-layer graph of a case (core::single_layer_model: "input" or "input0", "input1", ...; the layer "op"); with
 /// same_input, one model input "input" read by each input of the layer (through a transpose "t" for matmul).
 core::model_analysis graph_of(const layer_case& c, core::dtype dt);
+
+/// Runs `g` on `b` (outputs poisoned first) and on the reference loops from the same `data`, and compares them as
+/// verification does (g.data_type's tolerance). Throws what prepare() throws.
+backends::verification_result verify(backends::backend& b, const core::model_analysis& g,
+                                     const backends::graph_data& data);
 
 enum class outcome { matched, declined, mismatched, failed };
 std::string_view to_string(outcome o);
