@@ -7,7 +7,7 @@
 #include <new>
 
 #include "ridgeline/core/checked.hpp"
-#include "ridgeline/cpu/cpu_backends.hpp"
+#include "ridgeline/cpu/reference.hpp"
 
 namespace ridgeline::backends {
 
@@ -109,10 +109,7 @@ std::uint64_t layer_seed(std::uint64_t seed, const std::string& name) {
 /// Reference outputs of a single-layer graph (the layer, maybe after the views of an input read twice) from the same
 /// host data.
 std::vector<host_tensor> reference_outputs(const core::model_analysis& g, const graph_data& data) {
-    auto reference = cpu::make_reference_backend(1);
-    auto prep = reference->prepare(g, data);
-    prep->run();
-    return prep->outputs();
+    return cpu::reference_graph_outputs(g, data);  // never a cpu-ref backend here: that would set the thread count
 }
 
 /// Bytes a layer needs on the device: inputs, parameters and output at the data type's size (x2 margin

@@ -23,45 +23,34 @@ namespace {
 class reference_graph final : public backends::prepared {
 public:
     reference_graph(core::model_analysis graph, backends::graph_data data) : graph_(std::move(graph)), data_(std::move(data)) {
-        for (const auto& la : graph_.layers)
-            values_[la.layer.name] = backends::host_tensor{la.output_shape, std::vector<float>(
-                                                                                static_cast<std::size_t>(la.output_shape.numel()))};
-    }
-
-    void run() override {
-        for (const auto& la : graph_.layers) {
-            std::vector<const backends::host_tensor*> inputs;
-            for (const auto& t : la.layer.inputs) inputs.push_back(lookup(t));
-            std::map<std::string, const backends::host_tensor*> params;
-            for (const auto& p : core::parameters_of(la.layer.op))
-                params[p.name] = &data_.tensors.at(backends::param_key(la.layer, p.name));
-            values_[la.layer.name] = reference_forward(la.layer, inputs, params, la.output_shape);
+        for (const auto& o : graph_.outputs) {
+            const core::shape dims = find_shape(o);
+            outputs_.push_back(backends::host_tensor{dims, std::vector<float>(static_cast<std::size_t>(dims.numel()))});
         }
     }
 
+    void run() override { outputs_ = reference_graph_outputs(graph_, data_); }
+
     void poison_outputs() override {
-        for (const auto& o : graph_.outputs)
-            std::fill(values_[o].data.begin(), values_[o].data.end(), std::numeric_limits<float>::quiet_NaN());
+        for (auto& t : outputs_) std::fill(t.data.begin(), t.data.end(), std::numeric_limits<float>::quiet_NaN());
     }
 
-    std::vector<backends::host_tensor> outputs() override {
-        std::vector<backends::host_tensor> out;
-        for (const auto& o : graph_.outputs) out.push_back(values_.at(o));
-        return out;
-    }
+    std::vector<backends::host_tensor> outputs() override { return outputs_; }
 
     [[nodiscard]] std::string notes() const override { return "reference loops"; }
 
 private:
-    const backends::host_tensor* lookup(const std::string& name) const {
-        auto it = values_.find(name);
-        if (it != values_.end()) return &it->second;
-        return &data_.tensors.at(name);
+    [[nodiscard]] core::shape find_shape(const std::string& name) const {
+        for (const auto& la : graph_.layers)
+            if (la.layer.name == name) return la.output_shape;
+        for (const auto& in : graph_.inputs)
+            if (in.name == name) return in.dims;
+        throw backends::backend_error("unknown output tensor " + name);
     }
 
     core::model_analysis graph_;
     backends::graph_data data_;
-    std::map<std::string, backends::host_tensor> values_;
+    std::vector<backends::host_tensor> outputs_;
 };
 
 class reference_backend final : public backends::backend {

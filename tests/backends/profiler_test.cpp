@@ -1,5 +1,6 @@
 // The Profiler on the oneDNN backend: states, verification, views, interruption, repeatability.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include "ridgeline/backends/profiler.hpp"
 #include "ridgeline/backends/registry.hpp"
@@ -200,4 +201,17 @@ TEST(Profiler, ALayerReadingOneTensorTwiceIsTimedOnOneTensor) {
         EXPECT_EQ(l.state, "measured") << l.reason;
         EXPECT_EQ(l.verification.state, "passed") << l.verification.message;
     }
+}
+
+// Verification runs the reference loops without touching the OpenMP thread count: a cpu-ref backend made for it
+// would set it to its own (1), and every later layer would be timed on one thread whatever --threads said (the
+// busy-process test saw 0 disturbed samples of 68 layers on 2 threads that way).
+TEST(Profiler, VerificationLeavesTheThreadCountAsItWas) {
+    auto sel = backends::select_backend("cpu", 2);
+    const int before = omp_get_max_threads();
+    ASSERT_EQ(before, 2);
+    const auto a = core::analyze(core::single_layer_model(core::parse_op("relu"), {core::shape{64, 64}}), core::dtype::fp32);
+    const auto p = backends::profile_layer(a.layers.at(0), a, *sel.chosen, fast_options());
+    EXPECT_EQ(p.verification.state, "passed");
+    EXPECT_EQ(omp_get_max_threads(), before);
 }

@@ -24,4 +24,10 @@ backends::host_tensor reference_forward(const core::layer& l, const std::vector<
                                         const std::map<std::string, const backends::host_tensor*>& params,
                                         const core::shape& out_shape);
 
+/// Every layer of `graph` in order on the reference loops, from the model inputs and parameters in `data`: the
+/// graph's outputs (graph.outputs order). Leaves the OpenMP thread count as it is (constructing a cpu-ref backend
+/// sets it), so a profiler may verify on it between timings. Throws what reference_forward throws.
+std::vector<backends::host_tensor> reference_graph_outputs(const core::model_analysis& graph,
+                                                           const backends::graph_data& data);
+
 }  // namespace ridgeline::cpu
