@@ -1,7 +1,12 @@
 // Other work on the machine (issue "Truthful numbers"; docs/timing.md): a competing busy process started a couple
 // of seconds into `profile --model resnet18 --threads 2` must not slow any layer into a verdict. Every layer whose
 // median is 3x or more its undisturbed median is re-measured clean or marked `disturbed`; without the busy
-// process no layer is disturbed.
+// process no layer is disturbed (which is also what keeps a detector that calls every sample disturbed from
+// passing). Whether clean samples exist beside a process that never sleeps is up to the scheduler: on a 2-CPU
+// machine it holds one CPU of two for the whole run, and one machine gave every layer clean samples while
+// another (the CI run of 2026-12-01) gave none, all 68 layers honestly `disturbed`. That replaced samples do
+// recover a verdict is therefore tested beside a process that is busy a fifth of the time, in bursts: the
+// profile must then find clean samples for most layers.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -42,6 +47,62 @@ std::map<std::string, json> timed(const json& report) {
     return m;
 }
 
+/// A process that stays runnable from two seconds after the call on, busy `busy_ms` then asleep `idle_ms` (0: never
+/// sleeps), until stop_spinner(). The busy spells are timed on the monotonic clock, not counted in loop turns.
+pid_t start_spinner(int busy_ms, int idle_ms) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+        for (;;) {
+            const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_ms);
+            while (idle_ms == 0 || std::chrono::steady_clock::now() < until) asm volatile("" ::: "memory");
+            std::this_thread::sleep_for(std::chrono::milliseconds(idle_ms));
+        }
+    }
+    return pid;
+}
+
+void stop_spinner(pid_t pid) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+}
+
+struct busy_run_summary {
+    std::size_t layers = 0, verdicts = 0, disturbed_layers = 0, disturbed_samples = 0, slowed = 0, slowed_flagged = 0;
+};
+
+/// Checks every layer of `busy` against its quiet median: a disturbed layer has no verdict, and a layer 3x or
+/// more slower than undisturbed was either measured clean again (then it would not be 3x slower) or is disturbed.
+busy_run_summary check_busy_run(const std::map<std::string, json>& q, const json& busy) {
+    busy_run_summary s;
+    for (const auto& [name, l] : timed(busy)) {
+        ++s.layers;
+        EXPECT_TRUE(q.count(name)) << name;
+        if (!q.count(name)) continue;
+        const double ratio = l["time"]["median_ms"].get<double>() / q.at(name)["time"]["median_ms"].get<double>();
+        const bool disturbed = l["time"]["disturbed"].get<bool>();
+        s.disturbed_samples += l["time"]["disturbed_samples"].get<std::size_t>();
+        s.disturbed_layers += disturbed;
+        if (disturbed) {
+            EXPECT_EQ(l["bound"], "disturbed") << name;
+        }
+        if (!disturbed && l["bound"].is_string() && l["bound"] != "none") ++s.verdicts;
+        if (ratio >= 3.0) {
+            ++s.slowed;
+            s.slowed_flagged += disturbed;
+            EXPECT_TRUE(disturbed) << name << " took " << ratio << "x its undisturbed median and got the verdict "
+                                   << l["bound"] << " (" << l["time"]["disturbed_samples"] << " disturbed samples)";
+        }
+    }
+    return s;
+}
+
+void print(const char* what, const busy_run_summary& s) {
+    std::printf("%s: %zu layers timed, %zu with a verdict, %zu disturbed, %zu disturbed samples, %zu layers >= 3x "
+                "slower (%zu of them marked disturbed)\n",
+                what, s.layers, s.verdicts, s.disturbed_layers, s.disturbed_samples, s.slowed, s.slowed_flagged);
+}
+
 }  // namespace
 
 TEST(Disturbance, ABusyProcessNeverSlowsALayerIntoAVerdict) {
@@ -49,47 +110,31 @@ TEST(Disturbance, ABusyProcessNeverSlowsALayerIntoAVerdict) {
     // undisturbed first (with the two-thread ceilings measured, or read from the cache)
     const json quiet = profile_resnet18();
     const auto q = timed(quiet);
+    ASSERT_EQ(q.size(), 68u);  // resnet18's 69 layers less the flatten (a view: no time)
     std::size_t quiet_disturbed = 0;
     for (const auto& [name, l] : q) quiet_disturbed += l["time"]["disturbed"].get<bool>();
     // without other work on the machine, no layer is disturbed
     EXPECT_EQ(quiet_disturbed, 0u) << quiet["warnings"].dump();
 
-    // then a process that stays runnable starts two seconds into the run, for the rest of it
-    const pid_t spinner = ::fork();
-    if (spinner == 0) {
-        std::this_thread::sleep_for(std::chrono::seconds(2));
-        for (;;) asm volatile("" ::: "memory");  // never returns: killed below
-    }
+    // 1. a process that never sleeps, for the rest of the run: no slowed layer gets a verdict
+    pid_t spinner = start_spinner(0, 0);
     ASSERT_GT(spinner, 0);
     const json busy = profile_resnet18();
-    ::kill(spinner, SIGKILL);
-    ::waitpid(spinner, nullptr, 0);
-    const auto b = timed(busy);
+    stop_spinner(spinner);
+    const busy_run_summary always = check_busy_run(q, busy);
+    EXPECT_EQ(always.layers, q.size());
+    // the accounting saw the busy process (else this test proves nothing)
+    EXPECT_GT(always.disturbed_samples, 0u);
+    print("always busy", always);
 
-    std::size_t slowed = 0, slowed_flagged = 0, verdicts = 0, disturbed_samples = 0;
-    for (const auto& [name, l] : b) {
-        ASSERT_TRUE(q.count(name)) << name;
-        const double ratio = l["time"]["median_ms"].get<double>() / q.at(name)["time"]["median_ms"].get<double>();
-        const bool disturbed = l["time"]["disturbed"].get<bool>();
-        disturbed_samples += l["time"]["disturbed_samples"].get<std::size_t>();
-        if (disturbed) {
-            EXPECT_EQ(l["bound"], "disturbed") << name;
-        }
-        if (!disturbed && l["bound"].is_string() && l["bound"] != "none") ++verdicts;
-        if (ratio >= 3.0) {
-            ++slowed;
-            slowed_flagged += disturbed;
-            // a layer 3x or more slower than undisturbed was either measured clean again (then it would not be
-            // 3x slower) or is disturbed: never a compute/memory/overhead verdict on a slowed time
-            EXPECT_TRUE(disturbed) << name << " took " << ratio << "x its undisturbed median and got the verdict "
-                                   << l["bound"] << " (" << l["time"]["disturbed_samples"] << " disturbed samples)";
-        }
-    }
-    // the accounting saw the busy process (else this test proves nothing)...
-    EXPECT_GT(disturbed_samples, 0u);
-    // ...and calling everything disturbed is no answer: most layers still get verdicts from clean samples
-    EXPECT_GT(verdicts, b.size() / 2) << verdicts << " of " << b.size();
-    std::printf("busy run: %zu layers timed, %zu with a verdict, %zu disturbed samples, %zu layers >= 3x slower "
-                "(%zu of them marked disturbed)\n",
-                b.size(), verdicts, disturbed_samples, slowed, slowed_flagged);
+    // 2. busy 20 ms of every 100: the samples that met a burst are replaced, and most layers find clean ones
+    spinner = start_spinner(20, 80);
+    ASSERT_GT(spinner, 0);
+    const json bursts = profile_resnet18();
+    stop_spinner(spinner);
+    const busy_run_summary some = check_busy_run(q, bursts);
+    EXPECT_EQ(some.layers, q.size());
+    // calling everything disturbed is no answer: with the CPU free 80% of the time, most layers get verdicts
+    EXPECT_GT(some.verdicts, some.layers / 2) << some.verdicts << " of " << some.layers;
+    print("busy in bursts", some);
 }
