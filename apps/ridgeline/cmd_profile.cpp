@@ -193,16 +193,16 @@ struct profile_command {
         std::size_t measured = 0, work = 0;
         std::string failed, declined;
         for (const auto& p : r.layers) {
-            if (p.state == "view") continue;
+            if (p.state == backends::run_state::view) continue;
             ++work;
             if (p.has_time()) ++measured;
-            if (p.state == "failed") {
+            if (p.state == backends::run_state::failed) {
                 // the first failure with its reason (the rest by name): the rule broken is on stderr, not only
                 // in the table
                 failed += failed.empty() ? p.analysis.layer.name + " (" + (p.reason.empty() ? p.verification.message : p.reason) + ")"
                                          : ", " + p.analysis.layer.name;
             }
-            if (declined.empty() && (p.state == "unsupported" || p.state == "skipped")) declined = p.reason;
+            if (declined.empty() && (p.state == backends::run_state::unsupported || p.state == backends::run_state::skipped)) declined = p.reason;
         }
         if (!failed.empty()) throw std::runtime_error("verification or execution failed for: " + failed);
         if (work > 0 && measured == 0)

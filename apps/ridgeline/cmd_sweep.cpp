@@ -30,7 +30,7 @@ struct sweep_point {
     core::cost cost;
     backends::timing_result time;
     std::optional<core::roofline_point> roofline;
-    std::string state = "measured";
+    backends::run_state state = backends::run_state::measured;
     std::string reason;
 };
 
@@ -45,7 +45,7 @@ struct sweep_fit {
 sweep_fit fit(const std::vector<sweep_point>& pts) {
     std::vector<std::pair<double, double>> xy;
     for (const auto& p : pts)
-        if (p.state == "measured") xy.emplace_back(static_cast<double>(p.cost.flops), p.time.stats.median);
+        if (p.state == backends::run_state::measured) xy.emplace_back(static_cast<double>(p.cost.flops), p.time.stats.median);
     sweep_fit f;
     if (xy.size() < 2) return f;
     double mx = 0, my = 0;
@@ -162,7 +162,7 @@ struct sweep_command {
                 auto mo = o;
                 mo.per_layer = false;
                 const auto r = backends::profile_model(a, *sel.chosen, mo);
-                p.state = r.end_to_end ? "measured" : r.end_to_end_state;
+                p.state = r.end_to_end ? backends::run_state::measured : r.end_to_end_state;
                 p.reason = r.end_to_end_reason;
                 if (r.end_to_end) {
                     p.time = *r.end_to_end;
@@ -191,15 +191,16 @@ struct sweep_command {
             nlohmann::json jp = nlohmann::json::array();
             for (const auto& p : pts) {
                 nlohmann::json e = {{"batch", p.batch}, {"flops", p.cost.flops}, {"bytes", p.cost.bytes},
-                                    {"macs", p.cost.macs}, {"state", p.state}, {"reason", p.reason}};
+                                    {"macs", p.cost.macs}, {"state", std::string(to_string(p.state))},
+                                    {"reason", p.reason}};
                 auto ai = p.cost.arithmetic_intensity();
                 e["arithmetic_intensity"] = ai ? nlohmann::json(*ai) : nlohmann::json(nullptr);
-                if (p.state == "measured") {
+                if (p.state == backends::run_state::measured) {
                     e["time"] = report::time_json(p.time);
                     e["achieved_gflops"] = static_cast<double>(p.cost.flops) / (p.time.stats.median * 1e6);
                 }
                 if (p.roofline) {
-                    e["bound"] = p.roofline->bound;
+                    e["bound"] = std::string(to_string(p.roofline->bound));
                     e["roof_fraction"] = p.roofline->roof_fraction;
                 }
                 jp.push_back(e);
@@ -231,12 +232,12 @@ struct sweep_command {
                     c.roofs.push_back(roof);
                 }
             for (const auto& p : pts)
-                if (p.state == "measured" && p.cost.bytes > 0 && p.cost.executed_flops() > 0 && !p.time.disturbed &&
-                    !(p.roofline && p.roofline->bound == "mistrusted"))
+                if (p.state == backends::run_state::measured && p.cost.bytes > 0 && p.cost.executed_flops() > 0 &&
+                    !p.time.disturbed && !(p.roofline && p.roofline->bound == core::bound_class::mistrusted))
                     c.points.push_back({"batch " + std::to_string(p.batch),
                                         static_cast<double>(p.cost.executed_flops()) / static_cast<double>(p.cost.bytes),
                                         static_cast<double>(p.cost.executed_flops()) / (p.time.stats.median * 1e6),
-                                        p.time.stats.median, p.roofline ? p.roofline->bound : "unknown", 0});
+                                        p.time.stats.median, p.roofline ? std::optional(p.roofline->bound) : std::nullopt, 0});
             const std::string svg = report::render_svg(c);
             if (!svg_path.empty()) report::write_file_atomic(svg_path, svg);
             if (!html_path.empty())
@@ -244,7 +245,9 @@ struct sweep_command {
                                           report::render_html(c.title, svg, "<pre>" + report::xml_escape(table(name, pts, f)) + "</pre>"));
         }
         // the report is written; like profile, a sweep with no time at all is an error for scripts
-        const auto measured = std::count_if(pts.begin(), pts.end(), [](const sweep_point& p) { return p.state == "measured"; });
+        const auto measured = std::count_if(pts.begin(), pts.end(), [](const sweep_point& p) {
+            return p.state == backends::run_state::measured;
+        });
         if (measured == 0)
             throw std::runtime_error("no batch size could be measured on " + sel.chosen->name() +
                                      (pts.empty() || pts.front().reason.empty() ? std::string() : ": " + pts.front().reason));
@@ -262,13 +265,13 @@ struct sweep_command {
             auto ai = p.cost.arithmetic_intensity();
             std::vector<std::string> row{std::to_string(p.batch), report::si(static_cast<double>(p.cost.flops)),
                                          report::si(static_cast<double>(p.cost.bytes), "B"), ai ? report::fixed(*ai, 2) : "-"};
-            if (p.state == "measured") {
+            if (p.state == backends::run_state::measured) {
                 row.push_back(report::time_ms(p.time.stats.median));
                 row.push_back(report::fixed(static_cast<double>(p.cost.flops) / (p.time.stats.median * 1e6), 2));
-                row.push_back(p.roofline ? p.roofline->bound : "");
+                row.push_back(p.roofline ? std::string(to_string(p.roofline->bound)) : std::string());
                 row.push_back(p.roofline ? report::fixed(100 * p.roofline->roof_fraction, 0) + "%" : "");
             } else {
-                row.push_back(p.state + (p.reason.empty() ? "" : ": " + p.reason));
+                row.push_back(std::string(to_string(p.state)) + (p.reason.empty() ? "" : ": " + p.reason));
             }
             t.add_row(row);
         }

@@ -5,11 +5,38 @@
 #include <cmath>
 #include <iterator>
 #include <new>
+#include <ostream>
 
 #include "ridgeline/core/checked.hpp"
 #include "ridgeline/cpu/reference.hpp"
 
 namespace ridgeline::backends {
+
+std::string_view to_string(run_state s) {
+    switch (s) {
+        case run_state::measured: return "measured";
+        case run_state::view: return "view";
+        case run_state::unsupported: return "unsupported";
+        case run_state::skipped: return "skipped";
+        case run_state::failed: return "failed";
+        case run_state::not_measured: return "not_measured";
+    }
+    return "skipped";
+}
+
+std::ostream& operator<<(std::ostream& os, run_state s) { return os << to_string(s); }
+
+std::string_view to_string(verification_state s) {
+    switch (s) {
+        case verification_state::passed: return "passed";
+        case verification_state::failed: return "failed";
+        case verification_state::unsupported: return "unsupported";
+        case verification_state::skipped: return "skipped";
+    }
+    return "skipped";
+}
+
+std::ostream& operator<<(std::ostream& os, verification_state s) { return os << to_string(s); }
 
 double verification_tolerance(core::dtype dt) {
     switch (dt) {
@@ -26,7 +53,7 @@ verification_result compare_outputs(const std::vector<host_tensor>& got, const s
     verification_result v;
     v.tolerance = tolerance;
     if (got.size() != want.size()) {
-        v.state = "failed";
+        v.state = verification_state::failed;
         v.message = "backend returned " + std::to_string(got.size()) + " outputs, the reference " +
                     std::to_string(want.size());
         return v;
@@ -35,7 +62,7 @@ verification_result compare_outputs(const std::vector<host_tensor>& got, const s
     std::int64_t non_finite = 0, reference_non_finite = 0, compared = 0;
     for (std::size_t t = 0; t < got.size(); ++t) {
         if (got[t].data.size() != want[t].data.size()) {
-            v.state = "failed";
+            v.state = verification_state::failed;
             v.message = "output " + std::to_string(t) + " has " + std::to_string(got[t].data.size()) +
                         " elements, the reference " + std::to_string(want[t].data.size());
             return v;
@@ -68,22 +95,22 @@ verification_result compare_outputs(const std::vector<host_tensor>& got, const s
     if (reference_non_finite > 0) {
         // the reference itself is NaN or infinite there (NaN or huge weights, e.g. a broken checkpoint): nothing
         // to compare against, so the output is not verified, whatever the rest agrees on
-        v.state = "failed";
+        v.state = verification_state::failed;
         v.message = "the reference output has " + std::to_string(reference_non_finite) +
                     " NaN or infinite elements (are the weights finite? `ridgeline weights` counts them)";
     } else if (v.unwritten > 0) {
-        v.state = "failed";
+        v.state = verification_state::failed;
         v.message = std::to_string(v.unwritten) + " output elements were never written";
     } else if (non_finite > 0) {
-        v.state = "failed";
+        v.state = verification_state::failed;
         v.message = std::to_string(non_finite) + " output elements are infinite";
     } else if (!(v.rel_l2_error <= tolerance)) {
-        v.state = "failed";
+        v.state = verification_state::failed;
         char buf[160];
         std::snprintf(buf, sizeof buf, "relative L2 error %.3g exceeds the tolerance %.3g", v.rel_l2_error, tolerance);
         v.message = buf;
     } else {
-        v.state = "passed";
+        v.state = verification_state::passed;
     }
     return v;
 }
@@ -169,7 +196,7 @@ core::roofline_point judge(const core::cost& cost, const timing_result& t, const
     }
     // too few clean samples: the time measures the neighbours as much as the layer; no verdict
     core::roofline_point p;
-    p.bound = "disturbed";
+    p.bound = core::bound_class::disturbed;
     p.roof_fraction = std::numeric_limits<double>::quiet_NaN();
     char buf[200];
     std::snprintf(buf, sizeof buf,
@@ -205,17 +232,17 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
     p.analysis = la;
     const core::dtype dt = parent.data_type;
     if (core::is_view(la.layer.op)) {
-        p.state = "view";
+        p.state = run_state::view;
         p.reason = "a view: no arithmetic and no data movement";
-        p.verification.state = "skipped";
+        p.verification.state = verification_state::skipped;
         p.verification.message = "view";
         return p;
     }
     const support s = b.supports(la, dt);
     if (!s.supported) {
-        p.state = "unsupported";
+        p.state = run_state::unsupported;
         p.reason = s.reason;
-        p.verification.state = "unsupported";
+        p.verification.state = verification_state::unsupported;
         return p;
     }
     std::int64_t need = std::numeric_limits<std::int64_t>::max();  // more than any limit when the count overflows
@@ -225,7 +252,7 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
     }
     const std::int64_t limit = o.max_memory_bytes > 0 ? o.max_memory_bytes : b.free_memory_bytes();
     if (limit > 0 && need > limit) {
-        p.state = "skipped";
+        p.state = run_state::skipped;
         p.reason = "needs about " + describe_bytes(need) + ", only " + describe_bytes(limit) +
                    (o.max_memory_bytes > 0 ? " allowed by --max-memory" : " free");
         return p;
@@ -237,18 +264,18 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
         data = make_graph_data(g, dt, layer_seed(o.seed, la.layer.name), o.weights.get());
         prep = b.prepare(g, data);
     } catch (const unsupported& e) {
-        p.state = "unsupported";
+        p.state = run_state::unsupported;
         p.reason = e.what();
-        p.verification.state = "unsupported";
+        p.verification.state = verification_state::unsupported;
         return p;
     } catch (const std::bad_alloc&) {
-        p.state = "skipped";
+        p.state = run_state::skipped;
         p.reason = "allocation of about " + describe_bytes(need) + " failed";
         return p;
     } catch (const std::exception& e) {
-        p.state = "failed";
+        p.state = run_state::failed;
         p.reason = e.what();
-        p.verification.state = "failed";
+        p.verification.state = verification_state::failed;
         p.verification.message = e.what();
         return p;
     }
@@ -260,24 +287,24 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
             prep->run();
             const auto got = prep->outputs();
             p.verification = compare_outputs(got, reference_outputs(g, data), verification_tolerance(dt));
-            if (p.verification.state == "failed") {
-                p.state = "failed";
+            if (p.verification.state == verification_state::failed) {
+                p.state = run_state::failed;
                 p.reason = "verification: " + p.verification.message;
                 return p;
             }
         } else {
-            p.verification.state = "skipped";
+            p.verification.state = verification_state::skipped;
             p.verification.message = o.verify ? "the backend is the reference" : "--no-verify";
         }
         const range_guard range(b, la.layer.name);
         timing_result t = measure([&] { prep->run(); }, b.timer(), o.timing, [&] { b.flush_cache(); }, nullptr, o.stop);
         if (t.samples == 0) {
-            p.state = "not_measured";
+            p.state = run_state::not_measured;
             p.reason = "interrupted";
             return p;
         }
         p.time = std::move(t);
-        p.state = "measured";
+        p.state = run_state::measured;
         if (o.ceilings) {
             p.roofs_used = roofs_for(la, dt, *o.ceilings, o.timing.cache, p.implementation);
             p.roofline = judge(la.cost, *p.time, p.roofs_used);
@@ -293,7 +320,7 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
             p.host_ms_per_run = std::chrono::duration<double, std::milli>(h1 - h0).count() / burst;
         }
     } catch (const std::exception& e) {
-        p.state = "failed";
+        p.state = run_state::failed;
         p.reason = e.what();
     }
     return p;
@@ -329,7 +356,7 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
         if (stopped()) {
             layer_profile p;
             p.analysis = la;
-            p.state = "not_measured";
+            p.state = run_state::not_measured;
             p.reason = "interrupted";
             r.layers.push_back(std::move(p));
             r.not_measured.push_back(la.layer.name);
@@ -337,7 +364,7 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
         }
         layer_profile p = profile_layer(la, analysis, b, o);
         if (!core::is_view(la.layer.op)) ++done_work;
-        if (p.state == "not_measured") r.not_measured.push_back(la.layer.name);
+        if (p.state == run_state::not_measured) r.not_measured.push_back(la.layer.name);
         if (p.has_time()) {
             r.sum_of_layers_ms += p.time->stats.median;
             if (p.roofline) r.bound_ms[p.roofline->bound] += p.time->stats.median;
@@ -348,14 +375,14 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
     if (o.end_to_end) {
         if (o.on_progress) o.on_progress(progress_event{n, n, "end to end", elapsed(), -1});
         if (stopped()) {
-            r.end_to_end_state = "not_measured";
+            r.end_to_end_state = run_state::not_measured;
             r.end_to_end_reason = "interrupted";
         } else if (const std::int64_t need = model_bytes_needed(analysis), limit = o.max_memory_bytes > 0
                                                                                        ? o.max_memory_bytes
                                                                                        : b.free_memory_bytes();
                    limit > 0 && need > limit) {
             // checked before allocating, like each layer: a model larger than the device is skipped, not tried
-            r.end_to_end_state = "skipped";
+            r.end_to_end_state = run_state::skipped;
             r.end_to_end_reason = "needs about " + describe_bytes(need) + ", only " + describe_bytes(limit) +
                                   (o.max_memory_bytes > 0 ? " allowed by --max-memory" : " free");
         } else {
@@ -368,12 +395,12 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
                 range.reset();
                 if (t.samples > 0) {
                     r.end_to_end = std::move(t);
-                    r.end_to_end_state = "measured";
+                    r.end_to_end_state = run_state::measured;
                 } else {
-                    r.end_to_end_state = "not_measured";
+                    r.end_to_end_state = run_state::not_measured;
                     r.end_to_end_reason = "interrupted";
                 }
-                if (o.graph_replay && r.end_to_end_state == "measured") {
+                if (o.graph_replay && r.end_to_end_state == run_state::measured) {
                     // a capture that fails is the replay's failure, not the end-to-end pass's
                     try {
                         if (prep->enable_graph_replay()) {
@@ -382,33 +409,33 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
                                                       [&] { b.flush_cache(); }, nullptr, o.stop);
                             if (g.samples > 0) {
                                 r.graph_replay = std::move(g);
-                                r.graph_replay_state = "measured";
+                                r.graph_replay_state = run_state::measured;
                             } else {
-                                r.graph_replay_state = "not_measured";
+                                r.graph_replay_state = run_state::not_measured;
                                 r.graph_replay_reason = "interrupted";
                             }
                         } else {
-                            r.graph_replay_state = "unsupported";
+                            r.graph_replay_state = run_state::unsupported;
                             r.graph_replay_reason = "the " + b.name() + " backend has no graph capture";
                         }
                     } catch (const std::exception& e) {
-                        r.graph_replay_state = "failed";
+                        r.graph_replay_state = run_state::failed;
                         r.graph_replay_reason = e.what();
                     }
                 }
             } catch (const unsupported& e) {
-                r.end_to_end_state = "unsupported";
+                r.end_to_end_state = run_state::unsupported;
                 r.end_to_end_reason = e.what();
             } catch (const std::bad_alloc&) {
-                r.end_to_end_state = "skipped";
+                r.end_to_end_state = run_state::skipped;
                 r.end_to_end_reason = "allocation failed";
             } catch (const std::exception& e) {
-                r.end_to_end_state = "failed";
+                r.end_to_end_state = run_state::failed;
                 r.end_to_end_reason = e.what();
             }
         }
     }
-    r.complete = r.not_measured.empty() && r.end_to_end_state != "not_measured" && !stopped();
+    r.complete = r.not_measured.empty() && r.end_to_end_state != run_state::not_measured && !stopped();
     return r;
 }
 

@@ -1,6 +1,7 @@
 #include "ridgeline/backends/timing.hpp"
 
 #include <algorithm>
+#include <ostream>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -16,6 +17,20 @@ std::int64_t now_ns() {
 }  // namespace
 
 std::string to_string(cache_mode m) { return m == cache_mode::hot ? "hot" : "cold"; }
+
+std::string_view to_string(stop_reason r) {
+    switch (r) {
+        case stop_reason::none: return "none";
+        case stop_reason::noise_target_met: return "noise target met";
+        case stop_reason::noise_stable: return "noise stable";
+        case stop_reason::max_time: return "max time";
+        case stop_reason::disturbed: return "disturbed";
+        case stop_reason::interrupted: return "interrupted";
+    }
+    return "none";
+}
+
+std::ostream& operator<<(std::ostream& os, stop_reason r) { return os << to_string(r); }
 
 timing_options timing_options::quick() {
     timing_options o;
@@ -110,7 +125,7 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
 
     while (true) {
         if (interrupted()) {
-            r.stop_reason = "interrupted";
+            r.stop_reason = stop_reason::interrupted;
             break;
         }
         if (o.cache == cache_mode::cold && flush) flush();
@@ -155,18 +170,18 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
             const core::statistics s = core::summarize(r.sample_ms);
             if (s.ci_exact && s.relative_ci_width() <= o.max_noise) {
                 r.noise_target_met = true;
-                r.stop_reason = "noise target met";
+                r.stop_reason = stop_reason::noise_target_met;
                 break;
             }
         }
         // the budget grows by what other work took, at most to twice itself
         const double budget = o.max_time_s + std::min(lost_s, o.max_time_s);
         if (elapsed >= budget && r.samples >= min_clean) {
-            r.stop_reason = "max time";
+            r.stop_reason = stop_reason::max_time;
             break;
         }
         if (elapsed >= budget && r.disturbed_samples >= min_clean) {
-            r.stop_reason = "disturbed";
+            r.stop_reason = stop_reason::disturbed;
             r.disturbed = true;
             break;
         }

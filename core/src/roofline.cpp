@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <ostream>
 
 namespace ridgeline::core {
 
@@ -19,6 +20,28 @@ std::string num(double v) {
     return buf;
 }
 }  // namespace
+
+std::string_view to_string(bound_class b) {
+    switch (b) {
+        case bound_class::compute: return "compute";
+        case bound_class::memory: return "memory";
+        case bound_class::overhead: return "overhead";
+        case bound_class::ambiguous: return "ambiguous";
+        case bound_class::mistrusted: return "mistrusted";
+        case bound_class::disturbed: return "disturbed";
+        case bound_class::none: return "none";
+    }
+    return "none";
+}
+
+std::optional<bound_class> parse_bound(std::string_view s) {
+    for (bound_class b : {bound_class::compute, bound_class::memory, bound_class::overhead, bound_class::ambiguous,
+                          bound_class::mistrusted, bound_class::disturbed, bound_class::none})
+        if (to_string(b) == s) return b;
+    return std::nullopt;
+}
+
+std::ostream& operator<<(std::ostream& os, bound_class b) { return os << to_string(b); }
 
 double roof_tolerance(double spread) {
     if (!(spread > 0)) spread = 0;
@@ -36,14 +59,14 @@ roofline_point classify(std::int64_t flops, std::int64_t bytes, double median_ms
     p.hard_floor_ms = std::max(hard_compute, hard_memory);
     p.roof_fraction = median_ms > 0 ? p.floor_ms / median_ms : std::numeric_limits<double>::quiet_NaN();
     if ((flops == 0 && bytes == 0) || !(median_ms > 0)) {
-        p.bound = "none";
+        p.bound = bound_class::none;
         p.reason = flops == 0 && bytes == 0 ? "no arithmetic and no data movement" : "no time";
         return p;
     }
     if (ci_high_ms < p.hard_floor_ms) {
         const bool compute = hard_compute >= hard_memory;
         const double tol = compute ? r.compute_tolerance : r.bandwidth_tolerance;
-        p.bound = "mistrusted";
+        p.bound = bound_class::mistrusted;
         p.reason = "measured " + num(median_ms) + " ms (CI up to " + num(ci_high_ms) + ") beats the " +
                    (compute ? "compute" : "memory") + " roof's " + num(compute ? p.compute_ms : p.memory_ms) +
                    " ms by more than its tolerance " + pct(tol) + ": the time, a count or a ceiling is wrong";
@@ -52,13 +75,13 @@ roofline_point classify(std::int64_t flops, std::int64_t bytes, double median_ms
     const double threshold = overhead_dispatch_multiple * r.dispatch_ms;
     if (r.dispatch_ms > 0 && p.roof_fraction < overhead_roof_fraction) {
         if (median_ms <= threshold && ci_high_ms <= threshold) {
-            p.bound = "overhead";
+            p.bound = bound_class::overhead;
             p.reason = "the roofs explain " + pct(p.roof_fraction) + " of the time, which is within " +
                        num(overhead_dispatch_multiple) + "x the dispatch cost " + num(r.dispatch_ms) + " ms";
             return p;
         }
         if (ci_low_ms <= threshold && threshold < ci_high_ms) {
-            p.bound = "ambiguous";
+            p.bound = bound_class::ambiguous;
             p.reason = "the time's 95% CI straddles " + num(overhead_dispatch_multiple) + "x the dispatch cost";
             return p;
         }
@@ -68,17 +91,17 @@ roofline_point classify(std::int64_t flops, std::int64_t bytes, double median_ms
         const double intensity = static_cast<double>(flops) / static_cast<double>(bytes);
         const double ridge = r.compute_gflops / r.bandwidth_gbs;
         if (ridge >= intensity * (1.0 - ridge_tolerance) && ridge <= intensity * (1.0 + ridge_tolerance)) {
-            p.bound = "ambiguous";
+            p.bound = bound_class::ambiguous;
             p.reason = "intensity " + num(intensity) + " FLOP/B is within 10% of the ridge point " + num(ridge);
             return p;
         }
     }
     if (p.compute_ms >= p.memory_ms) {
-        p.bound = "compute";
+        p.bound = bound_class::compute;
         p.reason = "the compute floor (" + num(p.compute_ms) + " ms) exceeds the memory floor (" + num(p.memory_ms) +
                    " ms); at " + pct(p.roof_fraction) + " of the roof";
     } else {
-        p.bound = "memory";
+        p.bound = bound_class::memory;
         p.reason = "the memory floor (" + num(p.memory_ms) + " ms) exceeds the compute floor (" + num(p.compute_ms) +
                    " ms); at " + pct(p.roof_fraction) + " of the roof";
     }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string>
 
 #include "ridgeline/api.hpp"
 
@@ -21,14 +22,16 @@ int main(int argc, char** argv) {
             profile_layer("linear:in_features=1024,out_features=512", {core::shape{64, 1024}}, *backend,
                           core::dtype::fp32, options);
         if (!p.has_time()) {
-            std::fprintf(stderr, "profile_linear: not measured (%s): %s\n", p.state.c_str(), p.reason.c_str());
+            std::fprintf(stderr, "profile_linear: not measured (%s): %s\n", std::string(to_string(p.state)).c_str(),
+                         p.reason.c_str());
             return 1;
         }
         std::printf("backend %s\n", backend->name().c_str());
         std::printf("macs %lld\n", static_cast<long long>(p.analysis.cost.macs));
-        std::printf("verification %s\n", p.verification.state.c_str());
+        // states are enums; to_string gives the name the reports use
+        std::printf("verification %s\n", std::string(to_string(p.verification.state)).c_str());
         std::printf("median %.6f ms\n", p.time->stats.median);
-        std::printf("bound %s\n", p.roofline ? p.roofline->bound.c_str() : "none");
+        std::printf("bound %s\n", std::string(p.roofline ? to_string(p.roofline->bound) : "none").c_str());
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "profile_linear: %s\n", e.what());

@@ -70,19 +70,25 @@ void add_profile(chart& c, const backends::profile_result& r, const std::string&
         if (shown_rates(p).hidden) continue;  // mistrusted or disturbed: no rate to plot
         c.points.push_back({p.analysis.layer.name,
                             static_cast<double>(cost.executed_flops()) / static_cast<double>(cost.bytes),
-                            p.achieved_gflops(), p.time->stats.median, p.roofline ? p.roofline->bound : "unknown", s});
+                            p.achieved_gflops(), p.time->stats.median,
+                            p.roofline ? std::optional(p.roofline->bound) : std::nullopt, s});
     }
 }
 
 namespace {
 
-const char* bound_color(const std::string& b) {
-    if (b == "compute") return "#d62728";
-    if (b == "memory") return "#1f77b4";
-    if (b == "overhead") return "#7f7f7f";
-    if (b == "ambiguous") return "#ff7f0e";
-    return "#9467bd";
+const char* bound_color(std::optional<core::bound_class> b) {
+    if (!b) return "#9467bd";
+    switch (*b) {
+        case core::bound_class::compute: return "#d62728";
+        case core::bound_class::memory: return "#1f77b4";
+        case core::bound_class::overhead: return "#7f7f7f";
+        case core::bound_class::ambiguous: return "#ff7f0e";
+        default: return "#9467bd";
+    }
 }
+
+std::string bound_name(std::optional<core::bound_class> b) { return b ? std::string(to_string(*b)) : "unknown"; }
 
 std::string tick_label(double v) {
     if (v >= 1e6) return fixed(v / 1e6, 0) + "M";
@@ -307,9 +313,9 @@ std::string render_svg(const chart& c) {
         const double x = X(p.intensity), y = Y(p.gflops);
         std::ostringstream tip;
         tip << p.label << ": " << time_ms(p.time_ms) << ", " << fixed(p.gflops, 2) << " GFLOP/s, " << fixed(p.intensity, 2)
-            << " FLOP/B, " << p.bound;
+            << " FLOP/B, " << bound_name(p.bound);
         if (c.series.size() > 1) tip << " (" << c.series[static_cast<std::size_t>(p.series)] << ")";
-        const std::string cls = "point bound-" + p.bound + " series-" + std::to_string(p.series);
+        const std::string cls = "point bound-" + bound_name(p.bound) + " series-" + std::to_string(p.series);
         const std::string attrs = " class=\"" + cls + "\" data-layer=\"" + xml_escape(p.label) + "\" fill=\"" +
                                   bound_color(p.bound) + "\" fill-opacity=\"0.8\" stroke=\"#000\" stroke-width=\"0.5\"";
         switch (p.series % 3) {
@@ -327,10 +333,11 @@ std::string render_svg(const chart& c) {
     double ly = top + 6;
     const double lx = left + pw + 14;
     o << "<text class=\"legend\" x=\"" << lx << "\" y=\"" << ly + 4 << "\" font-weight=\"bold\">bound</text>\n";
-    for (const char* b : {"compute", "memory", "overhead", "ambiguous"}) {
+    using core::bound_class;
+    for (bound_class b : {bound_class::compute, bound_class::memory, bound_class::overhead, bound_class::ambiguous}) {
         ly += 18;
         o << "<circle cx=\"" << lx + 5 << "\" cy=\"" << ly << "\" r=\"4.5\" fill=\"" << bound_color(b) << "\"/><text class=\"legend\" x=\""
-          << lx + 15 << "\" y=\"" << ly + 4 << "\">" << b << "</text>\n";
+          << lx + 15 << "\" y=\"" << ly + 4 << "\">" << to_string(b) << "</text>\n";
     }
     ly += 26;
     o << "<text class=\"legend\" x=\"" << lx << "\" y=\"" << ly << "\" font-weight=\"bold\">roofs</text>\n";
@@ -385,7 +392,9 @@ std::string profile_table_html(const backends::profile_result& r) {
     for (const auto& p : r.layers) {
         if (!p.has_time()) continue;
         const auto ai = p.analysis.cost.arithmetic_intensity();
-        const std::string bound = p.roofline ? p.roofline->bound : p.time->disturbed ? "disturbed" : "";
+        const std::string bound = p.roofline         ? std::string(to_string(p.roofline->bound))
+                                  : p.time->disturbed ? std::string(to_string(core::bound_class::disturbed))
+                                                      : std::string();
         const layer_rates shown = shown_rates(p);
         o << "<tr><td>" << xml_escape(p.analysis.layer.name) << "</td><td class=\"op\">" << core::kind_of(p.analysis.layer.op)
           << "</td><td>" << time_ms(p.time->stats.median) << "</td><td>" << (shown.hidden ? "?" : fixed(shown.gflops, 2))

@@ -25,8 +25,7 @@ std::string str(const nlohmann::json& j, const char* key) {
 
 /// whether a layer's time was disturbed by other work (profile schema 2: time.disturbed, bound "disturbed")
 bool disturbed(const nlohmann::json& layer) {
-    if (layer.contains("bound") && layer.at("bound").is_string() && layer.at("bound").get<std::string>() == "disturbed")
-        return true;
+    if (core::parse_bound(str(layer, "bound")) == core::bound_class::disturbed) return true;
     return layer.contains("time") && layer.at("time").is_object() && layer.at("time").value("disturbed", false);
 }
 
@@ -278,7 +277,7 @@ chart compare_chart(const std::vector<compare_run>& runs) {
             const double g = num(l, "achieved_gflops");
             if (!(flops > 0) || !(bytes > 0) || !(g > 0)) continue;
             c.points.push_back({str(l, "name"), flops / bytes, g, num(l["time"], "median_ms"),
-                                l.contains("bound") && l["bound"].is_string() ? l["bound"].get<std::string>() : "unknown",
+                                core::parse_bound(str(l, "bound")),
                                 static_cast<int>(s)});
         }
     }

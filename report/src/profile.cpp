@@ -25,10 +25,11 @@ std::string name_list(const std::vector<std::string>& names, std::size_t shown =
 layer_rates shown_rates(const backends::layer_profile& p) {
     layer_rates r;
     if (!p.has_time()) return r;
-    const std::string bound = p.roofline ? p.roofline->bound : std::string();
-    if (bound == "mistrusted" || bound == "disturbed" || p.time->disturbed) {
+    using core::bound_class;
+    const bound_class bound = p.roofline ? p.roofline->bound : bound_class::none;
+    if (bound == bound_class::mistrusted || bound == bound_class::disturbed || p.time->disturbed) {
         r.hidden = true;
-        r.why_hidden = bound == "mistrusted" ? "mistrusted" : "disturbed";
+        r.why_hidden = bound == bound_class::mistrusted ? bound_class::mistrusted : bound_class::disturbed;
         return r;
     }
     r.gflops = p.achieved_gflops();
@@ -120,7 +121,7 @@ nlohmann::json time_json(const backends::timing_result& t) {
             {"runs_per_sample", t.runs_per_sample},
             {"warmup_runs", t.warmup_runs},
             {"noise_target_met", t.noise_target_met},
-            {"stop_reason", t.stop_reason},
+            {"stop_reason", std::string(to_string(t.stop_reason))},
             {"disturbed", t.disturbed},
             {"clean_samples", t.clean_samples},
             {"disturbed_samples", t.disturbed_samples},
@@ -153,11 +154,11 @@ nlohmann::json profile_json(const backends::profile_result& r, const run_info& i
                                   fixed(100.0 * backends::throttled_clock_fraction, 0) + "% of its default"},
                      {"lost_fraction", backends::disturbed_lost_fraction},
                      {"throttled_clock_fraction", backends::throttled_clock_fraction}}}};
-    j["end_to_end"] = {{"state", r.end_to_end_state},
+    j["end_to_end"] = {{"state", std::string(to_string(r.end_to_end_state))},
                        {"reason", r.end_to_end_reason},
                        {"time", r.end_to_end ? time_json(*r.end_to_end) : nlohmann::json(nullptr)},
                        {"graph_replay",
-                        {{"state", r.graph_replay_state},
+                        {{"state", std::string(to_string(r.graph_replay_state))},
                          {"reason", r.graph_replay_reason},
                          {"time", r.graph_replay ? time_json(*r.graph_replay) : nlohmann::json(nullptr)}}}};
     j["sum_of_layers_ms"] = r.sum_of_layers_ms;
@@ -200,18 +201,20 @@ nlohmann::json profile_json(const backends::profile_result& r, const run_info& i
                             {"cache_mode", backends::to_string(r.timing.cache)},
                             {"load_average", info.load_average >= 0 ? nlohmann::json(info.load_average) : nlohmann::json(nullptr)}};
     j["warnings"] = info.warnings;
-    j["time_by_bound_ms"] = r.bound_ms;
+    auto& by_bound = j["time_by_bound_ms"];
+    by_bound = nlohmann::json::object();
+    for (const auto& [b, ms] : r.bound_ms) by_bound[std::string(to_string(b))] = ms;
     auto& layers = j["layers"];
     for (std::size_t i = 0; i < r.layers.size() && i < layers.size(); ++i) {
         const auto& p = r.layers[i];
         auto& l = layers[i];
-        l["state"] = p.state;
+        l["state"] = std::string(to_string(p.state));
         l["reason"] = p.reason;
         l["time"] = p.has_time() ? time_json(*p.time) : nlohmann::json(nullptr);
         const layer_rates shown = shown_rates(p);
         l["achieved_gflops"] = number_or_null(shown.gflops);
         l["achieved_gbs"] = number_or_null(shown.gbs);
-        l["verification"] = {{"state", p.verification.state},
+        l["verification"] = {{"state", std::string(to_string(p.verification.state))},
                              {"rel_l2_error", number_or_null(p.verification.rel_l2_error)},
                              {"tolerance", p.verification.tolerance},
                              {"unwritten", p.verification.unwritten},
@@ -226,7 +229,7 @@ nlohmann::json profile_json(const backends::profile_result& r, const run_info& i
             l["memory_floor_ms"] = p.roofline->memory_ms;
             l["roof_fraction"] = number_or_null(shown.roof_fraction);
             l["roof_fraction_measured"] = number_or_null(shown.hidden ? std::nan("") : p.roofline->roof_fraction);
-            l["bound"] = p.roofline->bound;
+            l["bound"] = std::string(to_string(p.roofline->bound));
             l["bound_reason"] = p.roofline->reason;
             l["roofs"] = {{"compute_gflops", p.roofs_used.compute_gflops},
                           {"gemm_gflops", p.roofs_used.gemm_gflops},
@@ -254,8 +257,8 @@ std::string ci_text(const backends::timing_result& t) {
 }
 
 std::string state_text(const backends::layer_profile& p) {
-    if (p.state == "failed") return "FAILED";
-    return p.state;
+    if (p.state == backends::run_state::failed) return "FAILED";
+    return std::string(to_string(p.state));
 }
 
 }  // namespace
@@ -288,12 +291,16 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
             row.push_back(ci_text(*p.time));
             row.push_back(shown.hidden ? "?" : fixed(shown.gflops, 2));
             row.push_back(shown.hidden ? "?" : fixed(shown.gbs, 2));
-            row.push_back(p.roofline ? p.roofline->bound : p.time->disturbed ? "disturbed" : "");
+            row.emplace_back(p.roofline         ? to_string(p.roofline->bound)
+                             : p.time->disturbed ? to_string(core::bound_class::disturbed)
+                                                 : std::string_view());
             row.push_back(std::isfinite(shown.roof_fraction) ? fixed(shown.roof_fraction * 100.0, 0) + "%" : "");
-            row.push_back(p.verification.state);
+            row.emplace_back(to_string(p.verification.state));
         } else {
             row.push_back(state_text(p));
-            row.insert(row.end(), {"", "", "", "", "", p.verification.state == "skipped" ? "" : p.verification.state});
+            row.insert(row.end(), {"", "", "", "", "", p.verification.state == backends::verification_state::skipped
+                                                         ? std::string()
+                                                         : std::string(to_string(p.verification.state))});
         }
         t.add_row(row);
     }
@@ -335,7 +342,7 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
             << ", " << r.end_to_end->samples << " samples)  sum of layer medians: " << time_ms(r.sum_of_layers_ms)
             << "\n";
     else
-        out << "end to end: " << r.end_to_end_state << (r.end_to_end_reason.empty() ? "" : " (" + r.end_to_end_reason + ")")
+        out << "end to end: " << to_string(r.end_to_end_state) << (r.end_to_end_reason.empty() ? "" : " (" + r.end_to_end_reason + ")")
             << "  sum of layer medians: " << time_ms(r.sum_of_layers_ms) << "\n";
     if (r.graph_replay) {
         // --graph: the same forward pass replayed as one captured graph; the difference is launch overhead
@@ -344,16 +351,18 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
         if (r.end_to_end)
             out << "  launch overhead removed: " << time_ms(r.end_to_end->stats.median - r.graph_replay->stats.median);
         out << "\n";
-    } else if (r.graph_replay_state != "skipped") {
-        out << "graph replay: " << r.graph_replay_state
+    } else if (r.graph_replay_state != backends::run_state::skipped) {
+        out << "graph replay: " << to_string(r.graph_replay_state)
             << (r.graph_replay_reason.empty() ? "" : " (" + r.graph_replay_reason + ")") << "\n";
     }
     if (!r.bound_ms.empty() && r.sum_of_layers_ms > 0) {
         out << "time by bound:";
-        for (const char* b : {"compute", "memory", "overhead", "ambiguous", "mistrusted", "disturbed"}) {
+        using core::bound_class;
+        for (bound_class b : {bound_class::compute, bound_class::memory, bound_class::overhead, bound_class::ambiguous,
+                              bound_class::mistrusted, bound_class::disturbed}) {
             auto it = r.bound_ms.find(b);
             if (it == r.bound_ms.end()) continue;
-            out << " " << b << " " << fixed(100.0 * it->second / r.sum_of_layers_ms, 0) << "% (" << time_ms(it->second)
+            out << " " << to_string(b) << " " << fixed(100.0 * it->second / r.sum_of_layers_ms, 0) << "% (" << time_ms(it->second)
                 << ")";
         }
         out << "\n";
@@ -378,7 +387,7 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
             << "%\n";
     }
     std::size_t mistrusted = 0;
-    for (const auto& p : r.layers) mistrusted += p.roofline && p.roofline->bound == "mistrusted";
+    for (const auto& p : r.layers) mistrusted += p.roofline && p.roofline->bound == core::bound_class::mistrusted;
     if (mistrusted)
         out << "MISTRUSTED: " << counted(static_cast<std::int64_t>(mistrusted), "layer") << " measured faster than the roofs allow; their rates are not "
             << "shown (the timer, a count or a ceiling is wrong)\n";
@@ -409,15 +418,16 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
         << si(static_cast<double>(tr.adam_state_bytes), "B") << "\n";
     int failed = 0, unsupported = 0, skipped_layers = 0;
     for (const auto& p : r.layers) {
-        failed += p.state == "failed";
-        unsupported += p.state == "unsupported";
-        skipped_layers += p.state == "skipped";
+        failed += p.state == backends::run_state::failed;
+        unsupported += p.state == backends::run_state::unsupported;
+        skipped_layers += p.state == backends::run_state::skipped;
     }
     if (failed || unsupported || skipped_layers) {
         out << "\n";
         for (const auto& p : r.layers)
-            if (p.state == "failed" || p.state == "unsupported" || p.state == "skipped")
-                out << p.state << ": " << p.analysis.layer.name << ": " << p.reason << "\n";
+            if (p.state == backends::run_state::failed || p.state == backends::run_state::unsupported ||
+                p.state == backends::run_state::skipped)
+                out << to_string(p.state) << ": " << p.analysis.layer.name << ": " << p.reason << "\n";
     }
     if (!r.complete)
         out << "\nINCOMPLETE: interrupted; " << r.not_measured.size() << " layer(s) not measured\n";
@@ -438,7 +448,7 @@ std::string profile_csv(const backends::profile_result& r) {
         out << csv_field(l.layer.name) << ',' << core::kind_of(l.layer.op) << ',' << csv_field(core::to_string(l.layer.op))
             << ',' << csv_field(inputs) << ',' << shapes_text(l.input_shapes) << ',' << l.output_shape.to_string() << ','
             << l.cost.params << ',' << l.cost.buffers << ',' << l.cost.macs << ',' << l.cost.flops << ',' << l.cost.bytes
-            << ',' << (ai ? shortest(*ai) : "") << ',' << p.state << ',';
+            << ',' << (ai ? shortest(*ai) : "") << ',' << to_string(p.state) << ',';
         const layer_rates shown = shown_rates(p);
         auto number = [](double v) { return std::isfinite(v) ? shortest(v) : std::string(); };
         if (p.has_time()) {
@@ -449,14 +459,14 @@ std::string profile_csv(const backends::profile_result& r) {
         } else {
             out << ",,,,,,,";
         }
-        out << ',' << p.verification.state << ',' << number(p.verification.rel_l2_error) << ',' << l.cost.executed_macs()
+        out << ',' << to_string(p.verification.state) << ',' << number(p.verification.rel_l2_error) << ',' << l.cost.executed_macs()
             << ',';
         if (p.has_time())
             out << (p.time->disturbed ? "true" : "false") << ',' << p.time->disturbed_samples << ','
                 << shortest(p.time->stolen_fraction);
         else
             out << ",,";
-        out << ',' << (p.roofline ? p.roofline->bound : "") << ',' << number(shown.roof_fraction) << '\n';
+        out << ',' << (p.roofline ? to_string(p.roofline->bound) : std::string_view()) << ',' << number(shown.roof_fraction) << '\n';
     }
     return out.str();
 }

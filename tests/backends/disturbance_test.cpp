@@ -189,7 +189,7 @@ TEST(Disturbance, ALayerThatCannotCollectCleanSamplesIsDisturbed) {
     scripted_clock c(w);
     const timing_result r = measure([&] { w.now_ns += w.run_ns; }, t, protocol(), {}, &c);
     EXPECT_TRUE(r.disturbed);
-    EXPECT_EQ(r.stop_reason, "disturbed");
+    EXPECT_EQ(r.stop_reason, stop_reason::disturbed);
     EXPECT_EQ(r.clean_samples, 0);
     EXPECT_GE(r.disturbed_samples, 10);
     EXPECT_GE(r.sampling_time_s, 2 * 0.05);         // the budget grew to twice max_time
@@ -230,5 +230,5 @@ TEST(Disturbance, AQuietMachineLosesNothing) {
     const timing_result r = measure([&] { w.now_ns += w.run_ns; }, t, protocol(), {}, &c);
     EXPECT_FALSE(r.disturbed);
     EXPECT_EQ(r.disturbed_samples, 0);
-    EXPECT_NE(r.stop_reason, "disturbed");
+    EXPECT_NE(r.stop_reason, stop_reason::disturbed);
 }

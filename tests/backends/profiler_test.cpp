@@ -60,17 +60,17 @@ TEST(Profiler, StatesOfEveryLayer) {
     declining_backend b;
     const auto r = backends::profile_model(small_model(), b, fast_options());
     ASSERT_EQ(r.layers.size(), 5u);
-    EXPECT_EQ(r.layers[0].state, "measured");
-    EXPECT_EQ(r.layers[0].verification.state, "passed");
+    EXPECT_EQ(r.layers[0].state, backends::run_state::measured);
+    EXPECT_EQ(r.layers[0].verification.state, backends::verification_state::passed);
     EXPECT_TRUE(r.layers[0].has_time());
     EXPECT_GT(r.layers[0].time->stats.median, 0.0);
     EXPECT_GE(r.layers[0].time->samples, 5);
-    EXPECT_EQ(r.layers[1].state, "measured");
-    EXPECT_EQ(r.layers[2].state, "unsupported");
+    EXPECT_EQ(r.layers[1].state, backends::run_state::measured);
+    EXPECT_EQ(r.layers[2].state, backends::run_state::unsupported);
     EXPECT_EQ(r.layers[2].reason, "this test's backend declines adaptive pooling");
-    EXPECT_EQ(r.layers[3].state, "view");
+    EXPECT_EQ(r.layers[3].state, backends::run_state::view);
     EXPECT_FALSE(r.layers[3].has_time());
-    EXPECT_EQ(r.layers[4].state, "measured");
+    EXPECT_EQ(r.layers[4].state, backends::run_state::measured);
     // achieved rates are the executed flops (bytes) over the median. The conv 8->8, 3x3, padding 1 on 12x12:
     // macs 144*8*8*9 = 82,944, flops 2*82,944 + 1,152 bias adds = 167,040; per dimension 12*3 - 2 = 34 of 36
     // (position, tap) pairs read the input, so 8*8*34*34 = 73,984 MACs execute: 167,040 - 2*(82,944 - 73,984)
@@ -83,7 +83,7 @@ TEST(Profiler, StatesOfEveryLayer) {
     EXPECT_NEAR(r.sum_of_layers_ms,
                 r.layers[0].time->stats.median + r.layers[1].time->stats.median + r.layers[4].time->stats.median, 1e-12);
     // the whole model contains a layer the backend declines: end to end is unsupported, with the reason
-    EXPECT_EQ(r.end_to_end_state, "unsupported");
+    EXPECT_EQ(r.end_to_end_state, backends::run_state::unsupported);
     EXPECT_TRUE(r.complete);
 }
 
@@ -92,14 +92,14 @@ TEST(Profiler, EndToEndOfAModelTheBackendRuns) {
     auto o = fast_options();
     const auto a = core::analyze(core::build_zoo_model("squeezenet1_0", core::shape{1, 3, 64, 64}), core::dtype::fp32);
     const auto r = backends::profile_model(a, *sel.chosen, o);
-    EXPECT_EQ(r.end_to_end_state, "measured") << r.end_to_end_reason;
+    EXPECT_EQ(r.end_to_end_state, backends::run_state::measured) << r.end_to_end_reason;
     ASSERT_TRUE(r.end_to_end.has_value());
     EXPECT_GT(r.end_to_end->stats.median, 0.0);
     for (const auto& l : r.layers) {
         SCOPED_TRACE(l.analysis.layer.name);
-        EXPECT_TRUE(l.state == "measured" || l.state == "view") << l.state << ": " << l.reason;
-        if (l.state == "measured") {
-            EXPECT_EQ(l.verification.state, "passed") << l.verification.message;
+        EXPECT_TRUE(l.state == backends::run_state::measured || l.state == backends::run_state::view) << l.state << ": " << l.reason;
+        if (l.state == backends::run_state::measured) {
+            EXPECT_EQ(l.verification.state, backends::verification_state::passed) << l.verification.message;
         }
     }
     EXPECT_EQ(r.memory.parameter_bytes, 1248424LL * 4);
@@ -116,10 +116,10 @@ TEST(Profiler, InterruptionMarksTheRestNotMeasured) {
     const auto r = backends::profile_model(small_model(), *sel.chosen, o);
     EXPECT_FALSE(r.complete);
     EXPECT_EQ(r.layers.size(), 5u);
-    EXPECT_EQ(r.layers[0].state, "measured");
-    EXPECT_EQ(r.layers[2].state, "not_measured");
+    EXPECT_EQ(r.layers[0].state, backends::run_state::measured);
+    EXPECT_EQ(r.layers[2].state, backends::run_state::not_measured);
     EXPECT_EQ(r.not_measured, (std::vector<std::string>{"pool", "flat", "fc"}));
-    EXPECT_EQ(r.end_to_end_state, "not_measured");
+    EXPECT_EQ(r.end_to_end_state, backends::run_state::not_measured);
 }
 
 TEST(Profiler, SameModelTwiceGivesIdenticalCountsAndIndependentTimes) {
@@ -147,7 +147,7 @@ TEST(Profiler, MemoryLimitSkipsALayerAndTheRunGoesOn) {
     o.max_memory_bytes = 4096;  // the conv needs (1152*2 + 584) * 4 * 2 bytes: over the limit
     o.end_to_end = false;
     const auto r = backends::profile_model(small_model(), *sel.chosen, o);
-    EXPECT_EQ(r.layers[0].state, "skipped");
+    EXPECT_EQ(r.layers[0].state, backends::run_state::skipped);
     EXPECT_NE(r.layers[0].reason.find("--max-memory"), std::string::npos) << r.layers[0].reason;
     EXPECT_TRUE(r.complete);
 }
@@ -197,9 +197,9 @@ TEST(Profiler, ALayerReadingOneTensorTwiceIsTimedOnOneTensor) {
     const auto r = backends::profile_model(a, *sel.chosen, fast_options());
     for (const auto& l : r.layers) {
         SCOPED_TRACE(l.analysis.layer.name);
-        if (l.state == "view") continue;
-        EXPECT_EQ(l.state, "measured") << l.reason;
-        EXPECT_EQ(l.verification.state, "passed") << l.verification.message;
+        if (l.state == backends::run_state::view) continue;
+        EXPECT_EQ(l.state, backends::run_state::measured) << l.reason;
+        EXPECT_EQ(l.verification.state, backends::verification_state::passed) << l.verification.message;
     }
 }
 
@@ -212,6 +212,6 @@ TEST(Profiler, VerificationLeavesTheThreadCountAsItWas) {
     ASSERT_EQ(before, 2);
     const auto a = core::analyze(core::single_layer_model(core::parse_op("relu"), {core::shape{64, 64}}), core::dtype::fp32);
     const auto p = backends::profile_layer(a.layers.at(0), a, *sel.chosen, fast_options());
-    EXPECT_EQ(p.verification.state, "passed");
+    EXPECT_EQ(p.verification.state, backends::verification_state::passed);
     EXPECT_EQ(omp_get_max_threads(), before);
 }

@@ -83,7 +83,7 @@ TEST(Timing, PerRunTimeIsSampleTimeOverTheRealRunCount) {
     // identical samples: the CI has zero width, so the rule stops at min_samples
     EXPECT_EQ(r.samples, 10);
     EXPECT_TRUE(r.noise_target_met);
-    EXPECT_EQ(r.stop_reason, "noise target met");
+    EXPECT_EQ(r.stop_reason, stop_reason::noise_target_met);
 }
 
 TEST(Timing, StopsAtMaxTimeWhenTooNoisy) {
@@ -101,7 +101,7 @@ TEST(Timing, StopsAtMaxTimeWhenTooNoisy) {
     o.max_time_s = 0.5;
     const timing_result r = measure([&] { w.run(); }, t, o, {}, &c);
     EXPECT_FALSE(r.noise_target_met);
-    EXPECT_EQ(r.stop_reason, "max time");
+    EXPECT_EQ(r.stop_reason, stop_reason::max_time);
     EXPECT_EQ(r.runs_per_sample, 1);
     // 0.5 s of alternating 1 and 3 ms runs: 250 samples (mean 2 ms)
     EXPECT_NEAR(static_cast<double>(r.samples), 250.0, 1.0);
@@ -159,6 +159,6 @@ TEST(Timing, InterruptionStopsBetweenSamples) {
             if (++calls == 20) stop = true;
         },
         t, o, {}, &c, &stop);
-    EXPECT_EQ(r.stop_reason, "interrupted");
+    EXPECT_EQ(r.stop_reason, stop_reason::interrupted);
     EXPECT_LT(r.samples, 20);
 }

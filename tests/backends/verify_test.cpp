@@ -14,17 +14,17 @@ host_tensor t(std::vector<float> v) { return {ridgeline::core::shape{static_cast
 TEST(Verification, RelativeL2Error) {
     // want (3, 4): norm 5; got (3, 4.05): diff 0.05 -> relative 0.01
     auto v = compare_outputs({t({3, 4.05f})}, {t({3, 4})}, 0.02);
-    EXPECT_EQ(v.state, "passed");
+    EXPECT_EQ(v.state, verification_state::passed);
     EXPECT_NEAR(v.rel_l2_error, 0.01, 1e-6);
     auto f = compare_outputs({t({3, 4.05f})}, {t({3, 4})}, 0.005);
-    EXPECT_EQ(f.state, "failed");
+    EXPECT_EQ(f.state, verification_state::failed);
     EXPECT_NE(f.message.find("exceeds the tolerance"), std::string::npos);
 }
 
 TEST(Verification, PoisonedElementsAreUnwritten) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     auto v = compare_outputs({t({1, nan, 3})}, {t({1, 2, 3})}, 1.0);
-    EXPECT_EQ(v.state, "failed");
+    EXPECT_EQ(v.state, verification_state::failed);
     EXPECT_EQ(v.unwritten, 1);
     EXPECT_EQ(v.message, "1 output elements were never written");
 }
@@ -36,7 +36,7 @@ TEST(Verification, ANonFiniteReferenceIsNotAPass) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const float inf = std::numeric_limits<float>::infinity();
     auto v = compare_outputs({t({1, nan, 3, 5})}, {t({1, nan, 3, inf})}, 1.0);
-    EXPECT_EQ(v.state, "failed");
+    EXPECT_EQ(v.state, verification_state::failed);
     EXPECT_EQ(v.message, "the reference output has 2 NaN or infinite elements (are the weights finite? `ridgeline weights` counts them)");
 }
 
@@ -45,14 +45,14 @@ TEST(Verification, AnInfinityTheOpDefinesMatchesTheSameInfinity) {
     // agreement; the finite elements decide the error (here exact: 0). -inf where the reference has +inf is not.
     const float inf = std::numeric_limits<float>::infinity();
     auto v = compare_outputs({t({1, -inf, 3})}, {t({1, -inf, 3})}, 1e-4);
-    EXPECT_EQ(v.state, "passed") << v.message;
+    EXPECT_EQ(v.state, verification_state::passed) << v.message;
     EXPECT_EQ(v.rel_l2_error, 0.0);
-    EXPECT_EQ(compare_outputs({t({1, -inf, 3})}, {t({1, inf, 3})}, 1e-4).state, "failed");
+    EXPECT_EQ(compare_outputs({t({1, -inf, 3})}, {t({1, inf, 3})}, 1e-4).state, verification_state::failed);
 }
 
 TEST(Verification, ShapeMismatchFails) {
     auto v = compare_outputs({t({1, 2})}, {t({1, 2, 3})}, 1.0);
-    EXPECT_EQ(v.state, "failed");
+    EXPECT_EQ(v.state, verification_state::failed);
     EXPECT_EQ(verification_tolerance(ridgeline::core::dtype::fp32), 1e-4);
     EXPECT_EQ(verification_tolerance(ridgeline::core::dtype::bf16), 2e-2);
 }

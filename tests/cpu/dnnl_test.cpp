@@ -92,7 +92,7 @@ TEST(Dnnl, EveryOpMatchesTheReferenceInFp32) {
     for (const auto& p : problems) {
         SCOPED_TRACE(p.layer + " on " + p.inputs[0].to_string());
         const auto v = check(*cpu_backend(), p, core::dtype::fp32);
-        EXPECT_EQ(v.state, "passed") << v.message;
+        EXPECT_EQ(v.state, backends::verification_state::passed) << v.message;
         EXPECT_EQ(v.unwritten, 0);
         EXPECT_LE(v.rel_l2_error, 1e-4);
     }
@@ -117,7 +117,7 @@ TEST(Dnnl, RandomConvolutions) {
                               ",bias=" + (pick(0, 1) ? "true" : "false");
         SCOPED_TRACE(s + " on " + std::to_string(h) + "x" + std::to_string(w));
         const auto v = check(*cpu_backend(), {s, {{pick(1, 2), cin, h, w}}}, core::dtype::fp32, 100 + static_cast<std::uint64_t>(i));
-        EXPECT_EQ(v.state, "passed") << v.message;
+        EXPECT_EQ(v.state, backends::verification_state::passed) << v.message;
         ++checked;
     }
     EXPECT_EQ(checked, 40);
@@ -129,7 +129,7 @@ TEST(Dnnl, ReducedPrecisionIsSupportedOrDeclinedWithAReason) {
     const auto s = cpu_backend()->supports(g.layers[0], core::dtype::bf16);
     if (s.supported) {
         const auto v = check(*cpu_backend(), p, core::dtype::bf16);
-        EXPECT_EQ(v.state, "passed") << v.message;
+        EXPECT_EQ(v.state, backends::verification_state::passed) << v.message;
     } else {
         EXPECT_NE(s.reason.find("bf16 needs AVX-512"), std::string::npos) << s.reason;
         EXPECT_THROW((void)cpu_backend()->prepare(g, backends::make_graph_data(g, core::dtype::bf16, 1)),
@@ -144,7 +144,7 @@ TEST(Dnnl, RunsWhatOneDnnPoolingCannotExpress) {
     // adaptive pooling 5 -> 3 has windows [0,2), [1,4), [3,5) of 2 and 3: two averaging matmuls, not a pooling
     const problem p{"adaptive_avg_pool2d:output_size=3", {{1, 2, 5, 5}}};
     const auto v = check(*cpu_backend(), p, core::dtype::fp32);
-    EXPECT_EQ(v.state, "passed") << v.message;
+    EXPECT_EQ(v.state, backends::verification_state::passed) << v.message;
     const auto g = one_layer_graph(p, core::dtype::fp32);
     auto prep = cpu_backend()->prepare(g, backends::make_graph_data(g, core::dtype::fp32, 1));
     EXPECT_NE(prep->notes().find("+"), std::string::npos) << "two primitives: " << prep->notes();
@@ -175,6 +175,6 @@ TEST(Dnnl, WholeModelMatchesTheReferenceChain) {
     auto ref = ref_backend->prepare(g, data);
     ref->run();
     const auto v = backends::compare_outputs(fast->outputs(), ref->outputs(), 1e-4);
-    EXPECT_EQ(v.state, "passed") << v.message;
+    EXPECT_EQ(v.state, backends::verification_state::passed) << v.message;
     EXPECT_EQ(fast->outputs().at(0).dims, (core::shape{2, 4, 3}));
 }

@@ -105,7 +105,7 @@ TEST_P(CudaEveryOp, MatchesTheReference) {
         if (!s.supported) GTEST_SKIP() << s.reason;
         try {
             const auto v = check_graph(g, dt);
-            EXPECT_EQ(v.state, "passed") << p.layer << " " << g.inputs[0].dims.to_string() << ": " << v.message
+            EXPECT_EQ(v.state, backends::verification_state::passed) << p.layer << " " << g.inputs[0].dims.to_string() << ": " << v.message
                                          << " (rel L2 " << v.rel_l2_error << ")";
             EXPECT_EQ(v.unwritten, 0) << p.layer;
         } catch (const std::exception& e) {
@@ -156,7 +156,7 @@ TEST(CudaGraph, ViewsAndResidualsEndToEnd) {
     for (core::dtype dt : {core::dtype::fp32, core::dtype::bf16}) {
         const auto g = core::analyze(b.build(), dt);
         const auto v = check_graph(g, dt);
-        EXPECT_EQ(v.state, "passed") << core::to_string(dt) << ": " << v.message;
+        EXPECT_EQ(v.state, backends::verification_state::passed) << core::to_string(dt) << ": " << v.message;
     }
 }
 
@@ -167,7 +167,7 @@ TEST(CudaGraph, ResNetBlockAndBertLayerMatchTheReference) {
         const auto g = core::analyze(m, core::dtype::fp32);
         const auto v = check_graph(g, core::dtype::fp32);
         // deep models accumulate rounding differences: the fp32 tolerance applies to the whole model
-        EXPECT_EQ(v.state, "passed") << name << ": " << v.message;
+        EXPECT_EQ(v.state, backends::verification_state::passed) << name << ": " << v.message;
     }
 }
 
@@ -233,12 +233,12 @@ TEST(CudaBackend, ProfilerEndToEndWithGraphReplay) {
     o.timing = backends::timing_options::quick();
     o.graph_replay = true;
     const auto r = backends::profile_model(a, *gpu(), o);
-    EXPECT_EQ(r.end_to_end_state, "measured") << r.end_to_end_reason;
-    EXPECT_EQ(r.graph_replay_state, "measured") << r.graph_replay_reason;
+    EXPECT_EQ(r.end_to_end_state, backends::run_state::measured) << r.end_to_end_reason;
+    EXPECT_EQ(r.graph_replay_state, backends::run_state::measured) << r.graph_replay_reason;
     for (const auto& l : r.layers) {
-        if (l.state == "view") continue;
-        EXPECT_EQ(l.state, "measured") << l.analysis.layer.name << ": " << l.reason;
-        EXPECT_EQ(l.verification.state, "passed") << l.analysis.layer.name << ": " << l.verification.message;
+        if (l.state == backends::run_state::view) continue;
+        EXPECT_EQ(l.state, backends::run_state::measured) << l.analysis.layer.name << ": " << l.reason;
+        EXPECT_EQ(l.verification.state, backends::verification_state::passed) << l.analysis.layer.name << ": " << l.verification.message;
         EXPECT_FALSE(l.implementation.empty()) << l.analysis.layer.name;
         EXPECT_TRUE(std::isfinite(l.host_ms_per_run)) << l.analysis.layer.name;
     }

@@ -27,16 +27,16 @@ backends::profile_result three_layers() {
     for (std::size_t i = 0; i < 3; ++i) {
         backends::layer_profile p;
         p.analysis = r.analysis.layers[i];
-        p.state = "measured";
+        p.state = backends::run_state::measured;
         backends::timing_result t;
         t.samples = t.clean_samples = 10;
         t.runs = 100;
         t.stats.median = t.stats.ci95_low = t.stats.ci95_high = t.stats.mean = t.stats.min = t.stats.max = median[i];
         t.noise_target_met = true;
         p.time = t;
-        p.verification.state = "passed";
+        p.verification.state = backends::verification_state::passed;
         core::roofline_point v;
-        v.bound = i == 1 ? "mistrusted" : "compute";
+        v.bound = i == 1 ? core::bound_class::mistrusted : core::bound_class::compute;
         v.roof_fraction = 0.5;
         v.compute_ms = 0.5 * median[i];
         p.roofline = v;

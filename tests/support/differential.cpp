@@ -461,7 +461,7 @@ case_result run_case(backends::backend& b, const layer_case& c, core::dtype dt, 
             for (const auto& in : g.inputs)
                 for (float& v : data.tensors.at(in.name).data) v *= 8.0F;
         const auto v = verify(b, g, data);
-        if (v.state != "passed") return {outcome::mismatched, v.message, v.rel_l2_error};
+        if (v.state != backends::verification_state::passed) return {outcome::mismatched, v.message, v.rel_l2_error};
         return {outcome::matched, {}, v.rel_l2_error};
     } catch (const backends::unsupported& e) {
         return {outcome::declined, reason_of(e.what()), 0};

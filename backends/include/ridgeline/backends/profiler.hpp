@@ -11,11 +11,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <limits>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ridgeline/backends/backend.hpp"
@@ -26,12 +28,30 @@
 
 namespace ridgeline::backends {
 
+/// What became of a layer, of the end-to-end pass or of the graph replay (the header comment above); written as
+/// its name (to_string) only at output.
+enum class run_state {
+    measured,      // verified (or verification off) and timed
+    view,          // a view: computes and moves nothing, not run
+    unsupported,   // the backend declined the op (the reason says why)
+    skipped,       // not attempted: does not fit in memory, its allocation failed, or not asked for
+    failed,        // ran and disagreed with the reference, or threw
+    not_measured,  // interrupted before it was timed
+};
+std::string_view to_string(run_state s);
+std::ostream& operator<<(std::ostream& os, run_state s);
+
+/// The verification of a layer's output against the reference.
+enum class verification_state { passed, failed, unsupported, skipped };
+std::string_view to_string(verification_state s);
+std::ostream& operator<<(std::ostream& os, verification_state s);
+
 /// Relative L2 error allowed against the reference, per data type (docs/timing.md, "Verification"):
 /// fp32 1e-4, tf32 5e-3, fp16 5e-3, bf16 2e-2.
 double verification_tolerance(core::dtype dt);
 
 struct verification_result {
-    std::string state = "skipped";  // passed, failed, unsupported, skipped
+    verification_state state = verification_state::skipped;
     double rel_l2_error = std::numeric_limits<double>::quiet_NaN();
     double tolerance = 0;
     std::int64_t unwritten = 0;     // output elements left at the poison value
@@ -45,7 +65,7 @@ verification_result compare_outputs(const std::vector<host_tensor>& got, const s
 
 struct layer_profile {
     core::layer_analysis analysis;
-    std::string state;   // measured, view, unsupported, skipped, failed, not_measured
+    run_state state = run_state::skipped;
     std::string reason;  // why not measured
     std::optional<timing_result> time;
     verification_result verification;
@@ -58,7 +78,7 @@ struct layer_profile {
     std::optional<core::roofline_point> roofline;
     core::roofs roofs_used;  // the roofs this layer was judged against
 
-    [[nodiscard]] bool has_time() const { return state == "measured" && time && time->samples > 0; }
+    [[nodiscard]] bool has_time() const { return state == run_state::measured && time && time->samples > 0; }
     /// Executed FLOPs (padding taps excluded, core::cost::executed_flops) / median time, in GFLOP/s: the rate
     /// the kernel ran at, comparable with the compute roof (benchdnn counts the same); NaN without a time.
     [[nodiscard]] double achieved_gflops() const;
@@ -102,9 +122,9 @@ struct profile_result {
     std::vector<layer_profile> layers;
     std::optional<timing_result> end_to_end;
     std::optional<timing_result> graph_replay;  // the forward pass as one captured graph (--graph)
-    std::string graph_replay_state = "skipped";
+    run_state graph_replay_state = run_state::skipped;
     std::string graph_replay_reason;
-    std::string end_to_end_state = "skipped";  // measured, unsupported, skipped, failed, not_measured
+    run_state end_to_end_state = run_state::skipped;  // never view
     std::string end_to_end_reason;
     double sum_of_layers_ms = 0;  // sum of the measured layers' medians
     std::int64_t workspace_bytes = 0;
@@ -113,8 +133,8 @@ struct profile_result {
     bool complete = true;
     std::vector<std::string> not_measured;
     std::optional<backends::ceilings> ceilings;
-    /// Sum of layer medians per roofline bound ("compute", "memory", ...), in ms.
-    std::map<std::string, double> bound_ms;
+    /// Sum of layer medians per roofline bound, in ms.
+    std::map<core::bound_class, double> bound_ms;
 };
 
 /// The roofs a layer is judged against: the compute roof of its data type, the bandwidth of its working set

@@ -25,7 +25,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ridgeline/backends/backend.hpp"
@@ -35,6 +37,18 @@ namespace ridgeline::backends {
 
 enum class cache_mode { hot, cold };
 std::string to_string(cache_mode m);
+
+/// Why sampling stopped (3. and 4. above); written as its name (to_string) only at output.
+enum class stop_reason {
+    none,              // not stopped (no sample taken)
+    noise_target_met,  // "noise target met": the median's 95% CI is narrower than max_noise x median
+    noise_stable,      // "noise stable": the noise settled above the target and more samples did not narrow it
+    max_time,          // "max time": the budget ran out with min_samples clean samples
+    disturbed,         // "disturbed": the budget ran out without min_samples clean samples
+    interrupted,       // "interrupted": the stop flag was raised
+};
+std::string_view to_string(stop_reason r);
+std::ostream& operator<<(std::ostream& os, stop_reason r);
 
 struct timing_options {
     int warmup_runs = 3;
@@ -58,7 +72,7 @@ struct timing_result {
     std::int64_t calibration_runs = 0;  // runs of samples discarded for being shorter than the target
     bool noise_target_met = false;
     double sampling_time_s = 0;      // wall time spent sampling
-    std::string stop_reason;         // "noise target met", "max time", "disturbed", "interrupted"
+    backends::stop_reason stop_reason = backends::stop_reason::none;
     std::vector<double> sample_ms;   // per-run time of each sample, in order (clean samples only)
 
     // other work on the machine (4. above)

@@ -34,9 +34,21 @@
 // all: the Profiler gives it the bound "disturbed".
 
 #include <cstdint>
+#include <iosfwd>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace ridgeline::core {
+
+/// A layer's place on the roofline (the rule above). Written as its name (to_string) only at output.
+enum class bound_class { compute, memory, overhead, ambiguous, mistrusted, disturbed, none };
+
+/// "compute", "memory", "overhead", "ambiguous", "mistrusted", "disturbed", "none".
+std::string_view to_string(bound_class b);
+/// The bound named `s` (as to_string writes it), or nothing: for reports read back (compare).
+std::optional<bound_class> parse_bound(std::string_view s);
+std::ostream& operator<<(std::ostream& os, bound_class b);
 
 struct roofs {
     double compute_gflops = 0;       // the compute roof of the layer's data type (the highest measured ceiling)
@@ -54,7 +66,7 @@ struct roofline_point {
     double floor_ms = 0;
     double hard_floor_ms = 0;  // below this, even with the tolerances, the time is impossible (mistrusted)
     double roof_fraction = 0;  // floor / median; NaN without a time
-    std::string bound;         // compute, memory, overhead, ambiguous, mistrusted, disturbed, none
+    bound_class bound = bound_class::none;
     std::string reason;        // one line: why this bound
 };
 

@@ -5,6 +5,7 @@
 // (mistrusted and disturbed layers have no rate and no point), the largest layers by time labelled without
 // overlap. SVG for files, and one self-contained offline HTML page with the chart beside a table.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,7 @@ struct chart_point {
     double intensity = 0;  // FLOP/B
     double gflops = 0;     // achieved
     double time_ms = 0;
-    std::string bound;
+    std::optional<core::bound_class> bound;  // none known: "unknown" in the chart
     int series = 0;
 };
 

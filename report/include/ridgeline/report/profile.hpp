@@ -32,7 +32,7 @@ struct layer_rates {
     double gbs = std::numeric_limits<double>::quiet_NaN();
     double roof_fraction = std::numeric_limits<double>::quiet_NaN();  // NaN without a verdict
     bool hidden = false;
-    std::string why_hidden;  // "mistrusted", "disturbed"
+    core::bound_class why_hidden = core::bound_class::none;  // mistrusted or disturbed when hidden
 };
 layer_rates shown_rates(const backends::layer_profile& p);
 
