@@ -32,6 +32,42 @@ std::string_view to_string(stop_reason r) {
 
 std::ostream& operator<<(std::ostream& os, stop_reason r) { return os << to_string(r); }
 
+bool stopping_rule::noise_test_due(std::int64_t clean_samples, double elapsed_s) const {
+    return clean_samples >= o_.min_samples && clean_samples >= next_noise_test_ && elapsed_s >= o_.min_time_s;
+}
+
+stop_reason stopping_rule::after_noise_test(std::int64_t clean_samples, double width, bool exact) {
+    // The noise test summarizes every sample so far (a sort and the median's binomial interval): O(n log n).
+    // Run after every sample it took 86 us at 2,000 samples and 850 us at 10,000: a gap between samples in
+    // which the data of a cache-resident working set can be evicted (by neighbours sharing the last-level
+    // cache) and the next sample starts cold. It runs when the sample count has grown by 1/16 since the last
+    // test: amortized O(log n) per sample, and the stop comes at most 1/16 of the samples late.
+    next_noise_test_ = clean_samples + std::max<std::int64_t>(1, clean_samples / 16);
+    if (!exact) return stop_reason::none;
+    if (width <= o_.max_noise) return stop_reason::noise_target_met;
+    readings_.emplace_back(clean_samples, width);
+    if (o_.stable_min_samples <= 0 || clean_samples < o_.stable_min_samples) return stop_reason::none;
+    // the reading taken at half the samples (the last one at or below it), and the narrowest one since
+    const std::int64_t half = clean_samples / 2;
+    auto start = readings_.end();
+    for (auto it = readings_.begin(); it != readings_.end() && it->first <= half; ++it) start = it;
+    if (start == readings_.end()) return stop_reason::none;
+    double narrowest = start->second;
+    for (auto it = start; it != readings_.end(); ++it) narrowest = std::min(narrowest, it->second);
+    return narrowest >= start->second * (1.0 - o_.stable_narrowing) ? stop_reason::noise_stable : stop_reason::none;
+}
+
+stop_reason stopping_rule::after_budget(double elapsed_s, double lost_s, std::int64_t clean_samples,
+                                        std::int64_t disturbed_samples) const {
+    const std::int64_t min_clean = std::max(1, o_.min_samples);
+    // the budget grows by what other work took, at most to twice itself
+    const double budget = o_.max_time_s + std::min(lost_s, o_.max_time_s);
+    if (elapsed_s < budget) return stop_reason::none;
+    if (clean_samples >= min_clean) return stop_reason::max_time;
+    if (disturbed_samples >= min_clean) return stop_reason::disturbed;
+    return stop_reason::none;
+}
+
 timing_options timing_options::quick() {
     timing_options o;
     o.warmup_runs = 1;
@@ -115,13 +151,12 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
     }
     const double target_ns = sample_target_ns(timer, meter_ns);
     std::int64_t n = o.cache == cache_mode::cold ? 1 : runs_per_sample(estimate_ns, timer, meter_ns);
-    const std::int64_t min_clean = std::max(1, o.min_samples);
     double lost_s = 0;                          // wall time of the disturbed samples
     std::int64_t disturbed_runs = 0;
     double disturbed_wait_ms = 0, disturbed_thread_ms = 0;  // stolen_fraction when no sample is clean
     double kept_wait_ms = 0, kept_thread_ms = 0;  // for stolen_fraction
     const double sample_start = wc.now_s();
-    std::int64_t next_noise_test = 0;
+    stopping_rule rule(o);
 
     while (true) {
         if (interrupted()) {
@@ -160,29 +195,17 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
             r.min_clock_fraction = std::min(r.min_clock_fraction, d.clock_fraction);
         }
         const double elapsed = wc.now_s() - sample_start;
-        // The noise test summarizes every sample so far (a sort and the median's binomial interval): O(n log n).
-        // Run after every sample it took 86 us at 2,000 samples and 850 us at 10,000: a gap between samples in
-        // which the data of a cache-resident working set can be evicted (by neighbours sharing the last-level
-        // cache) and the next sample starts cold. It runs when the sample count has grown by 1/16 since the last test: amortized
-        // O(log n) per sample, and the stop comes at most 1/16 of the samples late.
-        if (r.samples >= o.min_samples && r.samples >= next_noise_test && elapsed >= o.min_time_s && !r.sample_ms.empty()) {
-            next_noise_test = r.samples + std::max<std::int64_t>(1, r.samples / 16);
+        if (rule.noise_test_due(r.samples, elapsed) && !r.sample_ms.empty()) {
             const core::statistics s = core::summarize(r.sample_ms);
-            if (s.ci_exact && s.relative_ci_width() <= o.max_noise) {
-                r.noise_target_met = true;
-                r.stop_reason = stop_reason::noise_target_met;
+            r.stop_reason = rule.after_noise_test(r.samples, s.relative_ci_width(), s.ci_exact);
+            if (r.stop_reason != stop_reason::none) {
+                r.noise_target_met = r.stop_reason == stop_reason::noise_target_met;
                 break;
             }
         }
-        // the budget grows by what other work took, at most to twice itself
-        const double budget = o.max_time_s + std::min(lost_s, o.max_time_s);
-        if (elapsed >= budget && r.samples >= min_clean) {
-            r.stop_reason = stop_reason::max_time;
-            break;
-        }
-        if (elapsed >= budget && r.disturbed_samples >= min_clean) {
-            r.stop_reason = stop_reason::disturbed;
-            r.disturbed = true;
+        r.stop_reason = rule.after_budget(elapsed, lost_s, r.samples, r.disturbed_samples);
+        if (r.stop_reason != stop_reason::none) {
+            r.disturbed = r.stop_reason == stop_reason::disturbed;
             break;
         }
     }

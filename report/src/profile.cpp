@@ -335,8 +335,8 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
            "ambiguous, mistrusted (faster than a roof allows) or disturbed (no verdict); %roof: the roofs' floor / "
            "median, 100% within a roof's tolerance (docs/roofline.md)\n";
     if (noisy > 0)
-        out << "* " << counted(static_cast<std::int64_t>(noisy), "layer") << " stopped at --max-time before the noise "
-            << "target was met\n";
+        out << "* " << counted(static_cast<std::int64_t>(noisy), "layer") << " stopped before the noise target was met "
+            << "(at --max-time, or when more samples stopped narrowing the CI: noise stable)\n";
     if (r.end_to_end)
         out << "end to end: " << time_ms(r.end_to_end->stats.median) << " median (" << ci_text(*r.end_to_end)
             << ", " << r.end_to_end->samples << " samples)  sum of layer medians: " << time_ms(r.sum_of_layers_ms)

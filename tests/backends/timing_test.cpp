@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <vector>
 
 #include "ridgeline/backends/timing.hpp"
 
@@ -99,6 +101,7 @@ TEST(Timing, StopsAtMaxTimeWhenTooNoisy) {
     o.min_time_s = 0;
     o.max_noise = 0.02;
     o.max_time_s = 0.5;
+    o.stable_min_samples = 0;  // the noise_stable exit off: the budget is the only exit left (next test: on)
     const timing_result r = measure([&] { w.run(); }, t, o, {}, &c);
     EXPECT_FALSE(r.noise_target_met);
     EXPECT_EQ(r.stop_reason, stop_reason::max_time);
@@ -108,6 +111,78 @@ TEST(Timing, StopsAtMaxTimeWhenTooNoisy) {
     EXPECT_GE(r.sampling_time_s, 0.5);
     EXPECT_NEAR(r.stats.min, 1.0, 1e-9);
     EXPECT_NEAR(r.stats.max, 3.0, 1e-9);
+}
+
+TEST(Timing, StopsWhenTheNoiseSettlesAboveTheTarget) {
+    // the same alternating 1 ms / 3 ms runs with the default rule: from 20 samples on the median's CI is
+    // [x(j), x(n+1-j)] with both ends in different modes, [1, 3] ms, relative width 2 / median 2 = 1.0 at
+    // every count (median 2: the two middle samples differ). It does not narrow while the count doubles, so at
+    // the first noise test from 64 samples on the rule stops. The tests come when the count has grown by
+    // max(1, n/16) since the last: 10, 11, ..., 32, 34, ..., 48, 51, 54, 57, 60, 63, 66: 66 samples, 132 ms of
+    // fake time instead of the 2 s budget.
+    fake_world w{0, {1e6, 3e6}};
+    fake_timer t(w, 1.0, 0);
+    fake_clock c(w);
+    timing_options o;
+    o.warmup_runs = 2;
+    o.warmup_ms = 0;
+    o.min_time_s = 0;
+    const timing_result r = measure([&] { w.run(); }, t, o, {}, &c);
+    EXPECT_EQ(r.stop_reason, stop_reason::noise_stable);
+    EXPECT_FALSE(r.noise_target_met);
+    EXPECT_EQ(r.samples, 66);
+    EXPECT_NEAR(r.stats.ci95_low, 1.0, 1e-9);
+    EXPECT_NEAR(r.stats.ci95_high, 3.0, 1e-9);
+    EXPECT_LT(r.sampling_time_s, 0.2);
+}
+
+TEST(Timing, ANarrowingCiIsNeverCalledStable) {
+    // runs from one unchanging distribution: 997 run times spread evenly over [1, 2] ms, in a scrambled order
+    // (k * 389 mod 997). The median's CI narrows as 1/sqrt(n): at n samples its ends lie near the quantiles
+    // 1/2 -+ 0.98/sqrt(n), about 1.96/sqrt(n) ms apart around the 1.5 ms median, so the 2% target needs
+    // (1.96 / (0.02 x 1.5))^2 ~ 4,270 samples. The rule must wait for them (noise target met), never calling
+    // the still-narrowing CI stable.
+    std::vector<double> times;
+    for (int k = 0; k < 997; ++k) times.push_back(1e6 + 1e6 * static_cast<double>((k * 389) % 997) / 996.0);
+    fake_world w{0, times};
+    fake_timer t(w, 1.0, 0);
+    fake_clock c(w);
+    timing_options o;
+    o.warmup_runs = 2;
+    o.warmup_ms = 0;
+    o.min_time_s = 0;
+    o.max_time_s = 100;
+    const timing_result r = measure([&] { w.run(); }, t, o, {}, &c);
+    EXPECT_EQ(r.stop_reason, stop_reason::noise_target_met);
+    EXPECT_TRUE(r.noise_target_met);
+    EXPECT_GT(r.samples, 3500);
+    EXPECT_LT(r.samples, 5500);
+    std::printf("narrowing CI: noise target met at %lld samples\n", static_cast<long long>(r.samples));
+}
+
+TEST(Timing, TheStoppingRuleAlone) {
+    // driven directly: a CI 10% wide at 64 samples and 9.6% at 128 narrowed by 4% (< 5%): stable;
+    // 10% then 8% (20% narrower) is not; 1.9% meets the 2% target whatever came before
+    timing_options o;
+    o.min_samples = 10;
+    o.min_time_s = 0;
+    stopping_rule stable(o);
+    EXPECT_EQ(stable.after_noise_test(64, 0.10, true), stop_reason::none);
+    EXPECT_EQ(stable.after_noise_test(128, 0.096, true), stop_reason::noise_stable);
+    stopping_rule narrowing(o);
+    EXPECT_EQ(narrowing.after_noise_test(64, 0.10, true), stop_reason::none);
+    EXPECT_EQ(narrowing.after_noise_test(128, 0.08, true), stop_reason::none);
+    EXPECT_EQ(narrowing.after_noise_test(256, 0.019, true), stop_reason::noise_target_met);
+    // an interval that does not exist yet (fewer than 6 samples) is never narrow enough
+    stopping_rule early(o);
+    EXPECT_EQ(early.after_noise_test(5, 0.0, false), stop_reason::none);
+    // the budget: 2 s, grown by 0.5 s of disturbed samples; 10 clean samples -> max time, else disturbed
+    EXPECT_EQ(stable.after_budget(2.4, 0.5, 10, 0), stop_reason::none);
+    EXPECT_EQ(stable.after_budget(2.5, 0.5, 10, 0), stop_reason::max_time);
+    EXPECT_EQ(stable.after_budget(2.5, 0.5, 3, 12), stop_reason::disturbed);
+    EXPECT_EQ(stable.after_budget(2.5, 0.5, 3, 4), stop_reason::none);  // neither minimum yet: sampling goes on
+    // the growth is capped at twice the budget
+    EXPECT_EQ(stable.after_budget(4.0, 9.0, 10, 0), stop_reason::max_time);
 }
 
 TEST(Timing, MinTimeAndMinSamplesAreHonoured) {

@@ -10,9 +10,13 @@
 //    shorter than the target (the estimate was low, or the clock is too coarse to see one run) is
 //    discarded and the batch grows. Cold cache: the cache is
 //    flushed before every sample and a sample is one run.
-// 3. Stopping: after `min_samples` samples and `min_time_s` of sampling, stop as soon as the 95% confidence
-//    interval of the median is narrower than `max_noise` x median; stop in any case at `max_time_s` of
-//    sampling once `min_samples` exist (then noise_target_met says whether the target was reached), or
+// 3. Stopping (stopping_rule): after `min_samples` samples and `min_time_s` of sampling, stop as soon as the 95%
+//    confidence interval of the median is narrower than `max_noise` x median ("noise target met"); stop when the
+//    noise settled above the target ("noise stable": from `stable_min_samples` samples on, the CI narrowed by
+//    less than `stable_narrowing` of its width while the sample count doubled, where samples from one unchanging
+//    distribution narrow it by about 29%, 1 - 1/sqrt(2): more samples would not meet the target, as nvbench's
+//    stdrel criterion stops when its noise readings stop changing); stop in any case at `max_time_s` of
+//    sampling once `min_samples` exist ("max time"; noise_target_met says whether the target was reached), or
 //    when interrupted. The minimum number of samples is never cut short by the time budget.
 // 4. Other work: where the timer has a disturbance meter (device_timer::disturbance(): the CPU's per-thread
 //    stolen time, a GPU's clock), a sample that lost more than the rule allows (backends/disturbance.hpp) is
@@ -58,9 +62,37 @@ struct timing_options {
     double max_noise = 0.02;  // relative width of the median's 95% CI
     double max_time_s = 2.0;
     cache_mode cache = cache_mode::hot;
+    /// noise_stable (3. above): from this many clean samples on (0: never)...
+    int stable_min_samples = 64;
+    /// ...stop when the median's CI, still wider than the target, narrowed by less than this fraction of its
+    /// width while the sample count doubled.
+    double stable_narrowing = 0.05;
 
     /// The --quick preset: a fast look (5 samples minimum, 5% noise, 0.2 s per layer).
     static timing_options quick();
+};
+
+/// The stopping rule (3. above) as one object: measure() asks it after every sample; the presets
+/// (timing_options{}, timing_options::quick()) choose its parameters, and a test can drive it alone.
+class stopping_rule {
+public:
+    explicit stopping_rule(const timing_options& o) : o_(o) {}
+    /// Whether the noise test is due after this sample (it summarizes every sample: run when the count has
+    /// grown by 1/16 since the last one, so its O(n log n) stays amortized O(log n) per sample).
+    [[nodiscard]] bool noise_test_due(std::int64_t clean_samples, double elapsed_s) const;
+    /// The noise test at `clean_samples` samples whose median's CI has relative width `width` (exact: the
+    /// binomial interval exists at this count): noise_target_met, noise_stable or none.
+    stop_reason after_noise_test(std::int64_t clean_samples, double width, bool exact);
+    /// The budget: max_time once `min_samples` clean samples exist and the budget (max_time_s, grown by
+    /// `lost_s` of disturbed samples, at most to twice itself) is spent; disturbed when it is spent with at
+    /// least `min_samples` disturbed samples and fewer clean ones; none otherwise.
+    [[nodiscard]] stop_reason after_budget(double elapsed_s, double lost_s, std::int64_t clean_samples,
+                                           std::int64_t disturbed_samples) const;
+
+private:
+    timing_options o_;
+    std::int64_t next_noise_test_ = 0;
+    std::vector<std::pair<std::int64_t, double>> readings_;  // (clean samples, CI width) of each noise test
 };
 
 struct timing_result {
