@@ -2,12 +2,12 @@
 # (ridgelineConfig.cmake, its version file, the exported targets and the find modules they need), so that a
 # C++ user writes
 #   find_package(ridgeline 0.2 CONFIG REQUIRED)
-#   target_link_libraries(app PRIVATE ridgeline::backends)
+#   target_link_libraries(app PRIVATE ridgeline::profiler)
 # docs/library.md names the targets; examples/profile_linear is a consumer built against an install by a test.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(_ridgeline_libraries core backend_api cpu_reference cpu backends report io)
+set(_ridgeline_libraries core backend_api cpu_reference cpu profiler report io)
 if(RIDGELINE_HAVE_CUDA)
   list(APPEND _ridgeline_libraries cuda)
 endif()
@@ -22,7 +22,7 @@ install(TARGETS ${_ridgeline_targets} EXPORT ridgelineTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS ridgeline RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(_dir core backends cpu report io)
+foreach(_dir core backends cpu profiler report io)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${_dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 if(RIDGELINE_HAVE_CUDA)

@@ -5,7 +5,7 @@
 #include "ceilings_source.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "ridgeline/backends/registry.hpp"
+#include "ridgeline/profiler/registry.hpp"
 #include "ridgeline/report/ceilings.hpp"
 
 namespace ridgeline::app {
@@ -19,7 +19,7 @@ struct ceilings_command {
     output_options out;
 
     int run() const {
-        auto sel = backends::select_backend(device, threads);
+        auto sel = profiler::select_backend(device, threads);
         if (!sel.notice.empty() && !out.quiet) std::fprintf(stderr, "ridgeline: info: %s\n", sel.notice.c_str());
         const backends::ceilings c = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet).ceilings;
         if (out.format == "json")

@@ -11,7 +11,7 @@
 #include "ceilings_source.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "ridgeline/backends/registry.hpp"
+#include "ridgeline/profiler/registry.hpp"
 #include "ridgeline/cpu/cpu_info.hpp"
 #include "ridgeline/report/chart.hpp"
 #include "ridgeline/report/format.hpp"
@@ -38,7 +38,7 @@ public:
     explicit progress_printer(bool quiet) : quiet_(quiet), tty_(::isatty(2) == 1) {}
     ~progress_printer() { finish(); }
 
-    void operator()(const backends::progress_event& e) {
+    void operator()(const profiler::progress_event& e) {
         if (quiet_) return;
         const std::string eta = e.eta_s >= 0 ? "  ETA " + report::fixed(e.eta_s, 0) + " s" : "";
         if (tty_) {
@@ -110,7 +110,7 @@ struct profile_command {
             if (!path->empty()) report::check_output_path(*path);  // fail now, not after minutes of measuring
         const built_model m = model.build();
         const core::model_analysis a = core::analyze(m.model, model.data_type());
-        auto sel = backends::select_backend(device, threads);
+        auto sel = profiler::select_backend(device, threads);
         if (!sel.notice.empty() && !out.quiet) spdlog::info("{}", sel.notice);
         // other work on the machine is measured per sample (docs/timing.md): the thread count stays what the user
         // asked for (default: every CPU this process may use), so two runs use the same cached ceilings
@@ -126,7 +126,7 @@ struct profile_command {
         }
         const backends::device_info dev = sel.chosen->device();
 
-        backends::profile_options o;
+        profiler::profile_options o;
         o.timing = timing_settings();
         o.verify = !no_verify;
         o.end_to_end = !no_end_to_end;
@@ -151,8 +151,8 @@ struct profile_command {
             }
         }
         progress_printer progress(out.quiet);
-        o.on_progress = [&](const backends::progress_event& e) { progress(e); };
-        const backends::profile_result r = backends::profile_model(a, *sel.chosen, o);
+        o.on_progress = [&](const profiler::progress_event& e) { progress(e); };
+        const profiler::profile_result r = profiler::profile_model(a, *sel.chosen, o);
         std::signal(SIGINT, SIG_DFL);
         std::signal(SIGTERM, SIG_DFL);
         progress.finish();
@@ -193,16 +193,16 @@ struct profile_command {
         std::size_t measured = 0, work = 0;
         std::string failed, declined;
         for (const auto& p : r.layers) {
-            if (p.state == backends::run_state::view) continue;
+            if (p.state == profiler::run_state::view) continue;
             ++work;
             if (p.has_time()) ++measured;
-            if (p.state == backends::run_state::failed) {
+            if (p.state == profiler::run_state::failed) {
                 // the first failure with its reason (the rest by name): the rule broken is on stderr, not only
                 // in the table
                 failed += failed.empty() ? p.analysis.layer.name + " (" + (p.reason.empty() ? p.verification.message : p.reason) + ")"
                                          : ", " + p.analysis.layer.name;
             }
-            if (declined.empty() && (p.state == backends::run_state::unsupported || p.state == backends::run_state::skipped)) declined = p.reason;
+            if (declined.empty() && (p.state == profiler::run_state::unsupported || p.state == profiler::run_state::skipped)) declined = p.reason;
         }
         if (!failed.empty()) throw std::runtime_error("verification or execution failed for: " + failed);
         if (work > 0 && measured == 0)

@@ -12,8 +12,8 @@
 #include "ceilings_source.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "ridgeline/backends/profiler.hpp"
-#include "ridgeline/backends/registry.hpp"
+#include "ridgeline/profiler/profiler.hpp"
+#include "ridgeline/profiler/registry.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/zoo.hpp"
 #include "ridgeline/report/ceilings.hpp"
@@ -30,7 +30,7 @@ struct sweep_point {
     core::cost cost;
     backends::timing_result time;
     std::optional<core::roofline_point> roofline;
-    backends::run_state state = backends::run_state::measured;
+    profiler::run_state state = profiler::run_state::measured;
     std::string reason;
 };
 
@@ -45,7 +45,7 @@ struct sweep_fit {
 sweep_fit fit(const std::vector<sweep_point>& pts) {
     std::vector<std::pair<double, double>> xy;
     for (const auto& p : pts)
-        if (p.state == backends::run_state::measured) xy.emplace_back(static_cast<double>(p.cost.flops), p.time.stats.median);
+        if (p.state == profiler::run_state::measured) xy.emplace_back(static_cast<double>(p.cost.flops), p.time.stats.median);
     sweep_fit f;
     if (xy.size() < 2) return f;
     double mx = 0, my = 0;
@@ -131,9 +131,9 @@ struct sweep_command {
         for (const std::string* path : {&out.output, &svg_path, &html_path})
             if (!path->empty()) report::check_output_path(*path);  // fail now, not after the sweep
         const core::dtype dt = core::parse_dtype(dtype);
-        auto sel = backends::select_backend(device, threads);
+        auto sel = profiler::select_backend(device, threads);
         if (!sel.notice.empty() && !out.quiet) spdlog::info("{}", sel.notice);
-        backends::profile_options o;
+        profiler::profile_options o;
         o.timing = quick ? backends::timing_options::quick() : backends::timing_options{};
         o.timing.cache = cache == "cold" ? backends::cache_mode::cold : backends::cache_mode::hot;
         std::optional<backends::ceilings> ceil;
@@ -153,7 +153,7 @@ struct sweep_command {
             p.batch = b;
             p.cost = a.totals;
             if (!layer.empty()) {
-                const auto lp = backends::profile_layer(a.layers.at(0), a, *sel.chosen, o);
+                const auto lp = profiler::profile_layer(a.layers.at(0), a, *sel.chosen, o);
                 p.state = lp.state;
                 p.reason = lp.reason;
                 if (lp.has_time()) p.time = *lp.time;
@@ -161,18 +161,18 @@ struct sweep_command {
             } else {
                 auto mo = o;
                 mo.per_layer = false;
-                const auto r = backends::profile_model(a, *sel.chosen, mo);
-                p.state = r.end_to_end ? backends::run_state::measured : r.end_to_end_state;
+                const auto r = profiler::profile_model(a, *sel.chosen, mo);
+                p.state = r.end_to_end ? profiler::run_state::measured : r.end_to_end_state;
                 p.reason = r.end_to_end_reason;
                 if (r.end_to_end) {
                     p.time = *r.end_to_end;
                     if (ceil) {
-                        const auto roofs = backends::roofs_for(a.layers.back(), dt, *ceil, o.timing.cache);
+                        const auto roofs = profiler::roofs_for(a.layers.back(), dt, *ceil, o.timing.cache);
                         core::roofs whole = roofs;
                         whole.bandwidth_gbs = o.timing.cache == backends::cache_mode::cold
                                                   ? ceil->bandwidth_gbs
                                                   : ceil->bandwidth_for_working_set_gbs(a.totals.bytes);
-                        p.roofline = backends::judge(a.totals, p.time, whole);
+                        p.roofline = profiler::judge(a.totals, p.time, whole);
                     }
                 }
             }
@@ -195,7 +195,7 @@ struct sweep_command {
                                     {"reason", p.reason}};
                 auto ai = p.cost.arithmetic_intensity();
                 e["arithmetic_intensity"] = ai ? nlohmann::json(*ai) : nlohmann::json(nullptr);
-                if (p.state == backends::run_state::measured) {
+                if (p.state == profiler::run_state::measured) {
                     e["time"] = report::time_json(p.time);
                     e["achieved_gflops"] = static_cast<double>(p.cost.flops) / (p.time.stats.median * 1e6);
                 }
@@ -226,13 +226,13 @@ struct sweep_command {
                     if (ceil->gemm_gflops.count(dtype) && ceil->gemm_gflops.at(dtype) < *g) roof.gemm_gflops = ceil->gemm_gflops.at(dtype);
                     std::vector<double> judged;
                     for (const auto& p : pts)
-                        if (p.roofline) judged.push_back(backends::roofs_for(core::layer_analysis{{}, {}, {}, p.cost}, dt, *ceil,
+                        if (p.roofline) judged.push_back(profiler::roofs_for(core::layer_analysis{{}, {}, {}, p.cost}, dt, *ceil,
                                                                              o.timing.cache).bandwidth_gbs);
                     roof.cache_gbs = report::cache_levels(judged, roof.bandwidth_gbs);
                     c.roofs.push_back(roof);
                 }
             for (const auto& p : pts)
-                if (p.state == backends::run_state::measured && p.cost.bytes > 0 && p.cost.executed_flops() > 0 &&
+                if (p.state == profiler::run_state::measured && p.cost.bytes > 0 && p.cost.executed_flops() > 0 &&
                     !p.time.disturbed && !(p.roofline && p.roofline->bound == core::bound_class::mistrusted))
                     c.points.push_back({"batch " + std::to_string(p.batch),
                                         static_cast<double>(p.cost.executed_flops()) / static_cast<double>(p.cost.bytes),
@@ -246,7 +246,7 @@ struct sweep_command {
         }
         // the report is written; like profile, a sweep with no time at all is an error for scripts
         const auto measured = std::count_if(pts.begin(), pts.end(), [](const sweep_point& p) {
-            return p.state == backends::run_state::measured;
+            return p.state == profiler::run_state::measured;
         });
         if (measured == 0)
             throw std::runtime_error("no batch size could be measured on " + sel.chosen->name() +
@@ -265,7 +265,7 @@ struct sweep_command {
             auto ai = p.cost.arithmetic_intensity();
             std::vector<std::string> row{std::to_string(p.batch), report::si(static_cast<double>(p.cost.flops)),
                                          report::si(static_cast<double>(p.cost.bytes), "B"), ai ? report::fixed(*ai, 2) : "-"};
-            if (p.state == backends::run_state::measured) {
+            if (p.state == profiler::run_state::measured) {
                 row.push_back(report::time_ms(p.time.stats.median));
                 row.push_back(report::fixed(static_cast<double>(p.cost.flops) / (p.time.stats.median * 1e6), 2));
                 row.push_back(p.roofline ? std::string(to_string(p.roofline->bound)) : std::string());

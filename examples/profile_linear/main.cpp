@@ -12,13 +12,13 @@ int main(int argc, char** argv) {
     using namespace ridgeline;
     try {
         auto backend = make_backend(argc > 1 ? argv[1] : "auto", argc > 2 ? std::atoi(argv[2]) : 0);
-        backends::profile_options options;
+        profiler::profile_options options;
         options.timing = backends::timing_options::quick();
         // the device's ceilings (smaller problems with quick): without them there is no roofline verdict
         options.ceilings = backend->measure_ceilings(backends::ceilings_options{.quick = true});
 
         // y = x W^T + b for x of 64 x 1024 and W of 512 x 1024: 64*1024*512 = 33,554,432 MACs
-        const backends::layer_profile p =
+        const profiler::layer_profile p =
             profile_layer("linear:in_features=1024,out_features=512", {core::shape{64, 1024}}, *backend,
                           core::dtype::fp32, options);
         if (!p.has_time()) {

@@ -49,7 +49,7 @@ std::vector<double> cache_levels(std::vector<double> judged, double dram_gbs) {
     return levels;
 }
 
-void add_profile(chart& c, const backends::profile_result& r, const std::string& series_name) {
+void add_profile(chart& c, const profiler::profile_result& r, const std::string& series_name) {
     const int s = static_cast<int>(c.series.size());
     c.series.push_back(series_name);
     const std::string dt(core::to_string(r.analysis.data_type));
@@ -385,7 +385,7 @@ std::string render_html(const std::string& title, const std::string& svg, const 
     return o.str();
 }
 
-std::string profile_table_html(const backends::profile_result& r) {
+std::string profile_table_html(const profiler::profile_result& r) {
     std::ostringstream o;
     o << "<table class=\"layers\"><thead><tr><th>layer</th><th>op</th><th>median</th><th>GFLOP/s</th><th>GB/s</th>"
          "<th>FLOP/B</th><th>bound</th><th>% roof</th></tr></thead><tbody>\n";

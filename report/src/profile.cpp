@@ -22,7 +22,7 @@ std::string name_list(const std::vector<std::string>& names, std::size_t shown =
 }
 }  // namespace
 
-layer_rates shown_rates(const backends::layer_profile& p) {
+layer_rates shown_rates(const profiler::layer_profile& p) {
     layer_rates r;
     if (!p.has_time()) return r;
     using core::bound_class;
@@ -45,7 +45,7 @@ layer_rates shown_rates(const backends::layer_profile& p) {
     return r;
 }
 
-std::vector<std::string> profile_warnings(const backends::profile_result& r) {
+std::vector<std::string> profile_warnings(const profiler::profile_result& r) {
     std::vector<std::string> w;
     std::vector<std::string> disturbed;
     for (const auto& p : r.layers)
@@ -71,7 +71,7 @@ std::vector<std::string> profile_warnings(const backends::profile_result& r) {
         const double ratio = r.sum_of_layers_ms / e2e;
         if (ratio > sum_mismatch_factor) {
             // the layers that stand out: the largest medians, with what other work took from them
-            std::vector<const backends::layer_profile*> timed;
+            std::vector<const profiler::layer_profile*> timed;
             for (const auto& p : r.layers)
                 if (p.has_time()) timed.push_back(&p);
             std::sort(timed.begin(), timed.end(),
@@ -130,7 +130,7 @@ nlohmann::json time_json(const backends::timing_result& t) {
             {"disturbance_source", t.disturbance_source}};
 }
 
-nlohmann::json profile_json(const backends::profile_result& r, const run_info& info) {
+nlohmann::json profile_json(const profiler::profile_result& r, const run_info& info) {
     nlohmann::json j = summary_json(r.analysis, info);
     j["schema"] = "ridgeline.profile/2";
     j["device"] = device_json(r.device);
@@ -256,14 +256,14 @@ std::string ci_text(const backends::timing_result& t) {
     return "±" + fixed(half, half < 10 ? 1 : 0) + "%" + (t.disturbed ? "!" : t.noise_target_met ? "" : "*");
 }
 
-std::string state_text(const backends::layer_profile& p) {
-    if (p.state == backends::run_state::failed) return "FAILED";
+std::string state_text(const profiler::layer_profile& p) {
+    if (p.state == profiler::run_state::failed) return "FAILED";
     return std::string(to_string(p.state));
 }
 
 }  // namespace
 
-std::string profile_table(const backends::profile_result& r, const std::vector<skipped_node>& skipped_nodes) {
+std::string profile_table(const profiler::profile_result& r, const std::vector<skipped_node>& skipped_nodes) {
     using al = text_table::align;
     text_table t;
     for (auto [h, a] : std::initializer_list<std::pair<const char*, al>>{
@@ -298,7 +298,7 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
             row.emplace_back(to_string(p.verification.state));
         } else {
             row.push_back(state_text(p));
-            row.insert(row.end(), {"", "", "", "", "", p.verification.state == backends::verification_state::skipped
+            row.insert(row.end(), {"", "", "", "", "", p.verification.state == profiler::verification_state::skipped
                                                          ? std::string()
                                                          : std::string(to_string(p.verification.state))});
         }
@@ -351,7 +351,7 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
         if (r.end_to_end)
             out << "  launch overhead removed: " << time_ms(r.end_to_end->stats.median - r.graph_replay->stats.median);
         out << "\n";
-    } else if (r.graph_replay_state != backends::run_state::skipped) {
+    } else if (r.graph_replay_state != profiler::run_state::skipped) {
         out << "graph replay: " << to_string(r.graph_replay_state)
             << (r.graph_replay_reason.empty() ? "" : " (" + r.graph_replay_reason + ")") << "\n";
     }
@@ -418,15 +418,15 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
         << si(static_cast<double>(tr.adam_state_bytes), "B") << "\n";
     int failed = 0, unsupported = 0, skipped_layers = 0;
     for (const auto& p : r.layers) {
-        failed += p.state == backends::run_state::failed;
-        unsupported += p.state == backends::run_state::unsupported;
-        skipped_layers += p.state == backends::run_state::skipped;
+        failed += p.state == profiler::run_state::failed;
+        unsupported += p.state == profiler::run_state::unsupported;
+        skipped_layers += p.state == profiler::run_state::skipped;
     }
     if (failed || unsupported || skipped_layers) {
         out << "\n";
         for (const auto& p : r.layers)
-            if (p.state == backends::run_state::failed || p.state == backends::run_state::unsupported ||
-                p.state == backends::run_state::skipped)
+            if (p.state == profiler::run_state::failed || p.state == profiler::run_state::unsupported ||
+                p.state == profiler::run_state::skipped)
                 out << to_string(p.state) << ": " << p.analysis.layer.name << ": " << p.reason << "\n";
     }
     if (!r.complete)
@@ -435,7 +435,7 @@ std::string profile_table(const backends::profile_result& r, const std::vector<s
     return out.str();
 }
 
-std::string profile_csv(const backends::profile_result& r) {
+std::string profile_csv(const profiler::profile_result& r) {
     std::ostringstream out;
     out << "name,op,layer,inputs,input_shapes,output_shape,params,buffers,macs,flops,bytes,arithmetic_intensity,"
            "state,median_ms,ci95_low_ms,ci95_high_ms,samples,runs,noise_target_met,achieved_gflops,achieved_gbs,"

@@ -37,11 +37,11 @@ TEST(Api, MeasureLatencyOfACallable) {
 
 TEST(Api, ProfileOneLayerString) {
     auto b = make_backend("cpu");
-    backends::profile_options o;
+    profiler::profile_options o;
     o.timing = backends::timing_options::quick();
     const auto p = profile_layer("linear:in_features=64,out_features=32", {core::shape{8, 64}}, *b, core::dtype::fp32, o);
-    EXPECT_EQ(p.state, backends::run_state::measured);
-    EXPECT_EQ(p.verification.state, backends::verification_state::passed);
+    EXPECT_EQ(p.state, profiler::run_state::measured);
+    EXPECT_EQ(p.verification.state, profiler::verification_state::passed);
     EXPECT_EQ(p.analysis.cost.macs, 8 * 64 * 32);
 }
 

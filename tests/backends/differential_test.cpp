@@ -6,7 +6,7 @@
 #include <set>
 
 #include "differential.hpp"
-#include "ridgeline/backends/profiler.hpp"
+#include "ridgeline/profiler/profiler.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
 
 using namespace ridgeline;

@@ -2,16 +2,16 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
-#include "ridgeline/backends/profiler.hpp"
-#include "ridgeline/backends/registry.hpp"
+#include "ridgeline/profiler/profiler.hpp"
+#include "ridgeline/profiler/registry.hpp"
 #include "ridgeline/core/zoo.hpp"
 
 using namespace ridgeline;
 
 namespace {
 
-backends::profile_options fast_options() {
-    backends::profile_options o;
+profiler::profile_options fast_options() {
+    profiler::profile_options o;
     o.timing = backends::timing_options::quick();
     o.timing.max_time_s = 0.05;
     return o;
@@ -21,7 +21,7 @@ backends::profile_options fast_options() {
 /// differential tests generate, so a declined layer is made here).
 class declining_backend final : public backends::backend {
 public:
-    declining_backend() : inner_(backends::select_backend("cpu", 0).chosen) {}
+    declining_backend() : inner_(profiler::select_backend("cpu", 0).chosen) {}
     [[nodiscard]] std::string name() const override { return inner_->name(); }
     [[nodiscard]] backends::device_info device() const override { return inner_->device(); }
     [[nodiscard]] backends::support supports(const core::layer_analysis& l, core::dtype dt) const override {
@@ -58,19 +58,19 @@ core::model_analysis small_model() {
 
 TEST(Profiler, StatesOfEveryLayer) {
     declining_backend b;
-    const auto r = backends::profile_model(small_model(), b, fast_options());
+    const auto r = profiler::profile_model(small_model(), b, fast_options());
     ASSERT_EQ(r.layers.size(), 5u);
-    EXPECT_EQ(r.layers[0].state, backends::run_state::measured);
-    EXPECT_EQ(r.layers[0].verification.state, backends::verification_state::passed);
+    EXPECT_EQ(r.layers[0].state, profiler::run_state::measured);
+    EXPECT_EQ(r.layers[0].verification.state, profiler::verification_state::passed);
     EXPECT_TRUE(r.layers[0].has_time());
     EXPECT_GT(r.layers[0].time->stats.median, 0.0);
     EXPECT_GE(r.layers[0].time->samples, 5);
-    EXPECT_EQ(r.layers[1].state, backends::run_state::measured);
-    EXPECT_EQ(r.layers[2].state, backends::run_state::unsupported);
+    EXPECT_EQ(r.layers[1].state, profiler::run_state::measured);
+    EXPECT_EQ(r.layers[2].state, profiler::run_state::unsupported);
     EXPECT_EQ(r.layers[2].reason, "this test's backend declines adaptive pooling");
-    EXPECT_EQ(r.layers[3].state, backends::run_state::view);
+    EXPECT_EQ(r.layers[3].state, profiler::run_state::view);
     EXPECT_FALSE(r.layers[3].has_time());
-    EXPECT_EQ(r.layers[4].state, backends::run_state::measured);
+    EXPECT_EQ(r.layers[4].state, profiler::run_state::measured);
     // achieved rates are the executed flops (bytes) over the median. The conv 8->8, 3x3, padding 1 on 12x12:
     // macs 144*8*8*9 = 82,944, flops 2*82,944 + 1,152 bias adds = 167,040; per dimension 12*3 - 2 = 34 of 36
     // (position, tap) pairs read the input, so 8*8*34*34 = 73,984 MACs execute: 167,040 - 2*(82,944 - 73,984)
@@ -83,50 +83,50 @@ TEST(Profiler, StatesOfEveryLayer) {
     EXPECT_NEAR(r.sum_of_layers_ms,
                 r.layers[0].time->stats.median + r.layers[1].time->stats.median + r.layers[4].time->stats.median, 1e-12);
     // the whole model contains a layer the backend declines: end to end is unsupported, with the reason
-    EXPECT_EQ(r.end_to_end_state, backends::run_state::unsupported);
+    EXPECT_EQ(r.end_to_end_state, profiler::run_state::unsupported);
     EXPECT_TRUE(r.complete);
 }
 
 TEST(Profiler, EndToEndOfAModelTheBackendRuns) {
-    auto sel = backends::select_backend("cpu", 0);
+    auto sel = profiler::select_backend("cpu", 0);
     auto o = fast_options();
     const auto a = core::analyze(core::build_zoo_model("squeezenet1_0", core::shape{1, 3, 64, 64}), core::dtype::fp32);
-    const auto r = backends::profile_model(a, *sel.chosen, o);
-    EXPECT_EQ(r.end_to_end_state, backends::run_state::measured) << r.end_to_end_reason;
+    const auto r = profiler::profile_model(a, *sel.chosen, o);
+    EXPECT_EQ(r.end_to_end_state, profiler::run_state::measured) << r.end_to_end_reason;
     ASSERT_TRUE(r.end_to_end.has_value());
     EXPECT_GT(r.end_to_end->stats.median, 0.0);
     for (const auto& l : r.layers) {
         SCOPED_TRACE(l.analysis.layer.name);
-        EXPECT_TRUE(l.state == backends::run_state::measured || l.state == backends::run_state::view) << l.state << ": " << l.reason;
-        if (l.state == backends::run_state::measured) {
-            EXPECT_EQ(l.verification.state, backends::verification_state::passed) << l.verification.message;
+        EXPECT_TRUE(l.state == profiler::run_state::measured || l.state == profiler::run_state::view) << l.state << ": " << l.reason;
+        if (l.state == profiler::run_state::measured) {
+            EXPECT_EQ(l.verification.state, profiler::verification_state::passed) << l.verification.message;
         }
     }
     EXPECT_EQ(r.memory.parameter_bytes, 1248424LL * 4);
 }
 
 TEST(Profiler, InterruptionMarksTheRestNotMeasured) {
-    auto sel = backends::select_backend("cpu", 0);
+    auto sel = profiler::select_backend("cpu", 0);
     std::atomic<bool> stop{false};
     auto o = fast_options();
     o.stop = &stop;
-    o.on_progress = [&](const backends::progress_event& e) {
+    o.on_progress = [&](const profiler::progress_event& e) {
         if (e.index == 2) stop = true;
     };
-    const auto r = backends::profile_model(small_model(), *sel.chosen, o);
+    const auto r = profiler::profile_model(small_model(), *sel.chosen, o);
     EXPECT_FALSE(r.complete);
     EXPECT_EQ(r.layers.size(), 5u);
-    EXPECT_EQ(r.layers[0].state, backends::run_state::measured);
-    EXPECT_EQ(r.layers[2].state, backends::run_state::not_measured);
+    EXPECT_EQ(r.layers[0].state, profiler::run_state::measured);
+    EXPECT_EQ(r.layers[2].state, profiler::run_state::not_measured);
     EXPECT_EQ(r.not_measured, (std::vector<std::string>{"pool", "flat", "fc"}));
-    EXPECT_EQ(r.end_to_end_state, backends::run_state::not_measured);
+    EXPECT_EQ(r.end_to_end_state, profiler::run_state::not_measured);
 }
 
 TEST(Profiler, SameModelTwiceGivesIdenticalCountsAndIndependentTimes) {
-    auto sel = backends::select_backend("cpu", 0);
+    auto sel = profiler::select_backend("cpu", 0);
     const auto a = small_model();
-    const auto r1 = backends::profile_model(a, *sel.chosen, fast_options());
-    const auto r2 = backends::profile_model(a, *sel.chosen, fast_options());
+    const auto r1 = profiler::profile_model(a, *sel.chosen, fast_options());
+    const auto r2 = profiler::profile_model(a, *sel.chosen, fast_options());
     ASSERT_EQ(r1.layers.size(), r2.layers.size());
     for (std::size_t i = 0; i < r1.layers.size(); ++i) {
         EXPECT_EQ(r1.layers[i].analysis.cost, r2.layers[i].analysis.cost);
@@ -142,25 +142,25 @@ TEST(Profiler, SameModelTwiceGivesIdenticalCountsAndIndependentTimes) {
 }
 
 TEST(Profiler, MemoryLimitSkipsALayerAndTheRunGoesOn) {
-    auto sel = backends::select_backend("cpu", 0);
+    auto sel = profiler::select_backend("cpu", 0);
     auto o = fast_options();
     o.max_memory_bytes = 4096;  // the conv needs (1152*2 + 584) * 4 * 2 bytes: over the limit
     o.end_to_end = false;
-    const auto r = backends::profile_model(small_model(), *sel.chosen, o);
-    EXPECT_EQ(r.layers[0].state, backends::run_state::skipped);
+    const auto r = profiler::profile_model(small_model(), *sel.chosen, o);
+    EXPECT_EQ(r.layers[0].state, profiler::run_state::skipped);
     EXPECT_NE(r.layers[0].reason.find("--max-memory"), std::string::npos) << r.layers[0].reason;
     EXPECT_TRUE(r.complete);
 }
 
 TEST(Profiler, UnknownDeviceAndMissingCuda) {
-    EXPECT_THROW((void)backends::select_backend("tpu", 0), backends::backend_error);
+    EXPECT_THROW((void)profiler::select_backend("tpu", 0), backends::backend_error);
     try {
-        (void)backends::select_backend("cuda", 0);
+        (void)profiler::select_backend("cuda", 0);
         FAIL();
     } catch (const backends::backend_error& e) {
         EXPECT_EQ(std::string(e.what()).rfind("no CUDA device: ", 0), 0u) << e.what();
     }
-    auto sel = backends::select_backend("auto", 0);
+    auto sel = profiler::select_backend("auto", 0);
     EXPECT_EQ(sel.chosen->name(), "cpu");
     EXPECT_FALSE(sel.notice.empty());
 }
@@ -193,13 +193,13 @@ TEST(Profiler, ALayerReadingOneTensorTwiceIsTimedOnOneTensor) {
     EXPECT_EQ(backends::single_layer_graph(a.layers.at(3), a).inputs.size(), 2U);
 
     // profiled layer by layer on the CPU backend: each verified against the reference on the aliased graph
-    auto sel = backends::select_backend("cpu", 0);
-    const auto r = backends::profile_model(a, *sel.chosen, fast_options());
+    auto sel = profiler::select_backend("cpu", 0);
+    const auto r = profiler::profile_model(a, *sel.chosen, fast_options());
     for (const auto& l : r.layers) {
         SCOPED_TRACE(l.analysis.layer.name);
-        if (l.state == backends::run_state::view) continue;
-        EXPECT_EQ(l.state, backends::run_state::measured) << l.reason;
-        EXPECT_EQ(l.verification.state, backends::verification_state::passed) << l.verification.message;
+        if (l.state == profiler::run_state::view) continue;
+        EXPECT_EQ(l.state, profiler::run_state::measured) << l.reason;
+        EXPECT_EQ(l.verification.state, profiler::verification_state::passed) << l.verification.message;
     }
 }
 
@@ -207,11 +207,42 @@ TEST(Profiler, ALayerReadingOneTensorTwiceIsTimedOnOneTensor) {
 // would set it to its own (1), and every later layer would be timed on one thread whatever --threads said (the
 // busy-process test saw 0 disturbed samples of 68 layers on 2 threads that way).
 TEST(Profiler, VerificationLeavesTheThreadCountAsItWas) {
-    auto sel = backends::select_backend("cpu", 2);
+    auto sel = profiler::select_backend("cpu", 2);
     const int before = omp_get_max_threads();
     ASSERT_EQ(before, 2);
     const auto a = core::analyze(core::single_layer_model(core::parse_op("relu"), {core::shape{64, 64}}), core::dtype::fp32);
-    const auto p = backends::profile_layer(a.layers.at(0), a, *sel.chosen, fast_options());
-    EXPECT_EQ(p.verification.state, backends::verification_state::passed);
+    const auto p = profiler::profile_layer(a.layers.at(0), a, *sel.chosen, fast_options());
+    EXPECT_EQ(p.verification.state, profiler::verification_state::passed);
     EXPECT_EQ(omp_get_max_threads(), before);
+}
+
+// Verification compares with what the options' reference provider computes, not with a fixed backend: a
+// provider that adds 1 to every output fails a correct relu; one that names the backend under test as itself
+// skips the comparison ("the backend is the reference"); none at all skips it and says so.
+TEST(Profiler, VerificationUsesTheReferenceProviderItIsGiven) {
+    auto sel = profiler::select_backend("cpu", 1);
+    const auto a = core::analyze(core::single_layer_model(core::parse_op("relu"), {core::shape{16, 16}}), core::dtype::fp32);
+    profiler::profile_options o = fast_options();
+    ASSERT_EQ(o.reference.backend, "cpu-ref");  // the default: the reference loops
+    o.reference.outputs = [](const core::model_analysis& g, const backends::graph_data& d) {
+        auto want = profiler::cpu_reference().outputs(g, d);
+        for (auto& t : want)
+            for (float& v : t.data) v += 1.0F;  // relative L2 error ||1|| / ||relu(x) + 1|| >> 1e-4
+        return want;
+    };
+    const auto wrong = profiler::profile_layer(a.layers.at(0), a, *sel.chosen, o);
+    EXPECT_EQ(wrong.state, profiler::run_state::failed);
+    EXPECT_EQ(wrong.verification.state, profiler::verification_state::failed);
+
+    o.reference.backend = sel.chosen->name();  // "cpu": this provider is the backend under test itself
+    const auto self = profiler::profile_layer(a.layers.at(0), a, *sel.chosen, o);
+    EXPECT_EQ(self.state, profiler::run_state::measured);
+    EXPECT_EQ(self.verification.state, profiler::verification_state::skipped);
+    EXPECT_EQ(self.verification.message, "the backend is the reference");
+
+    o.reference = {};
+    const auto none = profiler::profile_layer(a.layers.at(0), a, *sel.chosen, o);
+    EXPECT_EQ(none.state, profiler::run_state::measured);
+    EXPECT_EQ(none.verification.state, profiler::verification_state::skipped);
+    EXPECT_EQ(none.verification.message, "no reference to verify against");
 }

@@ -3,9 +3,10 @@
 #include <cmath>
 #include <limits>
 
-#include "ridgeline/backends/profiler.hpp"
+#include "ridgeline/profiler/profiler.hpp"
 
 using namespace ridgeline::backends;
+using namespace ridgeline::profiler;
 
 namespace {
 host_tensor t(std::vector<float> v) { return {ridgeline::core::shape{static_cast<std::int64_t>(v.size())}, std::move(v)}; }

@@ -3,7 +3,7 @@
 
 #include <random>
 
-#include "ridgeline/backends/profiler.hpp"
+#include "ridgeline/profiler/profiler.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
 #include "ridgeline/cpu/reference.hpp"
 
@@ -21,7 +21,7 @@ core::model_analysis one_layer_graph(const problem& p, core::dtype dt) {
 }
 
 /// Runs the layer on `b` with poisoned outputs and compares with the reference on the same data.
-backends::verification_result check(backends::backend& b, const problem& p, core::dtype dt, std::uint64_t seed = 7) {
+profiler::verification_result check(backends::backend& b, const problem& p, core::dtype dt, std::uint64_t seed = 7) {
     const auto g = one_layer_graph(p, dt);
     const auto data = backends::make_graph_data(g, dt, seed);
     auto prep = b.prepare(g, data);
@@ -35,7 +35,7 @@ backends::verification_result check(backends::backend& b, const problem& p, core
     for (const auto& q : core::parameters_of(la.layer.op))
         params[q.name] = &data.tensors.at(backends::param_key(la.layer, q.name));
     const auto want = cpu::reference_forward(la.layer, in, params, la.output_shape);
-    return backends::compare_outputs(got, {want}, backends::verification_tolerance(dt));
+    return profiler::compare_outputs(got, {want}, profiler::verification_tolerance(dt));
 }
 
 std::unique_ptr<backends::backend>& cpu_backend() {
@@ -92,7 +92,7 @@ TEST(Dnnl, EveryOpMatchesTheReferenceInFp32) {
     for (const auto& p : problems) {
         SCOPED_TRACE(p.layer + " on " + p.inputs[0].to_string());
         const auto v = check(*cpu_backend(), p, core::dtype::fp32);
-        EXPECT_EQ(v.state, backends::verification_state::passed) << v.message;
+        EXPECT_EQ(v.state, profiler::verification_state::passed) << v.message;
         EXPECT_EQ(v.unwritten, 0);
         EXPECT_LE(v.rel_l2_error, 1e-4);
     }
@@ -117,7 +117,7 @@ TEST(Dnnl, RandomConvolutions) {
                               ",bias=" + (pick(0, 1) ? "true" : "false");
         SCOPED_TRACE(s + " on " + std::to_string(h) + "x" + std::to_string(w));
         const auto v = check(*cpu_backend(), {s, {{pick(1, 2), cin, h, w}}}, core::dtype::fp32, 100 + static_cast<std::uint64_t>(i));
-        EXPECT_EQ(v.state, backends::verification_state::passed) << v.message;
+        EXPECT_EQ(v.state, profiler::verification_state::passed) << v.message;
         ++checked;
     }
     EXPECT_EQ(checked, 40);
@@ -129,7 +129,7 @@ TEST(Dnnl, ReducedPrecisionIsSupportedOrDeclinedWithAReason) {
     const auto s = cpu_backend()->supports(g.layers[0], core::dtype::bf16);
     if (s.supported) {
         const auto v = check(*cpu_backend(), p, core::dtype::bf16);
-        EXPECT_EQ(v.state, backends::verification_state::passed) << v.message;
+        EXPECT_EQ(v.state, profiler::verification_state::passed) << v.message;
     } else {
         EXPECT_NE(s.reason.find("bf16 needs AVX-512"), std::string::npos) << s.reason;
         EXPECT_THROW((void)cpu_backend()->prepare(g, backends::make_graph_data(g, core::dtype::bf16, 1)),
@@ -144,7 +144,7 @@ TEST(Dnnl, RunsWhatOneDnnPoolingCannotExpress) {
     // adaptive pooling 5 -> 3 has windows [0,2), [1,4), [3,5) of 2 and 3: two averaging matmuls, not a pooling
     const problem p{"adaptive_avg_pool2d:output_size=3", {{1, 2, 5, 5}}};
     const auto v = check(*cpu_backend(), p, core::dtype::fp32);
-    EXPECT_EQ(v.state, backends::verification_state::passed) << v.message;
+    EXPECT_EQ(v.state, profiler::verification_state::passed) << v.message;
     const auto g = one_layer_graph(p, core::dtype::fp32);
     auto prep = cpu_backend()->prepare(g, backends::make_graph_data(g, core::dtype::fp32, 1));
     EXPECT_NE(prep->notes().find("+"), std::string::npos) << "two primitives: " << prep->notes();
@@ -174,7 +174,7 @@ TEST(Dnnl, WholeModelMatchesTheReferenceChain) {
     auto ref_backend = cpu::make_reference_backend(0);
     auto ref = ref_backend->prepare(g, data);
     ref->run();
-    const auto v = backends::compare_outputs(fast->outputs(), ref->outputs(), 1e-4);
-    EXPECT_EQ(v.state, backends::verification_state::passed) << v.message;
+    const auto v = profiler::compare_outputs(fast->outputs(), ref->outputs(), 1e-4);
+    EXPECT_EQ(v.state, profiler::verification_state::passed) << v.message;
     EXPECT_EQ(fast->outputs().at(0).dims, (core::shape{2, 4, 3}));
 }

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "ridgeline/backends/profiler.hpp"
+#include "ridgeline/profiler/profiler.hpp"
 #include "ridgeline/backends/timing.hpp"
 #include "ridgeline/core/zoo.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
@@ -38,7 +38,7 @@ backends::backend* gpu() {
     } while (0)
 
 /// Runs `g` on the GPU (outputs poisoned first) and on the reference backend, from the same data.
-backends::verification_result check_graph(const core::model_analysis& g, core::dtype dt, std::uint64_t seed = 7) {
+profiler::verification_result check_graph(const core::model_analysis& g, core::dtype dt, std::uint64_t seed = 7) {
     return test::differential::verify(*gpu(), g, backends::make_graph_data(g, dt, seed));
 }
 
@@ -105,7 +105,7 @@ TEST_P(CudaEveryOp, MatchesTheReference) {
         if (!s.supported) GTEST_SKIP() << s.reason;
         try {
             const auto v = check_graph(g, dt);
-            EXPECT_EQ(v.state, backends::verification_state::passed) << p.layer << " " << g.inputs[0].dims.to_string() << ": " << v.message
+            EXPECT_EQ(v.state, profiler::verification_state::passed) << p.layer << " " << g.inputs[0].dims.to_string() << ": " << v.message
                                          << " (rel L2 " << v.rel_l2_error << ")";
             EXPECT_EQ(v.unwritten, 0) << p.layer;
         } catch (const std::exception& e) {
@@ -156,7 +156,7 @@ TEST(CudaGraph, ViewsAndResidualsEndToEnd) {
     for (core::dtype dt : {core::dtype::fp32, core::dtype::bf16}) {
         const auto g = core::analyze(b.build(), dt);
         const auto v = check_graph(g, dt);
-        EXPECT_EQ(v.state, backends::verification_state::passed) << core::to_string(dt) << ": " << v.message;
+        EXPECT_EQ(v.state, profiler::verification_state::passed) << core::to_string(dt) << ": " << v.message;
     }
 }
 
@@ -167,7 +167,7 @@ TEST(CudaGraph, ResNetBlockAndBertLayerMatchTheReference) {
         const auto g = core::analyze(m, core::dtype::fp32);
         const auto v = check_graph(g, core::dtype::fp32);
         // deep models accumulate rounding differences: the fp32 tolerance applies to the whole model
-        EXPECT_EQ(v.state, backends::verification_state::passed) << name << ": " << v.message;
+        EXPECT_EQ(v.state, profiler::verification_state::passed) << name << ": " << v.message;
     }
 }
 
@@ -229,16 +229,16 @@ TEST(CudaBackend, EventTimerAndColdCache) {
 TEST(CudaBackend, ProfilerEndToEndWithGraphReplay) {
     REQUIRE_GPU();
     const auto a = core::analyze(core::build_zoo_model("resnet18"), core::dtype::bf16);
-    backends::profile_options o;
+    profiler::profile_options o;
     o.timing = backends::timing_options::quick();
     o.graph_replay = true;
-    const auto r = backends::profile_model(a, *gpu(), o);
-    EXPECT_EQ(r.end_to_end_state, backends::run_state::measured) << r.end_to_end_reason;
-    EXPECT_EQ(r.graph_replay_state, backends::run_state::measured) << r.graph_replay_reason;
+    const auto r = profiler::profile_model(a, *gpu(), o);
+    EXPECT_EQ(r.end_to_end_state, profiler::run_state::measured) << r.end_to_end_reason;
+    EXPECT_EQ(r.graph_replay_state, profiler::run_state::measured) << r.graph_replay_reason;
     for (const auto& l : r.layers) {
-        if (l.state == backends::run_state::view) continue;
-        EXPECT_EQ(l.state, backends::run_state::measured) << l.analysis.layer.name << ": " << l.reason;
-        EXPECT_EQ(l.verification.state, backends::verification_state::passed) << l.analysis.layer.name << ": " << l.verification.message;
+        if (l.state == profiler::run_state::view) continue;
+        EXPECT_EQ(l.state, profiler::run_state::measured) << l.analysis.layer.name << ": " << l.reason;
+        EXPECT_EQ(l.verification.state, profiler::verification_state::passed) << l.analysis.layer.name << ": " << l.verification.message;
         EXPECT_FALSE(l.implementation.empty()) << l.analysis.layer.name;
         EXPECT_TRUE(std::isfinite(l.host_ms_per_run)) << l.analysis.layer.name;
     }

@@ -15,26 +15,26 @@ using namespace ridgeline;
 namespace {
 
 /// x 64x1024 -> linear 1024->1024 "trusted" -> relu "liar" -> relu "busy", each measured at `median` ms.
-backends::profile_result three_layers() {
+profiler::profile_result three_layers() {
     core::model_builder b("three");
     b.input("x", core::shape{64, 1024});
     b.then("trusted", core::parse_op("linear:in_features=1024,out_features=1024"));
     b.then("liar", core::parse_op("relu"));
     b.then("busy", core::parse_op("relu"));
-    backends::profile_result r;
+    profiler::profile_result r;
     r.analysis = core::analyze(b.build(), core::dtype::fp32);
     const double median[] = {1.0, 3e-6, 0.05};  // the liar: 65,536 FLOPs in 3 ns would be 21,845 GFLOP/s
     for (std::size_t i = 0; i < 3; ++i) {
-        backends::layer_profile p;
+        profiler::layer_profile p;
         p.analysis = r.analysis.layers[i];
-        p.state = backends::run_state::measured;
+        p.state = profiler::run_state::measured;
         backends::timing_result t;
         t.samples = t.clean_samples = 10;
         t.runs = 100;
         t.stats.median = t.stats.ci95_low = t.stats.ci95_high = t.stats.mean = t.stats.min = t.stats.max = median[i];
         t.noise_target_met = true;
         p.time = t;
-        p.verification.state = backends::verification_state::passed;
+        p.verification.state = profiler::verification_state::passed;
         core::roofline_point v;
         v.bound = i == 1 ? core::bound_class::mistrusted : core::bound_class::compute;
         v.roof_fraction = 0.5;

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "ridgeline/backends/profiler.hpp"
+#include "ridgeline/profiler/profiler.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
 #include "ridgeline/cpu/reference.hpp"
@@ -438,15 +438,15 @@ std::string_view to_string(outcome o) {
     return "?";
 }
 
-backends::verification_result verify(backends::backend& b, const core::model_analysis& g,
+profiler::verification_result verify(backends::backend& b, const core::model_analysis& g,
                                      const backends::graph_data& data) {
     auto prep = b.prepare(g, data);
     prep->poison_outputs();
     prep->run();
     const auto got = prep->outputs();
     // the reference loops directly: a cpu-ref backend would set the OpenMP thread count the backend under test uses
-    return backends::compare_outputs(got, cpu::reference_graph_outputs(g, data),
-                                     backends::verification_tolerance(g.data_type));
+    return profiler::compare_outputs(got, cpu::reference_graph_outputs(g, data),
+                                     profiler::verification_tolerance(g.data_type));
 }
 
 case_result run_case(backends::backend& b, const layer_case& c, core::dtype dt, std::uint64_t seed) {
@@ -461,7 +461,7 @@ case_result run_case(backends::backend& b, const layer_case& c, core::dtype dt, 
             for (const auto& in : g.inputs)
                 for (float& v : data.tensors.at(in.name).data) v *= 8.0F;
         const auto v = verify(b, g, data);
-        if (v.state != backends::verification_state::passed) return {outcome::mismatched, v.message, v.rel_l2_error};
+        if (v.state != profiler::verification_state::passed) return {outcome::mismatched, v.message, v.rel_l2_error};
         return {outcome::matched, {}, v.rel_l2_error};
     } catch (const backends::unsupported& e) {
         return {outcome::declined, reason_of(e.what()), 0};

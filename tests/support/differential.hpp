@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "ridgeline/backends/backend.hpp"
-#include "ridgeline/backends/profiler.hpp"
+#include "ridgeline/profiler/profiler.hpp"
 #include "ridgeline/core/model.hpp"
 
 namespace ridgeline::test::differential {
@@ -49,7 +49,7 @@ core::model_analysis graph_of(const layer_case& c, core::dtype dt);
 
 /// Runs `g` on `b` (outputs poisoned first) and on the reference loops from the same `data`, and compares them as
 /// verification does (g.data_type's tolerance). Throws what prepare() throws.
-backends::verification_result verify(backends::backend& b, const core::model_analysis& g,
+profiler::verification_result verify(backends::backend& b, const core::model_analysis& g,
                                      const backends::graph_data& data);
 
 enum class outcome { matched, declined, mismatched, failed };

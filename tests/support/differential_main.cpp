@@ -15,7 +15,7 @@
 #include <iostream>
 
 #include "differential.hpp"
-#include "ridgeline/backends/registry.hpp"
+#include "ridgeline/profiler/registry.hpp"
 
 using namespace ridgeline;
 namespace diff = ridgeline::test::differential;
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
 
     std::unique_ptr<backends::backend> b;
     try {
-        b = backends::select_backend(device, threads).chosen;
+        b = profiler::select_backend(device, threads).chosen;
     } catch (const std::exception& e) {
         return bad_use(e.what());
     }

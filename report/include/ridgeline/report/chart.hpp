@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ridgeline/backends/profiler.hpp"
+#include "ridgeline/profiler/profiler.hpp"
 
 namespace ridgeline::report {
 
@@ -48,7 +48,7 @@ struct chart {
 
 /// Adds a profile's roofs (its data type's) and measured layers (those with a time, flops, bytes and a rate
 /// that is shown) as series `series`.
-void add_profile(chart& c, const backends::profile_result& r, const std::string& series_name);
+void add_profile(chart& c, const profiler::profile_result& r, const std::string& series_name);
 
 /// The chart as a standalone SVG document. Every point is a <circle class="point ..."> (or other marker
 /// for later series) with a data-layer attribute and a <title> tooltip.
@@ -59,7 +59,7 @@ std::string render_svg(const chart& c);
 std::string render_html(const std::string& title, const std::string& svg, const std::string& table_html);
 
 /// HTML table of a profile's layers (name, op, median, GFLOP/s, GB/s, bound, % of roof).
-std::string profile_table_html(const backends::profile_result& r);
+std::string profile_table_html(const profiler::profile_result& r);
 
 /// Escapes &, <, >, " for HTML/XML text and attributes.
 std::string xml_escape(const std::string& s);

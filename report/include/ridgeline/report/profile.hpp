@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ridgeline/backends/profiler.hpp"
+#include "ridgeline/profiler/profiler.hpp"
 #include "ridgeline/report/summary.hpp"
 
 namespace ridgeline::report {
@@ -21,7 +21,7 @@ nlohmann::json device_json(const backends::device_info& d);
 ///  "clean_samples", "disturbed_samples", "stolen_fraction", "involuntary_switches", "disturbance_source"}
 nlohmann::json time_json(const backends::timing_result& t);
 
-nlohmann::json profile_json(const backends::profile_result& r, const run_info& info);
+nlohmann::json profile_json(const profiler::profile_result& r, const run_info& info);
 
 /// A layer's rates as every report shows them: hidden (NaN, with the reason) for a layer without a time, a
 /// `mistrusted` one (its time beats a roof: no rate can be believed) and a `disturbed` one (other work took
@@ -34,12 +34,12 @@ struct layer_rates {
     bool hidden = false;
     core::bound_class why_hidden = core::bound_class::none;  // mistrusted or disturbed when hidden
 };
-layer_rates shown_rates(const backends::layer_profile& p);
+layer_rates shown_rates(const profiler::layer_profile& p);
 
 /// What other work did to a run, one line each, for stderr, the table's footer and the JSON `warnings`:
 /// layers disturbed by other work, a disturbed end-to-end pass, and an end-to-end time that disagrees with the
 /// sum of the layer medians by more than `sum_mismatch_factor` (with the layers that stand out).
-std::vector<std::string> profile_warnings(const backends::profile_result& r);
+std::vector<std::string> profile_warnings(const profiler::profile_result& r);
 
 /// The end-to-end time and the sum of layer medians disagree when one is more than twice the other: on a
 /// quiet machine they stay within 1.5x of each other (resnet18 1.3x, resnet50 1.5x on 2 CPU threads: layout
@@ -48,11 +48,11 @@ std::vector<std::string> profile_warnings(const backends::profile_result& r);
 inline constexpr double sum_mismatch_factor = 2.0;
 
 /// `skipped_nodes`: nodes of an imported model left out, listed in a footer line.
-std::string profile_table(const backends::profile_result& r, const std::vector<skipped_node>& skipped_nodes = {});
+std::string profile_table(const profiler::profile_result& r, const std::vector<skipped_node>& skipped_nodes = {});
 
 /// Per-layer CSV: the summary columns plus state, median_ms, ci95_low_ms, ci95_high_ms, samples, runs,
 /// noise_target_met, achieved_gflops, achieved_gbs (empty when mistrusted or disturbed), verification,
 /// rel_l2_error, executed_macs, disturbed, disturbed_samples, stolen_fraction, bound, roof_fraction.
-std::string profile_csv(const backends::profile_result& r);
+std::string profile_csv(const profiler::profile_result& r);
 
 }  // namespace ridgeline::report

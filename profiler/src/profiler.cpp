@@ -1,4 +1,4 @@
-#include "ridgeline/backends/profiler.hpp"
+#include "ridgeline/profiler/profiler.hpp"
 
 #include <cctype>
 #include <chrono>
@@ -10,7 +10,19 @@
 #include "ridgeline/core/checked.hpp"
 #include "ridgeline/cpu/reference.hpp"
 
-namespace ridgeline::backends {
+namespace ridgeline::profiler {
+
+using backends::backend;
+using backends::cache_mode;
+using backends::disturbed_lost_fraction;
+using backends::prepared;
+using backends::single_layer_graph;
+using backends::support;
+using backends::unsupported;
+using backends::graph_data;
+using backends::host_tensor;
+using backends::measure;
+using backends::timing_result;
 
 std::string_view to_string(run_state s) {
     switch (s) {
@@ -37,6 +49,14 @@ std::string_view to_string(verification_state s) {
 }
 
 std::ostream& operator<<(std::ostream& os, verification_state s) { return os << to_string(s); }
+
+reference_provider cpu_reference() {
+    // the reference loops over a graph, never a cpu-ref backend: its constructor sets the OpenMP thread count,
+    // which every later layer's timing would then run on
+    return {"cpu-ref", [](const core::model_analysis& g, const graph_data& data) {
+                return cpu::reference_graph_outputs(g, data);
+            }};
+}
 
 double verification_tolerance(core::dtype dt) {
     switch (dt) {
@@ -135,9 +155,6 @@ std::uint64_t layer_seed(std::uint64_t seed, const std::string& name) {
 
 /// Reference outputs of a single-layer graph (the layer, maybe after the views of an input read twice) from the same
 /// host data.
-std::vector<host_tensor> reference_outputs(const core::model_analysis& g, const graph_data& data) {
-    return cpu::reference_graph_outputs(g, data);  // never a cpu-ref backend here: that would set the thread count
-}
 
 /// Bytes a layer needs on the device: inputs, parameters and output at the data type's size (x2 margin
 /// for layout copies and workspace).
@@ -282,11 +299,11 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
     p.workspace_bytes = prep->workspace_bytes();
     p.implementation = prep->notes();
     try {
-        if (o.verify && b.name() != "cpu-ref") {
+        if (o.verify && o.reference.outputs && b.name() != o.reference.backend) {
             prep->poison_outputs();
             prep->run();
             const auto got = prep->outputs();
-            p.verification = compare_outputs(got, reference_outputs(g, data), verification_tolerance(dt));
+            p.verification = compare_outputs(got, o.reference.outputs(g, data), verification_tolerance(dt));
             if (p.verification.state == verification_state::failed) {
                 p.state = run_state::failed;
                 p.reason = "verification: " + p.verification.message;
@@ -294,7 +311,9 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
             }
         } else {
             p.verification.state = verification_state::skipped;
-            p.verification.message = o.verify ? "the backend is the reference" : "--no-verify";
+            p.verification.message = !o.verify               ? "--no-verify"
+                                     : !o.reference.outputs ? "no reference to verify against"
+                                                            : "the backend is the reference";
         }
         const range_guard range(b, la.layer.name);
         timing_result t = measure([&] { prep->run(); }, b.timer(), o.timing, [&] { b.flush_cache(); }, nullptr, o.stop);
@@ -439,4 +458,4 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
     return r;
 }
 
-}  // namespace ridgeline::backends
+}  // namespace ridgeline::profiler

@@ -19,7 +19,7 @@ std::int64_t count_macs(const core::model& m) { return analysis_of(m).totals.mac
 std::int64_t count_flops(const core::model& m) { return analysis_of(m).totals.flops; }
 
 std::unique_ptr<backends::backend> make_backend(std::string_view device, int threads) {
-    return backends::select_backend(device, threads).chosen;
+    return profiler::select_backend(device, threads).chosen;
 }
 
 backends::timing_result measure_latency(const std::function<void()>& fn, const backends::timing_options& options) {
@@ -32,15 +32,15 @@ backends::timing_result measure_latency(backends::prepared& op, backends::backen
     return backends::measure([&] { op.run(); }, b.timer(), options, [&] { b.flush_cache(); });
 }
 
-backends::layer_profile profile_layer(std::string_view layer, const std::vector<core::shape>& inputs,
-                                      backends::backend& b, core::dtype dt, const backends::profile_options& options) {
+profiler::layer_profile profile_layer(std::string_view layer, const std::vector<core::shape>& inputs,
+                                      backends::backend& b, core::dtype dt, const profiler::profile_options& options) {
     const auto a = core::analyze(core::single_layer_model(core::parse_op(layer), inputs), dt);
-    return backends::profile_layer(a.layers.at(0), a, b, options);
+    return profiler::profile_layer(a.layers.at(0), a, b, options);
 }
 
-backends::profile_result profile_model(const core::model& m, backends::backend& b, core::dtype dt,
-                                       const backends::profile_options& options) {
-    return backends::profile_model(core::analyze(m, dt), b, options);
+profiler::profile_result profile_model(const core::model& m, backends::backend& b, core::dtype dt,
+                                       const profiler::profile_options& options) {
+    return profiler::profile_model(core::analyze(m, dt), b, options);
 }
 
 void timing_log::record(const std::string& name, double ms) {

@@ -1,4 +1,4 @@
-#include "ridgeline/backends/registry.hpp"
+#include "ridgeline/profiler/registry.hpp"
 
 #include <cctype>
 #include <exception>
@@ -10,7 +10,10 @@
 #include "ridgeline/cuda/cuda_backend.hpp"
 #endif
 
-namespace ridgeline::backends {
+namespace ridgeline::profiler {
+
+using backends::backend;
+using backends::backend_error;
 
 namespace {
 
@@ -122,4 +125,4 @@ selection select_backend(std::string_view device, int threads) {
     throw backend_error("unknown device \"" + std::string(device) + "\" (devices: auto, cpu, cpu-ref, cuda, cuda:N)");
 }
 
-}  // namespace ridgeline::backends
+}  // namespace ridgeline::profiler

@@ -26,7 +26,7 @@
 #include "ridgeline/core/roofline.hpp"
 #include "ridgeline/core/model.hpp"
 
-namespace ridgeline::backends {
+namespace ridgeline::profiler {
 
 /// What became of a layer, of the end-to-end pass or of the graph replay (the header comment above); written as
 /// its name (to_string) only at output.
@@ -60,14 +60,14 @@ struct verification_result {
 
 /// Compares `got` with `want` (same shapes): relative L2 error ||got - want|| / ||want||, and counts
 /// elements still NaN (poisoned, never written) where the reference is finite.
-verification_result compare_outputs(const std::vector<host_tensor>& got, const std::vector<host_tensor>& want,
+verification_result compare_outputs(const std::vector<backends::host_tensor>& got, const std::vector<backends::host_tensor>& want,
                                     double tolerance);
 
 struct layer_profile {
     core::layer_analysis analysis;
     run_state state = run_state::skipped;
     std::string reason;  // why not measured
-    std::optional<timing_result> time;
+    std::optional<backends::timing_result> time;
     verification_result verification;
     std::int64_t workspace_bytes = 0;
     std::string implementation;  // what the backend ran
@@ -94,16 +94,29 @@ struct progress_event {
     double eta_s = -1;  // < 0 when unknown
 };
 
+/// What verification compares a backend's outputs with, as CUTLASS's profiler takes its reference providers:
+/// `outputs` computes a graph's outputs on the same inputs and weights by a trusted method, and `backend` names
+/// the backend that is itself this reference (its outputs are not compared with themselves).
+struct reference_provider {
+    std::string backend;
+    std::function<std::vector<backends::host_tensor>(const core::model_analysis&, const backends::graph_data&)> outputs;
+};
+
+/// The CPU reference loops (cpu::reference_graph_outputs, what the cpu-ref backend runs): every op, in fp64
+/// accumulation, on the host. Thread count untouched.
+reference_provider cpu_reference();
+
 struct profile_options {
-    timing_options timing;
+    backends::timing_options timing;
     bool verify = true;
+    reference_provider reference = cpu_reference();  // what `verify` compares with
     bool end_to_end = true;
     bool per_layer = true;  // false: only the end-to-end pass (sweeps of whole models)
     std::uint64_t seed = 20261130;
     std::int64_t max_memory_bytes = 0;  // 0: what the backend reports free
     bool graph_replay = false;          // also time the forward pass replayed as one captured graph
     /// Real parameter values (a model file's weights) by param_key; random where absent.
-    std::shared_ptr<const graph_data> weights;
+    std::shared_ptr<const backends::graph_data> weights;
     /// The device's ceilings: when given, every measured layer gets a roofline verdict.
     std::optional<backends::ceilings> ceilings;
     std::function<void(const progress_event&)> on_progress;
@@ -112,16 +125,16 @@ struct profile_options {
 
 struct profile_result {
     core::model_analysis analysis;
-    device_info device;
+    backends::device_info device;
     std::string timer_name;
     double timer_resolution_ns = 0;
     double timer_overhead_ns = 0;
-    timing_options timing;
+    backends::timing_options timing;
     bool verify = true;
     std::uint64_t seed = 0;
     std::vector<layer_profile> layers;
-    std::optional<timing_result> end_to_end;
-    std::optional<timing_result> graph_replay;  // the forward pass as one captured graph (--graph)
+    std::optional<backends::timing_result> end_to_end;
+    std::optional<backends::timing_result> graph_replay;  // the forward pass as one captured graph (--graph)
     run_state graph_replay_state = run_state::skipped;
     std::string graph_replay_reason;
     run_state end_to_end_state = run_state::skipped;  // never view
@@ -141,7 +154,7 @@ struct profile_result {
 /// (hot cache) or of DRAM (cold cache), the dispatch overhead, and the tolerances from the ceilings' spread.
 /// `implementation` is what the backend ran (prepared::notes()): a Winograd or FFT algorithm does fewer
 /// multiplies than any count, so the compute roof cannot mistrust it (core::roofs::compute_checked).
-core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backends::ceilings& c, cache_mode cache,
+core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backends::ceilings& c, backends::cache_mode cache,
                       const std::string& implementation = {});
 
 /// Whether a backend's implementation note names an algorithm that does fewer multiplies than the direct
@@ -150,14 +163,14 @@ bool fewer_multiplies(const std::string& implementation);
 
 /// The roofline verdict of a measured time: core::classify on the executed FLOPs and the bytes, or the bound
 /// "disturbed" (no verdict) when the time could not collect enough clean samples.
-core::roofline_point judge(const core::cost& cost, const timing_result& t, const core::roofs& roofs);
+core::roofline_point judge(const core::cost& cost, const backends::timing_result& t, const core::roofs& roofs);
 
 /// Profiles every layer of `analysis` on `b`, then the whole forward pass. Never throws for a layer's
 /// problem (it is recorded); throws only for a broken model (core::error).
-profile_result profile_model(const core::model_analysis& analysis, backend& b, const profile_options& options);
+profile_result profile_model(const core::model_analysis& analysis, backends::backend& b, const profile_options& options);
 
 /// Profiles one layer alone (a one-layer model).
-layer_profile profile_layer(const core::layer_analysis& layer, const core::model_analysis& parent, backend& b,
+layer_profile profile_layer(const core::layer_analysis& layer, const core::model_analysis& parent, backends::backend& b,
                             const profile_options& options);
 
-}  // namespace ridgeline::backends
+}  // namespace ridgeline::profiler

@@ -11,7 +11,7 @@
 
 #include "ridgeline/backends/backend.hpp"
 
-namespace ridgeline::backends {
+namespace ridgeline::profiler {
 
 struct backend_entry {
     std::string name;
@@ -24,7 +24,7 @@ struct backend_entry {
 std::vector<backend_entry> list_backends();
 
 struct selection {
-    std::unique_ptr<backend> chosen;
+    std::unique_ptr<backends::backend> chosen;
     std::string notice;  // one line for the user when auto chose or fell back ("no CUDA device: ...; using cpu")
 };
 
@@ -33,4 +33,4 @@ struct selection {
 /// (e.g. "no CUDA device: CUDA driver version is insufficient for CUDA runtime version").
 selection select_backend(std::string_view device, int threads);
 
-}  // namespace ridgeline::backends
+}  // namespace ridgeline::profiler

@@ -20,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ridgeline/backends/profiler.hpp"
-#include "ridgeline/backends/registry.hpp"
+#include "ridgeline/profiler/profiler.hpp"
+#include "ridgeline/profiler/registry.hpp"
 #include "ridgeline/core/model.hpp"
 #include "ridgeline/core/stats.hpp"
 
@@ -46,13 +46,13 @@ backends::timing_result measure_latency(backends::prepared& op, backends::backen
                                         const backends::timing_options& options = {});
 
 /// One layer from a layer string on the given input shapes: verified and timed.
-backends::layer_profile profile_layer(std::string_view layer, const std::vector<core::shape>& inputs,
+profiler::layer_profile profile_layer(std::string_view layer, const std::vector<core::shape>& inputs,
                                       backends::backend& b, core::dtype dt = core::dtype::fp32,
-                                      const backends::profile_options& options = {});
+                                      const profiler::profile_options& options = {});
 
 /// Every layer of a model, then the whole forward pass.
-backends::profile_result profile_model(const core::model& m, backends::backend& b, core::dtype dt = core::dtype::fp32,
-                                       const backends::profile_options& options = {});
+profiler::profile_result profile_model(const core::model& m, backends::backend& b, core::dtype dt = core::dtype::fp32,
+                                       const profiler::profile_options& options = {});
 
 /// Durations of named regions of your own code, in ms. Thread-safe.
 class timing_log {
