@@ -1,0 +1,339 @@
+#pragma once
+// The ONNX importer, internal to io/ (RIDGELINE_HAVE_ONNX == 1): only io/src includes ONNX and protobuf
+// headers, and none of them appear in its public headers. One importer reads one file: its members are defined
+// in onnx_import.cpp (the driver and the op dispatch), onnx_load.cpp, onnx_values.cpp and one file per op
+// family (onnx_ops_window.cpp, onnx_ops_dense.cpp, onnx_ops_elementwise.cpp, onnx_ops_shape.cpp).
+#include "ridgeline/io/onnx_import.hpp"
+
+#include <fcntl.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <charconv>
+#include <cstdlib>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "ridgeline/core/file.hpp"
+#include "ridgeline/core/checked.hpp"
+#include "ridgeline/core/error.hpp"
+
+namespace ridgeline::io::onnx_detail {
+
+/// Longest ONNX shape inference may take (resnet50 needs well under a second).
+constexpr int shape_inference_timeout_s = 120;
+
+namespace fs = std::filesystem;
+
+/// A tensor whose value is known when the file is read: an initializer or a Constant node's output.
+struct constant {
+    std::vector<std::int64_t> dims;
+    std::vector<float> values;       // floating-point tensors
+    std::vector<std::int64_t> ints;  // integer tensors
+    bool integer = false;
+    std::string origin;  // what it is made of: "<initializer name>" plus any transform
+
+    [[nodiscard]] std::size_t size() const { return integer ? ints.size() : values.size(); }
+    [[nodiscard]] std::string shape_text() const {
+        return dims.empty() ? std::string("scalar") : core::shape(dims).to_string();
+    }
+};
+using constant_ptr = std::shared_ptr<const constant>;
+
+/// Why a node cannot be imported. `listed`: the node itself is at fault (it goes into the error), as
+/// opposed to a node that only reads the output of one that is.
+struct unsupported {
+    std::string reason;
+    bool listed = true;
+};
+
+struct issue {
+    skipped_node node;
+    bool listed = true;
+};
+
+struct unavailable {
+    std::string reason;
+    bool producer_listed = true;
+};
+
+/// A parameter slot of an emitted layer and the data that fills it.
+struct param_use {
+    std::size_t layer = 0;
+    std::string param;
+    std::vector<float> data;
+    std::string origin;
+};
+
+inline float half_to_float(std::uint16_t h) {
+    const std::uint32_t sign = (h & 0x8000u) << 16;
+    const std::uint32_t exp = (h >> 10) & 0x1fu;
+    const std::uint32_t man = h & 0x3ffu;
+    if (exp == 0) {  // zero or subnormal: man * 2^-24
+        const float v = std::ldexp(static_cast<float>(man), -24);
+        return sign ? -v : v;
+    }
+    if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (man << 13));
+    return std::bit_cast<float>(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+/// A float32 from the file as the double of its shortest decimal form (1e-6f -> 1e-06, not 9.99999997e-07),
+/// so eps and scale factors print as they were written before export.
+inline double tidy(float f) {
+    char buf[32];
+    auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, f);
+    if (ec != std::errc()) return static_cast<double>(f);
+    *ptr = '\0';
+    return std::strtod(buf, nullptr);
+}
+
+inline std::string dims_text(const std::vector<std::int64_t>& d) {
+    return d.empty() ? "scalar" : core::shape(d).to_string();
+}
+
+inline std::string join_ints(const std::vector<std::int64_t>& v) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "x" : "") + std::to_string(v[i]);
+    return s;
+}
+
+inline std::string number_text(double v) {
+    std::ostringstream o;
+    o.precision(9);
+    o << v;
+    return o.str();
+}
+
+inline bool is_float_type(int t) {
+    using tp = onnx::TensorProto;
+    return t == tp::FLOAT || t == tp::FLOAT16 || t == tp::DOUBLE || t == tp::BFLOAT16;
+}
+inline bool is_int_type(int t) {
+    using tp = onnx::TensorProto;
+    return t == tp::INT64 || t == tp::INT32 || t == tp::INT16 || t == tp::INT8 || t == tp::UINT8 || t == tp::UINT16 ||
+           t == tp::UINT32 || t == tp::UINT64 || t == tp::BOOL;
+}
+
+class importer {
+public:
+    importer(const fs::path& file, const onnx_options& options)
+        : file_(file), options_(options), label_(file.string()) {}
+
+    onnx_model run();
+
+private:
+    // ------------------------------------------------------------------ loading
+    [[noreturn]] void fail(const std::string& message) const { throw core::error(label_ + ": " + message); }
+
+    void load();
+
+    /// Real inputs (graph inputs that are not initializers) with concrete shapes written into the proto, so
+    /// ONNX's shape inference sees them.
+    void set_input_shapes();
+
+    static std::string example_shape(const google::protobuf::RepeatedPtrField<onnx::TensorShapeProto_Dimension>& dims);
+
+    /// ONNX's shape inference, in a child process. ONNX 1.12 (Debian 12) crashes on some malformed graphs
+    /// (fuzz_onnx found a Conv whose input has fewer dimensions than its weight: a SEGV inside
+    /// onnx::convPoolShapeInference), and no check before it could know every intermediate rank. The child
+    /// runs it on its copy of the model and sends back the inferred value_info and outputs; a crash, a hang
+    /// (shape_inference_timeout_s) or ONNX's own exception becomes one error line here.
+    void infer_shapes();
+
+    void index_graph();
+
+    // ------------------------------------------------------------------ tensors and constants
+    std::string unique(const std::string& base);
+
+    std::vector<char> external_bytes(const onnx::TensorProto& t, std::size_t need) const;
+
+    constant_ptr decode(const onnx::TensorProto& t, const std::string& origin) const;
+
+    enum class source { activation, constant, unavailable };
+    struct value {
+        source k = source::activation;
+        std::string tensor;  // core tensor (activation)
+        constant_ptr c;
+        std::string why;
+        bool producer_listed = true;
+    };
+
+    value resolve(const onnx::NodeProto& n, const std::string& t);
+
+    bool has_input(const onnx::NodeProto& n, int i) const { return i < n.input_size() && !n.input(i).empty(); }
+
+    value input(const onnx::NodeProto& n, int i);
+
+    std::string activation(const onnx::NodeProto& n, int i);
+
+    constant_ptr constant_input(const onnx::NodeProto& n, int i);
+
+    const core::shape& shape_of(const std::string& tensor) const { return shape_.at(tensor); }
+
+    // ------------------------------------------------------------------ attributes
+    static const onnx::AttributeProto* attr(const onnx::NodeProto& n, const std::string& name);
+    static std::int64_t attr_int(const onnx::NodeProto& n, const std::string& name, std::int64_t fallback);
+    static double attr_float(const onnx::NodeProto& n, const std::string& name, double fallback);
+    static std::string attr_string(const onnx::NodeProto& n, const std::string& name, const std::string& fallback);
+    static std::vector<std::int64_t> attr_ints(const onnx::NodeProto& n, const std::string& name,
+                                               std::vector<std::int64_t> fallback);
+
+    // ------------------------------------------------------------------ emitting layers
+    std::string node_name(const onnx::NodeProto& n) const;
+
+    core::op make(const std::string& kind, const std::vector<core::attribute>& attrs, const std::string& name);
+
+    /// Appends a layer named after the node, infers its shape, and records its parameters' data.
+    std::string emit(const onnx::NodeProto& n, core::op o, std::vector<std::string> inputs,
+                     std::vector<std::pair<std::string, constant_ptr>> params = {});
+
+    void fuse(int node);
+
+    void map_output(const std::string& onnx_tensor, const std::string& core_tensor);
+
+    /// Outputs other than the first must not be read (Dropout's mask, MaxPool's indices, ...).
+    void only_first_output(const onnx::NodeProto& n) const;
+
+    static std::shared_ptr<constant> derived(const constant& c, const std::string& tag);
+
+    /// Row-major [r, k] -> [k, r].
+    static std::shared_ptr<constant> transposed2d(const constant& c);
+
+    static double scalar_of(const constant& c) {
+        return c.integer ? static_cast<double>(c.ints.at(0)) : tidy(c.values.at(0));
+    }
+
+    // ------------------------------------------------------------------ conversion
+    void convert(const onnx::NodeProto& n, int index);
+
+    void skip(const onnx::NodeProto& n, const unsupported& u);
+
+    static std::string op_type(const onnx::NodeProto& n);
+
+    void cross_check(const onnx::NodeProto& n);
+
+    void handle(const onnx::NodeProto& n, int index);
+
+    void unary(const onnx::NodeProto& n, const std::string& kind);
+
+    void pass_through(const onnx::NodeProto& n);
+
+    void constant_node(const onnx::NodeProto& n);
+
+    /// (top, left, bottom, right) pads of a 2-D window op, auto_pad resolved against the input size.
+    std::array<std::int64_t, 4> pads_of(const onnx::NodeProto& n, const core::shape& x, std::array<std::int64_t, 2> k,
+                                        std::array<std::int64_t, 2> s, std::array<std::int64_t, 2> d) const;
+
+    static std::array<std::int64_t, 2> pair_attr(const onnx::NodeProto& n, const std::string& name,
+                                                 std::int64_t fallback);
+
+    /// a * b, or the node is unsupported (its attributes are out of any sensible range).
+    static std::int64_t checked_or_unsupported(std::int64_t a, std::int64_t b, const std::string& what);
+
+    static std::string pair_text(std::array<std::int64_t, 2> p) {
+        return std::to_string(p[0]) + "x" + std::to_string(p[1]);
+    }
+
+    void conv(const onnx::NodeProto& n);
+
+    void pool(const onnx::NodeProto& n, bool max);
+
+    void global_avg_pool(const onnx::NodeProto& n);
+
+    /// A chain of transpose layers that applies `perm` (output dim i = input dim perm[i]); returns the last
+    /// tensor (x itself for the identity permutation).
+    std::string permute(const onnx::NodeProto& n, std::string x, const std::vector<std::int64_t>& perm);
+
+    void gemm(const onnx::NodeProto& n);
+
+    /// The Add that follows a MatMul with a constant B and adds a constant vector of out_features (how
+    /// PyTorch exports nn.Linear on inputs of rank > 2): its index, or -1.
+    int bias_add_after(const onnx::NodeProto& n, std::int64_t out);
+
+    void matmul(const onnx::NodeProto& n, int index);
+
+    void batch_norm(const onnx::NodeProto& n);
+
+    void clip(const onnx::NodeProto& n);
+
+    void gelu_node(const onnx::NodeProto& n);
+
+    /// The single reader of `t` when it is a node of type `op` and `t` is not a graph output; else -1.
+    int only_reader(const std::string& t, const std::string& op) const;
+
+    /// Is `t` a scalar constant close to `v`?
+    bool scalar_near(const onnx::NodeProto& n, const std::string& t, double v);
+
+    /// PyTorch's export of GELU (erf form): y = Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), operands of
+    /// the commutative ops in either order, every intermediate read once. Returns the node indices
+    /// (Erf, Add, Mul, Mul) after the Div, or an empty vector.
+    std::vector<int> gelu_pattern(const onnx::NodeProto& div);
+
+    void binary(const onnx::NodeProto& n, int index);
+
+    void concat(const onnx::NodeProto& n);
+
+    void flatten(const onnx::NodeProto& n);
+
+    void reshape(const onnx::NodeProto& n);
+
+    void transpose(const onnx::NodeProto& n);
+
+    void softmax(const onnx::NodeProto& n);
+
+    void layer_norm(const onnx::NodeProto& n);
+
+    void gather(const onnx::NodeProto& n);
+
+    // ------------------------------------------------------------------ result
+    onnx_model finish();
+
+    struct input_info {
+        std::string name;
+        core::shape dims;
+        bool indices = false;
+    };
+
+    fs::path file_;
+    const onnx_options& options_;
+    std::string label_;
+    fs::path dir_;
+    onnx::ModelProto proto_;
+    std::int64_t opset_ = 13;
+    int current_index_ = 0;
+    std::vector<input_info> inputs_;
+    std::map<std::string, const onnx::TensorProto*> initializer_;
+    std::map<std::string, std::vector<int>> readers_;
+    std::set<std::string> graph_outputs_;
+    std::map<std::string, std::vector<std::int64_t>> onnx_shape_;
+    std::map<std::string, int> onnx_type_;
+    std::map<std::string, std::string> act_;          // ONNX tensor -> core tensor (input or layer name)
+    std::map<std::string, core::shape> shape_;        // core tensor -> shape
+    std::map<std::string, constant_ptr> const_;       // ONNX tensor -> constant value
+    std::map<std::string, unavailable> unavailable_;  // ONNX tensor -> why it has no value
+    std::set<int> fused_;                             // nodes folded into an earlier node's layer
+    std::set<std::string> used_;                      // core tensor names taken
+    std::vector<std::string> mapped_now_;
+    std::vector<int> fused_now_;
+    std::vector<param_use> uses_;
+    std::vector<issue> issues_;
+    core::model model_;
+};
+
+}  // namespace ridgeline::io::onnx_detail

@@ -1,0 +1,169 @@
+// ONNX import, dense ops: Gemm, MatMul (with a following bias Add fused into linear), Transpose.
+#include "onnx_importer.hpp"
+
+namespace ridgeline::io::onnx_detail {
+
+std::string importer::permute(const onnx::NodeProto& n, std::string x, const std::vector<std::int64_t>& perm) {
+    std::vector<std::int64_t> cur(perm.size());
+    for (std::size_t i = 0; i < cur.size(); ++i) cur[i] = static_cast<std::int64_t>(i);
+    for (std::size_t i = 0; i < perm.size(); ++i) {
+        if (cur[i] == perm[i]) continue;
+        const auto j = static_cast<std::size_t>(std::find(cur.begin(), cur.end(), perm[i]) - cur.begin());
+        std::swap(cur[i], cur[j]);
+        x = emit(n, make("transpose", {{"dim0", std::to_string(i)}, {"dim1", std::to_string(j)}}, node_name(n)), {x});
+    }
+    return x;
+}
+
+void importer::gemm(const onnx::NodeProto& n) {
+    const std::string a = activation(n, 0);
+    if (shape_of(a).rank() != 2)
+        throw unsupported{"input A has rank " + std::to_string(shape_of(a).rank()) + ", Gemm needs 2"};
+    const bool trans_a = attr_int(n, "transA", 0) != 0, trans_b = attr_int(n, "transB", 0) != 0;
+    const double alpha = attr_float(n, "alpha", 1.0), beta = attr_float(n, "beta", 1.0);
+    if (!std::isfinite(alpha) || !std::isfinite(beta))
+        throw unsupported{"alpha " + number_text(alpha) + " and beta " + number_text(beta) + " must be finite numbers"};
+    value b = input(n, 1);
+    if (b.k == source::unavailable) throw unsupported{"reads \"" + n.input(1) + "\", " + b.why, !b.producer_listed};
+    if (b.k == source::constant) {
+        if (b.c->dims.size() != 2 || b.c->integer)
+            throw unsupported{"B has shape " + b.c->shape_text() + ", expected a matrix"};
+        // linear's weight is [out, in]: B as stored when transB=1, B transposed when transB=0
+        std::shared_ptr<constant> w = trans_b ? derived(*b.c, "") : transposed2d(*b.c);
+        if (alpha != 1.0) {
+            w->origin += "*alpha";
+            for (auto& v : w->values) v = static_cast<float>(v * alpha);
+        }
+        const std::int64_t out = w->dims[0], in = w->dims[1];
+        std::vector<std::pair<std::string, constant_ptr>> params{{"weight", w}};
+        // beta = 0: C is multiplied by zero, so it is neither added nor stored (no bias parameter, no bias FLOPs)
+        if (has_input(n, 2) && beta != 0.0) {
+            const auto c = constant_input(n, 2);
+            const bool vector_like = c->size() == 1 || (static_cast<std::int64_t>(c->size()) == out &&
+                                                        !c->dims.empty() && c->dims.back() == out);
+            if (!vector_like || c->integer)
+                throw unsupported{"bias C has shape " + c->shape_text() +
+                                  "; ridgeline's linear adds a vector of out_features"};
+            auto bias = derived(*c, "");
+            if (c->size() == 1) {
+                bias->values.assign(static_cast<std::size_t>(out), c->values[0]);
+                bias->origin += "^broadcast";
+            }
+            bias->dims = {out};
+            if (beta != 1.0) {
+                bias->origin += "*beta";
+                for (auto& v : bias->values) v = static_cast<float>(v * beta);
+            }
+            params.emplace_back("bias", bias);
+        }
+        std::string x = trans_a ? permute(n, a, {1, 0}) : a;
+        const core::op o = make("linear",
+                                {{"in_features", std::to_string(in)},
+                                 {"out_features", std::to_string(out)},
+                                 {"bias", params.size() > 1 ? "true" : "false"}},
+                                node_name(n));
+        map_output(n.output(0), emit(n, o, {x}, params));
+        return;
+    }
+    if (has_input(n, 2) && beta != 0.0) throw unsupported{"Gemm of two activations with a bias C is not supported"};
+    if (alpha != 1.0) throw unsupported{"Gemm of two activations with alpha != 1 is not supported"};
+    std::string x = trans_a ? permute(n, a, {1, 0}) : a;
+    std::string y = trans_b ? permute(n, b.tensor, {1, 0}) : b.tensor;
+    map_output(n.output(0), emit(n, make("matmul", {}, node_name(n)), {x, y}));
+}
+
+int importer::bias_add_after(const onnx::NodeProto& n, std::int64_t out) {
+    const std::string& y = n.output(0);
+    if (graph_outputs_.count(y)) return -1;
+    auto r = readers_.find(y);
+    if (r == readers_.end() || r->second.size() != 1) return -1;
+    const int j = r->second[0];
+    const auto& add = proto_.graph().node(j);
+    if (add.op_type() != "Add" || add.input_size() != 2) return -1;
+    const std::string& other = add.input(0) == y ? add.input(1) : add.input(0);
+    if (other == y) return -1;
+    if (!const_.count(other) && !initializer_.count(other)) return -1;
+    value c = resolve(add, other);
+    if (c.c->integer || static_cast<std::int64_t>(c.c->size()) != out || c.c->dims.empty() || c.c->dims.back() != out)
+        return -1;
+    return j;
+}
+
+void importer::matmul(const onnx::NodeProto& n, int index) {
+    (void)index;
+    value a = input(n, 0);
+    if (a.k == source::unavailable) throw unsupported{"reads \"" + n.input(0) + "\", " + a.why, !a.producer_listed};
+    if (a.k == source::constant)
+        throw unsupported{"input A is a constant of shape " + a.c->shape_text() +
+                          "; ridgeline's matmul reads two activations"};
+    value b = input(n, 1);
+    if (b.k == source::unavailable) throw unsupported{"reads \"" + n.input(1) + "\", " + b.why, !b.producer_listed};
+    if (b.k == source::activation) {
+        map_output(n.output(0), emit(n, make("matmul", {}, node_name(n)), {a.tensor, b.tensor}));
+        return;
+    }
+    if (b.c->dims.size() != 2 || b.c->integer)
+        throw unsupported{"MatMul by a constant of shape " + b.c->shape_text() +
+                          "; ridgeline maps only a constant matrix (to linear)"};
+    auto w = transposed2d(*b.c);  // [K, N] -> linear's [N, K]
+    const std::int64_t in = b.c->dims[0], out = b.c->dims[1];
+    std::vector<std::pair<std::string, constant_ptr>> params{{"weight", w}};
+    const int add = bias_add_after(n, out);
+    if (add >= 0) {
+        const auto& an = proto_.graph().node(add);
+        const std::string& other = an.input(0) == n.output(0) ? an.input(1) : an.input(0);
+        auto bias = derived(*resolve(an, other).c, "");
+        bias->dims = {out};
+        params.emplace_back("bias", bias);
+    }
+    const core::op o = make("linear",
+                            {{"in_features", std::to_string(in)},
+                             {"out_features", std::to_string(out)},
+                             {"bias", add >= 0 ? "true" : "false"}},
+                            node_name(n));
+    const std::string l = emit(n, o, {a.tensor}, params);
+    if (add >= 0) {
+        map_output(proto_.graph().node(add).output(0), l);
+        fuse(add);
+    } else {
+        map_output(n.output(0), l);
+    }
+}
+
+void importer::transpose(const onnx::NodeProto& n) {
+    value v = input(n, 0);
+    if (v.k == source::unavailable) throw unsupported{"reads \"" + n.input(0) + "\", " + v.why, !v.producer_listed};
+    const std::size_t rank = v.k == source::constant ? v.c->dims.size() : shape_of(v.tensor).rank();
+    std::vector<std::int64_t> perm = attr_ints(n, "perm", {});
+    if (perm.empty())
+        for (std::size_t i = 0; i < rank; ++i) perm.push_back(static_cast<std::int64_t>(rank - 1 - i));
+    std::vector<std::int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t i = 0; i < sorted.size(); ++i)
+        if (sorted.size() != rank || sorted[i] != static_cast<std::int64_t>(i))
+            throw unsupported{"perm " + join_ints(perm) + " is not a permutation of " + std::to_string(rank) +
+                              " dimensions"};
+    if (v.k == source::constant) {  // fold: a constant transposed at load time
+        if (v.c->integer) throw unsupported{"Transpose of an integer constant"};
+        auto c = derived(*v.c, "^T" + join_ints(perm));
+        std::vector<std::int64_t> in_strides(rank, 1), out_dims(rank);
+        for (std::size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * v.c->dims[i];
+        for (std::size_t i = 0; i < rank; ++i) out_dims[i] = v.c->dims[static_cast<std::size_t>(perm[i])];
+        std::vector<std::int64_t> idx(rank, 0);
+        for (std::size_t o = 0; o < c->values.size(); ++o) {
+            std::int64_t src = 0;
+            for (std::size_t i = 0; i < rank; ++i) src += idx[i] * in_strides[static_cast<std::size_t>(perm[i])];
+            c->values[o] = v.c->values[static_cast<std::size_t>(src)];
+            for (std::size_t i = rank; i-- > 0;) {
+                if (++idx[i] < out_dims[i]) break;
+                idx[i] = 0;
+            }
+        }
+        c->dims = out_dims;
+        const_[n.output(0)] = c;
+        return;
+    }
+    map_output(n.output(0), permute(n, v.tensor, perm));
+}
+
+}  // namespace ridgeline::io::onnx_detail

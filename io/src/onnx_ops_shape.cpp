@@ -1,0 +1,147 @@
+// ONNX import, views and data movement: Identity/Dropout, Constant, Concat, Flatten, Reshape, Softmax,
+// LayerNormalization, Gather.
+#include "onnx_importer.hpp"
+
+namespace ridgeline::io::onnx_detail {
+
+void importer::pass_through(const onnx::NodeProto& n) {
+    only_first_output(n);
+    if (n.op_type() == "Dropout" && has_input(n, 2)) {
+        value tm = input(n, 2);
+        if (tm.k != source::constant || scalar_of(*tm.c) != 0)
+            throw unsupported{"training_mode is not a constant false; ridgeline models inference"};
+    }
+    value v = input(n, 0);
+    if (v.k == source::activation)
+        map_output(n.output(0), v.tensor);
+    else if (v.k == source::constant)
+        const_[n.output(0)] = v.c;
+    else
+        throw unsupported{"reads \"" + n.input(0) + "\", " + v.why, !v.producer_listed};
+}
+
+void importer::constant_node(const onnx::NodeProto& n) {
+    auto c = std::make_shared<constant>();
+    c->origin = n.output(0);
+    if (const auto* a = attr(n, "value")) {
+        const_[n.output(0)] = decode(a->t(), n.output(0));
+        return;
+    }
+    if (const auto* a = attr(n, "value_float"))
+        c->values = {a->f()};
+    else if (const auto* b = attr(n, "value_floats")) {
+        c->values.assign(b->floats().begin(), b->floats().end());
+        c->dims = {static_cast<std::int64_t>(c->values.size())};
+    } else if (const auto* d = attr(n, "value_int")) {
+        c->integer = true;
+        c->ints = {d->i()};
+    } else if (const auto* e = attr(n, "value_ints")) {
+        c->integer = true;
+        c->ints.assign(e->ints().begin(), e->ints().end());
+        c->dims = {static_cast<std::int64_t>(c->ints.size())};
+    } else
+        throw unsupported{"a Constant without a numeric value (sparse or string constants are not supported)"};
+    const_[n.output(0)] = c;
+}
+
+void importer::concat(const onnx::NodeProto& n) {
+    std::vector<std::string> xs;
+    for (int i = 0; i < n.input_size(); ++i) xs.push_back(activation(n, i));
+    if (!attr(n, "axis")) throw unsupported{"axis is missing"};
+    map_output(n.output(0),
+               emit(n, make("concat", {{"dim", std::to_string(attr_int(n, "axis", 1))}}, node_name(n)), xs));
+}
+
+void importer::flatten(const onnx::NodeProto& n) {
+    const std::string x = activation(n, 0);
+    const auto& s = shape_of(x);
+    const auto r = static_cast<std::int64_t>(s.rank());
+    std::int64_t axis = attr_int(n, "axis", 1);
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis > r)
+        throw unsupported{"axis " + std::to_string(attr_int(n, "axis", 1)) + " is out of range for rank " +
+                          std::to_string(r)};
+    if (axis == 1 && r >= 2) {
+        map_output(n.output(0), emit(n, make("flatten", {{"start_dim", "1"}}, node_name(n)), {x}));
+        return;
+    }
+    // ONNX Flatten is always 2-D: [prod(dims before axis), prod(dims from axis)]
+    std::int64_t rows = 1;
+    for (std::int64_t i = 0; i < axis; ++i) rows *= s[static_cast<std::size_t>(i)];
+    map_output(n.output(0), emit(n, make("reshape", {{"shape", std::to_string(rows) + "x-1"}}, node_name(n)), {x}));
+}
+
+void importer::reshape(const onnx::NodeProto& n) {
+    const std::string x = activation(n, 0);
+    std::vector<std::int64_t> target;
+    value sv = input(n, 1);
+    if (sv.k == source::constant && sv.c->integer) {
+        target = sv.c->ints;
+        if (attr_int(n, "allowzero", 0) && std::find(target.begin(), target.end(), 0) != target.end())
+            throw unsupported{"allowzero=1 with a 0 in the shape (a dimension of size 0)"};
+    } else if (auto s = onnx_shape_.find(n.output(0)); s != onnx_shape_.end()) {
+        target = s->second;  // the shape is computed at run time, but shape inference knows the result
+    } else {
+        throw unsupported{"the target shape \"" + n.input(1) +
+                          "\" is computed at run time and ONNX shape inference could not resolve it"};
+    }
+    if (target.empty()) throw unsupported{"reshape to a scalar"};
+    map_output(n.output(0), emit(n, make("reshape", {{"shape", join_ints(target)}}, node_name(n)), {x}));
+}
+
+void importer::softmax(const onnx::NodeProto& n) {
+    const std::string x = activation(n, 0);
+    const auto r = static_cast<std::int64_t>(shape_of(x).rank());
+    std::int64_t axis = attr_int(n, "axis", opset_ >= 13 ? -1 : 1);
+    if (axis < 0) axis += r;
+    if (opset_ < 13 && axis != r - 1)
+        throw unsupported{"Softmax before opset 13 normalises over all dimensions from axis " + std::to_string(axis) +
+                          " on; ridgeline's softmax normalises over one dimension"};
+    map_output(n.output(0), emit(n, make("softmax", {{"dim", std::to_string(axis)}}, node_name(n)), {x}));
+}
+
+void importer::layer_norm(const onnx::NodeProto& n) {
+    only_first_output(n);
+    const std::string x = activation(n, 0);
+    const auto& s = shape_of(x);
+    const auto r = static_cast<std::int64_t>(s.rank());
+    std::int64_t axis = attr_int(n, "axis", -1);
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis >= r)
+        throw unsupported{"axis " + std::to_string(attr_int(n, "axis", -1)) + " is out of range"};
+    std::vector<std::int64_t> normalized(s.dims().begin() + axis, s.dims().end());
+    const auto scale = constant_input(n, 1);
+    constant_ptr bias;
+    if (has_input(n, 2)) {
+        bias = constant_input(n, 2);
+    } else {  // ridgeline's layer_norm has weight and bias; a missing B is a zero bias
+        auto zero = std::make_shared<constant>();
+        zero->dims = normalized;
+        zero->values.assign(scale->values.size(), 0.0f);
+        zero->origin = n.output(0) + ":zero_bias";
+        bias = zero;
+    }
+    const core::op o =
+        make("layer_norm",
+             {{"normalized_shape", join_ints(normalized)}, {"eps", number_text(attr_float(n, "epsilon", 1e-5))}},
+             node_name(n));
+    map_output(n.output(0), emit(n, o, {x}, {{"weight", scale}, {"bias", bias}}));
+}
+
+void importer::gather(const onnx::NodeProto& n) {
+    value data = input(n, 0);
+    if (data.k != source::constant || data.c->dims.size() != 2 || data.c->integer)
+        throw unsupported{
+            "ridgeline maps Gather only as an embedding: a constant float table [num_embeddings, embedding_dim] "
+            "indexed by int64 token ids"};
+    if (attr_int(n, "axis", 0) != 0)
+        throw unsupported{"Gather along axis " + std::to_string(attr_int(n, "axis", 0)) + " of a table"};
+    const std::string ids = activation(n, 1);
+    const core::op o =
+        make("embedding",
+             {{"num_embeddings", std::to_string(data.c->dims[0])}, {"embedding_dim", std::to_string(data.c->dims[1])}},
+             node_name(n));
+    map_output(n.output(0), emit(n, o, {ids}, {{"weight", data.c}}));
+}
+
+}  // namespace ridgeline::io::onnx_detail

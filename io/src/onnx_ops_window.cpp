@@ -1,0 +1,137 @@
+// ONNX import, window ops: Conv, MaxPool/AveragePool (auto_pad, ceil_mode), GlobalAveragePool, BatchNormalization.
+#include "onnx_importer.hpp"
+
+namespace ridgeline::io::onnx_detail {
+
+std::array<std::int64_t, 4> importer::pads_of(const onnx::NodeProto& n, const core::shape& x,
+                                              std::array<std::int64_t, 2> k, std::array<std::int64_t, 2> s,
+                                              std::array<std::int64_t, 2> d) const {
+    const std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
+    if (auto_pad == "VALID") return {0, 0, 0, 0};
+    for (std::size_t i = 0; i < 2; ++i)
+        if (k[i] < 1 || s[i] < 1 || d[i] < 1)
+            throw unsupported{"kernel " + pair_text(k) + ", strides " + pair_text(s) + " and dilations " +
+                              pair_text(d) + " must all be >= 1"};
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        std::array<std::int64_t, 4> p{};
+        for (int i = 0; i < 2; ++i) {
+            const auto a = static_cast<std::size_t>(i);
+            const std::int64_t in = x[2 + a];
+            const std::int64_t out = in / s[a] + (in % s[a] != 0);  // ceil(in / stride)
+            // (out - 1) * stride + (k - 1) * dilation + 1 - in, checked: the attributes come from the file
+            std::int64_t stride_span = 0, kernel_span = 0, need = 0;
+            if (__builtin_mul_overflow(out - 1, s[a], &stride_span) ||
+                __builtin_mul_overflow(k[a] - 1, d[a], &kernel_span) ||
+                __builtin_add_overflow(stride_span, kernel_span, &need))
+                throw unsupported{"auto_pad " + auto_pad + " needs more padding than fits in int64"};
+            const std::int64_t total = std::max<std::int64_t>(0, need - (in - 1));
+            const std::int64_t small = total / 2, large = total - total / 2;
+            p[static_cast<std::size_t>(i)] = auto_pad == "SAME_UPPER" ? small : large;
+            p[static_cast<std::size_t>(i) + 2] = auto_pad == "SAME_UPPER" ? large : small;
+        }
+        return p;
+    }
+    if (auto_pad != "NOTSET") throw unsupported{"auto_pad \"" + auto_pad + "\" is not supported"};
+    const auto pads = attr_ints(n, "pads", {0, 0, 0, 0});
+    if (pads.size() != 4) throw unsupported{"pads has " + std::to_string(pads.size()) + " values, expected 4 (2-D)"};
+    return {pads[0], pads[1], pads[2], pads[3]};
+}
+
+std::array<std::int64_t, 2> importer::pair_attr(const onnx::NodeProto& n, const std::string& name,
+                                                std::int64_t fallback) {
+    const auto v = attr_ints(n, name, {fallback, fallback});
+    if (v.size() != 2)
+        throw unsupported{name + " has " + std::to_string(v.size()) + " values; only 2-D (two values) is supported"};
+    return {v[0], v[1]};
+}
+
+std::int64_t importer::checked_or_unsupported(std::int64_t a, std::int64_t b, const std::string& what) {
+    std::int64_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r)) throw unsupported{what + " does not fit in int64"};
+    return r;
+}
+
+void importer::conv(const onnx::NodeProto& n) {
+    const std::string x = activation(n, 0);
+    const auto w = constant_input(n, 1);
+    const core::shape& xs = shape_of(x);
+    if (xs.rank() != 4)
+        throw unsupported{"only 2-D convolutions (NCHW input) are supported; the input has rank " +
+                          std::to_string(xs.rank())};
+    if (w->dims.size() != 4 || w->integer)
+        throw unsupported{"weight of shape " + w->shape_text() + " is not a 2-D convolution kernel"};
+    const std::int64_t groups = attr_int(n, "group", 1);
+    const std::array<std::int64_t, 2> k{w->dims[2], w->dims[3]};
+    if (attr(n, "kernel_shape") && pair_attr(n, "kernel_shape", 0) != k)
+        throw unsupported{"kernel_shape disagrees with the weight's shape " + w->shape_text()};
+    const auto s = pair_attr(n, "strides", 1);
+    const auto d = pair_attr(n, "dilations", 1);
+    const auto p = pads_of(n, xs, k, s, d);
+    const bool bias = has_input(n, 2);
+    std::vector<std::pair<std::string, constant_ptr>> params{{"weight", w}};
+    if (bias) params.emplace_back("bias", constant_input(n, 2));
+    const core::op o =
+        make("conv2d",
+             {{"in_channels",
+               std::to_string(checked_or_unsupported(w->dims[1], groups, "in_channels (weight dimension 1 x group)"))},
+              {"out_channels", std::to_string(w->dims[0])},
+              {"kernel_size", pair_text(k)},
+              {"stride", pair_text(s)},
+              {"padding", join_ints({p[0], p[1], p[2], p[3]})},
+              {"dilation", pair_text(d)},
+              {"groups", std::to_string(groups)},
+              {"bias", bias ? "true" : "false"}},
+             node_name(n));
+    map_output(n.output(0), emit(n, o, {x}, params));
+}
+
+void importer::pool(const onnx::NodeProto& n, bool max) {
+    only_first_output(n);
+    const std::string x = activation(n, 0);
+    const core::shape& xs = shape_of(x);
+    if (xs.rank() != 4)
+        throw unsupported{"only 2-D pooling (NCHW input) is supported; the input has rank " +
+                          std::to_string(xs.rank())};
+    if (!attr(n, "kernel_shape")) throw unsupported{"kernel_shape is missing"};
+    const auto k = pair_attr(n, "kernel_shape", 0);
+    const auto s = pair_attr(n, "strides", 1);
+    const auto d = pair_attr(n, "dilations", 1);
+    if (!max && d != std::array<std::int64_t, 2>{1, 1}) throw unsupported{"dilated average pooling is not supported"};
+    const auto p = pads_of(n, xs, k, s, d);
+    if (p[0] != p[2] || p[1] != p[3])
+        throw unsupported{"asymmetric pads " + join_ints({p[0], p[1], p[2], p[3]}) +
+                          " (top x left x bottom x right); ridgeline's pools pad symmetrically"};
+    std::vector<core::attribute> a{
+        {"kernel_size", pair_text(k)}, {"stride", pair_text(s)}, {"padding", pair_text({p[0], p[1]})}};
+    if (max) a.push_back({"dilation", pair_text(d)});
+    a.push_back({"ceil_mode", attr_int(n, "ceil_mode", 0) ? "true" : "false"});
+    if (!max) a.push_back({"count_include_pad", attr_int(n, "count_include_pad", 0) ? "true" : "false"});
+    map_output(n.output(0), emit(n, make(max ? "max_pool2d" : "avg_pool2d", a, node_name(n)), {x}));
+}
+
+void importer::global_avg_pool(const onnx::NodeProto& n) {
+    const std::string x = activation(n, 0);
+    if (shape_of(x).rank() != 4)
+        throw unsupported{"only NCHW inputs are supported; the input has rank " + std::to_string(shape_of(x).rank())};
+    map_output(n.output(0), emit(n, make("adaptive_avg_pool2d", {{"output_size", "1"}}, node_name(n)), {x}));
+}
+
+void importer::batch_norm(const onnx::NodeProto& n) {
+    only_first_output(n);
+    if (attr_int(n, "training_mode", 0)) throw unsupported{"training_mode=1; ridgeline models inference"};
+    const std::string x = activation(n, 0);
+    if (shape_of(x).rank() != 4)
+        throw unsupported{"only NCHW inputs (BatchNorm2d) are supported; the input has rank " +
+                          std::to_string(shape_of(x).rank())};
+    const std::int64_t c = shape_of(x)[1];
+    std::vector<std::pair<std::string, constant_ptr>> params{{"weight", constant_input(n, 1)},
+                                                             {"bias", constant_input(n, 2)},
+                                                             {"running_mean", constant_input(n, 3)},
+                                                             {"running_var", constant_input(n, 4)}};
+    const core::op o =
+        make("batch_norm2d",
+             {{"num_features", std::to_string(c)}, {"eps", number_text(attr_float(n, "epsilon", 1e-5))}}, node_name(n));
+    map_output(n.output(0), emit(n, o, {x}, params));
+}
+
+}  // namespace ridgeline::io::onnx_detail

@@ -1,0 +1,374 @@
+// ONNX import: tensors and constants (initializers, external data, Constant nodes), attributes, and emitting
+// layers into the core model.
+#include "onnx_importer.hpp"
+
+namespace ridgeline::io::onnx_detail {
+
+std::string importer::unique(const std::string& base) {
+    std::string name = base.empty() ? std::string("tensor") : base;
+    for (int k = 2; used_.count(name); ++k) name = base + "#" + std::to_string(k);
+    used_.insert(name);
+    return name;
+}
+
+std::vector<char> importer::external_bytes(const onnx::TensorProto& t, std::size_t need) const {
+    const std::string where = "initializer \"" + t.name() + "\"";
+    std::string location;
+    std::int64_t offset = 0, length = -1;
+    // offset and length are decimal text (onnx.proto, "external_data"): anything else is a broken file
+    auto number = [&](const std::string& key, const std::string& text) {
+        std::int64_t v = 0;
+        const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || ptr != text.data() + text.size() || v < 0)
+            fail(where + ": external data " + key + " \"" + text +
+                 "\" is not a byte count (a non-negative integer "
+                 "that fits in int64); the file is corrupted");
+        return v;
+    };
+    for (const auto& kv : t.external_data()) {
+        if (kv.key() == "location") location = kv.value();
+        if (kv.key() == "offset") offset = number("offset", kv.value());
+        if (kv.key() == "length") length = number("length", kv.value());
+    }
+    if (location.empty()) fail(where + " is stored as external data without a location");
+    // ONNX external data lives in the model's folder (or below it); a location that leaves it (absolute, or
+    // with "..") would let a model file make ridgeline read any file
+    const fs::path rel(location);
+    if (rel.is_absolute() || rel.has_root_name() ||
+        std::any_of(rel.begin(), rel.end(), [](const fs::path& part) { return part == ".."; }))
+        fail(where + " is stored in \"" + location +
+             "\", outside the model's folder; external data must be a "
+             "relative path inside the folder of the .onnx file");
+    const fs::path p = dir_ / rel;
+    std::error_code ec;
+    if (!fs::exists(p, ec))
+        fail(where + " is stored in the external file \"" + location + "\" (looked for " + p.string() +
+             "), which does not exist");
+    if (!fs::is_regular_file(p, ec))
+        fail(where + " is stored in the external file \"" + location + "\" (" + p.string() + "), which is not a file");
+    const auto file_size = static_cast<std::int64_t>(fs::file_size(p, ec));
+    if (ec) fail(where + ": cannot read the size of \"" + p.string() + "\": " + ec.message());
+    if (length < 0) length = static_cast<std::int64_t>(need);
+    if (length != static_cast<std::int64_t>(need) || offset > file_size || length > file_size - offset)
+        fail(where + " needs " + std::to_string(need) + " bytes at offset " + std::to_string(offset) + " of \"" +
+             location + "\" (" + std::to_string(file_size) + " bytes, length " + std::to_string(length) +
+             "); the external data file is truncated or does not belong to this model");
+    std::ifstream f(p, std::ios::binary);
+    std::vector<char> buf(need);
+    f.seekg(offset);
+    f.read(buf.data(), static_cast<std::streamsize>(need));
+    if (!f) fail(where + ": cannot read " + std::to_string(need) + " bytes from \"" + p.string() + "\"");
+    return buf;
+}
+
+constant_ptr importer::decode(const onnx::TensorProto& t, const std::string& origin) const {
+    using tp = onnx::TensorProto;
+    auto c = std::make_shared<constant>();
+    c->origin = origin;
+    const std::string where = "tensor \"" + t.name() + "\"";
+    std::int64_t n = 1;
+    for (auto d : t.dims()) {
+        if (d < 0) fail(where + " has a negative dimension");
+        c->dims.push_back(d);
+        n = core::checked::mul(n, d, where + " elements");
+    }
+    const int dt = t.data_type();
+    std::size_t elem = 0;
+    switch (dt) {
+        case tp::FLOAT:
+        case tp::INT32:
+        case tp::UINT32:
+            elem = 4;
+            break;
+        case tp::DOUBLE:
+        case tp::INT64:
+        case tp::UINT64:
+            elem = 8;
+            break;
+        case tp::FLOAT16:
+        case tp::BFLOAT16:
+        case tp::INT16:
+        case tp::UINT16:
+            elem = 2;
+            break;
+        case tp::INT8:
+        case tp::UINT8:
+        case tp::BOOL:
+            elem = 1;
+            break;
+        default:
+            fail(where + " has data type " + tp::DataType_Name(dt) + ", which ridgeline cannot read");
+    }
+    const auto count = static_cast<std::size_t>(n);
+    // bytes the data must have; checked, so dims whose product fits but whose bytes do not cannot wrap to a
+    // small number that a short file then matches
+    const auto bytes =
+        static_cast<std::size_t>(core::checked::mul(n, static_cast<std::int64_t>(elem), where + " bytes"));
+    std::vector<char> raw;
+    bool have_raw = false;
+    if (t.data_location() == tp::EXTERNAL) {
+        raw = external_bytes(t, bytes);
+        have_raw = true;
+    } else if (t.has_raw_data()) {
+        raw.assign(t.raw_data().begin(), t.raw_data().end());
+        have_raw = true;
+        if (raw.size() != bytes)
+            fail(where + " has " + std::to_string(raw.size()) + " bytes of data for shape " + dims_text(c->dims) +
+                 " (" + std::to_string(bytes) + " expected); the file is truncated or corrupted");
+    }
+    auto get = [&](std::size_t i, auto zero) {
+        decltype(zero) v{};
+        std::memcpy(&v, raw.data() + i * sizeof v, sizeof v);
+        return v;
+    };
+    auto check_count = [&](int have) {
+        if (static_cast<std::size_t>(have) != count)
+            fail(where + " has " + std::to_string(have) + " values for shape " + dims_text(c->dims) +
+                 "; the file is truncated or corrupted");
+    };
+    if (!have_raw) {  // typed fields: the count is checked before the values are allocated
+        switch (dt) {
+            case tp::FLOAT:
+                check_count(t.float_data_size());
+                break;
+            case tp::DOUBLE:
+                check_count(t.double_data_size());
+                break;
+            case tp::INT64:
+                check_count(t.int64_data_size());
+                break;
+            case tp::UINT64:
+            case tp::UINT32:
+                check_count(t.uint64_data_size());
+                break;
+            default:
+                check_count(t.int32_data_size());
+                break;
+        }
+    }
+    c->integer = !is_float_type(dt);
+    if (c->integer)
+        c->ints.resize(count);
+    else
+        c->values.resize(count);
+    switch (dt) {
+        case tp::FLOAT:
+            if (!have_raw) {
+                check_count(t.float_data_size());
+                for (std::size_t i = 0; i < count; ++i) c->values[i] = t.float_data(static_cast<int>(i));
+            } else
+                for (std::size_t i = 0; i < count; ++i) c->values[i] = get(i, float{});
+            break;
+        case tp::DOUBLE:
+            if (!have_raw) {
+                check_count(t.double_data_size());
+                for (std::size_t i = 0; i < count; ++i)
+                    c->values[i] = static_cast<float>(t.double_data(static_cast<int>(i)));
+            } else
+                for (std::size_t i = 0; i < count; ++i) c->values[i] = static_cast<float>(get(i, double{}));
+            break;
+        case tp::FLOAT16:
+        case tp::BFLOAT16: {
+            for (std::size_t i = 0; i < count; ++i) {
+                std::uint16_t bits = 0;
+                if (have_raw)
+                    bits = get(i, std::uint16_t{});
+                else {
+                    check_count(t.int32_data_size());
+                    bits = static_cast<std::uint16_t>(t.int32_data(static_cast<int>(i)));
+                }
+                c->values[i] = dt == tp::FLOAT16 ? half_to_float(bits)
+                                                 : std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+            }
+            break;
+        }
+        case tp::INT64:
+            if (!have_raw) {
+                check_count(t.int64_data_size());
+                for (std::size_t i = 0; i < count; ++i) c->ints[i] = t.int64_data(static_cast<int>(i));
+            } else
+                for (std::size_t i = 0; i < count; ++i) c->ints[i] = get(i, std::int64_t{});
+            break;
+        case tp::UINT64:
+        case tp::UINT32:
+            if (!have_raw) {
+                check_count(t.uint64_data_size());
+                for (std::size_t i = 0; i < count; ++i)
+                    c->ints[i] = static_cast<std::int64_t>(t.uint64_data(static_cast<int>(i)));
+            } else if (dt == tp::UINT64)
+                for (std::size_t i = 0; i < count; ++i) c->ints[i] = static_cast<std::int64_t>(get(i, std::uint64_t{}));
+            else
+                for (std::size_t i = 0; i < count; ++i) c->ints[i] = get(i, std::uint32_t{});
+            break;
+        default:  // INT32, INT16, INT8, UINT16, UINT8, BOOL: int32_data when not raw
+            if (!have_raw) {
+                check_count(t.int32_data_size());
+                for (std::size_t i = 0; i < count; ++i) c->ints[i] = t.int32_data(static_cast<int>(i));
+            } else
+                for (std::size_t i = 0; i < count; ++i) {
+                    switch (dt) {
+                        case tp::INT32:
+                            c->ints[i] = get(i, std::int32_t{});
+                            break;
+                        case tp::INT16:
+                            c->ints[i] = get(i, std::int16_t{});
+                            break;
+                        case tp::UINT16:
+                            c->ints[i] = get(i, std::uint16_t{});
+                            break;
+                        case tp::INT8:
+                            c->ints[i] = get(i, std::int8_t{});
+                            break;
+                        default:
+                            c->ints[i] = get(i, std::uint8_t{});
+                            break;
+                    }
+                }
+    }
+    return c;
+}
+
+importer::value importer::resolve(const onnx::NodeProto& n, const std::string& t) {
+    if (auto it = act_.find(t); it != act_.end()) return {source::activation, it->second, nullptr, {}, true};
+    if (auto it = const_.find(t); it != const_.end()) return {source::constant, {}, it->second, {}, true};
+    if (auto it = initializer_.find(t); it != initializer_.end()) {
+        auto c = decode(*it->second, t);
+        const_[t] = c;
+        return {source::constant, {}, c, {}, true};
+    }
+    if (auto it = unavailable_.find(t); it != unavailable_.end())
+        return {source::unavailable, {}, nullptr, it->second.reason, it->second.producer_listed};
+    fail("node \"" + node_name(n) + "\" (" + n.op_type() + ") reads \"" + t +
+         "\", which no earlier node, input or initializer produces (the graph is not topologically sorted, or "
+         "the file is corrupted)");
+}
+
+importer::value importer::input(const onnx::NodeProto& n, int i) {
+    if (!has_input(n, i)) throw unsupported{"input " + std::to_string(i) + " is missing"};
+    return resolve(n, n.input(i));
+}
+
+std::string importer::activation(const onnx::NodeProto& n, int i) {
+    value v = input(n, i);
+    if (v.k == source::unavailable) throw unsupported{"reads \"" + n.input(i) + "\", " + v.why, !v.producer_listed};
+    if (v.k == source::constant)
+        throw unsupported{"input " + std::to_string(i) + " (\"" + n.input(i) + "\") is a constant of shape " +
+                          v.c->shape_text() + "; ridgeline needs an activation there"};
+    return v.tensor;
+}
+
+constant_ptr importer::constant_input(const onnx::NodeProto& n, int i) {
+    value v = input(n, i);
+    if (v.k == source::unavailable) {
+        throw unsupported{"input " + std::to_string(i) + " (\"" + n.input(i) + "\") is " + v.why +
+                              "; ridgeline needs a constant there",
+                          !v.producer_listed};
+    }
+    if (v.k == source::activation)
+        throw unsupported{"input " + std::to_string(i) + " (\"" + n.input(i) +
+                          "\") is computed at run time; ridgeline needs a constant (an initializer) there"};
+    return v.c;
+}
+
+const onnx::AttributeProto* importer::attr(const onnx::NodeProto& n, const std::string& name) {
+    for (const auto& a : n.attribute())
+        if (a.name() == name) return &a;
+    return nullptr;
+}
+
+std::int64_t importer::attr_int(const onnx::NodeProto& n, const std::string& name, std::int64_t fallback) {
+    const auto* a = attr(n, name);
+    return a ? a->i() : fallback;
+}
+
+double importer::attr_float(const onnx::NodeProto& n, const std::string& name, double fallback) {
+    const auto* a = attr(n, name);
+    return a ? tidy(a->f()) : fallback;
+}
+
+std::string importer::attr_string(const onnx::NodeProto& n, const std::string& name, const std::string& fallback) {
+    const auto* a = attr(n, name);
+    return a ? a->s() : fallback;
+}
+
+std::vector<std::int64_t> importer::attr_ints(const onnx::NodeProto& n, const std::string& name,
+                                              std::vector<std::int64_t> fallback) {
+    const auto* a = attr(n, name);
+    if (!a) return fallback;
+    return {a->ints().begin(), a->ints().end()};
+}
+
+std::string importer::node_name(const onnx::NodeProto& n) const {
+    return n.name().empty() ? n.op_type() + "_" + std::to_string(current_index_) : n.name();
+}
+
+core::op importer::make(const std::string& kind, const std::vector<core::attribute>& attrs, const std::string& name) {
+    try {
+        return core::make_op(kind, attrs, name);
+    } catch (const core::error& e) {
+        throw unsupported{e.what()};
+    }
+}
+
+std::string importer::emit(const onnx::NodeProto& n, core::op o, std::vector<std::string> inputs,
+                           std::vector<std::pair<std::string, constant_ptr>> params) {
+    core::layer l{unique(node_name(n)), std::move(o), std::move(inputs), {}};
+    core::shapes in;
+    for (const auto& t : l.inputs) in.push_back(shape_of(t));
+    core::shape out;
+    try {
+        out = core::infer_shape(l, in);
+    } catch (const core::error& e) {
+        throw unsupported{e.what()};
+    }
+    const auto specs = core::parameters_of(l.op);
+    for (auto& use : params) {
+        const std::string& param = use.first;  // not a structured binding: clang 14 cannot capture one
+        const constant_ptr& c = use.second;
+        auto spec =
+            std::find_if(specs.begin(), specs.end(), [&](const core::param_spec& s) { return s.name == param; });
+        if (spec == specs.end() || static_cast<std::int64_t>(c->values.size()) != spec->dims.numel() || c->integer)
+            throw unsupported{param + " \"" + c->origin + "\" has shape " + c->shape_text() + ", " +
+                              std::string(core::kind_of(l.op)) + " needs " +
+                              (spec == specs.end() ? std::string("none") : spec->dims.to_string())};
+        uses_.push_back({model_.layers().size(), param, c->values, c->origin});
+    }
+    shape_[l.name] = out;
+    const std::string name = l.name;
+    model_.add_layer(std::move(l));
+    return name;
+}
+
+void importer::fuse(int node) {
+    fused_.insert(node);
+    fused_now_.push_back(node);
+}
+
+void importer::map_output(const std::string& onnx_tensor, const std::string& core_tensor) {
+    act_[onnx_tensor] = core_tensor;
+    mapped_now_.push_back(onnx_tensor);
+}
+
+void importer::only_first_output(const onnx::NodeProto& n) const {
+    for (int i = 1; i < n.output_size(); ++i)
+        if (!n.output(i).empty() && (readers_.count(n.output(i)) || graph_outputs_.count(n.output(i))))
+            throw unsupported{"output " + std::to_string(i) + " (\"" + n.output(i) +
+                              "\") is used; ridgeline maps only the first"};
+}
+
+std::shared_ptr<constant> importer::derived(const constant& c, const std::string& tag) {
+    auto d = std::make_shared<constant>(c);
+    d->origin = c.origin + tag;
+    return d;
+}
+
+std::shared_ptr<constant> importer::transposed2d(const constant& c) {
+    auto d = derived(c, "^T");
+    const auto r = static_cast<std::size_t>(c.dims[0]), k = static_cast<std::size_t>(c.dims[1]);
+    for (std::size_t i = 0; i < r; ++i)
+        for (std::size_t j = 0; j < k; ++j) d->values[j * r + i] = c.values[i * k + j];
+    d->dims = {c.dims[1], c.dims[0]};
+    return d;
+}
+
+}  // namespace ridgeline::io::onnx_detail
