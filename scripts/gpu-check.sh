@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# GPU validation of ridgeline's CUDA backend, in one command and one output folder (issue 4, section 4):
+# GPU validation of ridgeline's CUDA backend, in one command, one output folder and one deadline:
 #   1. checks what is there (CUDA toolkit, cuDNN, CMake, compiler, header-only deps, GPU) and says what is missing
-#   2. builds (or reuses) a Release build with the CUDA backend, for the GPU's own architecture
-#   3. on a machine with an NVIDIA GPU: the `gpu` tests, `ridgeline ceilings --device cuda` (when the
-#      command exists), and `ridgeline profile` of resnet50 at batch 1 and 32 in fp32 and bf16 (JSON,
-#      table, logs, HTML when --html exists), all into the output folder, with a summary
+#   2. reuses a carried build whose binary runs (built elsewhere against the same CUDA), else builds one
+#   3. on a machine with an NVIDIA GPU, in priority order, as long as the deadline allows:
+#        ceilings (the GEMM roofs per data type and the DRAM copy bandwidth), scale_shift (batch_norm2d in bf16 on
+#        32x256x56x56) against a copy of the same bytes, resnet50 batch 1 bf16 --quick, the gpu tests, resnet50
+#        at batch 32 and in fp32, the differential tests of every op; a step the deadline cannot fit is SKIPPED
+#        with the reason, and the summary (a table, and summary.json) lists every step.
 # Without a GPU it stops after the build and the device-free tests, saying so.
 #
 #   scripts/gpu-check.sh [--deps DIR] [--build DIR] [--out DIR] [--jobs N] [--arch LIST] [--no-build]
-#     --deps DIR   header-only deps packed by scripts/gpu-pack-deps.sh (default: $RIDGELINE_DEPS, else
-#                  carry/deps when it exists, else the system's packages)
-#     --build DIR  build folder (default build/gpu-check); an existing configured one is reused
-#     --out DIR    output folder (default out/gpu-check-<UTC time>)
-#     --arch LIST  CMAKE_CUDA_ARCHITECTURES (default: the GPU's compute capability, else "80;90")
-#     --no-build   use the build folder as it is
-#   RIDGELINE_BUILD_TIMEOUT: seconds the build may take (default 480, for a 16-core machine)
-# Exit: 0 all steps passed, 1 a step failed (see the summary), 2 something needed is missing.
-# Budget: under 10 minutes on an H100/H200-class machine with 16 cores (each step has a timeout).
+#                        [--deadline S] [--dry-run]
+#     --deps DIR     header-only deps packed by scripts/gpu-pack-deps.sh (default: $RIDGELINE_DEPS, else
+#                    carry/deps when it exists, else the system's packages)
+#     --build DIR    build folder (default build/gpu-check); one whose ridgeline binary runs is used as it is
+#     --out DIR      output folder (default out/gpu-check-<UTC time>)
+#     --arch LIST    CMAKE_CUDA_ARCHITECTURES (default: the GPU's compute capability, else "80;90")
+#     --no-build     use the build folder as it is, never build
+#     --deadline S   seconds for the whole script, configure and build included (default 480: the GPU machine
+#                    we borrow allows 600 s per command); each step's timeout is what is left of it
+#     --dry-run      no GPU, no build, no binary needed: every step's host-side logic (deadline, arguments,
+#                    skipping, the summary) runs, each step's command is written to its log instead of run, and
+#                    each step is charged the least time it needs (which steps a deadline fits at best)
+# Exit: 0 every step that ran passed, 1 a step failed (see the summary), 2 something needed is missing.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
@@ -26,6 +32,8 @@ out=""
 jobs=$(nproc 2>/dev/null || echo 4)
 arch=""
 do_build=1
+deadline=480
+dry=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --deps) deps="$2"; shift 2 ;;
@@ -34,24 +42,91 @@ while [[ $# -gt 0 ]]; do
     --jobs) jobs="$2"; shift 2 ;;
     --arch) arch="$2"; shift 2 ;;
     --no-build) do_build=0; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --deadline) deadline="$2"; shift 2 ;;
+    --dry-run) dry=1; shift ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+if ! [[ "$deadline" =~ ^[0-9]+$ ]] || [[ "$deadline" -lt 1 ]]; then
+  echo "gpu-check: --deadline must be a whole number of seconds >= 1, got \"$deadline\"" >&2
+  exit 2
+fi
 [[ -z "$deps" && -d carry/deps ]] && deps="carry/deps"
 [[ -n "$deps" ]] && deps=$(cd "$deps" 2>/dev/null && pwd || echo "$deps")
 out="${out:-out/gpu-check-$(date -u +%Y%m%dT%H%M%SZ)}"
-mkdir -p "$out"
+mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)
 summary="$out/summary.txt"
 : > "$summary"
 say() { echo "gpu-check: $*" | tee -a "$summary"; }
-failures=0
-step_result() {  # name rc
-  if [[ "$2" -eq 0 ]]; then say "PASS  $1"; else say "FAIL  $1 (exit $2)"; failures=$((failures + 1)); fi
-}
 start_s=$(date +%s)
-say "output folder: $out"
+dry_s=0  # a dry run charges each step the least time it needs, so that the deadline's skipping is exercised
+elapsed() { echo $(( $(date +%s) - start_s + dry_s )); }
+left() { echo $(( deadline - $(elapsed) )); }
+say "output folder: $out; deadline ${deadline} s$([[ $dry -eq 1 ]] && echo '; DRY RUN: commands are printed, not run')"
+
+# every step's row: name, status (PASS, FAIL, SKIPPED, DRY), seconds, note
+rows_name=(); rows_status=(); rows_s=(); rows_note=()
+record() {  # name status seconds note
+  rows_name+=("$1"); rows_status+=("$2"); rows_s+=("$3"); rows_note+=("$4")
+  say "$(printf '%-8s %s (%s s)%s' "$2" "$1" "$3" "${4:+: $4}")"
+}
+failures=0
+json_escape() { local s=${1//\\/\\\\}; s=${s//\"/\\\"}; s=${s//$'\t'/ }; s=${s//$'\n'/ }; printf '%s' "$s"; }
+finish() {  # exit code
+  local code=$1 i
+  {
+    printf '{\n  "schema": "ridgeline.gpu_check/1",\n  "deadline_s": %d,\n  "elapsed_s": %d,\n' "$deadline" "$(elapsed)"
+    printf '  "dry_run": %s,\n  "gpu": %s,\n  "exit_code": %d,\n  "steps": [' \
+      "$([[ $dry -eq 1 ]] && echo true || echo false)" "$([[ ${gpu:-0} -eq 1 ]] && echo true || echo false)" "$code"
+    for i in "${!rows_name[@]}"; do
+      printf '%s\n    {"name": "%s", "status": "%s", "seconds": %d, "note": "%s"}' "$([[ $i -gt 0 ]] && echo ,)" \
+        "$(json_escape "${rows_name[$i]}")" "${rows_status[$i]}" "${rows_s[$i]}" "$(json_escape "${rows_note[$i]}")"
+    done
+    printf '\n  ]\n}\n'
+  } > "$out/summary.json"
+  {
+    echo
+    printf '%-8s %6s  %s\n' status seconds step
+    for i in "${!rows_name[@]}"; do
+      printf '%-8s %6s  %s%s\n' "${rows_status[$i]}" "${rows_s[$i]}" "${rows_name[$i]}" "${rows_note[$i]:+ (${rows_note[$i]})}"
+    done
+  } | tee -a "$summary"
+  say "done in $(elapsed) s of ${deadline}; failures: $failures; summary.json beside this summary"
+  exit "$code"
+}
+
+# run_step NAME MIN_S MAX_S LOG -- COMMAND...: runs COMMAND with the timeout min(MAX_S, time left), its output in
+# $out/LOG; SKIPPED (with the reason) when less than MIN_S is left. The step's exit code is in $step_rc.
+step_rc=0
+run_step() {
+  local name=$1 min_s=$2 max_s=$3 log=$4; shift 5
+  local l; l=$(left)
+  if [[ $l -lt $min_s ]]; then
+    record "$name" SKIPPED 0 "the deadline leaves ${l} s, the step needs at least ${min_s} s"
+    step_rc=124
+    return
+  fi
+  local t=$(( l < max_s ? l : max_s )) s0; s0=$(date +%s)
+  if [[ $dry -eq 1 ]]; then
+    printf 'timeout %s' "$t" > "$out/$log"; printf ' %q' "$@" >> "$out/$log"; echo >> "$out/$log"
+    record "$name" DRY "$min_s" "timeout ${t} s; $log"
+    dry_s=$(( dry_s + min_s ))
+    step_rc=0
+    return
+  fi
+  timeout "$t" "$@" > "$out/$log" 2>&1
+  step_rc=$?
+  local took=$(( $(date +%s) - s0 ))
+  if [[ $step_rc -eq 0 ]]; then
+    record "$name" PASS "$took" "$log"
+  elif [[ $step_rc -eq 124 ]]; then
+    record "$name" FAIL "$took" "timed out after ${t} s; $log"; failures=$((failures + 1))
+  else
+    record "$name" FAIL "$took" "exit ${step_rc}; $log"; failures=$((failures + 1))
+  fi
+}
 
 # ------------------------------------------------------------------ 1. what is there
 missing=()
@@ -59,114 +134,123 @@ cuda_root="${CUDA_HOME:-${CUDA_PATH:-/usr/local/cuda}}"
 nvcc="${CUDACXX:-}"
 [[ -z "$nvcc" && -x "$cuda_root/bin/nvcc" ]] && nvcc="$cuda_root/bin/nvcc"
 [[ -z "$nvcc" ]] && nvcc=$(command -v nvcc || true)
-[[ -z "$nvcc" ]] && missing+=("nvcc (the CUDA toolkit; set CUDA_HOME or CUDACXX)")
-command -v cmake >/dev/null || missing+=("cmake (3.25 or newer)")
-command -v c++ >/dev/null || command -v g++ >/dev/null || missing+=("a C++20 compiler (g++ 12 or newer)")
-cudnn_header=""
-for d in "${CUDNN_ROOT:-}/include" "$cuda_root/include" /usr/include /usr/include/x86_64-linux-gnu; do
-  [[ -f "$d/cudnn_version.h" ]] && { cudnn_header="$d/cudnn_version.h"; break; }
-done
-[[ -z "$cudnn_header" ]] && missing+=("cuDNN 9 (cudnn_version.h; set CUDNN_ROOT)")
-for h in fmt/format.h spdlog/spdlog.h nlohmann/json.hpp CLI/CLI.hpp; do
-  if [[ -n "$deps" && -f "$deps/include/$h" ]] || [[ -f "/usr/include/$h" ]]; then continue; fi
-  missing+=("$h (run scripts/gpu-pack-deps.sh on a Debian machine with the -dev packages and pass --deps)")
-done
-if [[ -z "$deps" || ! -f "$deps/src/googletest/CMakeLists.txt" ]] && [[ ! -d /usr/lib/x86_64-linux-gnu/cmake/GTest ]] &&
-   [[ ! -d /usr/src/googletest ]]; then
-  missing+=("GoogleTest (packed by scripts/gpu-pack-deps.sh, or Debian's libgtest-dev)")
-fi
-if [[ ${#missing[@]} -gt 0 ]]; then
-  for m in "${missing[@]}"; do say "MISSING $m"; done
-  exit 2
-fi
 gpu=0
-if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then gpu=1; fi
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "host: $(uname -a)"
-  echo "git: $(git rev-parse --short=12 HEAD 2>/dev/null) $(git status --porcelain 2>/dev/null | wc -l) changed files"
-  echo "nvcc: $("$nvcc" --version | tail -1)"
-  echo "cuDNN: $(grep -E '#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ' "$cudnn_header" | awk '{print $3}' | paste -sd.)"
-  echo "cmake: $(cmake --version | head -1)"
-  echo "compiler: $(c++ --version 2>/dev/null | head -1)"
-  echo "deps: ${deps:-system packages}"
-  if [[ $gpu -eq 1 ]]; then nvidia-smi; nvidia-smi -q -d CLOCK,MEMORY,ECC,PERFORMANCE 2>/dev/null | head -120; fi
-} > "$out/environment.txt" 2>&1
-if [[ $gpu -eq 1 ]]; then
-  say "GPU: $(nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader | head -1)"
+if [[ $dry -eq 0 ]]; then
+  [[ -z "$nvcc" ]] && missing+=("nvcc (the CUDA toolkit; set CUDA_HOME or CUDACXX)")
+  command -v cmake >/dev/null || missing+=("cmake (3.25 or newer)")
+  command -v c++ >/dev/null || command -v g++ >/dev/null || missing+=("a C++20 compiler (g++ 12 or newer)")
+  cudnn_header=""
+  for d in "${CUDNN_ROOT:-}/include" "$cuda_root/include" /usr/include /usr/include/x86_64-linux-gnu; do
+    [[ -f "$d/cudnn_version.h" ]] && { cudnn_header="$d/cudnn_version.h"; break; }
+  done
+  [[ -z "$cudnn_header" ]] && missing+=("cuDNN 9 (cudnn_version.h; set CUDNN_ROOT)")
+  for h in fmt/format.h spdlog/spdlog.h nlohmann/json.hpp CLI/CLI.hpp; do
+    if [[ -n "$deps" && -f "$deps/include/$h" ]] || [[ -f "/usr/include/$h" ]]; then continue; fi
+    missing+=("$h (run scripts/gpu-pack-deps.sh on a Debian machine with the -dev packages and pass --deps)")
+  done
+  if [[ -z "$deps" || ! -f "$deps/src/googletest/CMakeLists.txt" ]] && [[ ! -d /usr/lib/x86_64-linux-gnu/cmake/GTest ]] &&
+     [[ ! -d /usr/src/googletest ]]; then
+    missing+=("GoogleTest (packed by scripts/gpu-pack-deps.sh, or Debian's libgtest-dev)")
+  fi
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    for m in "${missing[@]}"; do record "requirements" MISSING 0 "$m"; done
+    finish 2
+  fi
+  if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then gpu=1; fi
+  {
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "host: $(uname -a)"
+    echo "git: $(git rev-parse --short=12 HEAD 2>/dev/null) $(git status --porcelain 2>/dev/null | wc -l) changed files"
+    echo "nvcc: $("$nvcc" --version | tail -1)"
+    echo "cuDNN: $(grep -E '#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ' "$cudnn_header" | awk '{print $3}' | paste -sd.)"
+    echo "cmake: $(cmake --version | head -1)"
+    echo "compiler: $(c++ --version 2>/dev/null | head -1)"
+    echo "deps: ${deps:-system packages}"
+    if [[ $gpu -eq 1 ]]; then timeout 20 nvidia-smi; timeout 20 nvidia-smi -q -d CLOCK,MEMORY,ECC,PERFORMANCE 2>/dev/null | head -120; fi
+  } > "$out/environment.txt" 2>&1
+  if [[ $gpu -eq 1 ]]; then
+    say "GPU: $(nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader | head -1)"
+  else
+    say "no NVIDIA GPU here (nvidia-smi finds none): build and device-free tests only"
+  fi
 else
-  say "no NVIDIA GPU here (nvidia-smi finds none): build and device-free tests only"
+  gpu=1  # the dry run walks the GPU path
 fi
 
-# ------------------------------------------------------------------ 2. build
-if [[ -z "$arch" ]]; then
-  cc=$([[ $gpu -eq 1 ]] && nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
-  arch="${cc:-80;90}"
-fi
-if [[ $do_build -eq 1 ]]; then
+# ------------------------------------------------------------------ 2. a binary: carried, else built
+bin="$build/ridgeline"
+if [[ $dry -eq 0 && -x "$bin" ]] && timeout 20 "$bin" --version > "$out/version.txt" 2>&1; then
+  record "build" PASS 0 "reused $bin (it runs here: $(head -1 "$out/version.txt"))"
+elif [[ $do_build -eq 0 && $dry -eq 0 ]]; then
+  record "build" MISSING 0 "$bin does not run here and --no-build was given"
+  finish 2
+else
+  if [[ -z "$arch" ]]; then
+    cc=$([[ $gpu -eq 1 && $dry -eq 0 ]] && nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
+    arch="${cc:-80;90}"
+  fi
   generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
   # warnings are not errors here: another machine's compiler may warn where CI's does not
   cfg=(-S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DRIDGELINE_CUDA=ON -DRIDGELINE_WERROR=OFF
-       "-DCMAKE_CUDA_COMPILER=$nvcc" "-DCMAKE_CUDA_ARCHITECTURES=$arch")
+       "-DCMAKE_CUDA_COMPILER=${nvcc:-nvcc}" "-DCMAKE_CUDA_ARCHITECTURES=$arch")
   [[ -n "$deps" ]] && cfg+=("-DCMAKE_PREFIX_PATH=$deps")
   [[ -f "$build/CMakeCache.txt" ]] || cfg+=("${generator[@]}")
-  ( cmake "${cfg[@]}" && timeout "${RIDGELINE_BUILD_TIMEOUT:-480}" cmake --build "$build" -j "$jobs" \
-      --target ridgeline cuda_tests cuda_gpu_tests ) \
-    > "$out/build.log" 2>&1
-  rc=$?
-  step_result "build ($build, CUDA architectures $arch; log build.log)" $rc
-  if [[ $rc -ne 0 ]]; then tail -30 "$out/build.log"; exit 1; fi
+  run_step "configure ($build, CUDA architectures $arch)" 30 120 configure.log -- cmake "${cfg[@]}"
+  if [[ $step_rc -eq 0 ]]; then
+    # what the measurements need first; the test binaries after, as far as the deadline goes
+    run_step "build ridgeline" 60 100000 build.log -- \
+      cmake --build "$build" -j "$jobs" --target ridgeline cuda_tests cuda_gpu_tests ridgeline-differential
+  fi
+  if [[ $step_rc -ne 0 ]]; then
+    [[ -f "$out/build.log" ]] && tail -30 "$out/build.log"
+    finish 1
+  fi
+  [[ $dry -eq 0 ]] && "$bin" --version > "$out/version.txt" 2>&1
 fi
-bin="$build/ridgeline"
-[[ -x "$bin" ]] || { say "MISSING $bin (build first, or drop --no-build)"; exit 2; }
-"$bin" --version > "$out/version.txt" 2>&1
 
-# ------------------------------------------------------------------ 3. tests and measurements
-( cd "$build" && timeout 120 ctest -L cuda --output-on-failure --output-junit "$out/cuda-tests.xml" ) \
-  > "$out/cuda-tests.log" 2>&1
-step_result "device-free CUDA tests (cuda-tests.log)" $?
+# ------------------------------------------------------------------ 3. tests and measurements, in priority order
+run_step "device-free CUDA tests (ctest -L cuda)" 10 120 cuda-tests.log -- \
+  ctest --test-dir "$build" -L cuda --output-on-failure --output-junit "$out/cuda-tests.xml"
 if [[ $gpu -eq 0 ]]; then
-  say "no GPU: gpu tests, ceilings and profiles not run"
-  say "done in $(( $(date +%s) - start_s )) s; failures: $failures"
-  [[ $failures -eq 0 ]] && exit 0 || exit 1
+  say "no GPU: ceilings, profiles and gpu tests not run"
+  finish $([[ $failures -eq 0 ]] && echo 0 || echo 1)
 fi
 
-( cd "$build" && timeout 240 ctest -L gpu --output-on-failure --output-junit "$out/gpu-tests.xml" ) > "$out/gpu-tests.log" 2>&1
-rc=$?
-step_result "gpu tests (gpu-tests.log, gpu-tests.xml)" $rc
-grep -E "tests passed|tests failed|\*\*\*Failed|Skipped" "$out/gpu-tests.log" | head -20 | tee -a "$summary"
-
-if "$bin" ceilings --help > /dev/null 2>&1; then
-  help=$("$bin" ceilings --help 2>&1)
-  args=(ceilings --device cuda)
-  grep -q -- "--format" <<<"$help" && args+=(--format json)
-  grep -q -- "--output" <<<"$help" && args+=(--output "$out/ceilings.json")
-  grep -q -- "--recalibrate" <<<"$help" && args+=(--recalibrate)
-  timeout 180 "$bin" "${args[@]}" > "$out/ceilings.txt" 2> "$out/ceilings.log"
-  step_result "ridgeline ${args[*]} (ceilings.txt, ceilings.log)" $?
-else
-  say "SKIP  ridgeline ceilings: this build has no \`ceilings\` command yet"
+# 3a. the roofs: GEMM peaks per data type, the DRAM copy bandwidth, launch overhead
+run_step "ceilings --device cuda (GEMM roofs, DRAM copy)" 60 180 ceilings.log -- \
+  "$bin" ceilings --device cuda --format json --output "$out/ceilings.json" --recalibrate
+# 3b. scale_shift (inference batch_norm2d) in bf16 on 32x256x56x56, 51 MB each way: its GB/s beside the copy's
+run_step "scale_shift bf16 32x256x56x56 vs copy" 20 60 scale-shift.log -- \
+  "$bin" profile --layer "batch_norm2d:num_features=256" --input 32x256x56x56 --dtype bf16 --device cuda \
+  --quick --format json --output "$out/scale-shift.json"
+# 3c. one whole model
+if [[ $dry -eq 0 && $step_rc -eq 0 && -f "$out/ceilings.json" ]] && command -v python3 >/dev/null; then
+  python3 - "$out/ceilings.json" "$out/scale-shift.json" <<'PY' 2>&1 | tee -a "$summary"
+import json, sys
+copy = json.load(open(sys.argv[1])).get("copy_gbs")
+layer = next(l for l in json.load(open(sys.argv[2]))["layers"] if l.get("time"))
+gbs = layer.get("achieved_gbs")
+if copy and gbs:
+    print(f"gpu-check: scale_shift bf16 {gbs:.0f} GB/s = {100 * gbs / copy:.0f}% of the device copy {copy:.0f} GB/s (bar: 80%)")
+PY
 fi
-
-profile_help=$("$bin" profile --help 2>&1)
-for batch in 1 32; do
-  for dtype in fp32 bf16; do
-    name="resnet50-b${batch}-${dtype}"
-    args=(profile --model resnet50 --batch "$batch" --dtype "$dtype" --device cuda --quick --format json
-          --output "$out/$name.json")
-    grep -q -- "--graph" <<<"$profile_help" && args+=(--graph)
-    grep -q -- "--html" <<<"$profile_help" && args+=(--html "$out/$name.html")
-    timeout 150 "$bin" "${args[@]}" > "$out/$name.txt" 2> "$out/$name.log"
-    step_result "ridgeline ${args[*]} ($name.txt, $name.log)" $?
-  done
-done
-
+profile_step() {  # batch dtype min_s max_s
+  local name="resnet50-b$1-$2"
+  run_step "profile resnet50 batch $1 $2 --quick" "$3" "$4" "$name.log" -- \
+    "$bin" profile --model resnet50 --batch "$1" --dtype "$2" --device cuda --quick --graph --format json \
+    --output "$out/$name.json" --html "$out/$name.html"
+}
+profile_step 1 bf16 45 150
+# 3d. the rest, as far as the deadline goes
+run_step "gpu tests (ctest -L gpu)" 60 240 gpu-tests.log -- \
+  ctest --test-dir "$build" -L gpu --output-on-failure --output-junit "$out/gpu-tests.xml"
+[[ $dry -eq 0 && -f "$out/gpu-tests.log" ]] && grep -E "tests passed|tests failed|\*\*\*Failed" "$out/gpu-tests.log" | head -20 | tee -a "$summary"
+profile_step 32 bf16 60 150
+profile_step 1 fp32 45 150
+profile_step 32 fp32 60 150
 # differential testing beyond the gpu tests' 25 cases per op: 100 per op and data type (docs/reliability.md)
-if [[ -x "$build/tests/ridgeline-differential" ]]; then
-  timeout 150 "$build/tests/ridgeline-differential" --device cuda --cases 100 --seed 3 > "$out/differential.txt" 2>&1
-  step_result "ridgeline-differential --device cuda --cases 100 (differential.txt)" $?
-fi
+run_step "ridgeline-differential --device cuda --cases 100" 30 150 differential.log -- \
+  "$build/tests/ridgeline-differential" --device cuda --cases 100 --seed 3
 
-say "done in $(( $(date +%s) - start_s )) s; failures: $failures"
-[[ $failures -eq 0 ]] && exit 0 || exit 1
+finish $([[ $failures -eq 0 ]] && echo 0 || echo 1)
