@@ -58,7 +58,7 @@ std::string implausible_ceilings(const ceilings& c) {
     }
     if (c.peak_gflops.empty()) return "no compute roof";
     if (bad(c.bandwidth_gbs, max_gbs)) return "DRAM bandwidth is " + std::to_string(c.bandwidth_gbs) + " GB/s";
-    for (double k : {c.copy_gbs, c.triad_gbs, c.read_gbs})
+    for (double k : {c.copy_gbs, c.triad_gbs, c.read_gbs, c.device_copy_gbs})
         if (!std::isfinite(k) || k < 0 || k > c.bandwidth_gbs * (1 + 1e-9)) return "a STREAM kernel beats the DRAM roof";
     for (const auto& [bytes, gbs] : c.working_set_gbs)
         if (bytes < 1024 || bad(gbs, max_gbs)) return "a working-set point is " + std::to_string(bytes) + " B at " +
@@ -104,6 +104,7 @@ void merge_ceilings(ceilings& now, const ceilings& earlier) {
     now.copy_gbs = std::max(now.copy_gbs, earlier.copy_gbs);
     now.triad_gbs = std::max(now.triad_gbs, earlier.triad_gbs);
     now.read_gbs = std::max(now.read_gbs, earlier.read_gbs);
+    now.device_copy_gbs = std::max(now.device_copy_gbs, earlier.device_copy_gbs);
     for (auto& [size, gbs] : now.working_set_gbs)
         for (const auto& [s2, g2] : earlier.working_set_gbs)
             if (s2 == size) gbs = std::max(gbs, g2);

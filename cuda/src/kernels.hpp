@@ -5,7 +5,8 @@
 // launcher with no work (n == 0) launches nothing and returns cudaSuccess.
 //
 // Element types: activations and weights in the storage type (f32 for fp32 and tf32, f16, bf16),
-// normalisation parameters always in float, arithmetic always in float. Indices are 64-bit.
+// normalisation parameters always in float, arithmetic always in float. Indices are 32-bit where every index
+// and offset of a launch fits in 31 bits, 64-bit otherwise (index_math.hpp).
 // Semantics follow the reference loops (cpu/src/reference.cpp) operation for operation.
 
 #include <cuda_runtime_api.h>
@@ -79,6 +80,12 @@ cudaError_t pad_copy(elem t, const void* x, void* y, std::int64_t planes, std::i
 /// y[i] = a hash of (seed, i) mapped to [-1, 1): non-trivial inputs for the ceilings' GEMMs and copies
 /// (zeros would let the hardware save power and run faster than on real data).
 cudaError_t fill_random(elem t, void* y, std::int64_t n, std::uint32_t seed, cudaStream_t stream);
+
+/// McCalpin's STREAM copy c[i] = a[i] and triad a[i] = b[i] + scalar * c[i] over n floats, 16 bytes per access,
+/// a few blocks per SM walking grid-stride: the DRAM roof measured by a kernel, beside the driver's device copy
+/// (bytes moved: index_math.hpp's stream_bytes).
+cudaError_t stream_copy(const float* a, float* c, std::int64_t n, cudaStream_t stream);
+cudaError_t stream_triad(float* a, const float* b, const float* c, float scalar, std::int64_t n, cudaStream_t stream);
 
 /// A kernel that does nothing, one block of one thread: the launch-overhead ceiling.
 cudaError_t empty(cudaStream_t stream);

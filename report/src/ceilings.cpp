@@ -46,6 +46,7 @@ nlohmann::json ceilings_json(const backends::ceilings& c) {
             {"bandwidth_gbs", c.bandwidth_gbs},
             {"copy_gbs", c.copy_gbs},
             {"triad_gbs", c.triad_gbs},
+            {"device_copy_gbs", c.device_copy_gbs},
             {"read_gbs", c.read_gbs},
             {"working_set_gbs", sweep},
             {"ridge_point", ridge},
@@ -83,6 +84,7 @@ backends::ceilings ceilings_from_json(const nlohmann::json& j) {
         c.bandwidth_gbs = need("bandwidth_gbs").get<double>();
         c.copy_gbs = j.value("copy_gbs", 0.0);
         c.triad_gbs = j.value("triad_gbs", 0.0);
+        c.device_copy_gbs = j.value("device_copy_gbs", 0.0);
         c.read_gbs = j.value("read_gbs", 0.0);
         for (const auto& p : j.value("working_set_gbs", nlohmann::json::array()))
             c.working_set_gbs.emplace_back(p.at(0).get<std::int64_t>(), p.at(1).get<double>());
@@ -129,6 +131,8 @@ std::string ceilings_table(const backends::ceilings& c) {
     t.add_row({"bandwidth (DRAM roof)", fixed(c.bandwidth_gbs, 1) + " GB/s", method("bandwidth_gbs")});
     if (c.copy_gbs > 0) t.add_row({"copy", fixed(c.copy_gbs, 1) + " GB/s", spread("copy")});
     if (c.triad_gbs > 0) t.add_row({"triad", fixed(c.triad_gbs, 1) + " GB/s", spread("triad")});
+    if (c.device_copy_gbs > 0)
+        t.add_row({"device copy", fixed(c.device_copy_gbs, 1) + " GB/s", spread("device_copy")});
     if (c.read_gbs > 0) t.add_row({"read", fixed(c.read_gbs, 1) + " GB/s", spread("read")});
     for (const auto& [dt, g] : c.peak_gflops)
         if (c.bandwidth_gbs > 0) t.add_row({"ridge point " + dt, fixed(g / c.bandwidth_gbs, 2) + " FLOP/B", ""});

@@ -29,9 +29,10 @@ struct ceilings {
     /// Memory roof in GB/s (10^9 B/s), bytes read plus bytes written, far beyond the last-level cache: the
     /// higher of STREAM copy and triad on the CPU, of the STREAM kernels and the device-to-device copy on a GPU.
     double bandwidth_gbs = 0;
-    double copy_gbs = 0;   // STREAM copy (CPU) / device-to-device copy (GPU)
-    double triad_gbs = 0;  // STREAM triad (CPU); 0 where not measured
+    double copy_gbs = 0;   // STREAM copy (CPU loops; GPU: ridgeline's vectorised kernel)
+    double triad_gbs = 0;  // STREAM triad (CPU loops; GPU: ridgeline's vectorised kernel); 0 where not measured
     double read_gbs = 0;   // STREAM-style read of three arrays (CPU); 0 where not measured
+    double device_copy_gbs = 0;  // the driver's device-to-device copy (GPU: cudaMemcpyAsync); 0 where not measured
     /// Working-set sweep: bytes of the working set -> GB/s (shows the cache levels).
     std::vector<std::pair<std::int64_t, double>> working_set_gbs;
     /// Time of the smallest op through the backend (dispatch cost), in ms.
