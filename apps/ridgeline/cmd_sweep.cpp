@@ -41,11 +41,18 @@ struct sweep_fit {
     double r2 = 0;
 };
 
-/// Ordinary least squares of median time (ms) on flops.
+/// Whether a point's rate is hidden, as profile hides it: its time was disturbed by other work, or beats a roof.
+bool hidden(const sweep_point& p) {
+    return p.time.disturbed || (p.roofline && (p.roofline->bound == core::bound_class::mistrusted ||
+                                               p.roofline->bound == core::bound_class::disturbed));
+}
+
+/// Ordinary least squares of median time (ms) on flops, over the measured points other work did not disturb.
 sweep_fit fit(const std::vector<sweep_point>& pts) {
     std::vector<std::pair<double, double>> xy;
     for (const auto& p : pts)
-        if (p.state == profiler::run_state::measured) xy.emplace_back(static_cast<double>(p.cost.flops), p.time.stats.median);
+        if (p.state == profiler::run_state::measured && !p.time.disturbed)
+            xy.emplace_back(static_cast<double>(p.cost.flops), p.time.stats.median);
     sweep_fit f;
     if (xy.size() < 2) return f;
     double mx = 0, my = 0;
@@ -173,6 +180,8 @@ struct sweep_command {
                                                   ? ceil->bandwidth_gbs
                                                   : ceil->bandwidth_for_working_set_gbs(a.totals.bytes);
                         p.roofline = profiler::judge(a.totals, p.time, whole);
+                    } else if (p.time.disturbed) {
+                        p.roofline = profiler::judge(a.totals, p.time, {});
                     }
                 }
             }
@@ -197,7 +206,9 @@ struct sweep_command {
                 e["arithmetic_intensity"] = ai ? nlohmann::json(*ai) : nlohmann::json(nullptr);
                 if (p.state == profiler::run_state::measured) {
                     e["time"] = report::time_json(p.time);
-                    e["achieved_gflops"] = static_cast<double>(p.cost.flops) / (p.time.stats.median * 1e6);
+                    e["achieved_gflops"] = hidden(p) ? nlohmann::json(nullptr)
+                                                     : nlohmann::json(static_cast<double>(p.cost.flops) /
+                                                                      (p.time.stats.median * 1e6));
                 }
                 if (p.roofline) {
                     e["bound"] = std::string(to_string(p.roofline->bound));
@@ -266,10 +277,14 @@ struct sweep_command {
             std::vector<std::string> row{std::to_string(p.batch), report::si(static_cast<double>(p.cost.flops)),
                                          report::si(static_cast<double>(p.cost.bytes), "B"), ai ? report::fixed(*ai, 2) : "-"};
             if (p.state == profiler::run_state::measured) {
-                row.push_back(report::time_ms(p.time.stats.median));
-                row.push_back(report::fixed(static_cast<double>(p.cost.flops) / (p.time.stats.median * 1e6), 2));
+                row.push_back(report::time_ms(p.time.stats.median) + (p.time.disturbed ? "!" : ""));
+                // as in profile: no rate for a time other work disturbed or one that beats a roof
+                row.push_back(hidden(p) ? std::string("?")
+                                        : report::fixed(static_cast<double>(p.cost.flops) / (p.time.stats.median * 1e6), 2));
                 row.push_back(p.roofline ? std::string(to_string(p.roofline->bound)) : std::string());
-                row.push_back(p.roofline ? report::fixed(100 * p.roofline->roof_fraction, 0) + "%" : "");
+                row.push_back(p.roofline && std::isfinite(p.roofline->roof_fraction)
+                                  ? report::fixed(100 * p.roofline->roof_fraction, 0) + "%"
+                                  : std::string());
             } else {
                 row.push_back(std::string(to_string(p.state)) + (p.reason.empty() ? "" : ": " + p.reason));
             }
@@ -277,6 +292,12 @@ struct sweep_command {
         }
         std::ostringstream o;
         o << "sweep of " << name << "\n\n" << t.render() << "\n";
+        const auto disturbed = std::count_if(pts.begin(), pts.end(), [](const sweep_point& p) {
+            return p.state == profiler::run_state::measured && p.time.disturbed;
+        });
+        if (disturbed > 0)
+            o << "! " << disturbed << " batch size(s) disturbed by other work (fewer clean samples than the minimum): no "
+              << "rate, no verdict, left out of the fit\n";
         if (f.valid)
             o << "fit time = t0 + flops / throughput: t0 = " << report::time_ms(f.t0_ms) << " (fixed overhead), throughput = "
               << report::fixed(f.throughput_gflops, 2) << " GFLOP/s (asymptotic), r^2 = " << report::fixed(f.r2, 4) << "\n";

@@ -47,10 +47,10 @@ stop_reason stopping_rule::after_noise_test(std::int64_t clean_samples, double w
     if (width <= o_.max_noise) return stop_reason::noise_target_met;
     readings_.emplace_back(clean_samples, width);
     if (o_.stable_min_samples <= 0 || clean_samples < o_.stable_min_samples) return stop_reason::none;
-    // the reading taken at half the samples (the last one at or below it), and the narrowest one since
-    const std::int64_t half = clean_samples / 2;
+    // the reading taken at 1/stable_span of the samples (the last one at or below it), and the narrowest one since
+    const std::int64_t first = clean_samples / std::max(2, o_.stable_span);
     auto start = readings_.end();
-    for (auto it = readings_.begin(); it != readings_.end() && it->first <= half; ++it) start = it;
+    for (auto it = readings_.begin(); it != readings_.end() && it->first <= first; ++it) start = it;
     if (start == readings_.end()) return stop_reason::none;
     double narrowest = start->second;
     for (auto it = start; it != readings_.end(); ++it) narrowest = std::min(narrowest, it->second);

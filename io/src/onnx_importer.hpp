@@ -120,6 +120,12 @@ inline std::string number_text(double v) {
     return o.str();
 }
 
+/// The name of an ONNX element type code ("FLOAT16"), or "code 99" for a code this ONNX does not name.
+inline std::string type_name(int t) {
+    const std::string& n = onnx::TensorProto::DataType_Name(t);
+    return n.empty() ? "code " + std::to_string(t) : n;
+}
+
 inline bool is_float_type(int t) {
     using tp = onnx::TensorProto;
     return t == tp::FLOAT || t == tp::FLOAT16 || t == tp::DOUBLE || t == tp::BFLOAT16;

@@ -42,7 +42,7 @@ void importer::set_input_shapes() {
         if (!in.type().has_tensor_type()) fail(where + " is not a tensor");
         const int et = in.type().tensor_type().elem_type();
         if (!is_float_type(et) && et != onnx::TensorProto::INT64 && et != onnx::TensorProto::INT32)
-            fail(where + " has element type " + onnx::TensorProto::DataType_Name(et) +
+            fail(where + " has element type " + type_name(et) +
                  "; ridgeline reads float inputs and int64 token ids");
         const bool has_shape = in.type().tensor_type().has_shape();
         const auto& file_dims = in.type().tensor_type().shape().dim();

@@ -97,7 +97,7 @@ constant_ptr importer::decode(const onnx::TensorProto& t, const std::string& ori
             elem = 1;
             break;
         default:
-            fail(where + " has data type " + tp::DataType_Name(dt) + ", which ridgeline cannot read");
+            fail(where + " has data type " + type_name(dt) + ", which ridgeline cannot read");
     }
     const auto count = static_cast<std::size_t>(n);
     // bytes the data must have; checked, so dims whose product fits but whose bytes do not cannot wrap to a

@@ -327,6 +327,10 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
         if (o.ceilings) {
             p.roofs_used = roofs_for(la, dt, *o.ceilings, o.timing.cache, p.implementation);
             p.roofline = judge(la.cost, *p.time, p.roofs_used);
+        } else if (p.time->disturbed) {
+            // no roofs, but the bound "disturbed" needs none: every format says so alike (JSON, CSV, the table,
+            // time_by_bound), as with roofs
+            p.roofline = judge(la.cost, *p.time, {});
         }
         // host cost of issuing one run: a burst of run() calls on the wall clock, then one wait
         {

@@ -93,9 +93,19 @@ compare_run load_run(const std::string& path) {
         for (const char* k : {"flops", "bytes"})
             if (l.contains(k)) expect(l[k].is_number(), at + "." + k, "a number", l[k]);
         expect(l.contains("name") && l["name"].is_string(), at + ".name", "a string", l.value("name", nlohmann::json(nullptr)));
+        if (l.contains("bound")) expect(l["bound"].is_string() || l["bound"].is_null(), at + ".bound", "a string or null", l["bound"]);
+        if (l.contains("roofs")) {
+            expect(l["roofs"].is_object() || l["roofs"].is_null(), at + ".roofs", "an object or null", l["roofs"]);
+            if (l["roofs"].is_object())
+                for (const char* k : {"compute_gflops", "bandwidth_gbs"})
+                    if (l["roofs"].contains(k))
+                        expect(l["roofs"][k].is_number(), at + ".roofs." + k, "a number", l["roofs"][k]);
+        }
         if (l.contains("time")) {
             const auto& t = l["time"];
             expect(t.is_object() || t.is_null(), at + ".time", "an object or null", t);
+            if (t.is_object() && t.contains("disturbed"))
+                expect(t["disturbed"].is_boolean(), at + ".time.disturbed", "true or false", t["disturbed"]);
             if (t.is_object())
                 for (const char* k : {"median_ms", "ci95_low_ms", "ci95_high_ms"}) {
                     // a time is a positive, finite number of milliseconds: anything else was not measured
@@ -121,6 +131,13 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
         if (str(r.report, "model") != model)
             throw std::runtime_error("compare: \"" + r.label + "\" profiles model \"" + str(r.report, "model") +
                                      "\", the baseline \"" + model + "\"");
+    // every one-layer profile is the model "layer": its source ("layer:linear:in_features=256,...") says which
+    const std::string source = str(runs[0].report, "source");
+    if (model == "layer")
+        for (const auto& r : runs)
+            if (str(r.report, "source") != source)
+                throw std::runtime_error("compare: \"" + r.label + "\" profiles " + str(r.report, "source") +
+                                         ", the baseline " + source);
     std::vector<std::map<std::string, const nlohmann::json*>> by_name(runs.size());
     for (std::size_t i = 0; i < runs.size(); ++i)
         for (const auto& l : runs[i].report["layers"]) by_name[i][str(l, "name")] = &l;
@@ -179,9 +196,20 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
         entry["runs"] = per;
         layers.push_back(entry);
     }
-    if (layers.empty())
-        throw std::runtime_error("compare: no layer was measured in every run (\"" + runs[0].label + "\" and \"" +
-                                 runs[1].label + "\" have no timed layer of the same name)");
+    if (layers.empty()) {
+        // name the run that shares no timed layer with the baseline, when one does not
+        auto timed = [](const nlohmann::json* l) { return l->contains("time") && l->at("time").is_object(); };
+        for (std::size_t i = 1; i < runs.size(); ++i) {
+            bool shares = false;
+            for (const auto& [name, l] : by_name[0])
+                if (timed(l) && by_name[i].count(name) && timed(by_name[i].at(name))) shares = true;
+            if (!shares)
+                throw std::runtime_error("compare: no layer was measured in every run (\"" + runs[0].label + "\" and \"" +
+                                         runs[i].label + "\" have no timed layer of the same name)");
+        }
+        throw std::runtime_error("compare: no layer was measured in all " + std::to_string(runs.size()) +
+                                 " runs (each shares timed layers with the baseline, but no layer is timed in every one)");
+    }
     out["layers"] = layers;
     nlohmann::json e2e = nlohmann::json::array();
     for (const auto& r : runs) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "ridgeline/config.hpp"
 #include "ridgeline/report/ceilings.hpp"
 #include "ridgeline/report/format.hpp"
@@ -252,9 +254,17 @@ namespace {
 std::string ci_text(const backends::timing_result& t) {
     const auto& s = t.stats;
     if (!(s.median > 0)) return "-";
+    // a disturbed time's interval describes the neighbours as much as the layer (often one scheduler time
+    // slice, again and again: a tight CI around the wrong time): no width is shown, only the mark
+    if (t.disturbed) return "!";
     const double half = (s.ci95_high - s.ci95_low) / 2.0 / s.median * 100.0;
-    return "±" + fixed(half, half < 10 ? 1 : 0) + "%" + (t.disturbed ? "!" : t.noise_target_met ? "" : "*");
+    // two decimals below 0.1%, so that a half-width under a --max-noise of 0.1% or less reads as such
+    return "±" + fixed(half, half < 0.1 ? 2 : half < 10 ? 1 : 0) + "%" +
+           (t.disturbed ? "!" : t.noise_target_met ? "" : "*");
 }
+
+/// Up to three significant digits, no trailing zeros: 2, 0.05, 0.005 (the noise target of the header).
+std::string significant(double v) { return fmt::format("{:.3g}", v); }
 
 std::string state_text(const profiler::layer_profile& p) {
     if (p.state == profiler::run_state::failed) return "FAILED";
@@ -326,7 +336,7 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
     out << "\n";
     out << "timing: cache " << backends::to_string(r.timing.cache) << ", warm-up >= " << r.timing.warmup_runs << " runs and "
         << fixed(r.timing.warmup_ms, 0) << " ms, >= " << r.timing.min_samples << " samples, noise target: the median's 95% CI narrower than "
-        << fixed(r.timing.max_noise * 100, 1) << "% of it (CI95 within +-" << fixed(r.timing.max_noise * 50, 1) << "%), <= " << fixed(r.timing.max_time_s, 2)
+        << significant(r.timing.max_noise * 100) << "% of it (CI95 within +-" << significant(r.timing.max_noise * 50) << "%), <= " << fixed(r.timing.max_time_s, 2)
         << " s per layer; timer " << r.timer_name << " resolution " << fixed(r.timer_resolution_ns, 0) << " ns, overhead "
         << fixed(r.timer_overhead_ns, 0) << " ns\n\n";
     out << t.render() << "\n";

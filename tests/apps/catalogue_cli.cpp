@@ -84,6 +84,30 @@ void flags() {
         {"a.json", "ridgeline.profile/9", "does not know"},
         {{"a.json", R"({"schema": "ridgeline.profile/9", "layers": []})"},
          {"b.json", R"({"schema": "ridgeline.profile/2", "layers": []})"}});
+    {
+        // a timed layer "fc" in a minimal profile/2 report of the model `model` from `source`, its disturbed flag
+        // written as `disturbed`
+        auto report = [](const std::string& model, const std::string& source, const std::string& layer,
+                         const std::string& disturbed = "false") {
+            return R"({"schema": "ridgeline.profile/2", "model": ")" + model + R"(", "source": ")" + source +
+                   R"(", "layers": [{"name": ")" + layer +
+                   R"(", "time": {"median_ms": 1, "ci95_low_ms": 0.9, "ci95_high_ms": 1.1, "disturbed": )" + disturbed +
+                   "}}]}";
+        };
+        add("flag_compare_field_of_wrong_type_in_a_layer", {"compare", "{dir}/a.json", "{dir}/b.json"}, 1,
+            {"b.json", "$.layers[0].time.disturbed", "true or false", "\"yes\""},
+            {{"a.json", report("m", "zoo:m", "fc")}, {"b.json", report("m", "zoo:m", "fc", "\"yes\"")}});
+        // every one-layer profile is the model "layer"; the sources differ
+        add("flag_compare_different_layers", {"compare", "{dir}/a.json", "{dir}/b.json"}, 1,
+            {"profiles layer:linear:in_features=2048", "the baseline layer:linear:in_features=256"},
+            {{"a.json", report("layer", "layer:linear:in_features=256", "linear")},
+             {"b.json", report("layer", "layer:linear:in_features=2048", "linear")}});
+        // of three reports, the third shares no timed layer with the baseline: it is the one named
+        add("flag_compare_third_report_shares_nothing", {"compare", "{dir}/a.json", "{dir}/b.json", "{dir}/c.json"}, 1,
+            {"no layer was measured in every run", "\"a (", "\"c ("},
+            {{"a.json", report("m", "zoo:m", "fc")}, {"b.json", report("m", "zoo:m", "fc")},
+             {"c.json", report("m", "zoo:m", "conv")}});
+    }
     add("flag_sweep_batch_list_bad", {"sweep", "--layer", ok_layer, "--input", "1x4", "--batch", "1,x,8"}, 2,
         {"--batch", "\"x\" is not a batch size"});
     add("flag_sweep_batch_list_empty", {"sweep", "--layer", ok_layer, "--input", "1x4", "--batch", ","}, 2, {"--batch"});

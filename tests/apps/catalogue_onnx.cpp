@@ -101,6 +101,14 @@ void onnx_models() {
         onnx_file("input_of_strings", bytes_of(b), {"input \"x\" has element type STRING"});
     }
     {
+        // an element type code ONNX does not name (99): said as its code, not as an empty name
+        onnx_builder b;
+        b.input("x", {1, 4}, static_cast<tp::DataType>(99));
+        b.node("Relu", {"x"}, {"y"});
+        b.output("y");
+        onnx_file("input_of_unknown_type", bytes_of(b), {"input \"x\" has element type code 99;"});
+    }
+    {
         onnx_builder b;
         auto* in = b.proto().mutable_graph()->add_input();
         in->set_name("x");

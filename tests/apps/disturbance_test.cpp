@@ -113,8 +113,10 @@ TEST(Disturbance, ABusyProcessNeverSlowsALayerIntoAVerdict) {
     ASSERT_EQ(q.size(), 68u);  // resnet18's 69 layers less the flatten (a view: no time)
     std::size_t quiet_disturbed = 0;
     for (const auto& [name, l] : q) quiet_disturbed += l["time"]["disturbed"].get<bool>();
-    // without other work on the machine, no layer is disturbed
-    EXPECT_EQ(quiet_disturbed, 0u) << quiet["warnings"].dump();
+    // without the busy process, (almost) no layer is disturbed: a detector that calls every sample disturbed fails
+    // here. Not none: the test runs alone under ctest, but the machine may be shared (a new user's clone saw 1 of
+    // 68 layers disturbed alone on a machine with a load of 5)
+    EXPECT_LE(quiet_disturbed, q.size() / 10) << quiet["warnings"].dump();
 
     // 1. a process that never sleeps, for the rest of the run: no slowed layer gets a verdict
     pid_t spinner = start_spinner(0, 0);

@@ -246,3 +246,75 @@ TEST(Profiler, VerificationUsesTheReferenceProviderItIsGiven) {
     EXPECT_EQ(none.verification.state, profiler::verification_state::skipped);
     EXPECT_EQ(none.verification.message, "no reference to verify against");
 }
+
+namespace {
+
+/// A steady clock whose disturbance meter says every sample lost half its time to other work.
+class always_disturbed_timer final : public backends::device_timer {
+public:
+    void start() override { clock_.start(); }
+    double stop_ms() override { return clock_.stop_ms(); }
+    [[nodiscard]] double resolution_ns() const override { return clock_.resolution_ns(); }
+    [[nodiscard]] double overhead_ns() const override { return clock_.overhead_ns(); }
+    [[nodiscard]] std::string name() const override { return "always disturbed"; }
+    backends::disturbance_meter* disturbance() override { return &meter_; }
+
+private:
+    class half_lost final : public backends::disturbance_meter {
+    public:
+        void arm() override {}
+        void before_sample() override {}
+        backends::sample_disturbance after_sample(double wall_ms) override {
+            backends::sample_disturbance d;
+            d.wall_ms = wall_ms;
+            d.run_queue_wait_ms = d.max_thread_wait_ms = 0.5 * wall_ms;  // 50% > the 5% rule
+            d.threads = 1;
+            return d;
+        }
+        [[nodiscard]] std::string source() const override { return "scripted"; }
+    };
+    backends::steady_timer clock_;
+    half_lost meter_;
+};
+
+/// The CPU backend timed by always_disturbed_timer.
+class disturbed_backend final : public backends::backend {
+public:
+    disturbed_backend() : inner_(profiler::select_backend("cpu", 1).chosen) {}
+    [[nodiscard]] std::string name() const override { return inner_->name(); }
+    [[nodiscard]] backends::device_info device() const override { return inner_->device(); }
+    [[nodiscard]] backends::support supports(const core::layer_analysis& l, core::dtype dt) const override {
+        return inner_->supports(l, dt);
+    }
+    std::unique_ptr<backends::prepared> prepare(const core::model_analysis& g, const backends::graph_data& d) override {
+        return inner_->prepare(g, d);
+    }
+    void synchronize() override { inner_->synchronize(); }
+    backends::device_timer& timer() override { return timer_; }
+    void flush_cache() override { inner_->flush_cache(); }
+    [[nodiscard]] std::int64_t free_memory_bytes() const override { return inner_->free_memory_bytes(); }
+
+private:
+    std::unique_ptr<backends::backend> inner_;
+    always_disturbed_timer timer_;
+};
+
+}  // namespace
+
+// A layer whose every sample other work disturbed has the bound "disturbed" whether or not the profile has roofs
+// (--no-roofline, cpu-ref, disturbed ceilings): every format reads it from the same place. Without roofs it once
+// had no bound at all: JSON null, CSV empty, no time_by_bound entry, while the table said "disturbed".
+TEST(Profiler, ADisturbedLayerIsDisturbedWithoutRoofsToo) {
+    disturbed_backend b;
+    const auto a = core::analyze(core::single_layer_model(core::parse_op("relu"), {core::shape{64, 64}}), core::dtype::fp32);
+    profiler::profile_options o = fast_options();
+    ASSERT_FALSE(o.ceilings.has_value());
+    const auto r = profiler::profile_model(a, b, o);
+    const auto& p = r.layers.at(0);
+    ASSERT_TRUE(p.has_time());
+    EXPECT_TRUE(p.time->disturbed);
+    ASSERT_TRUE(p.roofline.has_value());
+    EXPECT_EQ(p.roofline->bound, core::bound_class::disturbed);
+    ASSERT_EQ(r.bound_ms.count(core::bound_class::disturbed), 1u);
+    EXPECT_DOUBLE_EQ(r.bound_ms.at(core::bound_class::disturbed), p.time->stats.median);
+}

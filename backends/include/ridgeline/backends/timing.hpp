@@ -12,10 +12,12 @@
 //    flushed before every sample and a sample is one run.
 // 3. Stopping (stopping_rule): after `min_samples` samples and `min_time_s` of sampling, stop as soon as the 95%
 //    confidence interval of the median is narrower than `max_noise` x median ("noise target met"); stop when the
-//    noise settled above the target ("noise stable": from `stable_min_samples` samples on, the CI narrowed by
-//    less than `stable_narrowing` of its width while the sample count doubled, where samples from one unchanging
-//    distribution narrow it by about 29%, 1 - 1/sqrt(2): more samples would not meet the target, as nvbench's
-//    stdrel criterion stops when its noise readings stop changing); stop in any case at `max_time_s` of
+//    noise settled above the target ("noise stable": from `stable_min_samples` samples on, no noise reading since
+//    the sample count was 1/`stable_span` of today's is narrower than that reading by `stable_narrowing` or more,
+//    where samples from one unchanging distribution narrow it by about 65% over 8x the samples, 1 - 1/sqrt(8): more
+//    samples would not meet the target, as nvbench's stdrel criterion stops when its noise readings stop
+//    changing; over one doubling instead of three the readings' own noise made 23-40% of unchanging
+//    distributions stop early in a simulation, docs/timing.md); stop in any case at `max_time_s` of
 //    sampling once `min_samples` exist ("max time"; noise_target_met says whether the target was reached), or
 //    when interrupted. The minimum number of samples is never cut short by the time budget.
 // 4. Other work: where the timer has a disturbance meter (device_timer::disturbance(): the CPU's per-thread
@@ -63,10 +65,11 @@ struct timing_options {
     double max_time_s = 2.0;
     cache_mode cache = cache_mode::hot;
     /// noise_stable (3. above): from this many clean samples on (0: never)...
-    int stable_min_samples = 64;
+    int stable_min_samples = 128;
     /// ...stop when the median's CI, still wider than the target, narrowed by less than this fraction of its
-    /// width while the sample count doubled.
+    /// width while the sample count grew `stable_span`-fold.
     double stable_narrowing = 0.05;
+    int stable_span = 8;
 
     /// The --quick preset: a fast look (5 samples minimum, 5% noise, 0.2 s per layer).
     static timing_options quick();
