@@ -1,0 +1,67 @@
+#pragma once
+// What the backend's kernel files share (kernels.cu: reductions, pooling, data movement; kernels_stream.cu: the
+// streaming elementwise kernels and STREAM): the block size, float conversion of every storage type, the
+// grid-stride loop and the dispatch of a launch on the element type.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels.hpp"
+
+namespace ridgeline::cuda::kernels::detail {
+
+constexpr int threads = 256;
+
+using i64 = std::int64_t;
+
+template <class T>
+__device__ __forceinline__ float to_float(T v);
+template <>
+__device__ __forceinline__ float to_float<float>(float v) {
+    return v;
+}
+template <>
+__device__ __forceinline__ float to_float<__half>(__half v) {
+    return __half2float(v);
+}
+template <>
+__device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) {
+    return __bfloat162float(v);
+}
+
+template <class T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) {
+    return v;
+}
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) {
+    return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+    return __float2bfloat16_rn(v);
+}
+
+/// Blocks for a grid-stride loop over n elements.
+inline unsigned blocks_for(i64 n) { return static_cast<unsigned>(std::min<i64>((n + threads - 1) / threads, i64{1} << 20)); }
+
+#define RIDGELINE_GRID_STRIDE(i, n)                                                            \
+    for (i64 i = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);            \
+         i += static_cast<i64>(blockDim.x) * gridDim.x)
+
+/// Dispatches a templated launch on the element type.
+template <class F>
+cudaError_t dispatch(elem t, F&& f) {
+    switch (t) {
+        case elem::f32: f(float{}); break;
+        case elem::f16: f(__half{}); break;
+        case elem::bf16: f(__nv_bfloat16{}); break;
+    }
+    return cudaGetLastError();
+}
+
+}  // namespace ridgeline::cuda::kernels::detail
