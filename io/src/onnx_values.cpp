@@ -44,6 +44,16 @@ std::vector<char> importer::external_bytes(const onnx::TensorProto& t, std::size
     if (!fs::exists(p, ec))
         fail(where + " is stored in the external file \"" + location + "\" (looked for " + p.string() +
              "), which does not exist");
+    // the location may still leave the folder through a symbolic link (the file itself, or a folder on the way):
+    // compare real paths, links resolved, so a link inside the folder cannot make ridgeline read a file elsewhere
+    const fs::path real_dir = fs::canonical(dir_.empty() ? fs::path(".") : dir_, ec);
+    const fs::path real = ec ? fs::path() : fs::canonical(p, ec);
+    if (ec) fail(where + ": cannot resolve the real path of \"" + p.string() + "\": " + ec.message());
+    const auto [dir_end, real_it] = std::mismatch(real_dir.begin(), real_dir.end(), real.begin(), real.end());
+    if (dir_end != real_dir.end() || real_it == real.end())
+        fail(where + " is stored in \"" + location + "\", which leads through a symbolic link to " + real.string() +
+             ", outside the model's folder " + real_dir.string() +
+             "; external data must be a file inside the folder of the .onnx file");
     if (!fs::is_regular_file(p, ec))
         fail(where + " is stored in the external file \"" + location + "\" (" + p.string() + "), which is not a file");
     const auto file_size = static_cast<std::int64_t>(fs::file_size(p, ec));

@@ -260,6 +260,50 @@ TEST(OnnxImport, ExternalData) {
     EXPECT_NE(error_of(p).find("the external data file is truncated or does not belong to this model"), std::string::npos);
 }
 
+// The external data file is opened only when its real path (symbolic links resolved) lies inside the model's
+// folder: a link named like a weights file, or a folder link on the way, cannot make ridgeline read a file elsewhere
+// (the onnx library closed the same hole in its external-data loader). A link that stays inside the folder is fine.
+TEST(OnnxImport, ExternalDataCannotLeaveTheFolderThroughALink) {
+    const auto root = temp_dir() / "external_links";
+    const auto dir = root / "m", elsewhere = root / "elsewhere";
+    fs::create_directories(dir);
+    fs::create_directories(elsewhere);
+    const std::vector<float> w{1, 2, 3, 4, 5, 6};  // 24 bytes: what a [2, 3] fp32 initializer needs
+    for (const auto& f : {elsewhere / "secret.bin", dir / "inside.bin"}) {
+        std::ofstream o(f, std::ios::binary);
+        o.write(reinterpret_cast<const char*>(w.data()), 24);
+    }
+    auto model_reading = [&](const std::string& location, const std::string& file) {
+        onnx_builder b;
+        b.input("x", {1, 3});
+        auto& t = b.init("fc.w", {2, 3}, {});
+        t.clear_raw_data();
+        t.set_data_location(tp::EXTERNAL);
+        auto* e = t.add_external_data();
+        e->set_key("location");
+        e->set_value(location);
+        auto& g = b.node("Gemm", {"x", "fc.w"}, {"y"}, "/fc/Gemm");
+        onnx_builder::set(g, "transB", std::int64_t{1});
+        b.output("y");
+        return b.save(dir / file);
+    };
+    fs::create_symlink(elsewhere / "secret.bin", dir / "link.bin");  // a file link out of the folder
+    fs::create_directory_symlink(elsewhere, dir / "sub");            // a folder link out of the folder
+    fs::create_symlink(dir / "inside.bin", dir / "alias.bin");       // a link that stays inside
+    const auto real_outside = fs::canonical(elsewhere / "secret.bin").string();
+    for (const auto& [location, file] : {std::pair<std::string, std::string>{"link.bin", "a.onnx"},
+                                         {"sub/secret.bin", "b.onnx"}}) {
+        const auto p = model_reading(location, file);
+        EXPECT_EQ(error_of(p), p.string() + ": initializer \"fc.w\" is stored in \"" + location +
+                                   "\", which leads through a symbolic link to " + real_outside +
+                                   ", outside the model's folder " + fs::canonical(dir).string() +
+                                   "; external data must be a file inside the folder of the .onnx file")
+            << location;
+    }
+    const io::onnx_model m = io::import_onnx(model_reading("alias.bin", "c.onnx"));
+    EXPECT_EQ(m.weights->tensors.at("/fc/Gemm.weight").data, w);
+}
+
 TEST(OnnxImport, UnsupportedNodesAreAllListed) {
     onnx_builder b;
     b.input("x", {1, 4});
