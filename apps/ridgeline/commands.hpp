@@ -16,6 +16,7 @@ void register_summary(CLI::App& cli, runner_list& runners);
 void register_profile(CLI::App& cli, runner_list& runners);
 void register_ceilings(CLI::App& cli, runner_list& runners);
 void register_compare(CLI::App& cli, runner_list& runners);
+void register_predict(CLI::App& cli, runner_list& runners);
 void register_sweep(CLI::App& cli, runner_list& runners);
 void register_export(CLI::App& cli, runner_list& runners);
 void register_weights(CLI::App& cli, runner_list& runners);
@@ -25,6 +26,7 @@ inline void register_commands(CLI::App& cli, runner_list& runners) {
     register_profile(cli, runners);
     register_ceilings(cli, runners);
     register_compare(cli, runners);
+    register_predict(cli, runners);
     register_sweep(cli, runners);
     register_models(cli, runners);
     register_export(cli, runners);

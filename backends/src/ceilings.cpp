@@ -65,6 +65,10 @@ std::string implausible_ceilings(const ceilings& c) {
                                                       std::to_string(gbs) + " GB/s";
     if (!std::isfinite(c.dispatch_overhead_ms) || c.dispatch_overhead_ms < 0 || c.dispatch_overhead_ms > 1000)
         return "dispatch overhead is " + std::to_string(c.dispatch_overhead_ms) + " ms";
+    if (!std::isfinite(c.cold_bandwidth_gbs) || c.cold_bandwidth_gbs < 0 || c.cold_bandwidth_gbs > 1e6)
+        return "cold bandwidth is " + std::to_string(c.cold_bandwidth_gbs) + " GB/s";
+    if (!std::isfinite(c.cold_dispatch_overhead_ms) || c.cold_dispatch_overhead_ms < 0 || c.cold_dispatch_overhead_ms > 1000)
+        return "cold dispatch overhead is " + std::to_string(c.cold_dispatch_overhead_ms) + " ms";
     if (c.last_level_cache_bytes < 0 || c.last_level_cache_bytes > (std::int64_t{1} << 40))
         return "last-level cache is " + std::to_string(c.last_level_cache_bytes) + " bytes";
     for (const auto& [k, v] : c.spread)

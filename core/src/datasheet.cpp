@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <stdexcept>
 
 namespace ridgeline::core {
 
@@ -51,23 +52,23 @@ constexpr std::string_view xeon_8480_source =
 const std::vector<datasheet_entry>& datasheet() {
     //                device,                     name pattern(s),                                 fp32,  tf32,  fp16,  bf16,   GB/s
     static const std::vector<datasheet_entry> table = {
-        {"NVIDIA A100 SXM4 80GB", "NVIDIA A100-SXM4-80GB", 19.5, 156, 312, 312, 2039, a100_source},
-        {"NVIDIA A100 SXM4 40GB", "NVIDIA A100-SXM4-40GB", 19.5, 156, 312, 312, 1555, a100_source},
-        {"NVIDIA A100 PCIe 80GB", "NVIDIA A100 80GB PCIe|NVIDIA A100-PCIE-80GB", 19.5, 156, 312, 312, 1935, a100_source},
-        {"NVIDIA A100 PCIe 40GB", "NVIDIA A100-PCIE-40GB|NVIDIA A100 40GB PCIe", 19.5, 156, 312, 312, 1555, a100_source},
+        {"NVIDIA A100 SXM4 80GB", "NVIDIA A100-SXM4-80GB", 19.5, 156, 312, 312, 2039, a100_source, "a100-sxm4-80gb"},
+        {"NVIDIA A100 SXM4 40GB", "NVIDIA A100-SXM4-40GB", 19.5, 156, 312, 312, 1555, a100_source, "a100-sxm4-40gb"},
+        {"NVIDIA A100 PCIe 80GB", "NVIDIA A100 80GB PCIe|NVIDIA A100-PCIE-80GB", 19.5, 156, 312, 312, 1935, a100_source, "a100-pcie-80gb"},
+        {"NVIDIA A100 PCIe 40GB", "NVIDIA A100-PCIE-40GB|NVIDIA A100 40GB PCIe", 19.5, 156, 312, 312, 1555, a100_source, "a100-pcie-40gb"},
         {"NVIDIA H100 SXM5 80GB", "NVIDIA H100 80GB HBM3|NVIDIA H100 SXM5 80GB|NVIDIA H100 SXM", 67, 494.5, 989.5,
-         989.5, 3350, h100_source},
-        {"NVIDIA H100 PCIe", "NVIDIA H100 PCIe", 51, 378, 756.5, 756.5, 2000, h100_source},
-        {"NVIDIA H100 NVL", "NVIDIA H100 NVL", 60, 417.5, 835.5, 835.5, 3900, h100_source},
-        {"NVIDIA H200 SXM 141GB", "NVIDIA H200", 67, 494.5, 989.5, 989.5, 4800, h200_source},
-        {"NVIDIA H200 NVL", "NVIDIA H200 NVL", 60, 417.5, 835.5, 835.5, 4800, h200_source},
-        {"NVIDIA L4", "NVIDIA L4", 30.3, 60, 121, 121, 300, l4_source},
-        {"NVIDIA T4", "Tesla T4|NVIDIA T4", 8.1, 0, 65, 0, 320, t4_source},
-        {"NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090", 82.6, 82.6, 165.2, 165.2, 1008, ada_source},
-        {"AMD EPYC 7B13", "AMD EPYC 7B13 64-Core Processor|AMD EPYC 7B13", 5.02, 0, 0, 0, 204.8, epyc_7b13_source},
-        {"AMD EPYC 9654", "AMD EPYC 9654 96-Core Processor|AMD EPYC 9654", 7.37, 0, 0, 14.75, 460.8, epyc_9654_source},
+         989.5, 3350, h100_source, "h100"},
+        {"NVIDIA H100 PCIe", "NVIDIA H100 PCIe", 51, 378, 756.5, 756.5, 2000, h100_source, "h100-pcie"},
+        {"NVIDIA H100 NVL", "NVIDIA H100 NVL", 60, 417.5, 835.5, 835.5, 3900, h100_source, "h100-nvl"},
+        {"NVIDIA H200 SXM 141GB", "NVIDIA H200", 67, 494.5, 989.5, 989.5, 4800, h200_source, "h200"},
+        {"NVIDIA H200 NVL", "NVIDIA H200 NVL", 60, 417.5, 835.5, 835.5, 4800, h200_source, "h200-nvl"},
+        {"NVIDIA L4", "NVIDIA L4", 30.3, 60, 121, 121, 300, l4_source, "l4"},
+        {"NVIDIA T4", "Tesla T4|NVIDIA T4", 8.1, 0, 65, 0, 320, t4_source, "t4"},
+        {"NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090", 82.6, 82.6, 165.2, 165.2, 1008, ada_source, "rtx4090"},
+        {"AMD EPYC 7B13", "AMD EPYC 7B13 64-Core Processor|AMD EPYC 7B13", 5.02, 0, 0, 0, 204.8, epyc_7b13_source, "epyc-7b13"},
+        {"AMD EPYC 9654", "AMD EPYC 9654 96-Core Processor|AMD EPYC 9654", 7.37, 0, 0, 14.75, 460.8, epyc_9654_source, "epyc-9654"},
         {"Intel Xeon Platinum 8480+", "Intel(R) Xeon(R) Platinum 8480+|Intel Xeon Platinum 8480+", 7.17, 0, 114.7, 114.7,
-         307.2, xeon_8480_source},
+         307.2, xeon_8480_source, "xeon-8480"},
     };
     return table;
 }
@@ -119,6 +120,28 @@ std::optional<datasheet_entry> find_datasheet(std::string_view device_name) {
         }
     }
     return std::nullopt;
+}
+
+const datasheet_entry& datasheet_by_name(std::string_view name) {
+    const std::string want = normalize_device_name(name);
+    auto keys = [](const std::vector<const datasheet_entry*>& list) {
+        std::string s;
+        for (const auto* e : list) s += (s.empty() ? "" : ", ") + std::string(e->key);
+        return s;
+    };
+    std::vector<const datasheet_entry*> all, prefixed;
+    for (const auto& e : datasheet()) {
+        all.push_back(&e);
+        const std::string key = normalize_device_name(e.key), device = normalize_device_name(e.device);
+        if (!want.empty() && (key == want || device == want)) return e;
+        if (!want.empty() && (key.rfind(want, 0) == 0 || device.rfind(want, 0) == 0)) prefixed.push_back(&e);
+    }
+    if (prefixed.size() == 1) return *prefixed.front();
+    if (prefixed.empty())
+        throw std::invalid_argument("no datasheet entry is named \"" + std::string(name) + "\" (the entries: " + keys(all) +
+                                    ")");
+    throw std::invalid_argument("\"" + std::string(name) + "\" names " + std::to_string(prefixed.size()) +
+                                " datasheet entries (" + keys(prefixed) + "); give one of them");
 }
 
 std::string describe_peaks(const datasheet_entry& e) {

@@ -66,10 +66,18 @@ public:
                     return backends::support::no("bf16 needs AVX-512 (oneDNN " + dnnl_version() +
                                                  " runs bf16 on avx512_core and newer); this CPU runs " + isa_name());
                 break;
-            case core::dtype::fp16:
+            case core::dtype::fp16: {
+                // oneDNN runs fp16 on the CPU from 2.7 on (its avx512_core_fp16 ISA); 2.6 has no fp16 kernels even
+                // where the CPU has AVX512-FP16 (then every primitive is declined)
+                const dnnl_version_t* v = ::dnnl_version();
+                const bool library = v->major > 2 || (v->major == 2 && v->minor >= 7);
+                if (!library)
+                    return backends::support::no("fp16 on the CPU needs oneDNN 2.7 or newer (its AVX512-FP16 kernels); "
+                                                 "this build uses oneDNN " + dnnl_version() + " on " + isa_name());
                 if (!host_cpu().has("avx512_fp16"))
                     return backends::support::no("fp16 needs AVX512-FP16 on the CPU; this CPU runs " + isa_name());
                 break;
+            }
         }
         (void)la;
         return backends::support::yes();

@@ -51,6 +51,8 @@ nlohmann::json ceilings_json(const backends::ceilings& c) {
             {"working_set_gbs", sweep},
             {"ridge_point", ridge},
             {"dispatch_overhead_ms", c.dispatch_overhead_ms},
+            {"cold_dispatch_overhead_ms", c.cold_dispatch_overhead_ms},
+            {"cold_bandwidth_gbs", c.cold_bandwidth_gbs},
             {"launch_overhead_ms", c.launch_overhead_ms},
             {"last_level_cache_bytes", c.last_level_cache_bytes},
             {"spread", c.spread},
@@ -90,6 +92,8 @@ backends::ceilings ceilings_from_json(const nlohmann::json& j) {
             c.working_set_gbs.emplace_back(p.at(0).get<std::int64_t>(), p.at(1).get<double>());
         c.dispatch_overhead_ms = need("dispatch_overhead_ms").get<double>();
         c.launch_overhead_ms = j.value("launch_overhead_ms", 0.0);
+        c.cold_dispatch_overhead_ms = j.value("cold_dispatch_overhead_ms", 0.0);
+        c.cold_bandwidth_gbs = j.value("cold_bandwidth_gbs", 0.0);
         c.last_level_cache_bytes = j.value("last_level_cache_bytes", std::int64_t{0});
         c.measured_at = j.value("measured_at", std::string());
         c.ridgeline_version = j.value("ridgeline_version", std::string());
@@ -138,6 +142,12 @@ std::string ceilings_table(const backends::ceilings& c) {
         if (c.bandwidth_gbs > 0) t.add_row({"ridge point " + dt, fixed(g / c.bandwidth_gbs, 2) + " FLOP/B", ""});
     t.add_row({"dispatch overhead", time_ms(c.dispatch_overhead_ms),
                c.method.count("dispatch_overhead_ms") ? c.method.at("dispatch_overhead_ms") : ""});
+    if (c.cold_bandwidth_gbs > 0)
+        t.add_row({"bandwidth, one run after a flush", fixed(c.cold_bandwidth_gbs, 1) + " GB/s",
+                   c.method.count("cold_bandwidth_gbs") ? c.method.at("cold_bandwidth_gbs") : ""});
+    if (c.cold_dispatch_overhead_ms > 0)
+        t.add_row({"dispatch overhead, cold cache", time_ms(c.cold_dispatch_overhead_ms),
+                   c.method.count("cold_dispatch_overhead_ms") ? c.method.at("cold_dispatch_overhead_ms") : ""});
     if (c.launch_overhead_ms > 0) t.add_row({"kernel launch", time_ms(c.launch_overhead_ms), ""});
     if (c.last_level_cache_bytes > 0) t.add_row({"last-level cache", si(static_cast<double>(c.last_level_cache_bytes), "B"), ""});
     out << t.render();

@@ -4,42 +4,22 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/file.hpp"
+#include "ridgeline/core/predict.hpp"
+#include "ridgeline/report/ceilings.hpp"
 #include "ridgeline/report/format.hpp"
+#include "ridgeline/report/predict.hpp"
+#include "report_json.hpp"
 
 namespace ridgeline::report {
 
-namespace {
-
-double num(const nlohmann::json& j, const char* key) {
-    if (!j.contains(key) || !j.at(key).is_number()) return std::nan("");
-    return j.at(key).get<double>();
-}
-
-std::string str(const nlohmann::json& j, const char* key) {
-    return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string();
-}
-
-/// whether a layer's time was disturbed by other work (profile schema 2: time.disturbed, bound "disturbed")
-bool disturbed(const nlohmann::json& layer) {
-    if (core::parse_bound(str(layer, "bound")) == core::bound_class::disturbed) return true;
-    return layer.contains("time") && layer.at("time").is_object() && layer.at("time").value("disturbed", false);
-}
-
-/// attainable GFLOP/s at the layer's intensity under the roofs it was judged against
-double attainable(const nlohmann::json& layer) {
-    if (!layer.contains("roofs") || !layer.at("roofs").is_object()) return std::nan("");
-    const double p = num(layer.at("roofs"), "compute_gflops");
-    const double bw = num(layer.at("roofs"), "bandwidth_gbs");
-    const double flops = num(layer, "flops"), bytes = num(layer, "bytes");
-    if (!(p > 0) || !(bw > 0) || !(bytes > 0)) return std::nan("");
-    return std::min(p, flops / bytes * bw);
-}
-
-}  // namespace
+using detail::disturbed;
+using detail::num;
+using detail::str;
 
 compare_run load_run(const std::string& path) {
     const std::string text = core::read_regular_file(path, "\"" + path + "\"");
@@ -49,10 +29,12 @@ compare_run load_run(const std::string& path) {
     } catch (const nlohmann::json::exception& e) {
         throw std::runtime_error("\"" + path + "\" is not valid JSON: " + core::without_json_exception_tag(e.what()));
     }
-    if (str(r.report, "schema").rfind("ridgeline.profile/", 0) != 0)
+    const bool prediction = str(r.report, "schema") == "ridgeline.prediction/1";
+    if (!prediction && str(r.report, "schema").rfind("ridgeline.profile/", 0) != 0)
         throw std::runtime_error("\"" + path + "\" is not a ridgeline profile report (schema \"" + str(r.report, "schema") +
                                  "\"; write one with `ridgeline profile --format json --output FILE`)");
-    if (const std::string schema = str(r.report, "schema"); schema != "ridgeline.profile/1" && schema != "ridgeline.profile/2")
+    if (const std::string schema = str(r.report, "schema");
+        !prediction && schema != "ridgeline.profile/1" && schema != "ridgeline.profile/2")
         throw std::runtime_error("\"" + path + "\" is a profile report of a schema this ridgeline does not know (\"" +
                                  schema + "\"; it reads ridgeline.profile/1 and /2)");
     if (!r.report.contains("layers") || !r.report["layers"].is_array())
@@ -120,7 +102,7 @@ compare_run load_run(const std::string& path) {
                              ? r.report["device"]["threads"].get<int>()
                              : 0;
     r.label = std::filesystem::path(path).stem().string() + " (" + device +
-              (threads > 0 ? ", " + counted(threads, "thread") : "") + ")";
+              (threads > 0 ? ", " + counted(threads, "thread") : "") + (prediction ? ", predicted" : "") + ")";
     return r;
 }
 
@@ -142,6 +124,21 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
     for (std::size_t i = 0; i < runs.size(); ++i)
         for (const auto& l : runs[i].report["layers"]) by_name[i][str(l, "name")] = &l;
 
+    // each run's ceilings and cache state, for the predicted speedups (predict's method)
+    const std::string dtype = str(runs[0].report, "dtype").empty() ? std::string("fp32") : str(runs[0].report, "dtype");
+    std::vector<std::optional<backends::ceilings>> ceilings(runs.size());
+    std::vector<bool> cold(runs.size(), false);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const auto& j = runs[i].report;
+        cold[i] = j.contains("timing") && str(j["timing"], "mode") == "cold";
+        if (j.contains("device") && j["device"].is_object() && j["device"].contains("ceilings") &&
+            j["device"]["ceilings"].is_object()) {
+            try {
+                ceilings[i] = ceilings_from_json(j["device"]["ceilings"]);
+            } catch (const std::runtime_error&) {
+            }
+        }
+    }
     nlohmann::json out = {{"schema", "ridgeline.compare/1"}, {"model", model}};
     nlohmann::json jruns = nlohmann::json::array();
     for (const auto& r : runs)
@@ -164,7 +161,6 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
         if (!everywhere) continue;
         const double b_med = num(base["time"], "median_ms");
         const double b_lo = num(base["time"], "ci95_low_ms"), b_hi = num(base["time"], "ci95_high_ms");
-        const double b_att = attainable(base);
         const std::string b_bound = str(base, "bound");
         nlohmann::json entry = {{"name", name}, {"op", str(base, "op")}, {"flops", base.value("flops", 0LL)},
                                 {"bytes", base.value("bytes", 0LL)}};
@@ -186,9 +182,25 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
                     r["verdict"] = "not comparable";
                     r["speedup"] = nullptr;
                 }
-                const double att = attainable(l);
-                r["predicted_speedup"] =
-                    std::isfinite(att) && std::isfinite(b_att) && b_att > 0 ? nlohmann::json(att / b_att) : nlohmann::json(nullptr);
+                // the method of `ridgeline predict` (core::predict_time, its inputs from prediction_input_for), from
+                // the baseline's time and roofs and the run's ceilings; without them, the roofs the run judged the
+                // layer against
+                core::prediction_input in;
+                if (ceilings[i]) {
+                    in = prediction_input_for(base, detail::judged_roofs(base), cold[0], *ceilings[i], dtype, cold[i]);
+                } else {
+                    in.flops = static_cast<std::int64_t>(std::max(0.0, detail::executed_flops(base)));
+                    in.bytes = static_cast<std::int64_t>(std::max(0.0, num(base, "bytes")));
+                    in.median_ms = b_med;
+                    in.ci95_low_ms = b_lo;
+                    in.ci95_high_ms = b_hi;
+                    in.source = detail::judged_roofs(base);
+                    in.target = detail::judged_roofs(l);
+                }
+                const core::prediction pr = core::predict_time(in);
+                r["predicted_speedup"] = pr.rule != core::prediction_rule::none && pr.time_ms > 0
+                                             ? nlohmann::json(b_med / pr.time_ms)
+                                             : nlohmann::json(nullptr);
                 r["bound_changed"] = str(l, "bound") != b_bound;
             }
             per.push_back(r);
@@ -269,8 +281,9 @@ std::string compare_table(const nlohmann::json& c) {
         o << " (speedup " << fixed(e2e[0].get<double>() / e2e[1].get<double>(), 2) << "x)";
     o << "\n";
     o << changed << " layer(s) changed bound; \"same\": the two 95% CIs overlap; \"not comparable\": other work "
-         "disturbed a time; roof: the layer's fraction of its roofs in that run; predicted: the speedup the two runs' "
-         "roofs allow at the layer's intensity (attainable GFLOP/s, run over baseline)\n";
+         "disturbed a time; roof: the layer's fraction of its roofs in that run; predicted: the speedup `ridgeline predict` "
+         "expects from the baseline's time and the two runs' roofs (its efficiency kept, dispatch cost added; "
+         "docs/roofline.md)\n";
     return o.str();
 }
 
@@ -297,10 +310,7 @@ chart compare_chart(const std::vector<compare_run>& runs) {
         }
         for (const auto& l : j["layers"]) {
             if (!l.contains("time") || !l["time"].is_object()) continue;
-            // executed FLOPs (profile/2: padding taps excluded; a profile/1 report has no executed_macs)
-            const double macs = num(l, "macs");
-            const double executed_macs = l.contains("executed_macs") ? num(l, "executed_macs") : macs;
-            const double flops = num(l, "flops") - 2.0 * (std::isfinite(macs - executed_macs) ? macs - executed_macs : 0.0);
+            const double flops = detail::executed_flops(l);
             const double bytes = num(l, "bytes");
             const double g = num(l, "achieved_gflops");
             if (!(flops > 0) || !(bytes > 0) || !(g > 0)) continue;

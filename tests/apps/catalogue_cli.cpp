@@ -108,6 +108,50 @@ void flags() {
             {{"a.json", report("m", "zoo:m", "fc")}, {"b.json", report("m", "zoo:m", "fc")},
              {"c.json", report("m", "zoo:m", "conv")}});
     }
+    {
+        // a profile report with one timed layer "fc" (1 -> 2000 FLOPs at 100 GFLOP/s: 0.00002 ms; 0.001 ms measured)
+        const std::string fc_report =
+            R"({"schema": "ridgeline.profile/2", "model": "m", "source": "zoo:m", "dtype": "fp32", "layers": [{"name": "fc",)"
+            R"( "op": "linear", "flops": 2000, "bytes": 100, "time": {"median_ms": 0.001, "ci95_low_ms": 0.0009,)"
+            R"( "ci95_high_ms": 0.0011}, "roofs": {"compute_gflops": 100, "bandwidth_gbs": 10, "dispatch_ms": 0.0001}}]})";
+        const std::string untimed =
+            R"({"schema": "ridgeline.profile/2", "model": "m", "layers": [{"name": "fc", "op": "linear", "time": null,)"
+            R"( "state": "unsupported", "reason": "no kernel"}]})";
+        add("flag_predict_without_from", {"predict", "--to", "h100"}, 2, {"predict needs --from"});
+        add("flag_predict_without_to", {"predict", "--from", "{dir}/a.json"}, 2, {"predict needs --to"},
+            {{"a.json", fc_report}});
+        add("flag_predict_to_a_prefix_of_several", {"predict", "--from", "{dir}/a.json", "--to", "a100"}, 1,
+            {"\"a100\" names 4 datasheet entries", "a100-pcie-40gb"}, {{"a.json", fc_report}});
+        add("flag_predict_to_unknown_device", {"predict", "--from", "{dir}/a.json", "--to", "tpu"}, 1,
+            {"no datasheet entry is named \"tpu\"", "h100"}, {{"a.json", fc_report}});
+        add("flag_predict_to_missing_file", {"predict", "--from", "{dir}/a.json", "--to", "{dir}/c.json"}, 1,
+            {"c.json", "does not exist"}, {{"a.json", fc_report}});
+        add("flag_predict_to_not_ceilings", {"predict", "--from", "{dir}/a.json", "--to", "{dir}/b.json"}, 1,
+            {"b.json", "is neither ceilings nor a profile report"}, {{"a.json", fc_report}, {"b.json", R"({"schema": "x"})"}});
+        add("flag_predict_to_profile_without_ceilings", {"predict", "--from", "{dir}/a.json", "--to", "{dir}/a.json"}, 1,
+            {"a.json", "a profile report without ceilings"}, {{"a.json", fc_report}});
+        add("flag_predict_to_implausible_ceilings", {"predict", "--from", "{dir}/a.json", "--to", "{dir}/b.json"}, 1,
+            {"b.json", "has ceilings no device has"},
+            {{"a.json", fc_report},
+             {"b.json", R"({"schema": "ridgeline.ceilings/2", "backend": "cpu", "fingerprint": "f", "peak_gflops":)"
+                        R"( {"fp32": -5}, "bandwidth_gbs": 10, "dispatch_overhead_ms": 0.001})"}});
+        add("flag_predict_from_a_prediction", {"predict", "--from", "{dir}/p.json", "--to", "h100"}, 2,
+            {"p.json", "is a prediction"}, {{"p.json", R"({"schema": "ridgeline.prediction/1", "model": "m", "layers": []})"}});
+        add("flag_predict_nothing_timed", {"predict", "--from", "{dir}/a.json", "--to", "h100"}, 1,
+            {"has no layer to predict from", "fc: no time on the source (no kernel)"}, {{"a.json", untimed}});
+        add("flag_predict_report_of_another_model", {"predict", "--model", "resnet18", "--from", "{dir}/a.json", "--to", "h100"},
+            1, {"a.json\" profiles zoo:m, not zoo:resnet18"}, {{"a.json", fc_report}});
+        // the same built-in model at another input: the counts differ
+        add("flag_predict_report_of_another_input",
+            {"predict", "--layer", "linear:in_features=10,out_features=100", "--input", "2x10", "--from", "{dir}/a.json",
+             "--to", "h100"},
+            1, {"layer \"linear\" has 2000 flops in", "but 4200 in layer:linear"},
+            {{"a.json", R"({"schema": "ridgeline.profile/2", "model": "layer", "source": "layer:linear:in_features=10,out_features=100",)"
+                        R"( "layers": [{"name": "linear", "op": "linear", "flops": 2000, "bytes": 100, "time": {"median_ms": 0.001,)"
+                        R"( "ci95_low_ms": 0.0009, "ci95_high_ms": 0.0011}}]})"}});
+        add("flag_predict_cache_unknown", {"predict", "--from", "{dir}/a.json", "--to", "h100", "--cache", "warm"}, 2,
+            {"--cache"}, {{"a.json", fc_report}});
+    }
     add("flag_sweep_batch_list_bad", {"sweep", "--layer", ok_layer, "--input", "1x4", "--batch", "1,x,8"}, 2,
         {"--batch", "\"x\" is not a batch size"});
     add("flag_sweep_batch_list_empty", {"sweep", "--layer", ok_layer, "--input", "1x4", "--batch", ","}, 2, {"--batch"});

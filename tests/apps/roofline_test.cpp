@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -278,6 +279,64 @@ TEST(Roofline, CompareTwoThreadCounts) {
     EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(speedup\s+predicted\s+bound)"))) << t.out;
     auto bad = run_ridgeline({"compare", a.string()});
     EXPECT_EQ(bad.exit_code, 2);
+}
+
+// predict: a 1-thread profile and the 2-thread ceilings give a prediction that is consistent in itself, that
+// compare reads next to the real 2-thread run, and whose chart has both devices' roofs without a label overlap;
+// a datasheet target says it is one
+TEST(Roofline, PredictAnotherThreadCount) {
+    const fs::path src = work_dir() / "predict_t1.json", real = work_dir() / "predict_t2.json",
+                   target = work_dir() / "ceilings_t2.json", pred = work_dir() / "prediction.json",
+                   html = work_dir() / "prediction.html";
+    for (auto [threads, path] : {std::pair{"1", src}, std::pair{"2", real}}) {
+        auto r = run_ridgeline({"profile", "--model", "resnet18", "--input", "1x3x64x64", "--device", "cpu", "--threads",
+                                threads, "--quick", "--no-verify", "--quiet", "--format", "json", "--output", path.string()});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    auto c = run_ridgeline({"ceilings", "--device", "cpu", "--threads", "2", "--quick", "--quiet", "--format", "json", "--output",
+                            target.string()});
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    auto p = run_ridgeline({"predict", "--model", "resnet18", "--input", "1x3x64x64", "--from", src.string(), "--to",
+                            target.string(), "--format", "json", "--output", pred.string(), "--html", html.string(), "--quiet"});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    std::ifstream f(pred);
+    const json j = json::parse(f);
+    EXPECT_EQ(j["schema"], "ridgeline.prediction/1");
+    // every layer of the source is predicted or listed as not predicted, with a reason
+    std::ifstream source_file(src);
+    const json s = json::parse(source_file);
+    EXPECT_EQ(j["layers"].size() + j["not_predicted"].size(), s["layers"].size());
+    double sum = 0, src_sum = 0;
+    for (const auto& l : j["layers"]) {
+        const auto& t = l["time"];
+        EXPECT_GT(t["ci95_low_ms"].get<double>(), 0.0) << l["name"];
+        EXPECT_LE(t["ci95_low_ms"].get<double>(), t["median_ms"].get<double>()) << l["name"];
+        EXPECT_LE(t["median_ms"].get<double>(), t["ci95_high_ms"].get<double>()) << l["name"];
+        // never faster than the target's roofs plus its dispatch cost
+        EXPECT_GE(t["median_ms"].get<double>() * (1 + 1e-9), l["floor_ms"].get<double>()) << l["name"];
+        sum += t["median_ms"].get<double>();
+        src_sum += l["source_time"]["median_ms"].get<double>();
+    }
+    for (const auto& n : j["not_predicted"]) EXPECT_FALSE(n["reason"].get<std::string>().empty()) << n["name"];
+    EXPECT_NEAR(j["totals"]["predicted_ms"].get<double>(), sum, 1e-9 * sum);
+    // end to end: the predicted layers plus the source's gap beyond its layers, scaled by their speedup^0.7
+    const double e2e_source = j["end_to_end"]["source_ms"].get<double>();
+    const double expected = e2e_source > src_sum ? sum + (e2e_source - src_sum) * std::pow(sum / src_sum, 0.7)
+                                                 : e2e_source * sum / src_sum;
+    EXPECT_NEAR(j["end_to_end"]["time"]["median_ms"].get<double>(), expected, 1e-9 * sum);
+    // compare reads the prediction next to the real run on the target
+    auto cmp = run_ridgeline({"compare", pred.string(), real.string(), "--format", "json", "--quiet"});
+    ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+    const json cj = json::parse(cmp.out);
+    EXPECT_NE(cj["runs"][0]["label"].get<std::string>().find("predicted"), std::string::npos) << cj["runs"][0];
+    EXPECT_GT(cj["layers"].size(), 20u);
+    const std::string labels = chart_label_check(html);
+    EXPECT_EQ(labels.rfind("overlaps=0 clipped=0", 0), 0u) << labels;
+    // a datasheet target: the table says the numbers are not measured
+    auto h = run_ridgeline({"predict", "--from", src.string(), "--to", "h100"});
+    ASSERT_EQ(h.exit_code, 0) << h.err;
+    EXPECT_NE(h.out.find("predicted from datasheet peaks, not measured"), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find("dispatch cost assumed 5 us per layer"), std::string::npos) << h.out;
 }
 
 TEST(Roofline, SweepFitsOverheadAndThroughput) {

@@ -133,8 +133,8 @@ TEST(Differential, CpuMatchesTheReferenceInFp32) {
     expect_clean(diff::run_all(*cpu_backend(), core::dtype::fp32, 200, seed), 0.25);
 }
 
-// bf16 and fp16 where this CPU runs them (oneDNN needs AVX-512 for bf16, AVX512-FP16 for fp16): 100 cases of each op;
-// elsewhere the test says which instruction set is missing.
+// bf16 and fp16 where this CPU runs them (oneDNN needs AVX-512 for bf16; for fp16 AVX512-FP16 and oneDNN 2.7 or
+// newer, so never with Debian 12's 2.6.3): 100 cases of each op; elsewhere the test says what is missing.
 class DifferentialHalf : public testing::TestWithParam<core::dtype> {};
 
 TEST_P(DifferentialHalf, CpuMatchesTheReference) {

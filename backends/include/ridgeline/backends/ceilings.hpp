@@ -37,6 +37,14 @@ struct ceilings {
     std::vector<std::pair<std::int64_t, double>> working_set_gbs;
     /// Time of the smallest op through the backend (dispatch cost), in ms.
     double dispatch_overhead_ms = 0;
+    /// The same smallest op timed with a cold cache (the last-level cache flushed before each run, one run per
+    /// sample), in ms: the fixed cost of a single run after other work, which --cache cold pays on every sample
+    /// (threads woken, TLB and prefetchers cold). 0 where not measured (older cache files, the CUDA backend).
+    double cold_dispatch_overhead_ms = 0;
+    /// What one run after a flush moves per second (GB/s): an elementwise op over 8 MiB with the last-level cache
+    /// flushed before each run, less the cold dispatch cost. Below the STREAM roof: a single run cannot hide its
+    /// first-touch misses behind a long stream. 0 where not measured.
+    double cold_bandwidth_gbs = 0;
     /// GPU: an empty kernel's launch-to-completion time, in ms (0 on the CPU).
     double launch_overhead_ms = 0;
     std::int64_t last_level_cache_bytes = 0;

@@ -27,6 +27,8 @@ struct datasheet_entry {
     double bf16_tflops = 0;
     double memory_bandwidth_gbs = 0;
     std::string_view source;        // document and URL of the numbers
+    /// A short name to ask for the entry by (`ridgeline predict --to h100`): lower case, unique.
+    std::string_view key;
 
     /// Peak of a data type in TFLOP/s; empty when the device has none (0 in the table).
     [[nodiscard]] std::optional<double> peak_tflops(dtype dt) const;
@@ -37,6 +39,11 @@ const std::vector<datasheet_entry>& datasheet();
 
 /// The entry whose name pattern matches `device_name`; empty when none does.
 std::optional<datasheet_entry> find_datasheet(std::string_view device_name);
+
+/// The entry asked for by `name`: its key or its device name (compared as normalize_device_name does), or a
+/// prefix of exactly one entry's key or device name. Throws std::invalid_argument when nothing matches (listing
+/// the keys) or a prefix matches several (listing those).
+const datasheet_entry& datasheet_by_name(std::string_view name);
 
 /// "fp32 67 / tf32 494.5 / fp16 989.5 / bf16 989.5 TFLOP/s dense, 3350 GB/s".
 std::string describe_peaks(const datasheet_entry& e);

@@ -4,9 +4,11 @@
 //
 // Per layer present in every run: each run's median and 95% CI, the speedup over the baseline
 // (baseline median / run median; "same" when the two CIs overlap), each run's roof fraction on its own
-// device's ceilings, the speedup the roofs predict at the layer's intensity (attainable_run /
-// attainable_baseline, attainable = min(compute roof, intensity x bandwidth roof) with the roofs each run
-// judged the layer against), and whether the bound changed.
+// device's ceilings, the speedup `ridgeline predict` expects (core::predict_time from the baseline's time and
+// the roofs each run judged the layer against: the one method of both), and whether the bound changed.
+//
+// A run may be a prediction (ridgeline.prediction/1, written by `ridgeline predict --format json`): its layers
+// carry predicted times in the same fields, so a later measurement on the target checks it layer by layer.
 
 #include <string>
 #include <vector>
@@ -22,7 +24,7 @@ struct compare_run {
     nlohmann::json report;
 };
 
-/// Reads a profile JSON file; throws std::runtime_error naming the file and what is wrong.
+/// Reads a profile (or prediction) JSON file; throws std::runtime_error naming the file and what is wrong.
 compare_run load_run(const std::string& path);
 
 /// {"schema": "ridgeline.compare/1", "runs": [...], "layers": [{"name", "op", "runs": [{"median_ms", "ci95_low_ms",

@@ -1,0 +1,114 @@
+// `ridgeline predict --from REPORT.json --to TARGET`: a model's layers on a device you do not have.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "ridgeline/core/model.hpp"
+#include "ridgeline/report/format.hpp"
+#include "ridgeline/report/predict.hpp"
+
+namespace ridgeline::app {
+
+namespace {
+
+struct predict_command {
+    model_options model;
+    std::string from, to, cache, html_path, svg_path;
+    bool list_targets = false;
+    output_options out;
+
+    /// With a model given, the report must be of it: same layers, same counts (a report of another model or
+    /// input would predict the wrong thing without a word).
+    void check_model(const report::compare_run& source) const {
+        const auto& j = source.report;
+        if (model.model.empty() && model.layer.empty() && model.model_file.empty() && model.onnx.empty()) {
+            if (!model.inputs.empty() || model.batch)
+                throw usage_error("predict: --input and --batch describe a model given with --model, --layer, "
+                                  "--model-file or --onnx");
+            return;
+        }
+        const std::string dtype = j.value("dtype", std::string("fp32"));
+        if (model.dtype != "fp32" && model.dtype != dtype)
+            throw usage_error("predict: --dtype " + model.dtype + ", but \"" + from + "\" was profiled in " + dtype);
+        // built-in models and layer strings are named the same everywhere (file paths may not be)
+        const std::string theirs = j.value("source", std::string()), ours = model.source();
+        const bool named = ours.rfind("zoo:", 0) == 0 || ours.rfind("layer:", 0) == 0;
+        if (named && !theirs.empty() && theirs != ours)
+            throw std::runtime_error("predict: \"" + from + "\" profiles " + theirs + ", not " + ours);
+        const built_model m = model.build();
+        const core::model_analysis a = core::analyze(m.model, core::parse_dtype(dtype));
+        std::map<std::string, const core::layer_analysis*> by_name;
+        for (const auto& l : a.layers) by_name[l.layer.name] = &l;
+        const std::string what = model.source();
+        for (const auto& l : j["layers"]) {
+            const std::string name = l.value("name", std::string());
+            auto it = by_name.find(name);
+            if (it == by_name.end())
+                throw std::runtime_error("predict: \"" + from + "\" has the layer \"" + name + "\", which " + what +
+                                         " does not (the report profiles " + j.value("source", std::string("?")) + ")");
+            for (const char* k : {"flops", "bytes"}) {
+                const std::int64_t mine = std::string(k) == "flops" ? it->second->cost.flops : it->second->cost.bytes;
+                if (!l.contains(k) || !l[k].is_number_integer() || l[k].get<std::int64_t>() != mine)
+                    throw std::runtime_error("predict: layer \"" + name + "\" has " +
+                                             (l.contains(k) ? l[k].dump() : std::string("no")) + " " + k + " in \"" + from +
+                                             "\" but " + std::to_string(mine) + " in " + what +
+                                             " (another input, batch or model; the report profiles " +
+                                             j.value("source", std::string("?")) +
+                                             (j.contains("batch") ? ", batch " + j["batch"].dump() : std::string()) + ")");
+            }
+        }
+    }
+
+    int run() const {
+        if (list_targets) {
+            out.emit(report::datasheet_targets_table());
+            return 0;
+        }
+        if (from.empty()) throw usage_error("predict needs --from REPORT.json (ridgeline profile --format json --output FILE)");
+        if (to.empty()) throw usage_error("predict needs --to TARGET: a ceilings JSON file or a datasheet entry (--list-targets)");
+        const report::compare_run source = report::load_run(from);
+        if (source.report.value("schema", std::string()) == "ridgeline.prediction/1")
+            throw usage_error("predict --from: \"" + from + "\" is a prediction; predict from a measured profile report");
+        check_model(source);
+        const report::prediction_target target = report::load_target(to);
+        std::optional<bool> cold;
+        if (!cache.empty()) cold = cache == "cold";
+        const nlohmann::json p = report::predict_json(source, target, cold);
+        out.emit(out.format == "json" ? p.dump(2) + "\n" : report::predict_table(p));
+        out.echo_table([&] { return report::predict_table(p); });
+        if (!svg_path.empty() || !html_path.empty()) {
+            report::compare_run predicted{target.label + " (predicted)", p};
+            const report::chart ch = report::compare_chart({source, predicted});
+            const std::string svg = report::render_svg(ch);
+            if (!svg_path.empty()) report::write_file_atomic(svg_path, svg);
+            if (!html_path.empty())
+                report::write_file_atomic(html_path, report::render_html("predict " + p["model"].get<std::string>(), svg,
+                                                                         report::predict_table_html(p)));
+        }
+        return 0;
+    }
+};
+
+}  // namespace
+
+void register_predict(CLI::App& cli, runner_list& runners) {
+    auto cmd = std::make_shared<predict_command>();
+    CLI::App* sub = cli.add_subcommand(
+        "predict", "A model's layers on a device you do not have: from a profile here and the other device's roofs");
+    sub->add_option("--from", cmd->from, "Profile JSON from the device at hand (ridgeline profile --format json --output FILE)");
+    sub->add_option("--to", cmd->to,
+                    "The target: a ceilings JSON measured there (ridgeline ceilings --format json --output FILE), a "
+                    "profile JSON from there, or a datasheet entry (--list-targets)");
+    sub->add_flag("--list-targets", cmd->list_targets, "Print the datasheet entries --to accepts");
+    sub->add_option("--cache", cmd->cache, "Judge the target with a hot or cold cache (default: the source's)")
+        ->check(CLI::IsMember({"hot", "cold"}));
+    sub->add_option("--svg", cmd->svg_path, "Write a roofline chart with both devices' roofs and each layer's point");
+    sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page: the chart beside the prediction");
+    cmd->model.add_to(*sub);
+    cmd->out.add_to(*sub, {"table", "json"});
+    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
+}
+
+}  // namespace ridgeline::app

@@ -1,0 +1,445 @@
+#include "ridgeline/report/predict.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+
+#include "report_json.hpp"
+#include "ridgeline/core/error.hpp"
+#include "ridgeline/core/file.hpp"
+#include "ridgeline/core/predict.hpp"
+#include "ridgeline/report/ceilings.hpp"
+#include "ridgeline/report/format.hpp"
+
+namespace ridgeline::report {
+
+using detail::num;
+using detail::str;
+
+namespace {
+
+bool matrix_work(const std::string& op) { return op == "linear" || op == "conv2d" || op == "matmul"; }
+
+std::string us(double ms) { return shortest(ms * 1000.0) + " us"; }
+
+double positive(const std::map<std::string, double>& m, const std::string& key) {
+    auto it = m.find(key);
+    return it != m.end() && it->second > 0 && std::isfinite(it->second) ? it->second : 0.0;
+}
+
+}  // namespace
+
+core::roofs roofs_on(const backends::ceilings& c, const std::string& op, const std::string& dt, std::int64_t bytes,
+                     bool cold) {
+    core::roofs r;
+    const double peak = positive(c.peak_gflops, dt), fma = positive(c.fma_peak_gflops, dt);
+    // like with like: matrix work at the compute roof (tensor cores on a GPU), the rest on the FMA units
+    r.compute_gflops = matrix_work(op) || !(fma > 0) ? peak : fma;
+    r.gemm_gflops = positive(c.gemm_gflops, dt);
+    r.bandwidth_gbs = cold ? c.bandwidth_gbs : c.bandwidth_for_working_set_gbs(bytes);
+    // as the profiler judges a cold sample: one run after a flush, at the cold fixed cost where measured
+    r.dispatch_ms = cold && c.cold_dispatch_overhead_ms > 0 ? c.cold_dispatch_overhead_ms : c.dispatch_overhead_ms;
+    r.compute_tolerance = c.compute_tolerance(dt);
+    r.bandwidth_tolerance = c.bandwidth_tolerance();
+    return r;
+}
+
+core::prediction_input prediction_input_for(const nlohmann::json& layer, const core::roofs& source_roofs,
+                                            bool source_cold, const backends::ceilings& target, const std::string& dt,
+                                            bool target_cold) {
+    core::prediction_input in;
+    const std::string op = str(layer, "op");
+    in.flops = static_cast<std::int64_t>(std::max(0.0, detail::executed_flops(layer)));
+    in.bytes = static_cast<std::int64_t>(std::max(0.0, num(layer, "bytes")));
+    if (detail::timed(layer)) {
+        in.median_ms = num(layer["time"], "median_ms");
+        in.ci95_low_ms = num(layer["time"], "ci95_low_ms");
+        in.ci95_high_ms = num(layer["time"], "ci95_high_ms");
+    }
+    in.source = source_roofs;
+    in.target = roofs_on(target, op, dt, in.bytes, source_cold);
+    if (target_cold != source_cold) {
+        core::cache_shift s;
+        s.to_cold = target_cold;
+        s.level_gbs = target.bandwidth_for_working_set_gbs(in.bytes);
+        // a single cold run moves its bytes at what one run after a flush attains, where measured
+        s.dram_gbs = target.cold_bandwidth_gbs > 0 ? target.cold_bandwidth_gbs : target.bandwidth_gbs;
+        s.hot_dispatch_ms = target.dispatch_overhead_ms;
+        s.cold_dispatch_ms = target.cold_dispatch_overhead_ms;
+        in.shift = s;
+    }
+    return in;
+}
+
+prediction_target datasheet_target(const core::datasheet_entry& e) {
+    prediction_target t;
+    t.datasheet = true;
+    t.gpu = e.device.rfind("NVIDIA", 0) == 0;
+    t.label = std::string(e.device) + " (datasheet)";
+    auto& c = t.ceilings;
+    c.backend = "datasheet";
+    c.device_name = std::string(e.device);
+    c.fingerprint = "datasheet:" + std::string(e.key);
+    c.source = "datasheet";
+    for (core::dtype dt : {core::dtype::fp32, core::dtype::tf32, core::dtype::fp16, core::dtype::bf16}) {
+        const auto p = e.peak_tflops(dt);
+        if (!p) continue;
+        const std::string name(core::to_string(dt));
+        c.peak_gflops[name] = *p * 1000.0;
+        // a GPU does what is not matrix work on its FMA (CUDA) cores; a CPU's peaks are its FMA units already
+        c.fma_peak_gflops[name] = t.gpu ? e.fp32_tflops * 1000.0 : *p * 1000.0;
+        c.method["peak_gflops." + name] = "datasheet: " + std::string(e.source);
+    }
+    c.bandwidth_gbs = e.memory_bandwidth_gbs;
+    c.method["bandwidth_gbs"] = "datasheet: " + std::string(e.source);
+    c.dispatch_overhead_ms = t.gpu ? datasheet_gpu_dispatch_ms : datasheet_cpu_dispatch_ms;
+    c.method["dispatch_overhead_ms"] = "assumed (a datasheet has none)";
+    t.assumptions = {
+        "predicted from datasheet peaks, not measured: " + core::describe_peaks(e),
+        std::string("dispatch cost assumed ") + us(c.dispatch_overhead_ms) + " per layer (a datasheet has none; " +
+            (t.gpu ? "a kernel launched through cuBLAS/cuDNN" : "a oneDNN primitive on a CPU") + ")",
+        "no cache levels: every layer's bytes move at the memory bandwidth, " + shortest(e.memory_bandwidth_gbs) +
+            " GB/s (pessimistic for working sets that fit a cache)",
+        t.gpu ? "matrix work (linear, conv2d, matmul) at the tensor-core peak of its data type (fp32: the FMA peak), "
+                "everything else at the fp32 FMA peak"
+              : "every layer at the CPU's peak of its data type"};
+    return t;
+}
+
+prediction_target load_target(const std::string& spec) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::exists(spec, ec)) {
+        if (spec.find('/') != std::string::npos || fs::path(spec).extension() == ".json")
+            throw std::runtime_error("predict --to: \"" + spec + "\" does not exist (a ceilings or profile JSON file, "
+                                     "or a datasheet entry: predict --list-targets)");
+        try {
+            return datasheet_target(core::datasheet_by_name(spec));
+        } catch (const std::invalid_argument& e) {
+            throw std::runtime_error(std::string("predict --to: ") + e.what());
+        }
+    }
+    const std::string text = core::read_regular_file(spec, "\"" + spec + "\"");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error("\"" + spec + "\" is not valid JSON: " + core::without_json_exception_tag(e.what()));
+    }
+    const std::string schema = str(j, "schema");
+    const nlohmann::json* ce = nullptr;
+    if (schema.rfind("ridgeline.ceilings/", 0) == 0)
+        ce = &j;
+    else if (schema.rfind("ridgeline.profile/", 0) == 0 && j.contains("device") && j["device"].is_object() &&
+             j["device"].contains("ceilings") && j["device"]["ceilings"].is_object())
+        ce = &j["device"]["ceilings"];
+    else if (schema.rfind("ridgeline.profile/", 0) == 0)
+        throw std::runtime_error("\"" + spec + "\" is a profile report without ceilings (profiled with --no-roofline?); "
+                                 "give the target's ceilings: ridgeline ceilings --format json --output FILE");
+    else
+        throw std::runtime_error("\"" + spec + "\" is neither ceilings nor a profile report (schema \"" + schema +
+                                 "\"; write one with `ridgeline ceilings --format json --output FILE`)");
+    prediction_target t;
+    try {
+        t.ceilings = ceilings_from_json(*ce);
+    } catch (const std::runtime_error& e) {
+        throw std::runtime_error("\"" + spec + "\": " + e.what());
+    }
+    if (const std::string why = backends::implausible_ceilings(t.ceilings); !why.empty())
+        throw std::runtime_error("\"" + spec + "\" has ceilings no device has: " + why);
+    if (t.ceilings.disturbed)
+        throw std::runtime_error("\"" + spec + "\" has disturbed ceilings (other work pushed them down); measure the "
+                                 "target's ceilings again on a quieter machine");
+    t.gpu = t.ceilings.backend.rfind("cuda", 0) == 0;
+    t.label = fs::path(spec).filename().string() + " (" + t.ceilings.backend +
+              (t.ceilings.device_name.empty() ? "" : ", " + t.ceilings.device_name) + ", measured)";
+    return t;
+}
+
+nlohmann::json predict_json(const compare_run& source, const prediction_target& target, std::optional<bool> cold) {
+    const nlohmann::json& j = source.report;
+    const std::string dt = str(j, "dtype").empty() ? std::string("fp32") : str(j, "dtype");
+    const bool source_cold = j.contains("timing") && str(j["timing"], "mode") == "cold";
+    const bool use_cold = cold.value_or(source_cold);
+    std::optional<backends::ceilings> source_ceilings;
+    if (j.contains("device") && j["device"].is_object() && j["device"].contains("ceilings") &&
+        j["device"]["ceilings"].is_object()) {
+        try {
+            source_ceilings = ceilings_from_json(j["device"]["ceilings"]);
+        } catch (const std::runtime_error&) {
+        }
+    }
+    nlohmann::json layers = nlohmann::json::array(), missing = nlohmann::json::array();
+    double src_sum = 0, pred_sum = 0, same_state_sum = 0, low_sum = 0, high_sum = 0, base_sum = 0;
+    int changes = 0;
+    for (const auto& l : j["layers"]) {
+        const std::string name = str(l, "name"), op = str(l, "op");
+        auto skip = [&](const std::string& why) { missing.push_back({{"name", name}, {"op", op}, {"reason", why}}); };
+        if (!detail::timed(l)) {
+            const std::string state = str(l, "state");
+            skip(state == "view" ? "a view: no time on either device"
+                                 : "no time on the source" + (str(l, "reason").empty() ? "" : " (" + str(l, "reason") + ")"));
+            continue;
+        }
+        if (detail::disturbed(l)) {
+            skip("its time on the source was disturbed by other work");
+            continue;
+        }
+        if (str(l, "bound") == "mistrusted") {
+            skip("its time beats the source's roofs (mistrusted): no efficiency to carry over");
+            continue;
+        }
+        const double flops = std::max(0.0, detail::executed_flops(l)), bytes = std::max(0.0, num(l, "bytes"));
+        core::roofs source_roofs = detail::judged_roofs(l);
+        if (!(source_roofs.compute_gflops > 0) && !(source_roofs.bandwidth_gbs > 0) && source_ceilings)
+            source_roofs = roofs_on(*source_ceilings, op, dt, static_cast<std::int64_t>(bytes), source_cold);
+        core::prediction_input in = prediction_input_for(l, source_roofs, source_cold, target.ceilings, dt, use_cold);
+        if (flops > 0 && !(in.target.compute_gflops > 0)) {
+            skip("the target has no " + dt + " compute peak");
+            continue;
+        }
+        if (!(in.source.compute_gflops > 0) && !(in.source.bandwidth_gbs > 0)) {
+            skip("the source report has no roofs for it (profiled with --no-roofline, or its ceilings were disturbed)");
+            continue;
+        }
+        const core::prediction p = core::predict_time(in);
+        if (p.rule == core::prediction_rule::none) {
+            skip(p.reason);
+            continue;
+        }
+        // the roofs the layer is judged against on the target, in the cache state it is judged in
+        const core::roofs judged = roofs_on(target.ceilings, op, dt, in.bytes, use_cold);
+        const core::roofline_point target_point = core::classify(in.flops, in.bytes, p.time_ms, p.low_ms, p.high_ms, judged);
+        // the end-to-end pass is flushed once, not per layer: it is predicted from the layers timed like the source
+        core::prediction_input same_state = in;
+        same_state.shift.reset();
+        const double same_state_ms = in.shift ? core::predict_time(same_state).time_ms : p.time_ms;
+        const std::string source_bound = str(l, "bound");
+        const std::string target_bound(core::to_string(target_point.bound));
+        const bool changed = !source_bound.empty() && source_bound != target_bound;
+        changes += changed;
+        src_sum += in.median_ms;
+        pred_sum += p.time_ms;
+        same_state_sum += same_state_ms;
+        low_sum += p.low_ms;
+        high_sum += p.high_ms;
+        base_sum += std::isfinite(p.baseline_ms) ? p.baseline_ms : p.time_ms;
+        nlohmann::json out = {
+            {"name", name},
+            {"op", op},
+            {"macs", l.value("macs", nlohmann::json(nullptr))},
+            {"executed_macs", l.contains("executed_macs") ? l["executed_macs"] : l.value("macs", nlohmann::json(nullptr))},
+            {"flops", l.value("flops", nlohmann::json(nullptr))},
+            {"bytes", l.value("bytes", nlohmann::json(nullptr))},
+            {"source_time",
+             {{"median_ms", in.median_ms}, {"ci95_low_ms", in.ci95_low_ms}, {"ci95_high_ms", in.ci95_high_ms}}},
+            {"source_bound", source_bound.empty() ? nlohmann::json(nullptr) : nlohmann::json(source_bound)},
+            {"source_roof_fraction", l.value("roof_fraction", nlohmann::json(nullptr))},
+            {"time",
+             {{"median_ms", p.time_ms},
+              {"ci95_low_ms", p.low_ms},
+              {"ci95_high_ms", p.high_ms},
+              {"predicted", true},
+              {"disturbed", false}}},
+            {"speedup", in.median_ms / p.time_ms},
+            {"baseline_ms", std::isfinite(p.baseline_ms) ? nlohmann::json(p.baseline_ms) : nlohmann::json(nullptr)},
+            {"floor_ms", p.target_floor_ms},
+            {"compute_floor_ms", judged.compute_gflops > 0 ? flops / (judged.compute_gflops * 1e6) : 0.0},
+            {"memory_floor_ms", judged.bandwidth_gbs > 0 ? bytes / (judged.bandwidth_gbs * 1e6) : 0.0},
+            {"achieved_gflops", flops > 0 ? nlohmann::json(flops / (p.time_ms * 1e6)) : nlohmann::json(nullptr)},
+            {"achieved_gbs", bytes > 0 ? nlohmann::json(bytes / (p.time_ms * 1e6)) : nlohmann::json(nullptr)},
+            {"roof_fraction", p.target_floor_ms / p.time_ms},
+            {"bound", target_bound},
+            {"bound_reason", target_point.reason},
+            {"bound_changed", changed},
+            {"floor_changes", p.bound_changes},
+            {"rule", std::string(core::to_string(p.rule))},
+            {"efficiency", std::isfinite(p.efficiency) ? nlohmann::json(p.efficiency) : nlohmann::json(nullptr)},
+            {"reason", p.reason},
+            {"exponent", p.exponent},
+            {"cache_shift_ms", p.cache_shift_ms},
+            {"roofs",
+             {{"compute_gflops", judged.compute_gflops},
+              {"gemm_gflops", judged.gemm_gflops},
+              {"bandwidth_gbs", judged.bandwidth_gbs},
+              {"dispatch_ms", judged.dispatch_ms},
+              {"compute_tolerance", judged.compute_tolerance},
+              {"bandwidth_tolerance", judged.bandwidth_tolerance},
+              {"compute_checked", true}}}};
+        layers.push_back(out);
+    }
+    if (layers.empty())
+        throw std::runtime_error("predict: \"" + source.label + "\" has no layer to predict from (" +
+                                 (missing.empty() ? std::string("it has no layers")
+                                                  : "e.g. " + str(missing[0], "name") + ": " + str(missing[0], "reason")) +
+                                 ")");
+    nlohmann::json out = {{"schema", "ridgeline.prediction/1"},
+                          {"model", j.value("model", "")},
+                          {"source", j.value("source", "")},
+                          {"dtype", dt},
+                          {"batch", j.value("batch", nlohmann::json(nullptr))}};
+    nlohmann::json assumptions = target.assumptions;
+    if (use_cold != source_cold)
+        assumptions.push_back(std::string("the source was timed with a ") + (source_cold ? "cold" : "hot") +
+                              " cache; the target is judged with a " + (use_cold ? "cold" : "hot") + " one");
+    out["prediction"] = {{"from", source.label},
+                         {"from_device", j.value("device", nlohmann::json::object()).value("name", "")},
+                         {"to", target.label},
+                         {"datasheet", target.datasheet},
+                         {"assumptions", assumptions},
+                         {"rule_error", core::prediction_error},
+                         {"method", "t = dispatch + floor / e, with e the layer's efficiency on the source (core::predict_time, "
+                                    "docs/roofline.md)"}};
+    out["device"] = {{"backend", target.ceilings.backend},
+                     {"name", target.ceilings.device_name},
+                     {"ceilings", ceilings_json(target.ceilings)}};
+    out["timing"] = {{"mode", use_cold ? "cold" : "hot"}};
+    out["layers"] = layers;
+    out["not_predicted"] = missing;
+    out["totals"] = {{"source_ms", src_sum},         {"predicted_ms", pred_sum}, {"predicted_low_ms", low_sum},
+                     {"predicted_high_ms", high_sum}, {"baseline_ms", base_sum}, {"layers_predicted", layers.size()},
+                     {"layers_not_predicted", missing.size()}, {"bound_changes", changes}};
+    // end to end (core::predict_end_to_end): the predicted layers plus the source's gap beyond its layers, scaled;
+    // with a cache shift, from the layers timed like the source plus the pass's one change of fixed cost
+    const nlohmann::json e2e = j.value("end_to_end", nlohmann::json::object());
+    const double src_e2e = e2e.is_object() && e2e.contains("time") && e2e["time"].is_object() ? num(e2e["time"], "median_ms")
+                                                                                              : std::nan("");
+    // a pass flushed once (cold) pays the cold fixed cost once and fetches every distinct byte (parameters,
+    // buffers, input, activations) from DRAM instead of the level the whole working set fits in
+    double pass_shift = 0;
+    if (use_cold != source_cold) {
+        const auto& c = target.ceilings;
+        const double cold_d = c.cold_dispatch_overhead_ms > 0 ? c.cold_dispatch_overhead_ms : c.dispatch_overhead_ms;
+        const double cold_bw = c.cold_bandwidth_gbs > 0 ? c.cold_bandwidth_gbs : c.bandwidth_gbs;
+        const nlohmann::json mem = j.value("memory", nlohmann::json::object());
+        double distinct = 0;
+        for (const char* k : {"parameter_bytes", "buffer_bytes", "input_bytes", "total_activation_bytes"})
+            if (const double v = num(mem, k); v > 0) distinct += v;
+        const double level = c.bandwidth_for_working_set_gbs(static_cast<std::int64_t>(distinct));
+        const double bytes_ms = cold_bw > 0 && level > 0 ? distinct / (cold_bw * 1e6) - distinct / (level * 1e6) : 0.0;
+        pass_shift = (use_cold ? 1 : -1) * (cold_d - c.dispatch_overhead_ms + std::max(0.0, bytes_ms));
+    }
+    const double e2e_pred = core::predict_end_to_end(src_e2e, src_sum, same_state_sum);
+    if (std::isfinite(e2e_pred)) {
+        const double predicted = e2e_pred + pass_shift;
+        out["end_to_end"] = {{"time",
+                              {{"median_ms", predicted},
+                               {"ci95_low_ms", predicted * low_sum / pred_sum},
+                               {"ci95_high_ms", predicted * high_sum / pred_sum},
+                               {"predicted", true}}},
+                             {"source_ms", src_e2e},
+                             {"baseline_ms", src_e2e * base_sum / src_sum},
+                             {"how", "the predicted layers plus the source's end-to-end time beyond its layers' sum, scaled by "
+                                     "the layers' speedup to the power " + shortest(core::gap_exponent) +
+                                     (use_cold != source_cold ? "; with the other cache state the pass pays the cold fixed "
+                                                                "cost once and fetches its distinct bytes from DRAM once"
+                                                              : "")}};
+    } else {
+        out["end_to_end"] = {{"time", {{"median_ms", pred_sum}, {"ci95_low_ms", low_sum}, {"ci95_high_ms", high_sum},
+                                       {"predicted", true}}},
+                             {"source_ms", nullptr},
+                             {"baseline_ms", base_sum},
+                             {"how", "the sum of the predicted layer times (the source has no end-to-end time)"}};
+    }
+    return out;
+}
+
+namespace {
+
+std::string interval(const nlohmann::json& t) {
+    return time_ms(t["ci95_low_ms"].get<double>()) + "-" + time_ms(t["ci95_high_ms"].get<double>());
+}
+
+}  // namespace
+
+std::string predict_table(const nlohmann::json& p) {
+    std::ostringstream o;
+    const auto& pr = p["prediction"];
+    o << "predict " << p["model"].get<std::string>() << " (" << p["dtype"].get<std::string>() << "): from "
+      << pr["from"].get<std::string>() << " to " << pr["to"].get<std::string>() << ", " << p["timing"]["mode"].get<std::string>()
+      << " cache\n";
+    for (const auto& a : pr["assumptions"]) o << "  assumed: " << a.get<std::string>() << "\n";
+    o << "\n";
+    text_table t;
+    using al = text_table::align;
+    for (auto [h, a] : std::initializer_list<std::pair<const char*, al>>{
+             {"layer", al::left}, {"op", al::left}, {"source", al::right}, {"bound", al::left}, {"%roof", al::right},
+             {"predicted", al::right}, {"95% interval", al::right}, {"speedup", al::right}, {"target bound", al::left},
+             {"rule", al::left}})
+        t.add_column(h, a);
+    auto pct = [](const nlohmann::json& v) { return v.is_number() ? fixed(100 * v.get<double>(), 0) + "%" : std::string("-"); };
+    for (const auto& l : p["layers"]) {
+        const std::string sb = l["source_bound"].is_string() ? l["source_bound"].get<std::string>() : "-";
+        const std::string tb = l["bound"].get<std::string>();
+        t.add_row({l["name"].get<std::string>(), l["op"].get<std::string>(), time_ms(l["source_time"]["median_ms"].get<double>()),
+                   sb, pct(l["source_roof_fraction"]), time_ms(l["time"]["median_ms"].get<double>()), interval(l["time"]),
+                   fixed(l["speedup"].get<double>(), 2) + "x",
+                   (l["bound_changed"].get<bool>() ? sb + " -> " + tb : tb) + (l["floor_changes"].get<bool>() ? " !" : ""),
+                   l["rule"].get<std::string>()});
+    }
+    o << t.render() << "\n";
+    const auto& e = p["end_to_end"];
+    const auto& tot = p["totals"];
+    o << "end to end: ";
+    if (e["source_ms"].is_number())
+        o << "source " << time_ms(e["source_ms"].get<double>()) << ", ";
+    o << "predicted " << time_ms(e["time"]["median_ms"].get<double>()) << " (95% interval " << interval(e["time"]) << ")";
+    if (e["source_ms"].is_number())
+        o << ", speedup " << fixed(e["source_ms"].get<double>() / e["time"]["median_ms"].get<double>(), 2) << "x";
+    o << "; the naive baseline (times scaled by the roofs alone) " << time_ms(e["baseline_ms"].get<double>()) << "\n";
+    o << "layers: " << tot["layers_predicted"].get<int>() << " predicted, sum " << time_ms(tot["source_ms"].get<double>())
+      << " -> " << time_ms(tot["predicted_ms"].get<double>()) << "; " << tot["bound_changes"].get<int>()
+      << " change bound; !: the larger floor is compute on one device and memory on the other (least certain)\n";
+    if (!p["not_predicted"].empty()) {
+        o << "not predicted (" << p["not_predicted"].size() << "):";
+        int shown = 0;
+        for (const auto& m : p["not_predicted"]) {
+            if (shown++ == 6) {
+                o << " ...";
+                break;
+            }
+            o << (shown > 1 ? ";" : "") << " " << m["name"].get<std::string>() << " (" << m["reason"].get<std::string>() << ")";
+        }
+        o << "\n";
+    }
+    o << "method: each layer keeps the efficiency it reached on the source (t = dispatch + floor / e) on the target's "
+         "roofs; intervals: the source's 95% CI through the rule, widened by the rule's measured error ("
+      << fixed(100 * pr["rule_error"].get<double>(), 0) << "%); docs/roofline.md\n";
+    if (pr["datasheet"].get<bool>()) o << "predicted from datasheet peaks, not measured\n";
+    return o.str();
+}
+
+std::string predict_table_html(const nlohmann::json& p) {
+    std::ostringstream o;
+    o << "<p>from " << xml_escape(p["prediction"]["from"].get<std::string>()) << " to "
+      << xml_escape(p["prediction"]["to"].get<std::string>()) << "</p>\n<ul>";
+    for (const auto& a : p["prediction"]["assumptions"]) o << "<li>" << xml_escape(a.get<std::string>()) << "</li>";
+    o << "</ul>\n<table class=\"compare\"><thead><tr><th>layer</th><th>source</th><th>predicted</th><th>speedup</th>"
+         "<th>bound</th></tr></thead><tbody>\n";
+    for (const auto& l : p["layers"]) {
+        const std::string sb = l["source_bound"].is_string() ? l["source_bound"].get<std::string>() : "-";
+        const std::string tb = l["bound"].get<std::string>();
+        o << "<tr><td>" << xml_escape(l["name"].get<std::string>()) << "</td><td>"
+          << time_ms(l["source_time"]["median_ms"].get<double>()) << "</td><td>" << time_ms(l["time"]["median_ms"].get<double>())
+          << "</td><td>" << fixed(l["speedup"].get<double>(), 2) << "x</td><td>"
+          << xml_escape(l["bound_changed"].get<bool>() ? sb + " -> " + tb : tb) << "</td></tr>\n";
+    }
+    o << "</tbody></table>\n";
+    return o.str();
+}
+
+std::string datasheet_targets_table() {
+    text_table t;
+    t.add_column("key", text_table::align::left);
+    t.add_column("device", text_table::align::left);
+    t.add_column("peaks", text_table::align::left);
+    for (const auto& e : core::datasheet())
+        t.add_row({std::string(e.key), std::string(e.device), core::describe_peaks(e)});
+    return t.render() +
+           "\npredict --to KEY (or the device name, or a prefix of exactly one); or --to FILE: a ceilings JSON "
+           "(ridgeline ceilings --format json --output FILE) or a profile JSON from the target\n";
+}
+
+}  // namespace ridgeline::report
