@@ -54,10 +54,10 @@ enum class prediction_rule { roofs, dispatch, none };
 std::string_view to_string(prediction_rule r);
 
 /// The relative error of the rule measured by bench/predict.sh on this repository's validation: the 90th
-/// percentile of the held-out models' per-layer |predicted / measured - 1| (935 layers: resnet50 and mobilenet_v2,
+/// percentile of the held-out models' per-layer |predicted / measured - 1| (975 layers: resnet50 and mobilenet_v2,
 /// 1 <-> 2 threads and hot -> cold; docs/performance.md, "Predicting another device"), rounded up. Every predicted
 /// interval is widened by it, so about 9 in 10 layers' real times fall inside.
-inline constexpr double prediction_error = 0.36;
+inline constexpr double prediction_error = 0.41;
 
 /// g of rule 1 for layers whose larger floor is memory on the source; fitted on resnet18 and bert_base (1 <-> 2
 /// threads, bench/predict.sh; docs/performance.md), checked on resnet50 and mobilenet_v2.
