@@ -17,21 +17,24 @@ struct predict_command {
     model_options model;
     std::string from, to, cache, html_path, svg_path;
     bool list_targets = false;
+    bool dtype_given = false;
     output_options out;
+    CLI::App* sub_ = nullptr;
 
     /// With a model given, the report must be of it: same layers, same counts (a report of another model or
     /// input would predict the wrong thing without a word).
     void check_model(const report::compare_run& source) const {
         const auto& j = source.report;
+        const std::string dtype = j.value("dtype", std::string("fp32"));
+        if (dtype_given && model.dtype != dtype)
+            throw usage_error("predict: --dtype " + model.dtype + ", but \"" + from + "\" was profiled in " + dtype +
+                              " (a prediction keeps the source's data type)");
         if (model.model.empty() && model.layer.empty() && model.model_file.empty() && model.onnx.empty()) {
             if (!model.inputs.empty() || model.batch)
                 throw usage_error("predict: --input and --batch describe a model given with --model, --layer, "
                                   "--model-file or --onnx");
             return;
         }
-        const std::string dtype = j.value("dtype", std::string("fp32"));
-        if (model.dtype != "fp32" && model.dtype != dtype)
-            throw usage_error("predict: --dtype " + model.dtype + ", but \"" + from + "\" was profiled in " + dtype);
         // built-in models and layer strings are named the same everywhere (file paths may not be)
         const std::string theirs = j.value("source", std::string()), ours = model.source();
         const bool named = ours.rfind("zoo:", 0) == 0 || ours.rfind("layer:", 0) == 0;
@@ -61,16 +64,19 @@ struct predict_command {
         }
     }
 
-    int run() const {
+    int run() {
         if (list_targets) {
             out.emit(report::datasheet_targets_table());
             return 0;
         }
         if (from.empty()) throw usage_error("predict needs --from REPORT.json (ridgeline profile --format json --output FILE)");
-        if (to.empty()) throw usage_error("predict needs --to TARGET: a ceilings JSON file or a datasheet entry (--list-targets)");
+        if (to.empty())
+            throw usage_error("predict needs --to TARGET: a ceilings JSON file, a profile JSON from the target, or a "
+                              "datasheet entry (--list-targets)");
         const report::compare_run source = report::load_run(from);
         if (source.report.value("schema", std::string()) == "ridgeline.prediction/1")
-            throw usage_error("predict --from: \"" + from + "\" is a prediction; predict from a measured profile report");
+            throw std::runtime_error("predict --from: \"" + from + "\" is a prediction; predict from a measured profile report");
+        dtype_given = sub_ && sub_->count("--dtype") > 0;
         check_model(source);
         const report::prediction_target target = report::load_target(to);
         std::optional<bool> cold;
@@ -79,8 +85,9 @@ struct predict_command {
         out.emit(out.format == "json" ? p.dump(2) + "\n" : report::predict_table(p));
         out.echo_table([&] { return report::predict_table(p); });
         if (!svg_path.empty() || !html_path.empty()) {
-            report::compare_run predicted{target.label + " (predicted)", p};
-            const report::chart ch = report::compare_chart({source, predicted});
+            report::compare_run predicted{target.short_label + " (predicted)", p};
+            report::chart ch = report::compare_chart({source, predicted});
+            ch.title = "predict " + p["model"].get<std::string>();
             const std::string svg = report::render_svg(ch);
             if (!svg_path.empty()) report::write_file_atomic(svg_path, svg);
             if (!html_path.empty())
@@ -107,6 +114,7 @@ void register_predict(CLI::App& cli, runner_list& runners) {
     sub->add_option("--svg", cmd->svg_path, "Write a roofline chart with both devices' roofs and each layer's point");
     sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page: the chart beside the prediction");
     cmd->model.add_to(*sub);
+    cmd->sub_ = sub;
     cmd->out.add_to(*sub, {"table", "json"});
     runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
 }

@@ -44,7 +44,8 @@ constexpr std::string_view epyc_9654_source =
     "epyc/4th-generation-9004-and-8004-series/amd-epyc-9654.html)";
 constexpr std::string_view xeon_8480_source =
     "Intel Xeon Platinum 8480+ (Sapphire Rapids): 56 cores, 2.0 GHz base; derived 56 x 2.0e9 x 64 = 7.17 "
-    "TFLOP/s fp32, AMX-BF16 56 x 2.0e9 x 1024 = 114.7 TFLOP/s; 8 channels DDR5-4800 = 307.2 GB/s "
+    "TFLOP/s fp32, AMX-BF16 56 x 2.0e9 x 1024 = 114.7 TFLOP/s bf16 (no AMX-FP16 before Granite Rapids: fp16 on "
+    "AVX512-FP16, 56 x 2.0e9 x 128 = 14.34 TFLOP/s); 8 channels DDR5-4800 = 307.2 GB/s "
     "(https://ark.intel.com/content/www/us/en/ark/products/231746.html)";
 
 }  // namespace
@@ -67,7 +68,7 @@ const std::vector<datasheet_entry>& datasheet() {
         {"NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090", 82.6, 82.6, 165.2, 165.2, 1008, ada_source, "rtx4090"},
         {"AMD EPYC 7B13", "AMD EPYC 7B13 64-Core Processor|AMD EPYC 7B13", 5.02, 0, 0, 0, 204.8, epyc_7b13_source, "epyc-7b13"},
         {"AMD EPYC 9654", "AMD EPYC 9654 96-Core Processor|AMD EPYC 9654", 7.37, 0, 0, 14.75, 460.8, epyc_9654_source, "epyc-9654"},
-        {"Intel Xeon Platinum 8480+", "Intel(R) Xeon(R) Platinum 8480+|Intel Xeon Platinum 8480+", 7.17, 0, 114.7, 114.7,
+        {"Intel Xeon Platinum 8480+", "Intel(R) Xeon(R) Platinum 8480+|Intel Xeon Platinum 8480+", 7.17, 0, 14.34, 114.7,
          307.2, xeon_8480_source, "xeon-8480"},
     };
     return table;

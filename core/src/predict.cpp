@@ -94,15 +94,16 @@ prediction predict_time(const prediction_input& in, double rule_error) {
     const double lo = in.ci95_low_ms > 0 && in.ci95_low_ms <= in.median_ms ? in.ci95_low_ms : in.median_ms;
     const double hi = in.ci95_high_ms >= in.median_ms ? in.ci95_high_ms : in.median_ms;
     const double err = rule_error > 0 && std::isfinite(rule_error) ? rule_error : 0.0;
-    p.low_ms = std::min(apply(lo), p.time_ms) / (1 + err);
+    // the interval's low end stays at or above the target's dispatch cost plus its floor, as the time does
+    p.low_ms = std::max(std::min(apply(lo), p.time_ms) / (1 + err), std::min(p.time_ms, df + ff.floor()));
     p.high_ms = std::max(apply(hi), p.time_ms) * (1 + err);
     p.bound_changes = floors_known && fs.compute_ms > 0 && fs.memory_ms > 0 && ff.compute_ms > 0 && ff.memory_ms > 0 &&
                       fs.compute_larger() != ff.compute_larger();
     char buf[300];
     if (roofs_rule)
         std::snprintf(buf, sizeof buf,
-                      "the layer's work reached %.0f%% of its roofs on the source; its %s floor scales by %.3g^%.2f on "
-                      "the target (floor %.4g ms, dispatch %.4g ms)",
+                      "the layer's work (its time less the dispatch cost) reached %.0f%% of its roofs on the source; its "
+                      "%s floor scales by %.3g^%.2f on the target (floor %.4g ms, dispatch %.4g ms)",
                       100 * e, fs.compute_larger() ? "compute" : "memory", ft.floor() / fs.floor(), p.exponent,
                       ff.floor(), df);
     else

@@ -182,7 +182,7 @@ std::string ceilings_table(const backends::ceilings& c) {
         out << "\ndatasheet: \"" << c.device_name << "\" is not in ridgeline's table (core/src/datasheet.cpp)\n";
     }
     if (!c.working_set_gbs.empty()) {
-        out << "\nworking-set sweep (the higher of STREAM triad and read):\n";
+        out << "\nworking-set sweep (the highest of STREAM triad, read and a streaming-store copy):\n";
         text_table s;
         s.add_column("working set", text_table::align::right);
         s.add_column("GB/s", text_table::align::right);

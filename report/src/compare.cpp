@@ -146,7 +146,8 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
                          {"device", r.report.value("device", nlohmann::json::object())},
                          {"dtype", str(r.report, "dtype")},
                          {"batch", r.report.value("batch", 0)},
-                         {"cache", r.report.contains("timing") ? str(r.report["timing"], "mode") : ""}});
+                         {"cache", r.report.contains("timing") ? str(r.report["timing"], "mode") : ""},
+                         {"predicted", str(r.report, "schema") == "ridgeline.prediction/1"}});
     out["runs"] = jruns;
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& base : runs[0].report["layers"]) {
@@ -280,7 +281,13 @@ std::string compare_table(const nlohmann::json& c) {
     if (e2e.size() > 1 && e2e[0].is_number() && e2e[1].is_number())
         o << " (speedup " << fixed(e2e[0].get<double>() / e2e[1].get<double>(), 2) << "x)";
     o << "\n";
-    o << changed << " layer(s) changed bound; \"same\": the two 95% CIs overlap; \"not comparable\": other work "
+    bool any_prediction = false;
+    for (const auto& r : runs) any_prediction = any_prediction || r.value("predicted", false);
+    o << changed << " layer(s) changed bound; \"same\": the two 95% CIs overlap"
+      << (any_prediction ? " (a prediction's is its predicted interval: \"same\" says the measurement lies within reach "
+                           "of the prediction)"
+                         : "")
+      << "; \"not comparable\": other work "
          "disturbed a time; roof: the layer's fraction of its roofs in that run; predicted: the speedup `ridgeline predict` "
          "expects from the baseline's time and the two runs' roofs (its efficiency kept, dispatch cost added; "
          "docs/roofline.md)\n";

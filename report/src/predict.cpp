@@ -78,6 +78,7 @@ prediction_target datasheet_target(const core::datasheet_entry& e) {
     t.datasheet = true;
     t.gpu = e.device.rfind("NVIDIA", 0) == 0;
     t.label = std::string(e.device) + " (datasheet)";
+    t.short_label = std::string(e.device);
     auto& c = t.ceilings;
     c.backend = "datasheet";
     c.device_name = std::string(e.device);
@@ -155,6 +156,7 @@ prediction_target load_target(const std::string& spec) {
     t.gpu = t.ceilings.backend.rfind("cuda", 0) == 0;
     t.label = fs::path(spec).filename().string() + " (" + t.ceilings.backend +
               (t.ceilings.device_name.empty() ? "" : ", " + t.ceilings.device_name) + ", measured)";
+    t.short_label = fs::path(spec).filename().string() + " (" + t.ceilings.backend + ")";
     return t;
 }
 
@@ -211,7 +213,8 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
         }
         // the roofs the layer is judged against on the target, in the cache state it is judged in
         const core::roofs judged = roofs_on(target.ceilings, op, dt, in.bytes, use_cold);
-        const core::roofline_point target_point = core::classify(in.flops, in.bytes, p.time_ms, p.low_ms, p.high_ms, judged);
+        // judged on the predicted time itself: the interval is the rule's uncertainty, not a measurement's CI
+        const core::roofline_point target_point = core::classify(in.flops, in.bytes, p.time_ms, p.time_ms, p.time_ms, judged);
         // the end-to-end pass is flushed once, not per layer: it is predicted from the layers timed like the source
         core::prediction_input same_state = in;
         same_state.shift.reset();
@@ -271,9 +274,10 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
         layers.push_back(out);
     }
     if (layers.empty())
-        throw std::runtime_error("predict: \"" + source.label + "\" has no layer to predict from (" +
+        throw std::runtime_error("predict: no layer of " + source.label + " can be predicted (" +
                                  (missing.empty() ? std::string("it has no layers")
-                                                  : "e.g. " + str(missing[0], "name") + ": " + str(missing[0], "reason")) +
+                                                  : std::to_string(missing.size()) + " not predicted; the first, " +
+                                                        str(missing[0], "name") + ": " + str(missing[0], "reason")) +
                                  ")");
     nlohmann::json out = {{"schema", "ridgeline.prediction/1"},
                           {"model", j.value("model", "")},
@@ -283,7 +287,11 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
     nlohmann::json assumptions = target.assumptions;
     if (use_cold != source_cold)
         assumptions.push_back(std::string("the source was timed with a ") + (source_cold ? "cold" : "hot") +
-                              " cache; the target is judged with a " + (use_cold ? "cold" : "hot") + " one");
+                              " cache; the target is judged with a " + (use_cold ? "cold" : "hot") + " one" +
+                              (target.ceilings.cold_dispatch_overhead_ms > 0 && target.ceilings.cold_bandwidth_gbs > 0
+                                   ? ""
+                                   : " (the target has no cold ceilings: its bytes move at its DRAM bandwidth and its "
+                                     "fixed cost is the hot one, so the cache state changes little here)"));
     out["prediction"] = {{"from", source.label},
                          {"from_device", j.value("device", nlohmann::json::object()).value("name", "")},
                          {"to", target.label},
@@ -418,17 +426,23 @@ std::string predict_table_html(const nlohmann::json& p) {
     o << "<p>from " << xml_escape(p["prediction"]["from"].get<std::string>()) << " to "
       << xml_escape(p["prediction"]["to"].get<std::string>()) << "</p>\n<ul>";
     for (const auto& a : p["prediction"]["assumptions"]) o << "<li>" << xml_escape(a.get<std::string>()) << "</li>";
-    o << "</ul>\n<table class=\"compare\"><thead><tr><th>layer</th><th>source</th><th>predicted</th><th>speedup</th>"
-         "<th>bound</th></tr></thead><tbody>\n";
+    o << "</ul>\n<table class=\"compare\"><thead><tr><th>layer</th><th>source</th><th>predicted</th><th>interval</th>"
+         "<th>speedup</th><th>bound</th></tr></thead><tbody>\n";
     for (const auto& l : p["layers"]) {
         const std::string sb = l["source_bound"].is_string() ? l["source_bound"].get<std::string>() : "-";
         const std::string tb = l["bound"].get<std::string>();
         o << "<tr><td>" << xml_escape(l["name"].get<std::string>()) << "</td><td>"
           << time_ms(l["source_time"]["median_ms"].get<double>()) << "</td><td>" << time_ms(l["time"]["median_ms"].get<double>())
-          << "</td><td>" << fixed(l["speedup"].get<double>(), 2) << "x</td><td>"
-          << xml_escape(l["bound_changed"].get<bool>() ? sb + " -> " + tb : tb) << "</td></tr>\n";
+          << "</td><td>" << xml_escape(interval(l["time"])) << "</td><td>" << fixed(l["speedup"].get<double>(), 2) << "x</td><td>"
+          << xml_escape((l["bound_changed"].get<bool>() ? sb + " -> " + tb : tb) + (l["floor_changes"].get<bool>() ? " !" : ""))
+          << "</td></tr>\n";
     }
     o << "</tbody></table>\n";
+    const auto& e = p["end_to_end"];
+    o << "<p>end to end: " << (e["source_ms"].is_number() ? "source " + time_ms(e["source_ms"].get<double>()) + ", " : "")
+      << "predicted " << time_ms(e["time"]["median_ms"].get<double>()) << " (interval " << xml_escape(interval(e["time"]))
+      << "); " << p["not_predicted"].size() << " layer(s) not predicted</p>\n";
+    if (p["prediction"]["datasheet"].get<bool>()) o << "<p>predicted from datasheet peaks, not measured</p>\n";
     return o.str();
 }
 

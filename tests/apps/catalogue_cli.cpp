@@ -135,10 +135,10 @@ void flags() {
             {{"a.json", fc_report},
              {"b.json", R"({"schema": "ridgeline.ceilings/2", "backend": "cpu", "fingerprint": "f", "peak_gflops":)"
                         R"( {"fp32": -5}, "bandwidth_gbs": 10, "dispatch_overhead_ms": 0.001})"}});
-        add("flag_predict_from_a_prediction", {"predict", "--from", "{dir}/p.json", "--to", "h100"}, 2,
+        add("flag_predict_from_a_prediction", {"predict", "--from", "{dir}/p.json", "--to", "h100"}, 1,
             {"p.json", "is a prediction"}, {{"p.json", R"({"schema": "ridgeline.prediction/1", "model": "m", "layers": []})"}});
         add("flag_predict_nothing_timed", {"predict", "--from", "{dir}/a.json", "--to", "h100"}, 1,
-            {"has no layer to predict from", "fc: no time on the source (no kernel)"}, {{"a.json", untimed}});
+            {"can be predicted", "fc: no time on the source (no kernel)"}, {{"a.json", untimed}});
         add("flag_predict_report_of_another_model", {"predict", "--model", "resnet18", "--from", "{dir}/a.json", "--to", "h100"},
             1, {"a.json\" profiles zoo:m, not zoo:resnet18"}, {{"a.json", fc_report}});
         // the same built-in model at another input: the counts differ

@@ -21,7 +21,8 @@ namespace ridgeline::report {
 /// The device predicted for: its ceilings, and how they were obtained.
 struct prediction_target {
     backends::ceilings ceilings;
-    std::string label;          // "NVIDIA H100 SXM5 80GB (datasheet)", "cpu2.json (cpu, 2 threads)"
+    std::string label;          // "NVIDIA H100 SXM5 80GB (datasheet)", "cpu2.json (cpu, Xeon ..., measured)"
+    std::string short_label;    // for a chart's legend: "NVIDIA H100 SXM5 80GB", "cpu2.json (cpu)"
     bool datasheet = false;     // peaks from a datasheet, not measured
     bool gpu = false;           // the device kind, for the assumptions a datasheet needs
     std::vector<std::string> assumptions;  // one line each: what was assumed where the target has no measurement
