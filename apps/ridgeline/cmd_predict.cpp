@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -45,6 +46,12 @@ struct predict_command {
         std::map<std::string, const core::layer_analysis*> by_name;
         for (const auto& l : a.layers) by_name[l.layer.name] = &l;
         const std::string what = model.source();
+        std::set<std::string> in_report;
+        for (const auto& l : j["layers"]) in_report.insert(l.value("name", std::string()));
+        for (const auto& l : a.layers)
+            if (!in_report.count(l.layer.name))
+                throw std::runtime_error("predict: " + what + " has the layer \"" + l.layer.name + "\", which \"" + from +
+                                         "\" does not (the report profiles " + j.value("source", std::string("?")) + ")");
         for (const auto& l : j["layers"]) {
             const std::string name = l.value("name", std::string());
             auto it = by_name.find(name);

@@ -91,6 +91,12 @@ prediction predict_time(const prediction_input& in, double rule_error) {
     p.efficiency = e;
     p.cache_shift_ms = shift_ms;
     p.time_ms = apply(in.median_ms);
+    if (!(p.time_ms > 0) || !std::isfinite(p.time_ms)) {
+        p.rule = prediction_rule::none;
+        p.time_ms = p.low_ms = p.high_ms = nan;
+        p.reason = "nothing to time on the target: no floor and no fixed cost left, or a time beyond a double";
+        return p;
+    }
     const double lo = in.ci95_low_ms > 0 && in.ci95_low_ms <= in.median_ms ? in.ci95_low_ms : in.median_ms;
     const double hi = in.ci95_high_ms >= in.median_ms ? in.ci95_high_ms : in.median_ms;
     const double err = rule_error > 0 && std::isfinite(rule_error) ? rule_error : 0.0;

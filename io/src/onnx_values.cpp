@@ -50,7 +50,7 @@ std::vector<char> importer::external_bytes(const onnx::TensorProto& t, std::size
     const fs::path real = ec ? fs::path() : fs::canonical(p, ec);
     if (ec) fail(where + ": cannot resolve the real path of \"" + p.string() + "\": " + ec.message());
     const auto [dir_end, real_it] = std::mismatch(real_dir.begin(), real_dir.end(), real.begin(), real.end());
-    if (dir_end != real_dir.end() || real_it == real.end())
+    if (dir_end != real_dir.end())
         fail(where + " is stored in \"" + location + "\", which leads through a symbolic link to " + real.string() +
              ", outside the model's folder " + real_dir.string() +
              "; external data must be a file inside the folder of the .onnx file");

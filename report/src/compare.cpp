@@ -21,6 +21,11 @@ using detail::disturbed;
 using detail::num;
 using detail::str;
 
+namespace {
+// a time beyond this (11.6 days per layer) is not a measurement: a hand-edited or corrupted report
+constexpr double max_time_ms = 1e9;
+}  // namespace
+
 compare_run load_run(const std::string& path) {
     const std::string text = core::read_regular_file(path, "\"" + path + "\"");
     compare_run r;
@@ -52,7 +57,22 @@ compare_run load_run(const std::string& path) {
     for (const char* k : {"model", "dtype"})
         if (j.contains(k)) expect(j[k].is_string(), std::string("$.") + k, "a string", j[k]);
     if (j.contains("batch")) expect(j["batch"].is_number_integer(), "$.batch", "an integer", j["batch"]);
-    if (j.contains("end_to_end")) expect(j["end_to_end"].is_object(), "$.end_to_end", "an object", j["end_to_end"]);
+    if (j.contains("end_to_end")) {
+        expect(j["end_to_end"].is_object(), "$.end_to_end", "an object", j["end_to_end"]);
+        const auto& e = j["end_to_end"];
+        if (e.contains("time") && !e["time"].is_null()) {
+            expect(e["time"].is_object(), "$.end_to_end.time", "an object or null", e["time"]);
+            const auto& v = e["time"].contains("median_ms") ? e["time"]["median_ms"] : nlohmann::json(nullptr);
+            expect(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0 && v.get<double>() <= max_time_ms,
+                   "$.end_to_end.time.median_ms", "a positive number of milliseconds (at most 1e9)", v);
+        }
+    }
+    for (const char* k : {"source", "model"})
+        if (j.contains(k)) expect(j[k].is_string(), std::string("$.") + k, "a string", j[k]);
+    if (j.contains("device") && j["device"].is_object())
+        for (const char* k : {"name", "backend"})
+            if (j["device"].contains(k))
+                expect(j["device"][k].is_string(), std::string("$.device.") + k, "a string", j["device"][k]);
     if (j.contains("timing")) expect(j["timing"].is_object(), "$.timing", "an object", j["timing"]);
     if (j.contains("device")) {
         const auto& d = j["device"];
@@ -72,8 +92,12 @@ compare_run load_run(const std::string& path) {
         const auto& l = j["layers"][i];
         const std::string at = "$.layers[" + std::to_string(i) + "]";
         expect(l.is_object(), at, "an object", l);
-        for (const char* k : {"flops", "bytes"})
-            if (l.contains(k)) expect(l[k].is_number(), at + "." + k, "a number", l[k]);
+        // counts are non-negative integers that fit in int64 (the report writes them so)
+        for (const char* k : {"flops", "bytes", "macs", "executed_macs"})
+            if (l.contains(k) && !l[k].is_null())
+                expect(l[k].is_number() && std::isfinite(l[k].get<double>()) && l[k].get<double>() >= 0 &&
+                           l[k].get<double>() < 9.2e18,
+                       at + "." + k, "a count (a non-negative integer below 2^63)", l[k]);
         expect(l.contains("name") && l["name"].is_string(), at + ".name", "a string", l.value("name", nlohmann::json(nullptr)));
         if (l.contains("bound")) expect(l["bound"].is_string() || l["bound"].is_null(), at + ".bound", "a string or null", l["bound"]);
         if (l.contains("roofs")) {
@@ -92,8 +116,9 @@ compare_run load_run(const std::string& path) {
                 for (const char* k : {"median_ms", "ci95_low_ms", "ci95_high_ms"}) {
                     // a time is a positive, finite number of milliseconds: anything else was not measured
                     const auto& v = t.contains(k) ? t[k] : nlohmann::json(nullptr);
-                    expect(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0, at + ".time." + k,
-                           "a positive number of milliseconds", v);
+                    expect(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0 &&
+                               v.get<double>() <= max_time_ms,
+                           at + ".time." + k, "a positive number of milliseconds (at most 1e9)", v);
                 }
         }
     }

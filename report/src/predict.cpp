@@ -112,8 +112,16 @@ prediction_target datasheet_target(const core::datasheet_entry& e) {
 prediction_target load_target(const std::string& spec) {
     namespace fs = std::filesystem;
     std::error_code ec;
+    const bool looks_like_a_file = spec.find('/') != std::string::npos || fs::path(spec).extension() == ".json";
+    // a bare name is a datasheet entry first, so a folder named like a key (./h100/) does not hide the key
+    if (!looks_like_a_file) {
+        try {
+            return datasheet_target(core::datasheet_by_name(spec));
+        } catch (const std::invalid_argument&) {
+        }
+    }
     if (!fs::exists(spec, ec)) {
-        if (spec.find('/') != std::string::npos || fs::path(spec).extension() == ".json")
+        if (looks_like_a_file)
             throw std::runtime_error("predict --to: \"" + spec + "\" does not exist (a ceilings or profile JSON file, "
                                      "or a datasheet entry: predict --list-targets)");
         try {
@@ -131,8 +139,11 @@ prediction_target load_target(const std::string& spec) {
     }
     const std::string schema = str(j, "schema");
     const nlohmann::json* ce = nullptr;
-    if (schema.rfind("ridgeline.ceilings/", 0) == 0)
+    if (schema == "ridgeline.ceilings/2")
         ce = &j;
+    else if (schema.rfind("ridgeline.ceilings/", 0) == 0)
+        throw std::runtime_error("\"" + spec + "\" is ceilings of a schema this ridgeline does not know (\"" + schema +
+                                 "\"; it reads ridgeline.ceilings/2)");
     else if (schema.rfind("ridgeline.profile/", 0) == 0 && j.contains("device") && j["device"].is_object() &&
              j["device"].contains("ceilings") && j["device"]["ceilings"].is_object())
         ce = &j["device"]["ceilings"];
@@ -175,6 +186,8 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
     }
     nlohmann::json layers = nlohmann::json::array(), missing = nlohmann::json::array();
     double src_sum = 0, pred_sum = 0, same_state_sum = 0, low_sum = 0, high_sum = 0, base_sum = 0;
+    double unpredicted_ms = 0;  // timed on the source but not predicted (disturbed, mistrusted)
+    double floor_sum = 0;       // the target's dispatch cost plus floor, summed: no pass is faster
     int changes = 0;
     for (const auto& l : j["layers"]) {
         const std::string name = str(l, "name"), op = str(l, "op");
@@ -186,10 +199,12 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
             continue;
         }
         if (detail::disturbed(l)) {
+            unpredicted_ms += std::max(0.0, num(l["time"], "median_ms"));
             skip("its time on the source was disturbed by other work");
             continue;
         }
         if (str(l, "bound") == "mistrusted") {
+            unpredicted_ms += std::max(0.0, num(l["time"], "median_ms"));
             skip("its time beats the source's roofs (mistrusted): no efficiency to carry over");
             continue;
         }
@@ -224,6 +239,7 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
         const bool changed = !source_bound.empty() && source_bound != target_bound;
         changes += changed;
         src_sum += in.median_ms;
+        floor_sum += judged.dispatch_ms + p.target_floor_ms;
         pred_sum += p.time_ms;
         same_state_sum += same_state_ms;
         low_sum += p.low_ms;
@@ -280,8 +296,8 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
                                                         str(missing[0], "name") + ": " + str(missing[0], "reason")) +
                                  ")");
     nlohmann::json out = {{"schema", "ridgeline.prediction/1"},
-                          {"model", j.value("model", "")},
-                          {"source", j.value("source", "")},
+                          {"model", str(j, "model")},
+                          {"source", str(j, "source")},
                           {"dtype", dt},
                           {"batch", j.value("batch", nlohmann::json(nullptr))}};
     nlohmann::json assumptions = target.assumptions;
@@ -293,7 +309,7 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
                                    : " (the target has no cold ceilings: its bytes move at its DRAM bandwidth and its "
                                      "fixed cost is the hot one, so the cache state changes little here)"));
     out["prediction"] = {{"from", source.label},
-                         {"from_device", j.value("device", nlohmann::json::object()).value("name", "")},
+                         {"from_device", j.contains("device") ? str(j["device"], "name") : std::string()},
                          {"to", target.label},
                          {"datasheet", target.datasheet},
                          {"assumptions", assumptions},
@@ -330,27 +346,39 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
         const double bytes_ms = cold_bw > 0 && level > 0 ? distinct / (cold_bw * 1e6) - distinct / (level * 1e6) : 0.0;
         pass_shift = (use_cold ? 1 : -1) * (cold_d - c.dispatch_overhead_ms + std::max(0.0, bytes_ms));
     }
-    const double e2e_pred = core::predict_end_to_end(src_e2e, src_sum, same_state_sum);
-    if (std::isfinite(e2e_pred)) {
-        const double predicted = e2e_pred + pass_shift;
+    // layers timed on the source but not predicted (disturbed, mistrusted) are part of its end-to-end time, not
+    // of the gap: they are taken to scale as the predicted layers do
+    const double ratio = src_sum > 0 ? same_state_sum / src_sum : std::nan("");
+    const double e2e_pred =
+        core::predict_end_to_end(src_e2e, src_sum + unpredicted_ms, same_state_sum + unpredicted_ms * ratio);
+    if (std::isfinite(e2e_pred) && std::isfinite(e2e_pred + pass_shift)) {
+        // never faster than the target's fixed costs and floors of the predicted layers
+        const double predicted = std::max(e2e_pred + pass_shift, floor_sum);
+        std::string how = "the predicted layers plus the source's end-to-end time beyond its layers' sum, scaled by the "
+                          "layers' speedup to the power " + shortest(core::gap_exponent);
+        if (unpredicted_ms > 0)
+            how += "; the layers timed but not predicted (" + time_ms(unpredicted_ms) +
+                   " on the source) are scaled as the predicted ones";
+        if (use_cold != source_cold)
+            how += "; with the other cache state the pass pays the cold fixed cost once and fetches its distinct bytes "
+                   "from DRAM once";
         out["end_to_end"] = {{"time",
                               {{"median_ms", predicted},
-                               {"ci95_low_ms", predicted * low_sum / pred_sum},
-                               {"ci95_high_ms", predicted * high_sum / pred_sum},
+                               {"ci95_low_ms", std::min(predicted, predicted * (low_sum / pred_sum))},
+                               {"ci95_high_ms", std::max(predicted, predicted * (high_sum / pred_sum))},
                                {"predicted", true}}},
                              {"source_ms", src_e2e},
-                             {"baseline_ms", src_e2e * base_sum / src_sum},
-                             {"how", "the predicted layers plus the source's end-to-end time beyond its layers' sum, scaled by "
-                                     "the layers' speedup to the power " + shortest(core::gap_exponent) +
-                                     (use_cold != source_cold ? "; with the other cache state the pass pays the cold fixed "
-                                                                "cost once and fetches its distinct bytes from DRAM once"
-                                                              : "")}};
+                             {"baseline_ms", src_e2e * (base_sum / src_sum)},
+                             {"how", how}};
     } else {
         out["end_to_end"] = {{"time", {{"median_ms", pred_sum}, {"ci95_low_ms", low_sum}, {"ci95_high_ms", high_sum},
                                        {"predicted", true}}},
                              {"source_ms", nullptr},
                              {"baseline_ms", base_sum},
-                             {"how", "the sum of the predicted layer times (the source has no end-to-end time)"}};
+                             {"how", std::isfinite(src_e2e) && src_e2e > 0
+                                         ? "the sum of the predicted layer times (the end-to-end prediction did not fit "
+                                           "in a double)"
+                                         : "the sum of the predicted layer times (the source has no end-to-end time)"}};
     }
     return out;
 }

@@ -149,6 +149,19 @@ void flags() {
             {{"a.json", R"({"schema": "ridgeline.profile/2", "model": "layer", "source": "layer:linear:in_features=10,out_features=100",)"
                         R"( "layers": [{"name": "linear", "op": "linear", "flops": 2000, "bytes": 100, "time": {"median_ms": 0.001,)"
                         R"( "ci95_low_ms": 0.0009, "ci95_high_ms": 0.0011}}]})"}});
+        add("flag_predict_flops_beyond_int64", {"predict", "--from", "{dir}/a.json", "--to", "h100"}, 1,
+            {"a.json", "$.layers[0].flops", "a count"},
+            {{"a.json", R"({"schema": "ridgeline.profile/2", "model": "m", "layers": [{"name": "fc", "flops": 1e308}]})"}});
+        add("flag_predict_end_to_end_negative", {"predict", "--from", "{dir}/a.json", "--to", "h100"}, 1,
+            {"a.json", "$.end_to_end.time.median_ms", "a positive number"},
+            {{"a.json", R"({"schema": "ridgeline.profile/2", "model": "m", "layers": [], "end_to_end": {"time":)"
+                        R"( {"median_ms": -3}}})"}});
+        add("flag_predict_source_not_a_string", {"predict", "--from", "{dir}/a.json", "--to", "h100"}, 1,
+            {"a.json", "$.source", "a string"},
+            {{"a.json", R"({"schema": "ridgeline.profile/2", "model": "m", "source": 5, "layers": []})"}});
+        add("flag_predict_ceilings_schema_unknown", {"predict", "--from", "{dir}/a.json", "--to", "{dir}/b.json"}, 1,
+            {"b.json", "ridgeline.ceilings/9", "does not know"},
+            {{"a.json", fc_report}, {"b.json", R"({"schema": "ridgeline.ceilings/9"})"}});
         add("flag_predict_cache_unknown", {"predict", "--from", "{dir}/a.json", "--to", "h100", "--cache", "warm"}, 2,
             {"--cache"}, {{"a.json", fc_report}});
     }

@@ -132,6 +132,12 @@ TEST(Predict, NothingToPredictFromSaysWhy) {
     const prediction p = predict_time(in);
     EXPECT_EQ(p.rule, prediction_rule::none);
     EXPECT_EQ(p.reason, "the target has no roofs for this layer");
+    // a layer with no floor, from a cold source to a hot target without a fixed cost: nothing is left to time
+    prediction_input empty = layer(0.03, 0.03, 0.03);
+    empty.flops = empty.bytes = 0;
+    empty.target = empty.source;
+    empty.shift = cache_shift{false, 10.0, 5.0, 0.0, 0.03};
+    EXPECT_EQ(predict_time(empty).rule, prediction_rule::none);
 }
 
 TEST(Predict, EveryPredictionKeepsItsInvariants) {

@@ -69,10 +69,12 @@ TEST(PredictReport, ALayerOnAnH100FromItsDatasheet) {
     // the time is 0.0051 ms against a floor of 4.5e-5 ms and 4 x 0.005 ms of dispatch: overhead on the target
     EXPECT_EQ(conv["bound"], "overhead");
     EXPECT_TRUE(conv["bound_changed"].get<bool>());
-    // end to end: the predicted layer plus the source's gap beyond its layers (0.2 - 0.05 ms) scaled by the
-    // layers' speedup to the power 0.7
-    const double t = conv["time"]["median_ms"].get<double>();
-    EXPECT_NEAR(p["end_to_end"]["time"]["median_ms"].get<double>(), t + 0.15 * std::pow(t / 0.05, 0.7), 1e-12);
+    // end to end: the layers timed on the source are conv (0.05 ms, predicted at t) and the disturbed and the
+    // mistrusted ones (0.03 + 0.001 ms, not predicted: scaled by conv's ratio t / 0.05); the gap beyond them,
+    // 0.2 - 0.081 ms, scales by that ratio to the power 0.7
+    const double t = conv["time"]["median_ms"].get<double>(), r = t / 0.05;
+    EXPECT_NEAR(p["end_to_end"]["time"]["median_ms"].get<double>(), t + 0.031 * r + (0.2 - 0.081) * std::pow(r, 0.7),
+                1e-12);
     const std::string table = predict_table(p);
     EXPECT_NE(table.find("compute -> overhead !"), std::string::npos) << table;
     EXPECT_NE(table.find("predicted from datasheet peaks, not measured"), std::string::npos) << table;
