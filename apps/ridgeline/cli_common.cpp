@@ -154,7 +154,9 @@ void output_options::add_to(CLI::App& cmd, const std::vector<std::string>& forma
     cmd.add_option("--format,-f", format, "Output format")->check(CLI::IsMember(formats));
     cmd.add_option("--output,-o", output,
                    "Write the report to FILE (atomically); the table still goes to standard output unless --quiet");
-    cmd.add_flag("--quiet,-q", quiet, "No progress, notices or table on the terminal (errors still go to stderr)");
+    cmd.add_flag("--quiet,-q", quiet,
+                 "No progress, notices or echoed table on the terminal (the report itself still goes to standard "
+                 "output without --output; errors to stderr)");
 }
 
 void output_options::echo_table(const std::function<std::string()>& table) const {
