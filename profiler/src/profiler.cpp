@@ -237,8 +237,7 @@ core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backe
     if (auto it = c.gemm_gflops.find(std::string(core::to_string(dt))); it != c.gemm_gflops.end()) r.gemm_gflops = it->second;
     r.bandwidth_gbs = cache == cache_mode::cold ? c.bandwidth_gbs : c.bandwidth_for_working_set_gbs(l.cost.bytes);
     // a cold sample is one run after a flush: its fixed cost is the cold one, where measured
-    r.dispatch_ms = cache == cache_mode::cold && c.cold_dispatch_overhead_ms > 0 ? c.cold_dispatch_overhead_ms
-                                                                                 : c.dispatch_overhead_ms;
+    r.dispatch_ms = c.dispatch_ms(cache == cache_mode::cold);
     r.compute_tolerance = c.compute_tolerance(dt);
     r.bandwidth_tolerance = c.bandwidth_tolerance();
     r.compute_checked = !fewer_multiplies(implementation);

@@ -54,21 +54,23 @@ compare_run load_run(const std::string& path) {
         throw std::runtime_error("\"" + path + "\": " + where + ": expected " + what + ", got " + shown);
     };
     const auto& j = r.report;
-    for (const char* k : {"model", "dtype"})
+    for (const char* k : {"model", "dtype", "source"})
         if (j.contains(k)) expect(j[k].is_string(), std::string("$.") + k, "a string", j[k]);
+    // a time is a positive, finite number of milliseconds, at most max_time_ms: anything else was not measured
+    auto expect_time = [&](const nlohmann::json& v, const std::string& where) {
+        expect(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0 && v.get<double>() <= max_time_ms,
+               where, "a positive number of milliseconds (at most 1e9)", v);
+    };
     if (j.contains("batch")) expect(j["batch"].is_number_integer(), "$.batch", "an integer", j["batch"]);
     if (j.contains("end_to_end")) {
         expect(j["end_to_end"].is_object(), "$.end_to_end", "an object", j["end_to_end"]);
         const auto& e = j["end_to_end"];
         if (e.contains("time") && !e["time"].is_null()) {
             expect(e["time"].is_object(), "$.end_to_end.time", "an object or null", e["time"]);
-            const auto& v = e["time"].contains("median_ms") ? e["time"]["median_ms"] : nlohmann::json(nullptr);
-            expect(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0 && v.get<double>() <= max_time_ms,
-                   "$.end_to_end.time.median_ms", "a positive number of milliseconds (at most 1e9)", v);
+            expect_time(e["time"].contains("median_ms") ? e["time"]["median_ms"] : nlohmann::json(nullptr),
+                        "$.end_to_end.time.median_ms");
         }
     }
-    for (const char* k : {"source", "model"})
-        if (j.contains(k)) expect(j[k].is_string(), std::string("$.") + k, "a string", j[k]);
     if (j.contains("device") && j["device"].is_object())
         for (const char* k : {"name", "backend"})
             if (j["device"].contains(k))
@@ -113,13 +115,8 @@ compare_run load_run(const std::string& path) {
             if (t.is_object() && t.contains("disturbed"))
                 expect(t["disturbed"].is_boolean(), at + ".time.disturbed", "true or false", t["disturbed"]);
             if (t.is_object())
-                for (const char* k : {"median_ms", "ci95_low_ms", "ci95_high_ms"}) {
-                    // a time is a positive, finite number of milliseconds: anything else was not measured
-                    const auto& v = t.contains(k) ? t[k] : nlohmann::json(nullptr);
-                    expect(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0 &&
-                               v.get<double>() <= max_time_ms,
-                           at + ".time." + k, "a positive number of milliseconds (at most 1e9)", v);
-                }
+                for (const char* k : {"median_ms", "ci95_low_ms", "ci95_high_ms"})
+                    expect_time(t.contains(k) ? t[k] : nlohmann::json(nullptr), at + ".time." + k);
         }
     }
     const std::string device = r.report.contains("device") ? str(r.report["device"], "backend") : "";

@@ -40,7 +40,7 @@ core::roofs roofs_on(const backends::ceilings& c, const std::string& op, const s
     r.gemm_gflops = positive(c.gemm_gflops, dt);
     r.bandwidth_gbs = cold ? c.bandwidth_gbs : c.bandwidth_for_working_set_gbs(bytes);
     // as the profiler judges a cold sample: one run after a flush, at the cold fixed cost where measured
-    r.dispatch_ms = cold && c.cold_dispatch_overhead_ms > 0 ? c.cold_dispatch_overhead_ms : c.dispatch_overhead_ms;
+    r.dispatch_ms = c.dispatch_ms(cold);
     r.compute_tolerance = c.compute_tolerance(dt);
     r.bandwidth_tolerance = c.bandwidth_tolerance();
     return r;
@@ -65,7 +65,7 @@ core::prediction_input prediction_input_for(const nlohmann::json& layer, const c
         s.to_cold = target_cold;
         s.level_gbs = target.bandwidth_for_working_set_gbs(in.bytes);
         // a single cold run moves its bytes at what one run after a flush attains, where measured
-        s.dram_gbs = target.cold_bandwidth_gbs > 0 ? target.cold_bandwidth_gbs : target.bandwidth_gbs;
+        s.dram_gbs = target.cold_run_bandwidth_gbs();
         s.hot_dispatch_ms = target.dispatch_overhead_ms;
         s.cold_dispatch_ms = target.cold_dispatch_overhead_ms;
         in.shift = s;
@@ -336,8 +336,8 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
     double pass_shift = 0;
     if (use_cold != source_cold) {
         const auto& c = target.ceilings;
-        const double cold_d = c.cold_dispatch_overhead_ms > 0 ? c.cold_dispatch_overhead_ms : c.dispatch_overhead_ms;
-        const double cold_bw = c.cold_bandwidth_gbs > 0 ? c.cold_bandwidth_gbs : c.bandwidth_gbs;
+        const double cold_d = c.dispatch_ms(true);
+        const double cold_bw = c.cold_run_bandwidth_gbs();
         const nlohmann::json mem = j.value("memory", nlohmann::json::object());
         double distinct = 0;
         for (const char* k : {"parameter_bytes", "buffer_bytes", "input_bytes", "total_activation_bytes"})

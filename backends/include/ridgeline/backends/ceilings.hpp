@@ -73,6 +73,12 @@ struct ceilings {
     /// higher of the working-set sweep's bandwidths at the two sizes around `bytes` (a roof must not be
     /// undercut by the sweep's step), and never below bandwidth_gbs.
     [[nodiscard]] double bandwidth_for_working_set_gbs(std::int64_t bytes) const;
+    /// The fixed cost of a sample: the cold dispatch overhead when `cold` and it was measured, else the hot one.
+    [[nodiscard]] double dispatch_ms(bool cold) const {
+        return cold && cold_dispatch_overhead_ms > 0 ? cold_dispatch_overhead_ms : dispatch_overhead_ms;
+    }
+    /// What one run after a flush moves per second: cold_bandwidth_gbs where measured, else the DRAM roof.
+    [[nodiscard]] double cold_run_bandwidth_gbs() const { return cold_bandwidth_gbs > 0 ? cold_bandwidth_gbs : bandwidth_gbs; }
     /// The tolerance of the compute roof of `dt` (core::roof_tolerance of its spread).
     [[nodiscard]] double compute_tolerance(core::dtype dt) const;
     [[nodiscard]] double compute_tolerance(const std::string& dtype_name) const;
