@@ -126,16 +126,17 @@ built_model model_options::build() const {
     if (skip_unsupported && onnx.empty()) throw usage_error("--skip-unsupported applies to --onnx only");
     std::vector<core::shape> shapes;
     for (const auto& s : inputs) shapes.push_back(core::parse_shape(s));
-    if (!model_file.empty()) return {io::read_model_file(model_file, io::input_overrides{shapes, batch}), nullptr, {}};
+    if (!model_file.empty()) return {io::read_model_file(model_file, io::input_overrides{shapes, batch}), nullptr, {}, {}};
     if (!onnx.empty()) {
         io::onnx_model m = io::import_onnx(onnx, io::onnx_options{shapes, batch, skip_unsupported});
-        built_model b{std::move(m.model), std::move(m.weights), {}};
+        built_model b{std::move(m.model), std::move(m.weights), {}, {}};
         for (auto& s : m.skipped) b.skipped.push_back({s.name, s.op_type, s.reason});
+        for (auto& s : m.folded) b.folded.push_back({s.name, s.op_type, s.reason});
         return b;
     }
     if (!model.empty()) {
         if (shapes.size() > 1) throw usage_error("--model takes one --input, got " + std::to_string(shapes.size()));
-        return {core::build_zoo_model(model, shapes.empty() ? std::nullopt : std::optional(shapes[0]), batch), nullptr, {}};
+        return {core::build_zoo_model(model, shapes.empty() ? std::nullopt : std::optional(shapes[0]), batch), nullptr, {}, {}};
     }
     core::op o = core::parse_op(layer);
     if (shapes.empty())
@@ -147,7 +148,7 @@ built_model model_options::build() const {
                                   s.to_string());
         }
     }
-    return {core::single_layer_model(o, shapes), nullptr, {}};
+    return {core::single_layer_model(o, shapes), nullptr, {}, {}};
 }
 
 void output_options::add_to(CLI::App& cmd, const std::vector<std::string>& formats) {

@@ -29,6 +29,7 @@ struct built_model {
     core::model model;
     std::shared_ptr<const backends::graph_data> weights;
     std::vector<report::skipped_node> skipped;
+    std::vector<report::skipped_node> folded;  // ONNX nodes evaluated into constants when the file was read
 
     operator const core::model&() const { return model; }  // NOLINT(google-explicit-constructor)
 };

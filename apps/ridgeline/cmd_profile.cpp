@@ -162,7 +162,7 @@ struct profile_command {
             if (!out.quiet) spdlog::warn("{}", w);
             warnings.push_back(w);
         }
-        report::run_info info{command_line(), model.source(), m.skipped};
+        report::run_info info{command_line(), model.source(), m.skipped, m.folded};
         info.load_average = load;
         info.warnings = warnings;
         std::string content;
@@ -171,7 +171,7 @@ struct profile_command {
         else if (out.format == "csv")
             content = report::profile_csv(r);
         else
-            content = report::profile_table(r, m.skipped);
+            content = report::profile_table(r, m.skipped, m.folded);
         out.emit(content);
         if (!svg_path.empty() || !html_path.empty()) {
             report::chart c;
@@ -183,7 +183,7 @@ struct profile_command {
             if (!html_path.empty())
                 report::write_file_atomic(html_path, report::render_html(c.title, svg, report::profile_table_html(r)));
         }
-        out.echo_table([&] { return report::profile_table(r, m.skipped); });
+        out.echo_table([&] { return report::profile_table(r, m.skipped, m.folded); });
         if (!r.complete) {
             const int sig = g_signal.load();
             spdlog::warn("interrupted: {} layer(s) not measured; the report is marked incomplete", r.not_measured.size());

@@ -16,14 +16,14 @@ struct summary_command {
     int run() const {
         const built_model m = model.build();
         const core::model_analysis a = core::analyze(m.model, model.data_type());
-        const report::run_info info{command_line(), model.source(), m.skipped};
+        const report::run_info info{command_line(), model.source(), m.skipped, m.folded};
         if (out.format == "json")
             out.emit(report::summary_json(a, info).dump(2) + "\n");
         else if (out.format == "csv")
             out.emit(report::summary_csv(a));
         else
-            out.emit(report::summary_table(a, m.skipped));
-        out.echo_table([&] { return report::summary_table(a, m.skipped); });
+            out.emit(report::summary_table(a, m.skipped, m.folded));
+        out.echo_table([&] { return report::summary_table(a, m.skipped, m.folded); });
         return 0;
     }
 };

@@ -15,11 +15,13 @@ namespace ridgeline::io::onnx_detail {
 onnx_model importer::run() {
     load();
     set_input_shapes();
+    order_nodes();
     infer_shapes();
     index_graph();
+    fold_constants();
     const auto& g = proto_.graph();
     for (int i = 0; i < g.node_size(); ++i) {
-        if (fused_.count(i)) continue;
+        if (fused_.count(i) || folded_.count(i)) continue;
         convert(g.node(i), i);
     }
     return finish();
@@ -176,6 +178,7 @@ onnx_model importer::finish() {
         out.weights->tensors.emplace(key, backends::host_tensor{spec->dims, u.data});
     }
     for (const auto& i : issues_) out.skipped.push_back(i.node);
+    out.folded = folded_nodes_;
 
     try {
         (void)core::analyze(model_, core::dtype::fp32);

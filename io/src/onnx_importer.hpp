@@ -164,6 +164,23 @@ private:
 
     void index_graph();
 
+    // ------------------------------------------------------------------ order and constant folding (onnx_fold.cpp)
+    /// Sorts the graph's nodes topologically, in place; file order is kept among nodes that are ready.
+    void order_nodes();
+
+    /// Evaluates every node whose inputs are known when the file is read (onnx_fold.cpp lists the ops) into
+    /// const_, before any layer is made; records them in folded_ and folded_nodes_.
+    void fold_constants();
+
+    /// Folds one node: true when its outputs are now in const_.
+    bool fold(const onnx::NodeProto& n);
+
+    /// Is `t` a constant now (an initializer or a folded output), or no tensor at all ("")?
+    bool known(const std::string& t) const;
+
+    /// The dims of `t` when they are fixed: a constant, a graph input, or what shape inference found.
+    std::vector<std::int64_t> static_dims(const std::string& t) const;
+
     // ------------------------------------------------------------------ tensors and constants
     std::string unique(const std::string& base);
 
@@ -334,6 +351,8 @@ private:
     std::map<std::string, constant_ptr> const_;       // ONNX tensor -> constant value
     std::map<std::string, unavailable> unavailable_;  // ONNX tensor -> why it has no value
     std::set<int> fused_;                             // nodes folded into an earlier node's layer
+    std::set<int> folded_;                            // nodes evaluated into constants
+    std::vector<skipped_node> folded_nodes_;          // the same, for onnx_model::folded
     std::set<std::string> used_;                      // core tensor names taken
     std::vector<std::string> mapped_now_;
     std::vector<int> fused_now_;

@@ -249,8 +249,7 @@ importer::value importer::resolve(const onnx::NodeProto& n, const std::string& t
     if (auto it = unavailable_.find(t); it != unavailable_.end())
         return {source::unavailable, {}, nullptr, it->second.reason, it->second.producer_listed};
     fail("node \"" + node_name(n) + "\" (" + n.op_type() + ") reads \"" + t +
-         "\", which no earlier node, input or initializer produces (the graph is not topologically sorted, or "
-         "the file is corrupted)");
+         "\", which no node, input or initializer produces, or only a node on a cycle (the file is corrupted)");
 }
 
 importer::value importer::input(const onnx::NodeProto& n, int i) {

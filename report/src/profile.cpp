@@ -273,7 +273,8 @@ std::string state_text(const profiler::layer_profile& p) {
 
 }  // namespace
 
-std::string profile_table(const profiler::profile_result& r, const std::vector<skipped_node>& skipped_nodes) {
+std::string profile_table(const profiler::profile_result& r, const std::vector<skipped_node>& skipped_nodes,
+                          const std::vector<skipped_node>& folded_nodes) {
     using al = text_table::align;
     text_table t;
     for (auto [h, a] : std::initializer_list<std::pair<const char*, al>>{
@@ -446,6 +447,7 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
     if (!r.complete)
         out << "\nINCOMPLETE: interrupted; " << r.not_measured.size() << " layer(s) not measured\n";
     if (!skipped_nodes.empty()) out << "\n" << skipped_nodes_footer(skipped_nodes);
+    out << folded_nodes_footer(folded_nodes);
     return out.str();
 }
 

@@ -80,6 +80,7 @@ nlohmann::json summary_json(const core::model_analysis& a, const run_info& info)
         {"totals", totals_json(a.totals)},
         {"layers", layers},
         {"skipped_nodes", skipped_nodes_json(info.skipped_nodes)},
+        {"folded_nodes", skipped_nodes_json(info.folded_nodes)},
     };
 }
 
@@ -97,6 +98,22 @@ std::string skipped_nodes_footer(const std::vector<skipped_node>& skipped) {
     return s + "\n";
 }
 
+std::string folded_nodes_footer(const std::vector<skipped_node>& folded) {
+    if (folded.empty()) return {};
+    std::vector<std::pair<std::string, int>> by_op;  // in order of first appearance
+    for (const auto& f : folded) {
+        auto it = std::find_if(by_op.begin(), by_op.end(), [&](const auto& p) { return p.first == f.op_type; });
+        if (it == by_op.end())
+            by_op.emplace_back(f.op_type, 1);
+        else
+            ++it->second;
+    }
+    std::string s = "folded " + std::to_string(folded.size()) + " ONNX node(s) into constants when the file was read (";
+    for (std::size_t i = 0; i < by_op.size(); ++i)
+        s += (i ? ", " : "") + by_op[i].first + " " + std::to_string(by_op[i].second);
+    return s + "; JSON lists them as folded_nodes)\n";
+}
+
 std::string inputs_text(const std::vector<core::model_input>& inputs) {
     if (inputs.size() == 1) return "input " + inputs[0].dims.to_string();
     std::string out = "inputs ";
@@ -110,7 +127,8 @@ std::string shapes_text(const core::shapes& s) {
     return out;
 }
 
-std::string summary_table(const core::model_analysis& a, const std::vector<skipped_node>& skipped) {
+std::string summary_table(const core::model_analysis& a, const std::vector<skipped_node>& skipped,
+                          const std::vector<skipped_node>& folded) {
     using al = text_table::align;
     text_table t;
     t.add_column("layer", al::left);
@@ -141,7 +159,7 @@ std::string summary_table(const core::model_analysis& a, const std::vector<skipp
     out << "\nparams " << with_commas(a.totals.params) << "  buffers " << with_commas(a.totals.buffers) << "  MACs "
         << with_commas(a.totals.macs) << "  FLOPs " << with_commas(a.totals.flops) << "  bytes "
         << with_commas(a.totals.bytes) << "\n";
-    out << skipped_nodes_footer(skipped);
+    out << skipped_nodes_footer(skipped) << folded_nodes_footer(folded);
     return out.str();
 }
 

@@ -150,6 +150,7 @@ nlohmann::json weights_json(const weights_report& r, const run_info& info) {
             {"source", info.source},
             {"command_line", info.command_line},
             {"skipped_nodes", skipped_nodes_json(info.skipped_nodes)},
+            {"folded_nodes", skipped_nodes_json(info.folded_nodes)},
             {"totals",
              {{"weights", stats_json(r.weights)},
               {"biases", stats_json(r.biases)},

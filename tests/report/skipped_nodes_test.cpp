@@ -26,3 +26,28 @@ TEST(SkippedNodes, SummaryJsonAndTableFooter) {
     EXPECT_EQ(report::summary_json(a, {"", "zoo:x", {}})["skipped_nodes"], nlohmann::json::array());
     EXPECT_EQ(report::summary_table(a).find("skipped"), std::string::npos);
 }
+
+TEST(SkippedNodes, FoldedNodesAreListedInJsonAndCountedByOpInTheFooter) {
+    core::model_builder b("imported");
+    b.input("x", core::shape{2, 3, 4});
+    b.then("/Reshape", core::parse_op("reshape:shape=2x-1"));
+    const auto a = core::analyze(b.build(), core::dtype::fp32);
+    const std::vector<report::skipped_node> folded{{"/Shape", "Shape", "folded into a constant of shape 3"},
+                                                   {"/Constant", "Constant", "folded into a constant scalar"},
+                                                   {"/Gather", "Gather", "folded into a constant scalar"},
+                                                   {"/Constant_1", "Constant", "folded into a constant of shape 1"}};
+    report::run_info info{"ridgeline summary --onnx m.onnx", "onnx:m.onnx", {}, folded};
+    const auto j = report::summary_json(a, info);
+    ASSERT_EQ(j["folded_nodes"].size(), 4u);
+    EXPECT_EQ(j["folded_nodes"][2], (nlohmann::json{{"name", "/Gather"}, {"op_type", "Gather"},
+                                                    {"reason", "folded into a constant scalar"}}));
+    EXPECT_EQ(j["skipped_nodes"], nlohmann::json::array());
+    // grouped by op type in order of first appearance: Shape 1, Constant 2, Gather 1
+    const std::string t = report::summary_table(a, {}, folded);
+    EXPECT_NE(t.find("\nfolded 4 ONNX node(s) into constants when the file was read (Shape 1, Constant 2, Gather 1; "
+                     "JSON lists them as folded_nodes)\n"),
+              std::string::npos)
+        << t;
+    EXPECT_EQ(t.find("skipped"), std::string::npos);
+    EXPECT_EQ(report::summary_json(a, {"", "zoo:x", {}})["folded_nodes"], nlohmann::json::array());
+}

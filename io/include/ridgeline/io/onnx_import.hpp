@@ -58,6 +58,10 @@ struct onnx_model {
     /// by themselves. A left-out node's output, when ONNX shape inference knows its shape, becomes a model
     /// input so the layers after it are still profiled.
     std::vector<skipped_node> skipped;
+    /// Nodes evaluated when the file was read, before any layer was made (constant folding: Constant,
+    /// Shape, Gather/Concat/Unsqueeze/Cast/Range of known values, arithmetic on constants; io/src/onnx_fold.cpp
+    /// has the list): no layer, no cost, and never an error. reason: "folded into a constant of shape 4".
+    std::vector<skipped_node> folded;
 };
 
 /// Reads `file`. Throws core::error as described above.

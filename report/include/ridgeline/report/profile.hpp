@@ -48,7 +48,9 @@ std::vector<std::string> profile_warnings(const profiler::profile_result& r);
 inline constexpr double sum_mismatch_factor = 2.0;
 
 /// `skipped_nodes`: nodes of an imported model left out, listed in a footer line.
-std::string profile_table(const profiler::profile_result& r, const std::vector<skipped_node>& skipped_nodes = {});
+/// `folded_nodes`: ONNX nodes evaluated into constants, counted in a footer line.
+std::string profile_table(const profiler::profile_result& r, const std::vector<skipped_node>& skipped_nodes = {},
+                          const std::vector<skipped_node>& folded_nodes = {});
 
 /// Per-layer CSV: the summary columns plus state, median_ms, ci95_low_ms, ci95_high_ms, samples, runs,
 /// noise_target_met, achieved_gflops, achieved_gbs (empty when mistrusted or disturbed), verification,

@@ -23,6 +23,7 @@ struct run_info {
     std::string command_line;  // the exact command line, for reproducibility
     std::string source;        // "zoo:resnet18", "layer:conv2d:...", "file:model.json", "onnx:resnet18.onnx"
     std::vector<skipped_node> skipped_nodes;  // "skipped_nodes" in JSON, a footer line in tables
+    std::vector<skipped_node> folded_nodes{}; // "folded_nodes" in JSON (ONNX constant folding), a footer count
     double load_average = -1;                 // the 1-minute load average at the start (profile; < 0: unknown)
     std::vector<std::string> warnings{};      // what was warned on stderr, kept in the JSON report ("warnings")
 };
@@ -32,6 +33,10 @@ nlohmann::json skipped_nodes_json(const std::vector<skipped_node>& skipped);
 
 /// "skipped 2 ONNX node(s) that are not layers: Resize \"/up/Resize\" (reason); ...\n", or "" when none.
 std::string skipped_nodes_footer(const std::vector<skipped_node>& skipped);
+
+/// "folded 31 ONNX node(s) into constants when the file was read (Constant 18, Shape 4, Gather 4, ...; JSON
+/// lists them as folded_nodes)\n", or "" when none.
+std::string folded_nodes_footer(const std::vector<skipped_node>& folded);
 
 /// The "conventions" block: how params, buffers, macs, flops and bytes are counted.
 nlohmann::json conventions_json(core::dtype dt);
@@ -49,7 +54,8 @@ nlohmann::json summary_json(const core::model_analysis& a, const run_info& info)
 
 /// One row per layer (name, op, output shape, params, MACs, FLOPs, bytes, intensity) and a totals row.
 /// `skipped`: nodes of an imported model left out, listed in a footer line.
-std::string summary_table(const core::model_analysis& a, const std::vector<skipped_node>& skipped = {});
+std::string summary_table(const core::model_analysis& a, const std::vector<skipped_node>& skipped = {},
+                          const std::vector<skipped_node>& folded = {});
 
 /// CSV with the per-layer JSON fields, one header line.
 std::string summary_csv(const core::model_analysis& a);

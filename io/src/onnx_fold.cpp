@@ -1,0 +1,570 @@
+// ONNX import, before any layer is made: the nodes in a topological order (stable: a sorted file keeps its
+// order), then constant folding. Every node whose inputs are all known when the file is read (initializers,
+// Constant nodes, shapes that shape inference or the given input shapes fix) is evaluated here, wherever it
+// sits in the node list, so the pattern matchers (GELU's erf form, MatMul + bias Add) and the layers that need
+// a constant (Reshape's target, Conv's weight) see the value whatever the exporter's node order. PyTorch puts
+// each Constant node just before its first reader, after the node a pattern starts at; before this pass, the
+// GELU of every PyTorch export was refused (`Erf: ridgeline has no layer for Erf`).
+//
+// What folds: Constant, Identity, Dropout, Shape, Size, Cast, Gather, Unsqueeze, Squeeze, Concat, Reshape,
+// Flatten, Slice, Range, ConstantOfShape, Expand, Transpose, Where, Add, Sub, Mul, Div, Pow, Max, Min, Equal,
+// Less, Greater, Not, Neg, Abs, Sqrt, Exp, Erf, Floor, Ceil, Reciprocal; each with ONNX's semantics (numpy
+// broadcasting, C integer division, Cast to an integer truncates). A folded node is listed in
+// onnx_model::folded, never skipped; a node that cannot fold (an input computed at run time, an output of more
+// than max_folded_elements) is imported as usual.
+#include "onnx_importer.hpp"
+
+#include <functional>
+#include <queue>
+
+namespace ridgeline::io::onnx_detail {
+
+namespace {
+
+/// Largest constant folding may produce (64 Mi elements, 256 MiB as float): an Expand or ConstantOfShape
+/// beyond it is left to the importer, which says what it cannot map.
+constexpr std::int64_t max_folded_elements = std::int64_t{1} << 26;
+
+struct not_foldable {};
+
+std::int64_t numel(const std::vector<std::int64_t>& dims) {
+    std::int64_t n = 1;
+    for (auto d : dims) {
+        if (d < 0 || (d > 0 && n > max_folded_elements / d)) throw not_foldable{};
+        n *= d;
+    }
+    if (n > max_folded_elements) throw not_foldable{};
+    return n;
+}
+
+double at(const constant& c, std::size_t i) {
+    return c.integer ? static_cast<double>(c.ints[i]) : static_cast<double>(c.values[i]);
+}
+
+std::shared_ptr<constant> make_like(bool integer, std::vector<std::int64_t> dims, const std::string& origin) {
+    auto c = std::make_shared<constant>();
+    c->integer = integer;
+    c->dims = std::move(dims);
+    c->origin = origin;
+    const auto n = static_cast<std::size_t>(numel(c->dims));
+    if (integer)
+        c->ints.resize(n);
+    else
+        c->values.resize(n);
+    return c;
+}
+
+void put(constant& c, std::size_t i, double v) {
+    if (c.integer) {
+        if (!std::isfinite(v) || std::fabs(v) > 9.2e18) throw not_foldable{};
+        c.ints[i] = static_cast<std::int64_t>(v);
+    } else
+        c.values[i] = static_cast<float>(v);
+}
+
+/// Element j of x into element i of c; integers copied exactly (INT64_MAX, PyTorch's "to the end" in Slice,
+/// does not survive a double).
+void copy_elem(constant& c, std::size_t i, const constant& x, std::size_t j) {
+    if (c.integer && x.integer)
+        c.ints[i] = x.ints[j];
+    else
+        put(c, i, at(x, j));
+}
+
+/// numpy broadcasting of several shapes (ONNX "Broadcasting in ONNX", multidirectional).
+std::vector<std::int64_t> broadcast(const std::vector<const std::vector<std::int64_t>*>& shapes) {
+    std::size_t rank = 0;
+    for (const auto* s : shapes) rank = std::max(rank, s->size());
+    std::vector<std::int64_t> out(rank, 1);
+    for (const auto* s : shapes)
+        for (std::size_t i = 0; i < s->size(); ++i) {
+            std::int64_t& o = out[rank - s->size() + i];
+            const std::int64_t d = (*s)[i];
+            if (d == o || d == 1) continue;
+            if (o != 1) throw not_foldable{};
+            o = d;
+        }
+    return out;
+}
+
+/// For every element of `out` (row-major), the index into a tensor of shape `in` broadcast to it.
+std::vector<std::size_t> broadcast_index(const std::vector<std::int64_t>& in, const std::vector<std::int64_t>& out) {
+    const std::size_t rank = out.size(), n = static_cast<std::size_t>(numel(out));
+    std::vector<std::int64_t> stride(rank, 0);
+    std::int64_t s = 1;
+    for (std::size_t i = in.size(); i-- > 0;) {
+        const std::size_t o = rank - in.size() + i;
+        stride[o] = in[i] == 1 ? 0 : s;
+        s *= in[i];
+    }
+    std::vector<std::size_t> idx(n);
+    std::vector<std::int64_t> pos(rank, 0);
+    std::int64_t src = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        idx[k] = static_cast<std::size_t>(src);
+        for (std::size_t i = rank; i-- > 0;) {
+            src += stride[i];
+            if (++pos[i] < out[i]) break;
+            src -= stride[i] * pos[i];
+            pos[i] = 0;
+        }
+    }
+    return idx;
+}
+
+std::int64_t normalise_axis(std::int64_t axis, std::size_t rank) {
+    const auto r = static_cast<std::int64_t>(rank);
+    if (axis < -r || axis >= r) throw not_foldable{};
+    return axis < 0 ? axis + r : axis;
+}
+
+}  // namespace
+
+void importer::order_nodes() {
+    // Kahn's algorithm, always taking the ready node that comes first in the file: a sorted file keeps its
+    // order, an unsorted one is sorted (in the proto itself, before ONNX's shape inference, which needs it;
+    // an unnamed node is then named after its sorted index). Nodes on a cycle, or reading a tensor nothing
+    // produces, go last in file order (resolve() then names the tensor no earlier node produces).
+    auto& g = *proto_.mutable_graph();
+    std::map<std::string, int> writer;
+    for (int i = 0; i < g.node_size(); ++i)
+        for (const auto& t : g.node(i).output())
+            if (!t.empty()) writer.emplace(t, i);
+    std::vector<int> waiting(static_cast<std::size_t>(g.node_size()), 0);
+    std::vector<std::vector<int>> after(static_cast<std::size_t>(g.node_size()));
+    for (int i = 0; i < g.node_size(); ++i)
+        for (const auto& t : g.node(i).input()) {
+            auto w = writer.find(t);
+            if (t.empty() || w == writer.end() || w->second == i) continue;
+            ++waiting[static_cast<std::size_t>(i)];
+            after[static_cast<std::size_t>(w->second)].push_back(i);
+        }
+    std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+    for (int i = 0; i < g.node_size(); ++i)
+        if (waiting[static_cast<std::size_t>(i)] == 0) ready.push(i);
+    std::vector<bool> placed(static_cast<std::size_t>(g.node_size()), false);
+    std::vector<int> order;
+    while (!ready.empty()) {
+        const int i = ready.top();
+        ready.pop();
+        order.push_back(i);
+        placed[static_cast<std::size_t>(i)] = true;
+        for (int j : after[static_cast<std::size_t>(i)])
+            if (--waiting[static_cast<std::size_t>(j)] == 0) ready.push(j);
+    }
+    for (int i = 0; i < g.node_size(); ++i)
+        if (!placed[static_cast<std::size_t>(i)]) order.push_back(i);
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
+    for (int i : order) sorted.Add()->Swap(g.mutable_node(i));
+    g.mutable_node()->Swap(&sorted);
+}
+
+void importer::fold_constants() {
+    const auto& g = proto_.graph();
+    for (int i = 0; i < g.node_size(); ++i) {
+        const auto& n = g.node(i);
+        current_index_ = i;
+        bool done = false;
+        try {
+            done = fold(n);
+        } catch (const not_foldable&) {
+            done = false;
+        } catch (const unsupported&) {
+            done = false;  // converting the node says why, in its turn
+        }
+        if (!done) {
+            for (const auto& o : n.output()) const_.erase(o);
+            continue;
+        }
+        folded_.insert(i);
+        const auto& c = *const_.at(n.output(0));
+        folded_nodes_.push_back({node_name(n), op_type(n),
+                                 "folded into a constant" +
+                                     (c.dims.empty() ? std::string(" scalar") : " of shape " + c.shape_text())});
+    }
+}
+
+bool importer::known(const std::string& t) const {
+    return t.empty() || const_.count(t) || initializer_.count(t);
+}
+
+std::vector<std::int64_t> importer::static_dims(const std::string& t) const {
+    if (const_.count(t)) return const_.at(t)->dims;
+    if (auto i = initializer_.find(t); i != initializer_.end())
+        return {i->second->dims().begin(), i->second->dims().end()};
+    if (auto a = act_.find(t); a != act_.end()) return shape_of(a->second).dims();  // a graph input
+    if (auto s = onnx_shape_.find(t); s != onnx_shape_.end()) return s->second;
+    throw not_foldable{};
+}
+
+bool importer::fold(const onnx::NodeProto& n) {
+    const std::string& op = n.op_type();
+    if (!(n.domain().empty() || n.domain() == "ai.onnx") || n.output_size() < 1) return false;
+    static const std::set<std::string> foldable = {
+        "Constant", "Identity", "Dropout", "Shape",    "Size", "Cast",  "Gather", "Unsqueeze",  "Squeeze", "Concat",
+        "Reshape",  "Flatten",  "Slice",   "Range",    "ConstantOfShape", "Expand", "Transpose", "Where", "Add",
+        "Sub",      "Mul",      "Div",     "Pow",      "Max",  "Min",   "Equal",  "Less",       "Greater", "Not",
+        "Neg",      "Abs",      "Sqrt",    "Exp",      "Erf",  "Floor", "Ceil",   "Reciprocal"};
+    if (!foldable.count(op)) return false;
+    if (op == "Constant") {
+        constant_node(n);
+        return true;
+    }
+    if (op == "Shape" || op == "Size") {
+        if (n.input_size() < 1 || n.input(0).empty()) return false;
+        const auto dims = static_dims(n.input(0));
+        if (op == "Size") {
+            auto c = make_like(true, {}, n.output(0));
+            c->ints[0] = numel(dims);
+            const_[n.output(0)] = c;
+            return true;
+        }
+        const auto r = static_cast<std::int64_t>(dims.size());
+        std::int64_t start = attr_int(n, "start", 0), end = attr_int(n, "end", r);
+        if (start < 0) start += r;
+        if (end < 0) end += r;
+        start = std::clamp<std::int64_t>(start, 0, r);
+        end = std::clamp<std::int64_t>(end, start, r);
+        auto c = make_like(true, {end - start}, n.output(0));
+        std::copy(dims.begin() + start, dims.begin() + end, c->ints.begin());
+        const_[n.output(0)] = c;
+        return true;
+    }
+    for (const auto& t : n.input())
+        if (!known(t)) return false;
+    for (int k = 1; k < n.output_size(); ++k)
+        if (!n.output(k).empty() && (readers_.count(n.output(k)) || graph_outputs_.count(n.output(k)))) return false;
+    auto in = [&](int k) -> constant_ptr { return has_input(n, k) ? resolve(n, n.input(k)).c : nullptr; };
+    const std::string& out = n.output(0);
+
+    if (op == "Identity" || op == "Dropout") {
+        pass_through(n);
+        return true;
+    }
+    if (op == "Transpose") {
+        if (in(0)->integer) return false;
+        transpose(n);
+        return true;
+    }
+    if (op == "Cast") {
+        const auto x = in(0);
+        const int to = static_cast<int>(attr_int(n, "to", 0));
+        if (!is_float_type(to) && !is_int_type(to)) return false;
+        auto c = make_like(!is_float_type(to), x->dims, out);
+        for (std::size_t k = 0; k < x->size(); ++k) {
+            const double v = at(*x, k);
+            if (to == onnx::TensorProto::BOOL)
+                c->ints[k] = v != 0;
+            else if (c->integer) {
+                if (!std::isfinite(v) || std::fabs(v) > 9.2e18) return false;
+                c->ints[k] = static_cast<std::int64_t>(std::trunc(v));
+            } else
+                c->values[k] = static_cast<float>(v);
+        }
+        const_[out] = c;
+        return true;
+    }
+    if (op == "Gather") {
+        const auto data = in(0), idx = in(1);
+        if (!idx->integer || data->dims.empty()) return false;
+        const std::size_t axis = static_cast<std::size_t>(normalise_axis(attr_int(n, "axis", 0), data->dims.size()));
+        std::vector<std::int64_t> dims(data->dims.begin(), data->dims.begin() + static_cast<std::ptrdiff_t>(axis));
+        dims.insert(dims.end(), idx->dims.begin(), idx->dims.end());
+        dims.insert(dims.end(), data->dims.begin() + static_cast<std::ptrdiff_t>(axis) + 1, data->dims.end());
+        std::int64_t outer = 1, inner = 1;
+        for (std::size_t k = 0; k < axis; ++k) outer *= data->dims[k];
+        for (std::size_t k = axis + 1; k < data->dims.size(); ++k) inner *= data->dims[k];
+        const std::int64_t extent = data->dims[axis];
+        auto c = make_like(data->integer, dims, out);
+        std::size_t o = 0;
+        for (std::int64_t a = 0; a < outer; ++a)
+            for (auto j : idx->ints) {
+                if (j < -extent || j >= extent) return false;
+                if (j < 0) j += extent;
+                for (std::int64_t b = 0; b < inner; ++b)
+                    copy_elem(*c, o++, *data, static_cast<std::size_t>((a * extent + j) * inner + b));
+            }
+        const_[out] = c;
+        return true;
+    }
+    if (op == "Unsqueeze" || op == "Squeeze") {
+        const auto x = in(0);
+        std::vector<std::int64_t> axes = attr_ints(n, "axes", {});
+        if (has_input(n, 1)) {
+            if (!in(1)->integer) return false;
+            axes = in(1)->ints;
+        }
+        std::vector<std::int64_t> dims = x->dims;
+        if (op == "Unsqueeze") {
+            const std::size_t rank = dims.size() + axes.size();
+            for (auto& a : axes) a = normalise_axis(a, rank);
+            std::sort(axes.begin(), axes.end());
+            if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return false;
+            for (auto a : axes) dims.insert(dims.begin() + a, 1);
+        } else {
+            std::vector<bool> drop(dims.size(), axes.empty());
+            for (auto a : axes) {
+                const auto k = static_cast<std::size_t>(normalise_axis(a, dims.size()));
+                if (dims[k] != 1) return false;
+                drop[k] = true;
+            }
+            std::vector<std::int64_t> kept;
+            for (std::size_t k = 0; k < dims.size(); ++k)
+                if (!drop[k] || dims[k] != 1) kept.push_back(dims[k]);
+            dims = kept;
+        }
+        auto c = derived(*x, "");
+        c->dims = dims;
+        c->origin = out;
+        const_[out] = c;
+        return true;
+    }
+    if (op == "Reshape" || op == "Flatten") {
+        const auto x = in(0);
+        const std::int64_t total = numel(x->dims);
+        std::vector<std::int64_t> dims;
+        if (op == "Flatten") {
+            const auto axis = attr_int(n, "axis", 1);
+            const auto r = static_cast<std::int64_t>(x->dims.size());
+            const std::int64_t a = axis < 0 ? axis + r : axis;
+            if (a < 0 || a > r) return false;
+            std::int64_t rows = 1;
+            for (std::int64_t k = 0; k < a; ++k) rows *= x->dims[static_cast<std::size_t>(k)];
+            dims = {rows, rows == 0 ? 0 : total / rows};
+        } else {
+            const auto s = in(1);
+            if (!s->integer) return false;
+            dims = s->ints;
+            const bool allowzero = attr_int(n, "allowzero", 0) != 0;
+            std::int64_t known_product = 1;
+            int infer = -1;
+            for (std::size_t k = 0; k < dims.size(); ++k) {
+                if (dims[k] == 0 && !allowzero) {
+                    if (k >= x->dims.size()) return false;
+                    dims[k] = x->dims[k];
+                }
+                if (dims[k] == -1) {
+                    if (infer >= 0) return false;
+                    infer = static_cast<int>(k);
+                } else if (dims[k] < 0)
+                    return false;
+                else
+                    known_product = checked_or_unsupported(known_product, dims[k], "reshape");
+            }
+            if (infer >= 0) {
+                if (known_product == 0 || total % known_product) return false;
+                dims[static_cast<std::size_t>(infer)] = total / known_product;
+            }
+        }
+        if (numel(dims) != total) return false;
+        auto c = derived(*x, "");
+        c->dims = dims;
+        c->origin = out;
+        const_[out] = c;
+        return true;
+    }
+    if (op == "Concat") {
+        if (!attr(n, "axis") || n.input_size() < 1) return false;
+        std::vector<constant_ptr> xs;
+        for (int k = 0; k < n.input_size(); ++k) xs.push_back(in(k));
+        const bool integer = xs[0]->integer;
+        const std::size_t rank = xs[0]->dims.size();
+        const auto axis = static_cast<std::size_t>(normalise_axis(attr_int(n, "axis", 0), rank));
+        std::vector<std::int64_t> dims = xs[0]->dims;
+        dims[axis] = 0;
+        for (const auto& x : xs) {
+            if (x->integer != integer || x->dims.size() != rank) return false;
+            for (std::size_t k = 0; k < rank; ++k)
+                if (k != axis && x->dims[k] != dims[k]) return false;
+            dims[axis] += x->dims[axis];
+        }
+        std::int64_t outer = 1, inner = 1;
+        for (std::size_t k = 0; k < axis; ++k) outer *= dims[k];
+        for (std::size_t k = axis + 1; k < rank; ++k) inner *= dims[k];
+        auto c = make_like(integer, dims, out);
+        std::size_t o = 0;
+        for (std::int64_t a = 0; a < outer; ++a)
+            for (const auto& x : xs) {
+                const std::int64_t run = x->dims[axis] * inner;
+                for (std::int64_t b = 0; b < run; ++b) copy_elem(*c, o++, *x, static_cast<std::size_t>(a * run + b));
+            }
+        const_[out] = c;
+        return true;
+    }
+    if (op == "Slice") {
+        const auto x = in(0);
+        const std::size_t rank = x->dims.size();
+        std::vector<std::int64_t> starts, ends, axes, steps;
+        if (opset_ < 10) {
+            starts = attr_ints(n, "starts", {});
+            ends = attr_ints(n, "ends", {});
+            axes = attr_ints(n, "axes", {});
+        } else {
+            for (int k = 1; k <= 4; ++k)
+                if (has_input(n, k) && !in(k)->integer) return false;
+            starts = in(1)->ints;
+            ends = in(2)->ints;
+            if (has_input(n, 3)) axes = in(3)->ints;
+            if (has_input(n, 4)) steps = in(4)->ints;
+        }
+        if (axes.empty())
+            for (std::size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<std::int64_t>(k));
+        if (steps.empty()) steps.assign(starts.size(), 1);
+        if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) return false;
+        std::vector<std::int64_t> begin(rank, 0), step(rank, 1), dims = x->dims;
+        for (std::size_t k = 0; k < starts.size(); ++k) {
+            const auto a = static_cast<std::size_t>(normalise_axis(axes[k], rank));
+            const std::int64_t d = x->dims[a], s = steps[k];
+            if (s == 0 || s == std::numeric_limits<std::int64_t>::min()) return false;
+            // ONNX Slice: negative starts/ends count from the end, then clamp to [0, d] (step > 0) or
+            // [-1, d - 1] (step < 0)
+            std::int64_t b = starts[k] < 0 ? std::max<std::int64_t>(starts[k], -d) + d : starts[k];
+            std::int64_t e = ends[k] < 0 ? std::max<std::int64_t>(ends[k], -d - 1) + d : ends[k];
+            if (s > 0) {
+                b = std::clamp<std::int64_t>(b, 0, d);
+                e = std::clamp<std::int64_t>(e, 0, d);
+                dims[a] = e > b ? (e - b - 1) / s + 1 : 0;
+            } else {
+                b = std::clamp<std::int64_t>(b, -1, d - 1);
+                e = std::clamp<std::int64_t>(e, -1, d - 1);
+                dims[a] = b > e ? (b - e - 1) / -s + 1 : 0;
+            }
+            begin[a] = b;
+            step[a] = s;
+        }
+        std::vector<std::int64_t> stride(rank, 1);
+        for (std::size_t k = rank; k-- > 1;) stride[k - 1] = stride[k] * x->dims[k];
+        auto c = make_like(x->integer, dims, out);
+        std::vector<std::int64_t> pos(rank, 0);
+        for (std::size_t o = 0; o < c->size(); ++o) {
+            std::int64_t src = 0;
+            for (std::size_t k = 0; k < rank; ++k) src += (begin[k] + pos[k] * step[k]) * stride[k];
+            copy_elem(*c, o, *x, static_cast<std::size_t>(src));
+            for (std::size_t k = rank; k-- > 0;) {
+                if (++pos[k] < dims[k]) break;
+                pos[k] = 0;
+            }
+        }
+        const_[out] = c;
+        return true;
+    }
+    if (op == "Range") {
+        const auto s = in(0), l = in(1), d = in(2);
+        if (s->size() != 1 || l->size() != 1 || d->size() != 1 || s->integer != l->integer) return false;
+        const double start = at(*s, 0), limit = at(*l, 0), delta = at(*d, 0);
+        if (delta == 0) return false;
+        const double count = std::max(0.0, std::ceil((limit - start) / delta));
+        if (count > static_cast<double>(max_folded_elements)) return false;
+        auto c = make_like(s->integer, {static_cast<std::int64_t>(count)}, out);
+        for (std::size_t k = 0; k < c->size(); ++k) put(*c, k, start + static_cast<double>(k) * delta);
+        const_[out] = c;
+        return true;
+    }
+    if (op == "ConstantOfShape" || op == "Expand") {
+        const auto s = in(op == "Expand" ? 1 : 0);
+        if (!s->integer) return false;
+        constant_ptr fill;
+        if (op == "Expand")
+            fill = in(0);
+        else if (const auto* v = attr(n, "value"))
+            fill = decode(v->t(), out);
+        else {
+            auto zero = make_like(false, {1}, out);
+            fill = zero;
+        }
+        if (fill->size() < 1) return false;
+        std::vector<std::int64_t> dims = s->ints;
+        if (op == "Expand") dims = broadcast({&fill->dims, &s->ints});
+        auto c = make_like(fill->integer, dims, out);
+        const auto idx = op == "Expand" ? broadcast_index(fill->dims, dims) : std::vector<std::size_t>(c->size(), 0);
+        for (std::size_t k = 0; k < c->size(); ++k) copy_elem(*c, k, *fill, idx[k]);
+        const_[out] = c;
+        return true;
+    }
+    if (op == "Where") {
+        const auto cond = in(0), x = in(1), y = in(2);
+        if (x->integer != y->integer) return false;
+        const auto dims = broadcast({&cond->dims, &x->dims, &y->dims});
+        const auto ic = broadcast_index(cond->dims, dims), ix = broadcast_index(x->dims, dims),
+                   iy = broadcast_index(y->dims, dims);
+        auto c = make_like(x->integer, dims, out);
+        for (std::size_t k = 0; k < c->size(); ++k)
+            if (at(*cond, ic[k]) != 0)
+                copy_elem(*c, k, *x, ix[k]);
+            else
+                copy_elem(*c, k, *y, iy[k]);
+        const_[out] = c;
+        return true;
+    }
+    static const std::set<std::string> unary_ops = {"Not", "Neg",   "Abs",  "Sqrt",      "Exp",
+                                                    "Erf", "Floor", "Ceil", "Reciprocal"};
+    if (unary_ops.count(op)) {
+        const auto x = in(0);
+        const bool integer = x->integer && (op == "Not" || op == "Neg" || op == "Abs");
+        auto c = make_like(integer, x->dims, out);
+        for (std::size_t k = 0; k < x->size(); ++k) {
+            const double v = at(*x, k);
+            double r = 0;
+            if (op == "Not") r = v == 0;
+            else if (op == "Neg") r = -v;
+            else if (op == "Abs") r = std::fabs(v);
+            else if (op == "Sqrt") r = std::sqrt(v);
+            else if (op == "Exp") r = std::exp(v);
+            else if (op == "Erf") r = std::erf(v);
+            else if (op == "Floor") r = std::floor(v);
+            else if (op == "Ceil") r = std::ceil(v);
+            else r = 1.0 / v;
+            put(*c, k, r);
+        }
+        const_[out] = c;
+        return true;
+    }
+    // binary, numpy broadcasting
+    if (n.input_size() != 2) return false;
+    const auto a = in(0), b = in(1);
+    const bool compare = op == "Equal" || op == "Less" || op == "Greater";
+    const bool integer = compare || (a->integer && b->integer);
+    const auto dims = broadcast({&a->dims, &b->dims});
+    const auto ia = broadcast_index(a->dims, dims), ib = broadcast_index(b->dims, dims);
+    auto c = make_like(integer, dims, out);
+    for (std::size_t k = 0; k < c->size(); ++k) {
+        if (integer && !compare) {  // exact int64 arithmetic, overflow is no constant
+            const std::int64_t x = a->ints[ia[k]], y = b->ints[ib[k]];
+            std::int64_t r = 0;
+            bool overflow = false;
+            if (op == "Add") overflow = __builtin_add_overflow(x, y, &r);
+            else if (op == "Sub") overflow = __builtin_sub_overflow(x, y, &r);
+            else if (op == "Mul") overflow = __builtin_mul_overflow(x, y, &r);
+            else if (op == "Div") {
+                if (y == 0 || (y == -1 && x == std::numeric_limits<std::int64_t>::min())) return false;
+                r = x / y;  // C integer division, truncating toward zero
+            } else if (op == "Max") r = std::max(x, y);
+            else if (op == "Min") r = std::min(x, y);
+            else {  // Pow
+                const double p = std::pow(static_cast<double>(x), static_cast<double>(y));
+                if (!std::isfinite(p) || std::fabs(p) > 9.2e18) return false;
+                r = static_cast<std::int64_t>(p);
+            }
+            if (overflow) return false;
+            c->ints[k] = r;
+            continue;
+        }
+        const double x = at(*a, ia[k]), y = at(*b, ib[k]);
+        double r = 0;
+        if (op == "Add") r = x + y;
+        else if (op == "Sub") r = x - y;
+        else if (op == "Mul") r = x * y;
+        else if (op == "Div") r = x / y;
+        else if (op == "Pow") r = std::pow(x, y);
+        else if (op == "Max") r = std::max(x, y);
+        else if (op == "Min") r = std::min(x, y);
+        else if (op == "Equal") r = x == y;
+        else if (op == "Less") r = x < y;
+        else r = x > y;
+        put(*c, k, r);
+    }
+    const_[out] = c;
+    return true;
+}
+
+}  // namespace ridgeline::io::onnx_detail

@@ -1,0 +1,281 @@
+// ONNX import, order-independent (issue 11 item 1): constants and shape arithmetic are folded before any
+// pattern is matched, wherever the exporter put them, and any node order of the same graph imports as the same
+// model. The graphs follow PyTorch's export habits: a Constant node just before its first reader, shapes
+// computed at run time by Shape/Gather/Unsqueeze/Concat, torch.expand's Equal/ConstantOfShape/Where.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <random>
+
+#include "onnx_builder.hpp"
+#include "onnx_test_graphs.hpp"
+#include "ridgeline/core/error.hpp"
+#include "ridgeline/io/onnx_import.hpp"
+#include "../support/scratch.hpp"
+
+namespace core = ridgeline::core;
+namespace io = ridgeline::io;
+namespace fs = std::filesystem;
+using ridgeline::test::onnx_builder;
+using tp = onnx::TensorProto;
+
+namespace {
+
+/// A Constant node holding a float tensor.
+void constant_floats(onnx_builder& b, const std::string& out, const std::vector<std::int64_t>& dims,
+                     const std::vector<float>& v) {
+    auto& n = b.node("Constant", {}, {out});
+    auto* a = n.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(tp::FLOAT);
+    for (auto d : dims) t->add_dims(d);
+    for (auto x : v) t->add_float_data(x);
+}
+
+/// A Constant node holding an int64 tensor (dims {} is a scalar).
+void constant_ints(onnx_builder& b, const std::string& out, const std::vector<std::int64_t>& dims,
+                   const std::vector<std::int64_t>& v) {
+    auto& n = b.node("Constant", {}, {out});
+    auto* a = n.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(tp::INT64);
+    for (auto d : dims) t->add_dims(d);
+    for (auto x : v) t->add_int64_data(x);
+}
+
+/// nn.Linear(4, 6) on [1, 3, 4] then nn.GELU(), as torch.onnx.export writes them: MatMul, then the bias as a
+/// Constant node just before its Add, then the erf form with each constant just before its reader (after the
+/// Div the pattern starts at).
+onnx_builder linear_gelu() {
+    onnx_builder b(14);
+    b.input("x", {1, 3, 4});
+    b.init_n("fc.w", {4, 6});
+    b.node("MatMul", {"x", "fc.w"}, {"mm"}, "/fc/MatMul");
+    constant_floats(b, "fc.b", {6}, {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f});
+    b.node("Add", {"fc.b", "mm"}, {"lin"}, "/fc/Add");
+    b.scalar("sqrt2", 1.4142135f);
+    b.node("Div", {"lin", "sqrt2"}, {"d"}, "/act/Div");
+    b.node("Erf", {"d"}, {"e"}, "/act/Erf");
+    b.scalar("one", 1.0f);
+    b.node("Add", {"e", "one"}, {"a"}, "/act/Add");
+    b.node("Mul", {"lin", "a"}, {"m"}, "/act/Mul");
+    b.scalar("half", 0.5f);
+    b.node("Mul", {"m", "half"}, {"out"}, "/act/Mul_1");
+    b.output("out");
+    return b;
+}
+
+/// x.view(x.size(0), -1) of x [2, 3, 4]: Shape, Gather, Unsqueeze, Concat with a constant [-1], Reshape.
+onnx_builder view_batch_minus_one() {
+    onnx_builder b(13);
+    b.input("x", {2, 3, 4});
+    b.node("Shape", {"x"}, {"s"}, "/Shape");
+    constant_ints(b, "i0", {}, {0});
+    b.node("Gather", {"s", "i0"}, {"n"}, "/Gather");
+    constant_ints(b, "axes", {1}, {0});
+    b.node("Unsqueeze", {"n", "axes"}, {"n1"}, "/Unsqueeze");
+    constant_ints(b, "minus1", {1}, {-1});
+    auto& cat = b.node("Concat", {"n1", "minus1"}, {"t"}, "/Concat");
+    onnx_builder::set(cat, "axis", std::int64_t{0});
+    b.node("Reshape", {"x", "t"}, {"r"}, "/Reshape");
+    b.node("Relu", {"r"}, {"out"}, "/Relu");
+    b.output("out");
+    return b;
+}
+
+/// A reshape target built the way torch exports expand(2, -1) and x.shape[1:]: Equal/ConstantOfShape/Where,
+/// Slice to INT64_MAX ("to the end"), scalar Gathers, integer Mul, Cast.
+onnx_builder expand_style_target() {
+    onnx_builder b(13);
+    b.input("x", {2, 3, 4});
+    constant_ints(b, "s", {2}, {2, -1});
+    constant_ints(b, "neg1", {}, {-1});
+    b.node("Equal", {"s", "neg1"}, {"eq"}, "/Equal");  // [false, true]
+    b.node("Shape", {"s"}, {"ss"}, "/Shape");           // [2]
+    auto& cos = b.node("ConstantOfShape", {"ss"}, {"ones"}, "/ConstantOfShape");
+    auto* v = cos.add_attribute();
+    v->set_name("value");
+    v->set_type(onnx::AttributeProto::TENSOR);
+    v->mutable_t()->set_data_type(tp::INT64);
+    v->mutable_t()->add_dims(1);
+    v->mutable_t()->add_int64_data(1);
+    b.node("Where", {"eq", "ones", "s"}, {"w"}, "/Where");  // [2, 1]
+    b.node("Shape", {"x"}, {"xs"}, "/Shape_1");            // [2, 3, 4]
+    constant_ints(b, "st", {1}, {1});
+    constant_ints(b, "en", {1}, {std::numeric_limits<std::int64_t>::max()});
+    b.node("Slice", {"xs", "st", "en"}, {"tail"}, "/Slice");  // [3, 4]
+    constant_ints(b, "k0", {}, {0});
+    constant_ints(b, "k1", {}, {1});
+    b.node("Gather", {"tail", "k0"}, {"g0"}, "/Gather");  // 3
+    b.node("Gather", {"tail", "k1"}, {"g1"}, "/Gather_1");  // 4
+    b.node("Mul", {"g0", "g1"}, {"prod"}, "/Mul");         // 12
+    constant_ints(b, "ax", {1}, {0});
+    b.node("Unsqueeze", {"prod", "ax"}, {"pu"}, "/Unsqueeze");  // [12]
+    constant_ints(b, "one", {1}, {1});
+    auto& cat = b.node("Concat", {"one", "pu"}, {"kk"}, "/Concat");  // [1, 12]
+    onnx_builder::set(cat, "axis", std::int64_t{0});
+    b.node("Mul", {"w", "kk"}, {"t"}, "/Mul_1");  // [2, 12]
+    auto& cast = b.node("Cast", {"t"}, {"tc"}, "/Cast");
+    onnx_builder::set(cast, "to", std::int64_t{tp::INT64});
+    b.node("Reshape", {"x", "tc"}, {"r"}, "/Reshape");
+    b.node("Relu", {"r"}, {"out"}, "/Relu");
+    b.output("out");
+    return b;
+}
+
+std::vector<std::string> kinds(const core::model& m) {
+    std::vector<std::string> k;
+    for (const auto& l : m.layers()) k.emplace_back(core::kind_of(l.op));
+    return k;
+}
+
+std::vector<std::string> op_types(const std::vector<io::skipped_node>& nodes) {
+    std::vector<std::string> t;
+    for (const auto& n : nodes) t.push_back(n.op_type);
+    return t;
+}
+
+/// Everything an import gives, independent of the order of layers: each layer's name, op string and inputs,
+/// the weights' keys and values, the totals, and the folded and skipped nodes.
+std::string fingerprint(const io::onnx_model& m) {
+    std::vector<std::string> rows;
+    for (const auto& l : m.model.layers()) {
+        std::string r = l.name + " " + core::to_string(l.op) + " <-";
+        for (const auto& i : l.inputs) r += " " + i;
+        rows.push_back(r);
+    }
+    for (const auto& [key, t] : m.weights->tensors) {
+        std::string r = "w " + key + " " + t.dims.to_string();
+        for (float v : t.data) r += " " + std::to_string(v);
+        rows.push_back(r);
+    }
+    for (const auto& f : m.folded) rows.push_back("folded " + f.op_type + " " + f.name + " " + f.reason);
+    for (const auto& s : m.skipped) rows.push_back("skipped " + s.op_type + " " + s.name + " " + s.reason);
+    std::sort(rows.begin(), rows.end());
+    const auto a = core::analyze(m.model, core::dtype::fp32);
+    std::string out = "params " + std::to_string(a.totals.params) + " macs " + std::to_string(a.totals.macs) +
+                      " flops " + std::to_string(a.totals.flops) + " bytes " + std::to_string(a.totals.bytes) + "\n";
+    for (const auto& r : rows) out += r + "\n";
+    return out;
+}
+
+/// The graph's nodes in a random order that is still topological (a random ready node each step).
+void shuffle_topologically(onnx::GraphProto& g, std::mt19937& rng) {
+    std::map<std::string, int> writer;
+    for (int i = 0; i < g.node_size(); ++i)
+        for (const auto& t : g.node(i).output()) writer[t] = i;
+    std::vector<int> order;
+    std::vector<bool> placed(static_cast<std::size_t>(g.node_size()), false);
+    while (static_cast<int>(order.size()) < g.node_size()) {
+        std::vector<int> ready;
+        for (int i = 0; i < g.node_size(); ++i) {
+            if (placed[static_cast<std::size_t>(i)]) continue;
+            bool ok = true;
+            for (const auto& t : g.node(i).input())
+                if (auto w = writer.find(t); w != writer.end() && !placed[static_cast<std::size_t>(w->second)]) ok = false;
+            if (ok) ready.push_back(i);
+        }
+        const int pick = ready[std::uniform_int_distribution<std::size_t>(0, ready.size() - 1)(rng)];
+        placed[static_cast<std::size_t>(pick)] = true;
+        order.push_back(pick);
+    }
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
+    for (int i : order) *sorted.Add() = g.node(i);
+    g.mutable_node()->Swap(&sorted);
+}
+
+}  // namespace
+
+TEST(OnnxFold, PyTorchsGeluAndLinearBiasWithConstantsAfterThePatternStart) {
+    const auto p = linear_gelu().save(ridgeline::test::scratch_dir() / "linear_gelu.onnx");
+    const io::onnx_model m = io::import_onnx(p);
+    // MatMul + Add(Constant) is one linear with bias; Div/Erf/Add/Mul/Mul is one gelu, though the constants
+    // 1 and 0.5 come after the Div
+    EXPECT_EQ(kinds(m.model), (std::vector<std::string>{"linear", "gelu"}));
+    EXPECT_EQ(core::to_string(m.model.layers()[0].op), "linear:in_features=4,out_features=6");  // bias=true default
+    EXPECT_EQ(m.weights->tensors.at("/fc/MatMul.bias").data[5], 0.6f);
+    EXPECT_TRUE(m.skipped.empty());
+    EXPECT_EQ(op_types(m.folded), (std::vector<std::string>{"Constant", "Constant", "Constant", "Constant"}));
+    EXPECT_EQ(m.folded[0].reason, "folded into a constant of shape 6");
+    EXPECT_EQ(m.folded[1].reason, "folded into a constant scalar");
+    // macs: 3 rows x 4 in x 6 out = 72 (the gelu has none)
+    EXPECT_EQ(core::analyze(m.model, core::dtype::fp32).totals.macs, 72);
+}
+
+TEST(OnnxFold, ShapeArithmeticBecomesTheReshapeTarget) {
+    const auto p = view_batch_minus_one().save(ridgeline::test::scratch_dir() / "view.onnx");
+    const io::onnx_model m = io::import_onnx(p);
+    ASSERT_EQ(kinds(m.model), (std::vector<std::string>{"reshape", "relu"}));
+    // Shape [2,3,4] -> Gather 0 = 2 -> Unsqueeze [2] -> Concat with [-1] = [2, -1]
+    EXPECT_EQ(core::to_string(m.model.layers()[0].op), "reshape:shape=2x-1");
+    EXPECT_EQ(core::analyze(m.model, core::dtype::fp32).layers[1].output_shape, (core::shape{2, 12}));
+    EXPECT_TRUE(m.skipped.empty());
+    EXPECT_EQ(op_types(m.folded), (std::vector<std::string>{"Shape", "Constant", "Gather", "Constant", "Unsqueeze",
+                                                           "Constant", "Concat"}));
+}
+
+TEST(OnnxFold, TorchExpandStyleTargetFoldsExactly) {
+    const auto p = expand_style_target().save(ridgeline::test::scratch_dir() / "expand_target.onnx");
+    const io::onnx_model m = io::import_onnx(p);
+    ASSERT_EQ(kinds(m.model), (std::vector<std::string>{"reshape", "relu"}));
+    // Where([2,-1] == -1, [1,1], [2,-1]) = [2,1]; Slice([2,3,4], 1, INT64_MAX) = [3,4]; 3 * 4 = 12;
+    // [2,1] * [1,12] = [2,12]
+    EXPECT_EQ(core::to_string(m.model.layers()[0].op), "reshape:shape=2x12");
+    EXPECT_TRUE(m.skipped.empty());
+    EXPECT_EQ(m.folded.size(), 21u);  // every node but Reshape and Relu
+}
+
+TEST(OnnxFold, AnyNodeOrderImportsTheSameModel) {
+    std::mt19937 rng(11);
+    const auto dir = ridgeline::test::scratch_dir();
+    const std::vector<std::pair<std::string, onnx_builder>> graphs = {
+        {"cnn", ridgeline::test::cnn()},
+        {"transformer", ridgeline::test::transformer()},
+        {"linear_gelu", linear_gelu()},
+        {"view", view_batch_minus_one()},
+        {"expand_target", expand_style_target()}};
+    for (const auto& [name, graph] : graphs) {
+        const std::string expected = fingerprint(io::import_onnx(graph.save(dir / (name + ".onnx"))));
+        for (int trial = 0; trial < 6; ++trial) {
+            onnx_builder shuffled = graph;
+            auto& g = *shuffled.proto().mutable_graph();
+            if (trial < 5) {
+                shuffle_topologically(g, rng);
+            } else {  // not topological at all: the importer sorts it
+                std::vector<onnx::NodeProto> nodes(g.node().begin(), g.node().end());
+                std::shuffle(nodes.begin(), nodes.end(), rng);
+                std::reverse(nodes.begin(), nodes.end());
+                g.clear_node();
+                for (auto& n : nodes) *g.add_node() = n;
+            }
+            const auto file = shuffled.save(dir / (name + "_" + std::to_string(trial) + ".onnx"));
+            EXPECT_EQ(fingerprint(io::import_onnx(file)), expected) << name << " order " << trial;
+        }
+    }
+}
+
+TEST(OnnxFold, ANodeOnACycleIsNamed) {
+    onnx_builder b;
+    b.input("x", {1, 4});
+    b.node("Add", {"x", "b"}, {"a"}, "/A");
+    b.node("Relu", {"a"}, {"b"}, "/B");
+    b.output("b");
+    const auto p = b.save(ridgeline::test::scratch_dir() / "cycle.onnx");
+    std::string what;
+    try {
+        (void)io::import_onnx(p);
+    } catch (const core::error& e) {
+        what = e.what();
+    }
+    // no order puts /A after /B and /B after /A: the one that reads first says what it reads
+    EXPECT_NE(what.find("reads \"b\", which no node, input or initializer produces, or only a node on a cycle"),
+              std::string::npos)
+        << what;
+}
