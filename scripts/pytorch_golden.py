@@ -123,6 +123,12 @@ def forward(kind, a, xs, p):
         return torch.tanh(x)
     if kind == "sigmoid":
         return torch.sigmoid(x)
+    if kind == "hardswish":
+        return F.hardswish(x)
+    if kind == "hardsigmoid":
+        return F.hardsigmoid(x)
+    if kind == "silu":
+        return F.silu(x)
     if kind == "scale":
         return x * float(a["factor"])
     if kind == "softmax":
@@ -194,7 +200,8 @@ def main():
             xs = [torch.randint(0, int(a["num_embeddings"]), tuple(c["inputs"][0]), generator=gen)]
         else:
             # activations see [-8, 8] (relu6's clamp, the tails of gelu, tanh and sigmoid), the rest [-2, 2]
-            r = 8 if kind in ("relu", "relu6", "gelu", "tanh", "sigmoid", "softmax") else 2
+            r = 8 if kind in ("relu", "relu6", "gelu", "tanh", "sigmoid", "hardswish", "hardsigmoid", "silu",
+                              "softmax") else 2
             xs = [grid(gen, tuple(s), 1 / 8, -r, r) for s in c["inputs"]]
             if c.get("same_input"):  # one tensor read twice: the same values (transposed for matmul's second)
                 xs = [xs[0], xs[0].transpose(-1, -2)] if kind == "matmul" else [xs[0]] * len(xs)

@@ -1,4 +1,5 @@
-// Unary activations (relu, relu6, gelu, tanh, sigmoid, scale, softmax) and binary add / mul.
+// Unary activations (relu, relu6, gelu, tanh, sigmoid, hardswish, hardsigmoid, silu, scale, softmax) and binary
+// add / mul.
 #include "op_helpers.hpp"
 
 namespace ridgeline::core {
@@ -52,6 +53,9 @@ RIDGELINE_UNARY_COMMON(gelu)
 RIDGELINE_UNARY_COMMON(tanh_op)
 RIDGELINE_UNARY_COMMON(sigmoid)
 RIDGELINE_UNARY_COMMON(scale)
+RIDGELINE_UNARY_COMMON(hardswish)
+RIDGELINE_UNARY_COMMON(hardsigmoid)
+RIDGELINE_UNARY_COMMON(silu)
 #undef RIDGELINE_UNARY_COMMON
 
 relu relu::read(attribute_reader&) { return {}; }
@@ -79,6 +83,18 @@ std::int64_t tanh_op::flops_per_element() const { return 1; }
 sigmoid sigmoid::read(attribute_reader&) { return {}; }
 void sigmoid::write(attribute_writer&) const {}
 std::int64_t sigmoid::flops_per_element() const { return 3; }
+
+hardswish hardswish::read(attribute_reader&) { return {}; }
+void hardswish::write(attribute_writer&) const {}
+std::int64_t hardswish::flops_per_element() const { return 4; }
+
+hardsigmoid hardsigmoid::read(attribute_reader&) { return {}; }
+void hardsigmoid::write(attribute_writer&) const {}
+std::int64_t hardsigmoid::flops_per_element() const { return 3; }
+
+silu silu::read(attribute_reader&) { return {}; }
+void silu::write(attribute_writer&) const {}
+std::int64_t silu::flops_per_element() const { return 4; }
 
 scale scale::read(attribute_reader& r) {
     scale s;

@@ -82,6 +82,9 @@ private:
     void add(const core::layer_analysis& la, const core::gelu& op);
     void add(const core::layer_analysis& la, const core::tanh_op&);
     void add(const core::layer_analysis& la, const core::sigmoid&);
+    void add(const core::layer_analysis& la, const core::hardswish&);
+    void add(const core::layer_analysis& la, const core::hardsigmoid&);
+    void add(const core::layer_analysis& la, const core::silu&);
     void add(const core::layer_analysis& la, const core::scale& op);
     void add(const core::layer_analysis& la, const core::softmax& op);
     void binary(const core::layer_analysis& la, dnnl::algorithm alg);

@@ -43,6 +43,29 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::sigmoid&) {
     eltwise(la, dnnl::algorithm::eltwise_logistic, 0, 0);
 }
 
+void dnnl_graph::add(const core::layer_analysis& la, const core::hardswish&) {
+    eltwise(la, dnnl::algorithm::eltwise_hardswish, 0, 0);  // oneDNN: x * min(max(x + 3, 0), 6) / 6
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::hardsigmoid&) {
+    // oneDNN 2.6 has no hardsigmoid (2.7 adds one): x / 6 + 0.5 (eltwise_linear), then clamp to [0, 1]
+    // in place (eltwise_clip_v2), two jit primitives; one eltwise_linear with a clip post-op falls back to
+    // oneDNN's scalar reference kernel (ref:any)
+    eltwise(la, dnnl::algorithm::eltwise_linear, 1.0f / 6.0f, 0.5f);
+    const memory y = dense_or_blocked(la.layer.name);
+    dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_clip_v2,
+                                  y.get_desc(), 0.0f, 1.0f);
+    dnnl::eltwise_forward::primitive_desc pd(d, attr(), engine_);
+    record(pd);
+    steps_.push_back({dnnl::eltwise_forward(pd),
+                      {{DNNL_ARG_SRC, y}, {DNNL_ARG_DST, y}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}},
+                      {}});
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::silu&) {
+    eltwise(la, dnnl::algorithm::eltwise_swish, 1.0f, 0);  // oneDNN: x * sigmoid(alpha * x)
+}
+
 void dnnl_graph::add(const core::layer_analysis& la, const core::scale& op) {
     eltwise(la, dnnl::algorithm::eltwise_linear, static_cast<float>(op.factor), 0);
 }

@@ -332,6 +332,21 @@ host_tensor forward(const core::sigmoid&, const layer_io& io) {
     return unary(io, [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
 }
 
+/// torch.nn.Hardswish: x * relu6(x + 3) / 6 (NaN propagates).
+host_tensor forward(const core::hardswish&, const layer_io& io) {
+    return unary(io, [](double v) { return std::isnan(v) ? v : v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0; });
+}
+
+/// torch.nn.Hardsigmoid: relu6(x + 3) / 6 (NaN propagates).
+host_tensor forward(const core::hardsigmoid&, const layer_io& io) {
+    return unary(io, [](double v) { return std::isnan(v) ? v : std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0; });
+}
+
+/// torch.nn.SiLU: x * sigmoid(x).
+host_tensor forward(const core::silu&, const layer_io& io) {
+    return unary(io, [](double v) { return v / (1.0 + std::exp(-v)); });
+}
+
 host_tensor forward(const core::scale& op, const layer_io& io) {
     return unary(io, [factor = op.factor](double v) { return v * factor; });
 }

@@ -491,6 +491,13 @@ private:
     }
     void add(const core::layer_analysis& la, const core::tanh_op&) { unary(la, kernels::unary_op::tanh, 0, "tanh"); }
     void add(const core::layer_analysis& la, const core::sigmoid&) { unary(la, kernels::unary_op::sigmoid, 0, "sigmoid"); }
+    void add(const core::layer_analysis& la, const core::hardswish&) {
+        unary(la, kernels::unary_op::hardswish, 0, "hardswish");
+    }
+    void add(const core::layer_analysis& la, const core::hardsigmoid&) {
+        unary(la, kernels::unary_op::hardsigmoid, 0, "hardsigmoid");
+    }
+    void add(const core::layer_analysis& la, const core::silu&) { unary(la, kernels::unary_op::silu, 0, "silu"); }
     void add(const core::layer_analysis& la, const core::scale& op) {
         unary(la, kernels::unary_op::scale, static_cast<float>(op.factor), "scale");
     }

@@ -16,7 +16,7 @@
 namespace ridgeline::cuda::kernels {
 
 enum class elem : int { f32, f16, bf16 };
-enum class unary_op : int { relu, relu6, gelu_erf, gelu_tanh, tanh, sigmoid, scale };
+enum class unary_op : int { relu, relu6, gelu_erf, gelu_tanh, tanh, sigmoid, scale, hardswish, hardsigmoid, silu };
 enum class binary_op : int { add, mul };
 
 inline constexpr int max_rank = 8;

@@ -33,6 +33,9 @@ __device__ __forceinline__ float apply(unary_op op, float v, float alpha) {
         case unary_op::tanh: return tanhf(v);
         case unary_op::sigmoid: return 1.0f / (1.0f + expf(-v));
         case unary_op::scale: return v * alpha;
+        case unary_op::hardswish: return v != v ? v : v * fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f);
+        case unary_op::hardsigmoid: return v != v ? v : fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f);
+        case unary_op::silu: return v / (1.0f + expf(-v));
     }
     return v;
 }

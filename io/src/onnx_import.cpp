@@ -100,7 +100,9 @@ void importer::handle(const onnx::NodeProto& n, int index) {
     if (op == "MatMul") return matmul(n, index);
     if (op == "BatchNormalization") return batch_norm(n);
     if (op == "Relu") return unary(n, "relu");
-    if (op == "Sigmoid") return unary(n, "sigmoid");
+    if (op == "Sigmoid") return sigmoid_node(n);
+    if (op == "HardSwish") return unary(n, "hardswish");
+    if (op == "HardSigmoid") return hard_sigmoid(n);
     if (op == "Tanh") return unary(n, "tanh");
     if (op == "Clip") return clip(n);
     if (op == "Gelu") return gelu_node(n);

@@ -295,6 +295,12 @@ private:
 
     void clip(const onnx::NodeProto& n);
 
+    /// HardSigmoid with PyTorch's alpha 1/6 and beta 0.5 -> hardsigmoid; other constants are unsupported.
+    void hard_sigmoid(const onnx::NodeProto& n);
+
+    /// Sigmoid -> sigmoid, or with the Mul by its own input that reads it (x * sigmoid(x)) -> one silu.
+    void sigmoid_node(const onnx::NodeProto& n);
+
     void gelu_node(const onnx::NodeProto& n);
 
     /// The single reader of `t` when it is a node of type `op` and `t` is not a graph output; else -1.

@@ -8,6 +8,31 @@ void importer::unary(const onnx::NodeProto& n, const std::string& kind) {
     map_output(n.output(0), emit(n, make(kind, {}, node_name(n)), {x}));
 }
 
+void importer::hard_sigmoid(const onnx::NodeProto& n) {
+    // ONNX: max(0, min(1, alpha * x + beta)), defaults 0.2 and 0.5; torch.nn.Hardsigmoid exports 1/6 and 0.5
+    const double alpha = attr_float(n, "alpha", 0.2), beta = attr_float(n, "beta", 0.5);
+    if (std::fabs(alpha - 1.0 / 6.0) > 1e-6 || beta != 0.5)
+        throw unsupported{"HardSigmoid with alpha " + number_text(alpha) + " and beta " + number_text(beta) +
+                          "; ridgeline's hardsigmoid is PyTorch's (alpha 1/6, beta 0.5)"};
+    unary(n, "hardsigmoid");
+}
+
+void importer::sigmoid_node(const onnx::NodeProto& n) {
+    // x * Sigmoid(x), read once (PyTorch's export of nn.SiLU before opset 24 has no SiLU op): one silu
+    const int mul = only_reader(n.output(0), "Mul");
+    if (mul >= 0 && n.input_size() == 1) {
+        const auto& m = proto_.graph().node(mul);
+        const std::string& other = m.input_size() == 2 ? (m.input(0) == n.output(0) ? m.input(1) : m.input(0)) : "";
+        if (other == n.input(0) && other != n.output(0)) {
+            const std::string x = activation(n, 0);
+            map_output(m.output(0), emit(n, make("silu", {}, node_name(n)), {x}));
+            fuse(mul);
+            return;
+        }
+    }
+    unary(n, "sigmoid");
+}
+
 void importer::clip(const onnx::NodeProto& n) {
     const std::string x = activation(n, 0);
     double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();

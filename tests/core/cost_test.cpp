@@ -156,6 +156,11 @@ TEST(Cost, ElementwiseRules) {
     EXPECT_EQ(one_layer("gelu", {x}).cost.flops, 5 * 256);
     EXPECT_EQ(one_layer("gelu:approximate=tanh", {x}).cost.flops, 9 * 256);
     EXPECT_EQ(one_layer("sigmoid", {x}).cost.flops, 3 * 256);
+    // hardswish: add 3, clamp, multiply by x, divide by 6; hardsigmoid: add, clamp, divide; silu: sigmoid + multiply
+    EXPECT_EQ(one_layer("hardswish", {x}).cost.flops, 4 * 256);
+    EXPECT_EQ(one_layer("hardsigmoid", {x}).cost.flops, 3 * 256);
+    EXPECT_EQ(one_layer("silu", {x}).cost.flops, 4 * 256);
+    EXPECT_EQ(one_layer("silu", {x}).cost.bytes, 2 * 256 * 4);  // read x, write y, fp32
     EXPECT_EQ(one_layer("softmax:dim=1", {x}).cost.flops, 5 * 256);
     // add with broadcasting: 2x8x4x4 + 1x8x1x1 -> 256 flops; bytes (256 + 8 + 256) * 4 = 2,080
     auto ad = one_layer("add", {x, {1, 8, 1, 1}});

@@ -23,7 +23,7 @@ TEST(LayerString, CanonicalStringsPrintBackTheSame) {
         "avg_pool2d:kernel_size=2,count_include_pad=false",
         "adaptive_avg_pool2d:output_size=7",
         "adaptive_avg_pool2d:output_size=1x2",
-        "relu", "relu6", "tanh", "sigmoid", "gelu", "gelu:approximate=tanh", "softmax", "softmax:dim=1",
+        "relu", "relu6", "tanh", "sigmoid", "hardswish", "hardsigmoid", "silu", "gelu", "gelu:approximate=tanh", "softmax", "softmax:dim=1",
         "scale:factor=0.125", "add", "mul", "matmul", "concat", "concat:dim=2", "flatten", "flatten:start_dim=0",
         "embedding:num_embeddings=30522,embedding_dim=768",
         "reshape:shape=0x0x12x64", "reshape:shape=-1x768", "transpose:dim0=1,dim1=2",

@@ -279,3 +279,40 @@ TEST(OnnxFold, ANodeOnACycleIsNamed) {
               std::string::npos)
         << what;
 }
+
+TEST(OnnxImportActivations, HardSwishHardSigmoidAndSiluSpelledOut) {
+    onnx_builder b(14);
+    b.input("x", {1, 8, 4, 4});
+    b.node("HardSwish", {"x"}, {"hs"}, "/features.1/HardSwish");
+    auto& hsig = b.node("HardSigmoid", {"hs"}, {"hsig"}, "/se/HardSigmoid");
+    onnx_builder::set(hsig, "alpha", 1.0f / 6.0f);
+    onnx_builder::set(hsig, "beta", 0.5f);
+    b.node("Sigmoid", {"hsig"}, {"s"}, "/act/Sigmoid");
+    b.node("Mul", {"s", "hsig"}, {"silu"}, "/act/Mul");  // x * sigmoid(x), operands swapped
+    b.node("Sigmoid", {"silu"}, {"s2"}, "/gate/Sigmoid");
+    b.node("Mul", {"s2", "hs"}, {"out"}, "/gate/Mul");  // a gate: another tensor times a sigmoid, not a silu
+    b.output("out");
+    const auto p = b.save(ridgeline::test::scratch_dir() / "activations.onnx");
+    const io::onnx_model m = io::import_onnx(p);
+    EXPECT_EQ(kinds(m.model), (std::vector<std::string>{"hardswish", "hardsigmoid", "silu", "sigmoid", "mul"}));
+    EXPECT_EQ(m.model.layers()[2].name, "/act/Sigmoid");
+    EXPECT_EQ(m.model.layers()[3].inputs, std::vector<std::string>{"/act/Sigmoid"});
+    // flops per element: hardswish 4, hardsigmoid 3, silu 4, sigmoid 3, mul 1 = 15, on 128 elements each
+    EXPECT_EQ(core::analyze(m.model, core::dtype::fp32).totals.flops, 15 * 128);
+
+    // ONNX's own default HardSigmoid (alpha 0.2) is not PyTorch's
+    onnx_builder d(14);
+    d.input("x", {1, 4});
+    d.node("HardSigmoid", {"x"}, {"out"}, "/HardSigmoid");
+    d.output("out");
+    std::string what;
+    try {
+        (void)io::import_onnx(d.save(ridgeline::test::scratch_dir() / "hardsigmoid_default.onnx"));
+    } catch (const core::error& e) {
+        what = e.what();
+    }
+    EXPECT_NE(what.find("HardSigmoid \"/HardSigmoid\": HardSigmoid with alpha 0.2 and beta 0.5; ridgeline's "
+                        "hardsigmoid is PyTorch's (alpha 1/6, beta 0.5)"),
+              std::string::npos)
+        << what;
+}

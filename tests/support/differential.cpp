@@ -373,7 +373,8 @@ const std::map<std::string_view, std::function<layer_case(draw&)>>& generators()
                                                                        {"reshape", gen_reshape},
                                                                        {"transpose", gen_transpose},
                                                                        {"slice", gen_slice}};
-        for (std::string_view k : {"relu", "relu6", "gelu", "tanh", "sigmoid", "scale", "softmax"})
+        for (std::string_view k :
+             {"relu", "relu6", "gelu", "tanh", "sigmoid", "hardswish", "hardsigmoid", "silu", "scale", "softmax"})
             m[k] = [k](draw& d) { return gen_unary(d, k); };
         for (std::string_view k : {"add", "mul"}) m[k] = [k](draw& d) { return gen_binary(d, k); };
         return m;
@@ -456,7 +457,8 @@ case_result run_case(backends::backend& b, const layer_case& c, core::dtype dt, 
     try {
         backends::graph_data data = backends::make_graph_data(g, dt, seed);
         // activations see [-8, 8] rather than [-1, 1]: relu6's clamp, the tails of gelu, tanh and sigmoid (x8 is exact)
-        static const std::set<std::string_view> wide{"relu", "relu6", "gelu", "tanh", "sigmoid", "softmax", "scale"};
+        static const std::set<std::string_view> wide{"relu",      "relu6",       "gelu", "tanh",    "sigmoid",
+                                                     "hardswish", "hardsigmoid", "silu", "softmax", "scale"};
         if (wide.count(core::kind_of(g.layers.back().layer.op)))
             for (const auto& in : g.inputs)
                 for (float& v : data.tensors.at(in.name).data) v *= 8.0F;

@@ -195,6 +195,23 @@ struct sigmoid {
     static constexpr std::string_view kind = "sigmoid";
     RIDGELINE_UNARY_OP_MEMBERS(sigmoid)
 };
+/// x * relu6(x + 3) / 6 (torch.nn.Hardswish, MobileNetV3): 4 flops per element (add, clamp, multiply,
+/// divide).
+struct hardswish {
+    static constexpr std::string_view kind = "hardswish";
+    RIDGELINE_UNARY_OP_MEMBERS(hardswish)
+};
+/// relu6(x + 3) / 6 (torch.nn.Hardsigmoid; ONNX HardSigmoid with alpha 1/6, beta 0.5): 3 flops per element
+/// (add, clamp, divide).
+struct hardsigmoid {
+    static constexpr std::string_view kind = "hardsigmoid";
+    RIDGELINE_UNARY_OP_MEMBERS(hardsigmoid)
+};
+/// x * sigmoid(x) (torch.nn.SiLU, swish): 4 flops per element (sigmoid's 3 and a multiply).
+struct silu {
+    static constexpr std::string_view kind = "silu";
+    RIDGELINE_UNARY_OP_MEMBERS(silu)
+};
 /// x * factor (attention's 1/sqrt(d_k)): 1 flop per element.
 struct scale {
     static constexpr std::string_view kind = "scale";
