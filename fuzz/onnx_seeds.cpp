@@ -108,6 +108,41 @@ int main(int argc, char** argv) {
         b.output("y");
         b.save(dir / "shared_external.onnx");
     }
-    std::cout << "wrote 3 seeds to " << dir.string() << "\n";
+    {  // folding and PyTorch's node order: shape arithmetic (Shape, Gather, Unsqueeze, Concat, Equal,
+       // ConstantOfShape, Where, Slice, Mul, Cast) into a Reshape target, constants after the pattern start,
+       // HardSwish, HardSigmoid and Sigmoid + Mul (silu)
+        onnx_builder b(14);
+        b.input("x", {1, 4, 2, 2});
+        b.node("HardSwish", {"x"}, {"hs"});
+        auto& hsig = b.node("HardSigmoid", {"hs"}, {"hg"});
+        onnx_builder::set(hsig, "alpha", 1.0f / 6.0f);
+        b.node("Sigmoid", {"hg"}, {"sg"});
+        b.node("Mul", {"hg", "sg"}, {"si"});
+        b.node("Shape", {"si"}, {"s"});
+        b.init_ints("i0", {}, {0});
+        b.node("Gather", {"s", "i0"}, {"n"});
+        b.init_ints("ax", {1}, {0});
+        b.node("Unsqueeze", {"n", "ax"}, {"n1"});
+        b.init_ints("st", {1}, {1});
+        b.init_ints("en", {1}, {INT64_MAX});
+        b.node("Slice", {"s", "st", "en"}, {"tail"});
+        b.init_ints("m1", {}, {-1});
+        b.node("Equal", {"tail", "m1"}, {"eq"});
+        b.node("Shape", {"tail"}, {"ts"});
+        b.node("ConstantOfShape", {"ts"}, {"z"});
+        b.node("Cast", {"z"}, {"zi"});
+        onnx_builder::set(b.proto().mutable_graph()->mutable_node()->at(b.proto().graph().node_size() - 1), "to",
+                          std::int64_t{tp::INT64});
+        b.node("Where", {"eq", "zi", "tail"}, {"w"});
+        b.node("Mul", {"w", "ax"}, {"w0"});
+        b.node("Concat", {"n1", "m1u"}, {"t"});
+        onnx_builder::set(b.proto().mutable_graph()->mutable_node()->at(b.proto().graph().node_size() - 1), "axis",
+                          std::int64_t{0});
+        b.init_ints("m1u", {1}, {-1});
+        b.node("Reshape", {"si", "t"}, {"y"});
+        b.output("y");
+        b.save(dir / "folding.onnx");
+    }
+    std::cout << "wrote 4 seeds to " << dir.string() << "\n";
     return 0;
 }

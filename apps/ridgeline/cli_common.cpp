@@ -96,6 +96,9 @@ void model_options::add_to(CLI::App& cmd) {
     cmd.add_option("--onnx", onnx, "An ONNX model file; its weights are used (ONNX import: docs/model-format.md)");
     cmd.add_flag("--skip-unsupported", skip_unsupported,
                  "ONNX: leave out nodes that cannot be imported (listed in the report) instead of failing");
+    cmd.add_flag("--shapes-only", shapes_only,
+                 "ONNX: import float initializers whose external data file is absent by their shape alone (seeded "
+                 "random weights; counts stay exact), e.g. the graph-only files in tests/data/onnx");
     cmd.add_option("--input,-i", inputs,
                    "Full input shape, batch included (e.g. 8x3x160x160; token ids: 1x128); repeat for layers "
                    "with several inputs");
@@ -124,19 +127,26 @@ built_model model_options::build() const {
         throw usage_error("give a model: --model NAME, --layer STRING, --model-file FILE or --onnx FILE (see `ridgeline models`)");
     if (given.size() > 1) throw usage_error(given[0] + " and " + given[1] + " cannot be used together");
     if (skip_unsupported && onnx.empty()) throw usage_error("--skip-unsupported applies to --onnx only");
+    if (shapes_only && onnx.empty()) throw usage_error("--shapes-only applies to --onnx only");
     std::vector<core::shape> shapes;
     for (const auto& s : inputs) shapes.push_back(core::parse_shape(s));
-    if (!model_file.empty()) return {io::read_model_file(model_file, io::input_overrides{shapes, batch}), nullptr, {}, {}};
+    if (!model_file.empty()) return {io::read_model_file(model_file, io::input_overrides{shapes, batch}), nullptr, {}, {}, {}};
     if (!onnx.empty()) {
-        io::onnx_model m = io::import_onnx(onnx, io::onnx_options{shapes, batch, skip_unsupported});
-        built_model b{std::move(m.model), std::move(m.weights), {}, {}};
+        io::onnx_model m = io::import_onnx(onnx, io::onnx_options{shapes, batch, skip_unsupported, shapes_only});
+        built_model b{std::move(m.model), std::move(m.weights), {}, {}, {}};
         for (auto& s : m.skipped) b.skipped.push_back({s.name, s.op_type, s.reason});
         for (auto& s : m.folded) b.folded.push_back({s.name, s.op_type, s.reason});
+        if (!m.absent_initializers.empty())
+            b.warnings.push_back("--shapes-only: " + std::to_string(m.absent_initializers.size()) +
+                                 " initializer(s) have no data (their external data file is absent; first \"" +
+                                 m.absent_initializers.front() +
+                                 "\"): their layers use seeded random weights; the counts are exact, computed values "
+                                 "and weight statistics are not the model's");
         return b;
     }
     if (!model.empty()) {
         if (shapes.size() > 1) throw usage_error("--model takes one --input, got " + std::to_string(shapes.size()));
-        return {core::build_zoo_model(model, shapes.empty() ? std::nullopt : std::optional(shapes[0]), batch), nullptr, {}, {}};
+        return {core::build_zoo_model(model, shapes.empty() ? std::nullopt : std::optional(shapes[0]), batch), nullptr, {}, {}, {}};
     }
     core::op o = core::parse_op(layer);
     if (shapes.empty())
@@ -148,7 +158,7 @@ built_model model_options::build() const {
                                   s.to_string());
         }
     }
-    return {core::single_layer_model(o, shapes), nullptr, {}, {}};
+    return {core::single_layer_model(o, shapes), nullptr, {}, {}, {}};
 }
 
 void output_options::add_to(CLI::App& cmd, const std::vector<std::string>& formats) {

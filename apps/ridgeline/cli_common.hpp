@@ -30,6 +30,9 @@ struct built_model {
     std::shared_ptr<const backends::graph_data> weights;
     std::vector<report::skipped_node> skipped;
     std::vector<report::skipped_node> folded;  // ONNX nodes evaluated into constants when the file was read
+    /// --shapes-only: what the report must say (initializers imported by their shape, random weights); empty
+    /// otherwise. Commands warn with it on stderr and keep it in the JSON report's "warnings".
+    std::vector<std::string> warnings;
 
     operator const core::model&() const { return model; }  // NOLINT(google-explicit-constructor)
 };
@@ -41,6 +44,7 @@ struct model_options {
     std::string layer;
     std::string model_file;
     std::string onnx;
+    bool shapes_only = false;
     bool skip_unsupported = false;
     std::vector<std::string> inputs;
     std::optional<std::int64_t> batch;

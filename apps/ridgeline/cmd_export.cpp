@@ -21,6 +21,7 @@ struct export_command {
         (void)core::analyze(m.model, model.data_type());  // never write a model that does not analyze
         if (!m.skipped.empty())
             spdlog::warn("{} ONNX node(s) were left out and are not in the exported model", m.skipped.size());
+        for (const auto& w : m.warnings) spdlog::warn("{}", w);
         const std::string content = io::model_json(m.model).dump(2) + "\n";
         if (output.empty()) {
             std::fwrite(content.data(), 1, content.size(), stdout);

@@ -114,7 +114,9 @@ struct profile_command {
         if (!sel.notice.empty() && !out.quiet) spdlog::info("{}", sel.notice);
         // other work on the machine is measured per sample (docs/timing.md): the thread count stays what the user
         // asked for (default: every CPU this process may use), so two runs use the same cached ceilings
-        std::vector<std::string> warnings;
+        std::vector<std::string> warnings = m.warnings;  // --shapes-only
+        if (!out.quiet)
+            for (const auto& w : m.warnings) spdlog::warn("{}", w);
         const double load = sel.chosen->device().kind == "cpu" ? cpu::load_average() : -1.0;
         if (const int cpus = cpu::host_cpu().logical_cpus;
             sel.chosen->device().kind == "cpu" && cpus > 0 && sel.chosen->device().threads > cpus) {

@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <memory>
 
+#include <spdlog/spdlog.h>
+
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "ridgeline/report/summary.hpp"
@@ -16,7 +18,10 @@ struct summary_command {
     int run() const {
         const built_model m = model.build();
         const core::model_analysis a = core::analyze(m.model, model.data_type());
-        const report::run_info info{command_line(), model.source(), m.skipped, m.folded};
+        report::run_info info{command_line(), model.source(), m.skipped, m.folded};
+        info.warnings = m.warnings;  // --shapes-only: the counts are exact, say so anyway
+        if (!out.quiet)
+            for (const auto& w : m.warnings) spdlog::warn("{}", w);
         if (out.format == "json")
             out.emit(report::summary_json(a, info).dump(2) + "\n");
         else if (out.format == "csv")

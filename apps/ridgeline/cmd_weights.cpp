@@ -17,6 +17,8 @@ struct weights_command {
         if (model.onnx.empty())
             throw usage_error("`weights` reads a model's real weights: give --onnx FILE (--model, --layer and "
                               "--model-file have no weights)");
+        if (model.shapes_only)
+            throw usage_error("`weights` reports the file's real weights; --shapes-only imports without them");
         const built_model m = model.build();
         const core::model_analysis a = core::analyze(m.model, core::dtype::fp32);
         const report::weights_report r = report::weight_statistics(a, *m.weights);

@@ -177,6 +177,16 @@ void importer::fold_constants() {
             continue;
         }
         folded_.insert(i);
+        bool absent = false;  // made from absent data (shapes_only): so is the result
+        for (const auto& t : n.input())
+            if (!t.empty() && const_.count(t)) absent = absent || const_.at(t)->absent;
+        if (absent)
+            for (const auto& o : n.output())
+                if (auto it = const_.find(o); it != const_.end() && !it->second->absent) {
+                    auto marked = std::make_shared<constant>(*it->second);
+                    marked->absent = true;
+                    it->second = marked;
+                }
         const auto& c = *const_.at(n.output(0));
         folded_nodes_.push_back({node_name(n), op_type(n),
                                  "folded into a constant" +

@@ -108,6 +108,9 @@ void importer::handle(const onnx::NodeProto& n, int index) {
     if (op == "Gelu") return gelu_node(n);
     if (op == "MaxPool" || op == "AveragePool") return pool(n, op == "MaxPool");
     if (op == "GlobalAveragePool") return global_avg_pool(n);
+    if (op == "Pad") return pad(n);
+    if (op == "ReduceMean") return reduce_mean(n);
+    if (op == "Slice") return slice_node(n);
     if (op == "Add" || op == "Mul" || op == "Div") return binary(n, index);
     if (op == "Concat") return concat(n);
     if (op == "Flatten") return flatten(n);
@@ -173,6 +176,7 @@ onnx_model importer::finish() {
     for (const auto& u : uses_) {
         auto& l = model_.layers()[u.layer];
         if (auto t = tie_name.find(u.origin); t != tie_name.end()) l.tied[u.param] = t->second;
+        if (u.absent) continue;  // shapes_only: backends fill it with seeded random values
         const std::string key = backends::param_key(l, u.param);
         const auto specs = core::parameters_of(l.op);
         const auto spec =
@@ -181,6 +185,7 @@ onnx_model importer::finish() {
     }
     for (const auto& i : issues_) out.skipped.push_back(i.node);
     out.folded = folded_nodes_;
+    out.absent_initializers.assign(absent_.begin(), absent_.end());
 
     try {
         (void)core::analyze(model_, core::dtype::fp32);

@@ -48,6 +48,7 @@ struct constant {
     std::vector<std::int64_t> ints;  // integer tensors
     bool integer = false;
     std::string origin;  // what it is made of: "<initializer name>" plus any transform
+    bool absent = false; // shapes_only: made from an initializer whose external data is absent (zeros here)
 
     [[nodiscard]] std::size_t size() const { return integer ? ints.size() : values.size(); }
     [[nodiscard]] std::string shape_text() const {
@@ -79,6 +80,7 @@ struct param_use {
     std::string param;
     std::vector<float> data;
     std::string origin;
+    bool absent = false;  // shapes_only: no data; backends use seeded random weights
 };
 
 inline float half_to_float(std::uint16_t h) {
@@ -184,6 +186,8 @@ private:
     // ------------------------------------------------------------------ tensors and constants
     std::string unique(const std::string& base);
 
+    /// The bytes of an initializer stored as external data; empty with options_.shapes_only when the file
+    /// does not exist (the tensor is then absent).
     std::vector<char> external_bytes(const onnx::TensorProto& t, std::size_t need) const;
 
     constant_ptr decode(const onnx::TensorProto& t, const std::string& origin) const;
@@ -279,6 +283,21 @@ private:
 
     void global_avg_pool(const onnx::NodeProto& n);
 
+    /// Pad: all zeros is no layer; zeros around H and W read by one Conv or AveragePool (no pads of its own)
+    /// become that op's padding; anything else is unsupported.
+    void pad(const onnx::NodeProto& n);
+
+    /// PyTorch's LayerNorm before opset 17, starting at its first ReduceMean over the trailing `axes`
+    /// (sorted, non-negative): emits one layer_norm and fuses the rest; false when the nodes differ.
+    bool layer_norm_pattern(const onnx::NodeProto& rm1, const std::vector<std::int64_t>& axes);
+
+    /// ReduceMean over H and W of NCHW -> adaptive_avg_pool2d(1) (+ flatten when keepdims=0); the first
+    /// node of a decomposed LayerNorm -> layer_norm.
+    void reduce_mean(const onnx::NodeProto& n);
+
+    /// Slice of an activation -> one slice layer per axis that is cut (a whole axis is none).
+    void slice_node(const onnx::NodeProto& n);
+
     /// A chain of transpose layers that applies `perm` (output dim i = input dim perm[i]); returns the last
     /// tensor (x itself for the identity permutation).
     std::string permute(const onnx::NodeProto& n, std::string x, const std::vector<std::int64_t>& perm);
@@ -359,6 +378,7 @@ private:
     std::set<int> fused_;                             // nodes folded into an earlier node's layer
     std::set<int> folded_;                            // nodes evaluated into constants
     std::vector<skipped_node> folded_nodes_;          // the same, for onnx_model::folded
+    mutable std::set<std::string> absent_;            // shapes_only: initializers without their data
     std::set<std::string> used_;                      // core tensor names taken
     std::vector<std::string> mapped_now_;
     std::vector<int> fused_now_;

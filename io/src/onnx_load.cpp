@@ -36,6 +36,7 @@ void importer::set_input_shapes() {
     if (!options_.inputs.empty() && options_.inputs.size() != real.size())
         fail("the model has " + std::to_string(real.size()) + " input(s) but " +
              std::to_string(options_.inputs.size()) + " --input shape(s) were given");
+    bool resized = false;  // an input given a shape other than the file's concrete one
     for (std::size_t i = 0; i < real.size(); ++i) {
         auto& in = *real[i];
         const std::string where = "input \"" + in.name() + "\"";
@@ -70,10 +71,21 @@ void importer::set_input_shapes() {
                 }
             }
         }
+        if (has_shape)
+            for (int d = 0; d < file_dims.size() && d < static_cast<int>(dims.size()); ++d)
+                resized = resized || (file_dims[d].has_dim_value() && file_dims[d].dim_value() != dims[d]);
         auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
         shape->clear_dim();
         for (auto v : dims) shape->add_dim()->set_dim_value(v);
         inputs_.push_back({in.name(), core::shape(dims), !is_float_type(et)});
+    }
+    if (resized) {
+        // an export with a fixed batch declares its outputs (and value_info) for that batch; with --batch or
+        // --input they would contradict ONNX's shape inference ("Inferred shape and existing shape differ"):
+        // keep their element types, drop their shapes, and let inference find them from the shapes used
+        for (auto& o : *g->mutable_output())
+            if (o.type().has_tensor_type()) o.mutable_type()->mutable_tensor_type()->clear_shape();
+        g->clear_value_info();
     }
 }
 

@@ -145,3 +145,105 @@ void importer::gather(const onnx::NodeProto& n) {
 }
 
 }  // namespace ridgeline::io::onnx_detail
+
+namespace ridgeline::io::onnx_detail {
+
+bool importer::layer_norm_pattern(const onnx::NodeProto& rm1, const std::vector<std::int64_t>& axes) {
+    // PyTorch's export of nn.LayerNorm before opset 17 (torch/onnx/symbolic_opset9.py, layer_norm):
+    //   d = Sub(x, ReduceMean(x)); var = ReduceMean(Pow(d, 2)); y = Div(d, Sqrt(Add(var, eps)))
+    //   [; y = Mul(y, weight); y = Add(y, bias)], the ReduceMeans over the same trailing axes, keepdims=1
+    const auto& g = proto_.graph();
+    const std::string& x = rm1.input(0);
+    if (attr_int(rm1, "keepdims", 1) == 0) return false;
+    auto other_of = [](const onnx::NodeProto& n, const std::string& t) -> std::string {
+        if (n.input_size() != 2) return {};
+        return n.input(0) == t ? n.input(1) : n.input(1) == t ? n.input(0) : std::string();
+    };
+    const int sub = only_reader(rm1.output(0), "Sub");
+    if (sub < 0 || g.node(sub).input(0) != x || g.node(sub).input(1) != rm1.output(0)) return false;
+    const std::string& d = g.node(sub).output(0);
+    auto r = readers_.find(d);
+    if (r == readers_.end() || r->second.size() != 2 || graph_outputs_.count(d)) return false;
+    int pow = -1, div = -1;
+    for (int k : r->second) {
+        if (g.node(k).op_type() == "Pow") pow = k;
+        if (g.node(k).op_type() == "Div") div = k;
+    }
+    if (pow < 0 || div < 0 || g.node(pow).input(0) != d || !scalar_near(g.node(pow), g.node(pow).input(1), 2.0))
+        return false;
+    const int rm2 = only_reader(g.node(pow).output(0), "ReduceMean");
+    if (rm2 < 0 || attr_int(g.node(rm2), "keepdims", 1) == 0) return false;
+    std::vector<std::int64_t> axes2 = attr_ints(g.node(rm2), "axes", {});
+    if (g.node(rm2).input_size() > 1) {
+        if (!known(g.node(rm2).input(1))) return false;
+        axes2 = resolve(g.node(rm2), g.node(rm2).input(1)).c->ints;
+    }
+    const auto rank = static_cast<std::int64_t>(shape_of(activation(rm1, 0)).rank());
+    for (auto& a : axes2) a = a < 0 ? a + rank : a;
+    std::sort(axes2.begin(), axes2.end());
+    if (axes2 != axes) return false;
+    const int add = only_reader(g.node(rm2).output(0), "Add");
+    if (add < 0) return false;
+    const std::string eps_t = other_of(g.node(add), g.node(rm2).output(0));
+    if (eps_t.empty() || !known(eps_t) || resolve(g.node(add), eps_t).c->size() != 1) return false;
+    const double eps = scalar_of(*resolve(g.node(add), eps_t).c);
+    const int sqrt = only_reader(g.node(add).output(0), "Sqrt");
+    if (sqrt < 0 || only_reader(g.node(sqrt).output(0), "Div") != div || g.node(div).input(0) != d ||
+        g.node(div).input(1) != g.node(sqrt).output(0))
+        return false;
+    std::vector<std::int64_t> normalized;
+    const core::shape& xs = shape_of(activation(rm1, 0));
+    for (auto a : axes) normalized.push_back(xs[static_cast<std::size_t>(a)]);
+    std::int64_t count = 1;
+    for (auto v : normalized) count *= v;
+    // the affine part: Mul by a constant of the normalized shape, then Add of one
+    std::vector<int> nodes{sub, pow, rm2, add, sqrt, div};
+    std::string y = g.node(div).output(0);
+    constant_ptr weight, bias;
+    if (const int mul = only_reader(y, "Mul"); mul >= 0) {
+        const std::string w = other_of(g.node(mul), y);
+        if (!w.empty() && known(w) && static_cast<std::int64_t>(resolve(g.node(mul), w).c->size()) == count &&
+            !resolve(g.node(mul), w).c->integer) {
+            weight = resolve(g.node(mul), w).c;
+            nodes.push_back(mul);
+            y = g.node(mul).output(0);
+            if (const int badd = only_reader(y, "Add"); badd >= 0) {
+                const std::string b = other_of(g.node(badd), y);
+                if (!b.empty() && known(b) && static_cast<std::int64_t>(resolve(g.node(badd), b).c->size()) == count &&
+                    !resolve(g.node(badd), b).c->integer) {
+                    bias = resolve(g.node(badd), b).c;
+                    nodes.push_back(badd);
+                    y = g.node(badd).output(0);
+                }
+            }
+        }
+    }
+    std::string name = node_name(rm1);
+    const auto slash = name.rfind('/');
+    name = slash == std::string::npos ? "LayerNorm_" + std::to_string(current_index_) : name.substr(0, slash + 1) + "LayerNorm";
+    onnx::NodeProto named = rm1;
+    named.set_name(name);
+    std::vector<core::attribute> at{{"normalized_shape", join_ints(normalized)}, {"eps", number_text(eps)}};
+    std::vector<std::pair<std::string, constant_ptr>> params;
+    if (weight) {
+        if (!bias) {  // a weight without a bias: ridgeline's layer_norm has both; a zero bias
+            auto zero = std::make_shared<constant>();
+            zero->dims = normalized;
+            zero->values.assign(static_cast<std::size_t>(count), 0.0f);
+            zero->origin = name + ":zero_bias";
+            bias = zero;
+        }
+        auto w = derived(*weight, "");
+        w->dims = normalized;
+        auto b = derived(*bias, "");
+        b->dims = normalized;
+        params = {{"weight", w}, {"bias", b}};
+    } else {
+        at.push_back({"elementwise_affine", "false"});
+    }
+    map_output(y, emit(named, make("layer_norm", at, name), {activation(rm1, 0)}, params));
+    for (int k : nodes) fuse(k);
+    return true;
+}
+
+}  // namespace ridgeline::io::onnx_detail

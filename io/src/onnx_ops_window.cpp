@@ -135,3 +135,157 @@ void importer::batch_norm(const onnx::NodeProto& n) {
 }
 
 }  // namespace ridgeline::io::onnx_detail
+
+namespace ridgeline::io::onnx_detail {
+
+namespace {
+void set_ints(onnx::NodeProto& n, const std::string& name, const std::vector<std::int64_t>& v) {
+    for (int i = 0; i < n.attribute_size(); ++i)
+        if (n.attribute(i).name() == name) {
+            n.mutable_attribute()->DeleteSubrange(i, 1);
+            break;
+        }
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (auto x : v) a->add_ints(x);
+}
+void set_int(onnx::NodeProto& n, const std::string& name, std::int64_t v) {
+    for (int i = 0; i < n.attribute_size(); ++i)
+        if (n.attribute(i).name() == name) {
+            n.mutable_attribute()->DeleteSubrange(i, 1);
+            break;
+        }
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+}
+}  // namespace
+
+void importer::pad(const onnx::NodeProto& n) {
+    const std::string x = activation(n, 0);
+    const core::shape& xs = shape_of(x);
+    const std::string mode = attr_string(n, "mode", "constant");
+    std::vector<std::int64_t> pads;
+    double fill = 0;
+    if (opset_ < 11) {
+        pads = attr_ints(n, "pads", {});
+        fill = attr_float(n, "value", 0.0);
+    } else {
+        const auto p = constant_input(n, 1);
+        if (!p->integer) throw unsupported{"pads are not integers"};
+        pads = p->ints;
+        if (has_input(n, 2)) fill = scalar_of(*constant_input(n, 2));
+        if (has_input(n, 3)) throw unsupported{"Pad with axes (opset 18) is not supported"};
+    }
+    if (pads.size() != 2 * xs.rank())
+        throw unsupported{"pads " + join_ints(pads) + " do not have 2 x rank (" + std::to_string(2 * xs.rank()) +
+                          ") entries"};
+    if (std::all_of(pads.begin(), pads.end(), [](std::int64_t v) { return v == 0; })) {
+        map_output(n.output(0), x);  // a Pad of nothing (PyTorch writes one before every AvgPool2d) is the input
+        return;
+    }
+    const std::string text = mode + " Pad " + join_ints(pads);
+    const bool spatial_zeros = mode == "constant" && fill == 0 && xs.rank() == 4 && pads[0] == 0 && pads[1] == 0 &&
+                               pads[4] == 0 && pads[5] == 0 &&
+                               std::all_of(pads.begin(), pads.end(), [](std::int64_t v) { return v >= 0; });
+    if (spatial_zeros) {
+        // zeros around H and W read by one Conv or AveragePool without pads of its own: that op's padding
+        // (AveragePool then counts the zeros, count_include_pad=1, as the Pad made them real elements)
+        for (const char* op : {"Conv", "AveragePool"}) {
+            const int j = only_reader(n.output(0), op);
+            if (j < 0) continue;
+            onnx::NodeProto r = proto_.graph().node(j);
+            const auto own = attr_ints(r, "pads", {});
+            const std::string auto_pad = attr_string(r, "auto_pad", "NOTSET");
+            if (r.input(0) != n.output(0) || (auto_pad != "NOTSET" && auto_pad != "VALID") ||
+                std::any_of(own.begin(), own.end(), [](std::int64_t v) { return v != 0; }))
+                continue;
+            r.set_input(0, n.input(0));
+            set_ints(r, "pads", {pads[2], pads[3], pads[6], pads[7]});
+            set_int(r, "count_include_pad", 1);
+            if (std::string(op) == "Conv")
+                conv(r);
+            else
+                pool(r, false);
+            fuse(j);
+            return;
+        }
+    }
+    throw unsupported{text + ": ridgeline has no pad layer; zeros around H and W are fused into the Conv or "
+                             "AveragePool that reads them, nothing else"};
+}
+
+void importer::reduce_mean(const onnx::NodeProto& n) {
+    const std::string x = activation(n, 0);
+    const core::shape& xs = shape_of(x);
+    std::vector<std::int64_t> axes = attr_ints(n, "axes", {});
+    if (has_input(n, 1)) {
+        const auto a = constant_input(n, 1);
+        if (!a->integer) throw unsupported{"axes are not integers"};
+        axes = a->ints;
+    }
+    const auto r = static_cast<std::int64_t>(xs.rank());
+    for (auto& a : axes) a = a < 0 ? a + r : a;
+    std::sort(axes.begin(), axes.end());
+    const bool keepdims = attr_int(n, "keepdims", 1) != 0;
+    bool trailing = !axes.empty();
+    for (std::size_t k = 0; k < axes.size(); ++k) trailing = trailing && axes[k] == r - static_cast<std::int64_t>(axes.size()) + static_cast<std::int64_t>(k);
+    if (trailing && layer_norm_pattern(n, axes)) return;
+    if (r != 4 || axes != std::vector<std::int64_t>{2, 3})
+        throw unsupported{"ReduceMean over axes " + join_ints(axes) + " of a rank-" + std::to_string(r) +
+                          " input; ridgeline maps the mean over H and W of NCHW (a global average pool), nothing "
+                          "else yet"};
+    const std::string pooled = emit(n, make("adaptive_avg_pool2d", {{"output_size", "1"}}, node_name(n)), {x});
+    if (keepdims) {
+        map_output(n.output(0), pooled);
+        return;
+    }
+    map_output(n.output(0), emit(n, make("flatten", {{"start_dim", "1"}}, node_name(n)), {pooled}));
+}
+
+void importer::slice_node(const onnx::NodeProto& n) {
+    std::string x = activation(n, 0);
+    const core::shape xs = shape_of(x);
+    std::vector<std::int64_t> starts, ends, axes, steps;
+    if (opset_ < 10) {
+        starts = attr_ints(n, "starts", {});
+        ends = attr_ints(n, "ends", {});
+        axes = attr_ints(n, "axes", {});
+    } else {
+        auto ints_of = [&](int i) {
+            const auto c = constant_input(n, i);
+            if (!c->integer) throw unsupported{"input " + std::to_string(i) + " of Slice is not integer"};
+            return c->ints;
+        };
+        starts = ints_of(1);
+        ends = ints_of(2);
+        if (has_input(n, 3)) axes = ints_of(3);
+        if (has_input(n, 4)) steps = ints_of(4);
+    }
+    if (axes.empty())
+        for (std::size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<std::int64_t>(k));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+        throw unsupported{"starts, ends, axes and steps differ in length"};
+    const auto r = static_cast<std::int64_t>(xs.rank());
+    bool any = false;
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+        const std::int64_t a = axes[k] < 0 ? axes[k] + r : axes[k];
+        if (a < 0 || a >= r) throw unsupported{"axis " + std::to_string(axes[k]) + " is out of range"};
+        if (steps[k] < 1) throw unsupported{"step " + std::to_string(steps[k]) + "; ridgeline's slice steps forward"};
+        const std::int64_t d = xs[static_cast<std::size_t>(a)];
+        // a whole axis (0 to the end, step 1) is no layer
+        if ((starts[k] == 0 || starts[k] <= -d) && ends[k] >= d && steps[k] == 1) continue;
+        std::vector<core::attribute> at{{"dim", std::to_string(a)}, {"start", std::to_string(starts[k])}};
+        if (ends[k] < d) at.push_back({"end", std::to_string(ends[k])});
+        if (steps[k] != 1) at.push_back({"step", std::to_string(steps[k])});
+        x = emit(n, make("slice", at, node_name(n)), {x});
+        any = true;
+    }
+    map_output(n.output(0), x);
+    (void)any;
+}
+
+}  // namespace ridgeline::io::onnx_detail

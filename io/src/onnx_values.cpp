@@ -41,6 +41,7 @@ std::vector<char> importer::external_bytes(const onnx::TensorProto& t, std::size
              "relative path inside the folder of the .onnx file");
     const fs::path p = dir_ / rel;
     std::error_code ec;
+    if (!fs::exists(p, ec) && options_.shapes_only && !fs::is_symlink(p, ec)) return {};
     if (!fs::exists(p, ec))
         fail(where + " is stored in the external file \"" + location + "\" (looked for " + p.string() +
              "), which does not exist");
@@ -119,6 +120,15 @@ constant_ptr importer::decode(const onnx::TensorProto& t, const std::string& ori
     if (t.data_location() == tp::EXTERNAL) {
         raw = external_bytes(t, bytes);
         have_raw = true;
+        if (raw.empty() && bytes > 0) {  // shapes_only and the data file is absent
+            if (!is_float_type(dt))
+                fail(where + " (" + type_name(dt) + ") is in external data that is absent; --shapes-only "
+                     "imports float weights by their shape, but integer tensors (shapes, indices) must be readable");
+            absent_.insert(t.name());
+            c->absent = true;
+            c->values.assign(count, 0.0f);
+            return c;
+        }
     } else if (t.has_raw_data()) {
         raw.assign(t.raw_data().begin(), t.raw_data().end());
         have_raw = true;
@@ -340,7 +350,8 @@ std::string importer::emit(const onnx::NodeProto& n, core::op o, std::vector<std
             throw unsupported{param + " \"" + c->origin + "\" has shape " + c->shape_text() + ", " +
                               std::string(core::kind_of(l.op)) + " needs " +
                               (spec == specs.end() ? std::string("none") : spec->dims.to_string())};
-        uses_.push_back({model_.layers().size(), param, c->values, c->origin});
+        uses_.push_back({model_.layers().size(), param, c->absent ? std::vector<float>{} : c->values, c->origin,
+                         c->absent});
     }
     shape_[l.name] = out;
     const std::string name = l.name;

@@ -81,6 +81,7 @@ nlohmann::json summary_json(const core::model_analysis& a, const run_info& info)
         {"layers", layers},
         {"skipped_nodes", skipped_nodes_json(info.skipped_nodes)},
         {"folded_nodes", skipped_nodes_json(info.folded_nodes)},
+        {"warnings", info.warnings},
     };
 }
 

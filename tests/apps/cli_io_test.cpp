@@ -17,7 +17,6 @@ namespace {
 fs::path temp_path(const std::string& name) {
     return ridgeline::test::scratch_dir() / name;
 }
-fs::path shared_model(const std::string& name) { return fs::path(RIDGELINE_SOURCE_DIR) / ".." / "shared" / "models" / name; }
 }  // namespace
 
 TEST(CliModelFiles, ExportThenModelFileGivesTheSameSummary) {
@@ -77,24 +76,34 @@ TEST(CliModelFiles, OnnxSupportIsStatedClearly) {
 
 TEST(CliModelFiles, OnnxSummaryWeightsAndExport) {
     if (!RIDGELINE_HAVE_ONNX) GTEST_SKIP() << "this build has no ONNX support";
-    const auto model = shared_model("squeezenet1_0.onnx");
-    if (!fs::exists(model)) GTEST_SKIP() << "no " << model.string() << " (the shared models folder is absent)";
-    auto s = run_ridgeline({"summary", "--onnx", model.string(), "--format", "json"});
+    // the graph-only export in tests/data/onnx, alone in a scratch folder (its weights are not committed)
+    const auto model = temp_path("fixture/squeezenet1_0_folded.onnx");
+    fs::create_directories(model.parent_path());
+    fs::copy_file(fs::path(RIDGELINE_SOURCE_DIR) / "tests/data/onnx/squeezenet1_0_folded.onnx", model,
+                  fs::copy_options::overwrite_existing);
+    auto absent = run_ridgeline({"summary", "--onnx", model.string()});
+    EXPECT_EQ(absent.exit_code, 1);
+    EXPECT_NE(absent.err.find("\"squeezenet1_0_folded.data\""), std::string::npos) << absent.err;
+    auto s = run_ridgeline({"summary", "--onnx", model.string(), "--shapes-only", "--format", "json"});
     ASSERT_EQ(s.exit_code, 0) << s.err;
     const json j = json::parse(s.out);
     EXPECT_EQ(j["totals"]["macs"], 818'924'576);  // torchvision's squeezenet1_0 at 1x3x224x224
     EXPECT_EQ(j["source"], "onnx:" + model.string());
+    // the report says its weights are random: 50 of the 52 float initializers (26 convolutions' weights and
+    // biases) are in the absent data file; the two 16-channel biases (64 bytes) stay inline, under the script's 128
+    ASSERT_EQ(j["warnings"].size(), 1u);
+    EXPECT_NE(j["warnings"][0].get<std::string>().find("--shapes-only: 50 initializer(s) have no data"),
+              std::string::npos)
+        << j["warnings"];
+    EXPECT_NE(s.err.find("seeded random weights"), std::string::npos) << s.err;
 
-    auto w = run_ridgeline({"weights", "--onnx", model.string(), "--format", "json"});
-    ASSERT_EQ(w.exit_code, 0) << w.err;
-    const json wj = json::parse(w.out);
-    EXPECT_EQ(wj["schema"], "ridgeline.weights/1");
-    EXPECT_EQ(wj["layers"].size(), 26u);  // squeezenet1_0 has 26 convolutions
-    auto wt = run_ridgeline({"weights", "--onnx", model.string()});
-    EXPECT_NE(wt.out.find("p50|w|"), std::string::npos) << wt.out;
+    // weights reports the file's real weights: --shapes-only has none
+    auto w = run_ridgeline({"weights", "--onnx", model.string(), "--shapes-only"});
+    EXPECT_EQ(w.exit_code, 2);
+    EXPECT_NE(w.err.find("--shapes-only imports without them"), std::string::npos) << w.err;
 
     const auto file = temp_path("squeezenet.json");
-    auto e = run_ridgeline({"export", "--onnx", model.string(), "--output", file.string()});
+    auto e = run_ridgeline({"export", "--onnx", model.string(), "--shapes-only", "--output", file.string()});
     ASSERT_EQ(e.exit_code, 0) << e.err;
     auto back = run_ridgeline({"summary", "--model-file", file.string(), "--format", "json"});
     ASSERT_EQ(back.exit_code, 0) << back.err;

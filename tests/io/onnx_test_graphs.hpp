@@ -1,7 +1,16 @@
 #pragma once
-// Two small graphs shared by the ONNX import tests (onnx_import_test.cpp, onnx_fold_test.cpp): a CNN and the
-// pieces of a transformer block, every node named, in a file order like PyTorch's.
+// Shared by the ONNX import tests: two small graphs (a CNN and the pieces of a transformer block, every node
+// named, in a file order like PyTorch's), an order-independent fingerprint of an import, and a random
+// topological shuffle of a graph's nodes.
+#include <algorithm>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
 #include "onnx_builder.hpp"
+#include "ridgeline/core/model.hpp"
+#include "ridgeline/io/onnx_import.hpp"
 
 namespace ridgeline::test {
 
@@ -95,6 +104,55 @@ inline onnx_builder transformer() {
     o->set_domain("com.microsoft");
     o->set_version(1);
     return b;
+}
+
+/// Everything an import gives, independent of the order of layers: each layer's name, op string and inputs,
+/// the weights' keys and values, the totals, and the folded and skipped nodes.
+inline std::string fingerprint(const ridgeline::io::onnx_model& m) {
+    std::vector<std::string> rows;
+    for (const auto& l : m.model.layers()) {
+        std::string r = l.name + " " + ridgeline::core::to_string(l.op) + " <-";
+        for (const auto& i : l.inputs) r += " " + i;
+        rows.push_back(r);
+    }
+    for (const auto& [key, t] : m.weights->tensors) {
+        std::string r = "w " + key + " " + t.dims.to_string();
+        for (float v : t.data) r += " " + std::to_string(v);
+        rows.push_back(r);
+    }
+    for (const auto& f : m.folded) rows.push_back("folded " + f.op_type + " " + f.name + " " + f.reason);
+    for (const auto& s : m.skipped) rows.push_back("skipped " + s.op_type + " " + s.name + " " + s.reason);
+    std::sort(rows.begin(), rows.end());
+    const auto a = ridgeline::core::analyze(m.model, ridgeline::core::dtype::fp32);
+    std::string out = "params " + std::to_string(a.totals.params) + " macs " + std::to_string(a.totals.macs) +
+                      " flops " + std::to_string(a.totals.flops) + " bytes " + std::to_string(a.totals.bytes) + "\n";
+    for (const auto& r : rows) out += r + "\n";
+    return out;
+}
+
+/// The graph's nodes in a random order that is still topological (a random ready node each step).
+inline void shuffle_topologically(onnx::GraphProto& g, std::mt19937& rng) {
+    std::map<std::string, int> writer;
+    for (int i = 0; i < g.node_size(); ++i)
+        for (const auto& t : g.node(i).output()) writer[t] = i;
+    std::vector<int> order;
+    std::vector<bool> placed(static_cast<std::size_t>(g.node_size()), false);
+    while (static_cast<int>(order.size()) < g.node_size()) {
+        std::vector<int> ready;
+        for (int i = 0; i < g.node_size(); ++i) {
+            if (placed[static_cast<std::size_t>(i)]) continue;
+            bool ok = true;
+            for (const auto& t : g.node(i).input())
+                if (auto w = writer.find(t); w != writer.end() && !placed[static_cast<std::size_t>(w->second)]) ok = false;
+            if (ok) ready.push_back(i);
+        }
+        const int pick = ready[std::uniform_int_distribution<std::size_t>(0, ready.size() - 1)(rng)];
+        placed[static_cast<std::size_t>(pick)] = true;
+        order.push_back(pick);
+    }
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
+    for (int i : order) *sorted.Add() = g.node(i);
+    g.mutable_node()->Swap(&sorted);
 }
 
 }  // namespace ridgeline::test

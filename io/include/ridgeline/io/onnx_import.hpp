@@ -40,6 +40,11 @@ struct onnx_options {
     std::vector<core::shape> inputs;   // full shapes of the graph's inputs, in order (initializers excluded)
     std::optional<std::int64_t> batch; // dimension 0 of every input
     bool skip_unsupported = false;     // import the rest instead of failing on nodes that cannot be mapped
+    /// A float initializer whose external data file does not exist is imported by its shape alone (its weights
+    /// are left out of onnx_model::weights, so backends use seeded random ones) instead of being an error.
+    /// Integer initializers (shapes, indices) must still be readable. For graph-only files such as
+    /// tests/data/onnx/*.onnx, whose weights are not committed.
+    bool shapes_only = false;
 };
 
 /// A node that was left out (--skip-unsupported), or one that needs no layer of its own.
@@ -62,6 +67,9 @@ struct onnx_model {
     /// Shape, Gather/Concat/Unsqueeze/Cast/Range of known values, arithmetic on constants; io/src/onnx_fold.cpp
     /// has the list): no layer, no cost, and never an error. reason: "folded into a constant of shape 4".
     std::vector<skipped_node> folded;
+    /// With shapes_only: the initializers whose external data was absent (their layers get seeded random
+    /// weights); empty otherwise.
+    std::vector<std::string> absent_initializers;
 };
 
 /// Reads `file`. Throws core::error as described above.

@@ -1,0 +1,116 @@
+// The graph-only PyTorch exports in tests/data/onnx (scripts/onnx_fixtures.py; issue 11 items 3 and 4): fifteen
+// models, each exported with BatchNorm folded and kept, import whole with --shapes-only (their weights are not
+// committed), count the MACs PyTorch's own forward hooks count, and the params of model.parameters() where
+// BatchNorm is kept; any valid node order of each gives the same model.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "onnx_test_graphs.hpp"
+#include "ridgeline/core/error.hpp"
+#include "ridgeline/io/onnx_import.hpp"
+#include "../support/scratch.hpp"
+
+namespace core = ridgeline::core;
+namespace io = ridgeline::io;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path fixtures = fs::path(RIDGELINE_SOURCE_DIR) / "tests" / "data" / "onnx";
+
+nlohmann::json manifest() {
+    std::ifstream f(fixtures / "manifest.json");
+    if (!f) throw std::runtime_error("tests/data/onnx/manifest.json is missing");
+    return nlohmann::json::parse(f);
+}
+
+/// The fixture alone in a scratch folder: whether or not a developer made its weights file beside the original,
+/// the import sees a graph whose external data is absent, as on a clean clone.
+fs::path graph_only(const std::string& file) {
+    const fs::path dir = ridgeline::test::scratch_dir() / "graph_only";
+    fs::create_directories(dir);
+    const fs::path p = dir / file;
+    fs::copy_file(fixtures / file, p, fs::copy_options::overwrite_existing);
+    return p;
+}
+
+io::onnx_options shapes_only() {
+    io::onnx_options o;
+    o.shapes_only = true;
+    return o;
+}
+
+/// MACs PyTorch's forward hooks on nn.Conv2d and nn.Linear cannot see, derived by hand. nn.TransformerEncoder
+/// (d_model 64, 4 heads of 16, feed-forward 128, 2 layers, 16 tokens): nn.MultiheadAttention applies its
+/// projections with F.linear on its own weights, not through modules: per layer the input projection
+/// 16 x 64 x 192 = 196,608, the output projection 16 x 64 x 64 = 65,536, Q K^T 4 x 16 x 16 x 16 = 16,384 and
+/// attention x V 16,384: 294,912, x 2 layers = 589,824 (the hooks see the feed-forward linears, 524,288).
+const std::map<std::string, std::int64_t> macs_hooks_miss = {{"transformer_encoder", 589'824}};
+
+}  // namespace
+
+TEST(OnnxFixtures, EveryExportImportsWholeWithPyTorchsCounts) {
+    const auto j = manifest();
+    ASSERT_GE(j["models"].size(), 15u);
+    for (const auto& [name, e] : j["models"].items()) {
+        const std::int64_t macs =
+            e["hook_macs"].get<std::int64_t>() + (macs_hooks_miss.count(name) ? macs_hooks_miss.at(name) : 0);
+        for (const char* variant : {"folded", "bn"}) {
+            SCOPED_TRACE(name + " " + variant);
+            const io::onnx_model m = io::import_onnx(graph_only(e["files"][variant]), shapes_only());
+            EXPECT_TRUE(m.skipped.empty());
+            EXPECT_FALSE(m.absent_initializers.empty());
+            const auto a = core::analyze(m.model, core::dtype::fp32);
+            EXPECT_EQ(a.totals.macs, macs);
+            // with BatchNorm kept nothing is folded away: params are model.parameters() (BatchNorm's running
+            // statistics are buffers, as in PyTorch); folded, the BatchNorm scales are gone and convolutions
+            // gained biases, so only the MACs are PyTorch's
+            if (std::string(variant) == "bn") {
+                EXPECT_EQ(a.totals.params, e["params"].get<std::int64_t>());
+            }
+        }
+    }
+}
+
+TEST(OnnxFixtures, AbsentWeightsAreAnErrorUnlessShapesOnly) {
+    const fs::path p = graph_only("resnet18_folded.onnx");
+    std::string what;
+    try {
+        (void)io::import_onnx(p);
+    } catch (const core::error& e) {
+        what = e.what();
+    }
+    EXPECT_NE(what.find("is stored in the external file \"resnet18_folded.data\""), std::string::npos) << what;
+    EXPECT_NE(what.find("which does not exist"), std::string::npos) << what;
+    const io::onnx_model m = io::import_onnx(p, shapes_only());
+    // the absent weights are not in the weights the backends get: they generate seeded random ones
+    EXPECT_EQ(m.weights->tensors.count("/conv1/Conv.weight"), 0u);
+    EXPECT_EQ(m.absent_initializers.size(), 42u);  // the script moved 42 float initializers of resnet18_folded
+}
+
+TEST(OnnxFixtures, AShuffledNodeOrderGivesTheSameModel) {
+    const auto j = manifest();
+    std::mt19937 rng(5);
+    for (const auto& [name, e] : j["models"].items()) {
+        SCOPED_TRACE(name);
+        const fs::path p = graph_only(e["files"]["bn"]);
+        const std::string expected = ridgeline::test::fingerprint(io::import_onnx(p, shapes_only()));
+        onnx::ModelProto proto;
+        {
+            std::ifstream f(p, std::ios::binary);
+            ASSERT_TRUE(proto.ParseFromIstream(&f));
+        }
+        ridgeline::test::shuffle_topologically(*proto.mutable_graph(), rng);
+        const fs::path shuffled = p.parent_path() / ("shuffled_" + p.filename().string());
+        {
+            std::ofstream f(shuffled, std::ios::binary);
+            ASSERT_TRUE(proto.SerializeToOstream(&f));
+        }
+        EXPECT_EQ(ridgeline::test::fingerprint(io::import_onnx(shuffled, shapes_only())), expected);
+    }
+}

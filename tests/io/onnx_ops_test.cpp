@@ -1,0 +1,196 @@
+// ONNX import of the ops PyTorch's exports use beyond the basic table (issue 11 item 2): HardSwish,
+// HardSigmoid, x * Sigmoid(x) as silu, Pad (zeros, fused into the Conv or AveragePool that reads them),
+// ReduceMean over H and W, Slice of an activation, and LayerNorm decomposed before opset 17.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "onnx_builder.hpp"
+#include "ridgeline/core/error.hpp"
+#include "ridgeline/io/onnx_import.hpp"
+#include "../support/scratch.hpp"
+
+namespace core = ridgeline::core;
+namespace io = ridgeline::io;
+using ridgeline::test::onnx_builder;
+using tp = onnx::TensorProto;
+
+namespace {
+
+std::vector<std::string> kinds(const core::model& m) {
+    std::vector<std::string> k;
+    for (const auto& l : m.layers()) k.emplace_back(core::kind_of(l.op));
+    return k;
+}
+
+std::vector<std::string> layer_strings(const core::model& m) {
+    std::vector<std::string> k;
+    for (const auto& l : m.layers()) k.push_back(core::to_string(l.op));
+    return k;
+}
+
+std::string import_error(onnx_builder& b, const std::string& file) {
+    try {
+        (void)io::import_onnx(b.save(ridgeline::test::scratch_dir() / file));
+    } catch (const core::error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST(OnnxImportOps, PadOfZerosIsNoLayerAndZerosAroundHwFuseIntoTheirReader) {
+    onnx_builder b(14);
+    b.input("x", {1, 2, 6, 6});
+    b.init_ints("none", {8}, {0, 0, 0, 0, 0, 0, 0, 0});
+    b.node("Pad", {"x", "none"}, {"p0"}, "/pool/Pad");  // PyTorch writes one before every AvgPool2d
+    auto& ap = b.node("AveragePool", {"p0"}, {"a"}, "/pool/AveragePool");
+    onnx_builder::set(ap, "kernel_shape", std::vector<std::int64_t>{2, 2});
+    onnx_builder::set(ap, "strides", std::vector<std::int64_t>{2, 2});  // [1, 2, 3, 3]
+    b.init_ints("hw1", {8}, {0, 0, 1, 1, 0, 0, 1, 1});                   // N C H W begins, then ends
+    b.node("Pad", {"a", "hw1"}, {"p1"}, "/conv/Pad");
+    b.init_n("w", {4, 2, 3, 3});
+    b.node("Conv", {"p1", "w"}, {"c"}, "/conv/Conv");  // [1, 4, 3, 3]
+    b.node("Pad", {"c", "hw1"}, {"p2"}, "/avg/Pad");
+    auto& ap2 = b.node("AveragePool", {"p2"}, {"out"}, "/avg/AveragePool");
+    onnx_builder::set(ap2, "kernel_shape", std::vector<std::int64_t>{3, 3});  // [1, 4, 3, 3]
+    b.output("out");
+    const io::onnx_model m = io::import_onnx(b.save(ridgeline::test::scratch_dir() / "pads.onnx"));
+    // the zero Pad is nothing; the others become the padding of the layer that reads them, and the average
+    // counts the padded zeros as the exported graph does (they were real elements there)
+    EXPECT_EQ(layer_strings(m.model),
+              (std::vector<std::string>{"avg_pool2d:kernel_size=2,count_include_pad=false",
+                                        "conv2d:in_channels=2,out_channels=4,kernel_size=3,padding=1,bias=false",
+                                        "avg_pool2d:kernel_size=3,stride=1,padding=1"}));
+    EXPECT_EQ(m.model.layers()[1].name, "/conv/Conv");
+    // conv macs: 4 out channels x 3 x 3 positions x 2 x 3 x 3 taps = 648
+    EXPECT_EQ(core::analyze(m.model, core::dtype::fp32).totals.macs, 648);
+
+    onnx_builder r(14);
+    r.input("x", {1, 2, 6, 6});
+    r.init_ints("hw1", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+    auto& pad = r.node("Pad", {"x", "hw1"}, {"out"}, "/Pad");
+    onnx_builder::set(pad, "mode", std::string("reflect"));
+    r.output("out");
+    const std::string what = import_error(r, "reflect_pad.onnx");
+    EXPECT_NE(what.find("Pad \"/Pad\": reflect Pad 0x0x1x1x0x0x1x1: ridgeline has no pad layer"), std::string::npos)
+        << what;
+}
+
+TEST(OnnxImportOps, ReduceMeanOverHwIsAGlobalAveragePool) {
+    onnx_builder b(13);
+    b.input("x", {2, 8, 5, 5});
+    auto& rm = b.node("ReduceMean", {"x"}, {"out"}, "/ReduceMean");  // mnasnet's x.mean([2, 3])
+    onnx_builder::set(rm, "axes", std::vector<std::int64_t>{-1, 2});
+    onnx_builder::set(rm, "keepdims", std::int64_t{0});
+    b.output("out");
+    const io::onnx_model m = io::import_onnx(b.save(ridgeline::test::scratch_dir() / "reduce_mean.onnx"));
+    EXPECT_EQ(layer_strings(m.model), (std::vector<std::string>{"adaptive_avg_pool2d:output_size=1", "flatten"}));
+    const auto a = core::analyze(m.model, core::dtype::fp32);
+    EXPECT_EQ(a.layers.back().output_shape, (core::shape{2, 8}));
+    // flops: the window size per output (24 adds and a divide, docs/conventions.md): 25 x 2 x 8 outputs = 400
+    EXPECT_EQ(a.totals.flops, 400);
+
+    onnx_builder c(13);
+    c.input("x", {2, 8, 5});
+    auto& rc = c.node("ReduceMean", {"x"}, {"out"}, "/ReduceMean");
+    onnx_builder::set(rc, "axes", std::vector<std::int64_t>{1});
+    c.output("out");
+    EXPECT_NE(import_error(c, "reduce_mean_c.onnx").find("ReduceMean over axes 1 of a rank-3 input"), std::string::npos);
+}
+
+TEST(OnnxImportOps, SliceOfAnActivationIsOneSliceLayerPerCutAxis) {
+    onnx_builder b(13);
+    b.input("x", {1, 8, 4, 4});
+    b.init_ints("z", {1}, {0});
+    b.init_ints("four", {1}, {4});
+    b.init_ints("one", {1}, {1});
+    b.init_ints("end", {1}, {std::numeric_limits<std::int64_t>::max()});
+    b.node("Slice", {"x", "z", "four", "one"}, {"lo"}, "/Slice");    // shufflenet's x[:, :4]
+    b.node("Slice", {"x", "four", "end", "one"}, {"hi"}, "/Slice_1");  // x[:, 4:]
+    b.init_ints("s2", {2}, {1, 0});
+    b.init_ints("e2", {2}, {std::numeric_limits<std::int64_t>::max(), 4});
+    b.init_ints("a2", {2}, {2, 3});
+    b.init_ints("st2", {2}, {1, 2});
+    b.node("Slice", {"hi", "s2", "e2", "a2", "st2"}, {"out"}, "/Slice_2");  // [:, :, 1:, ::2], two layers
+    b.node("Relu", {"lo"}, {"r"}, "/Relu");
+    b.output("out");
+    b.output("r");
+    const io::onnx_model m = io::import_onnx(b.save(ridgeline::test::scratch_dir() / "slices.onnx"));
+    EXPECT_EQ(layer_strings(m.model),
+              (std::vector<std::string>{"slice:dim=1,end=4", "slice:dim=1,start=4", "slice:dim=2,start=1",
+                                        "slice:dim=3,step=2", "relu"}));
+    const auto a = core::analyze(m.model, core::dtype::fp32);
+    EXPECT_EQ(a.layers[3].output_shape, (core::shape{1, 4, 3, 2}));
+    EXPECT_EQ(m.model.layers()[3].name, "/Slice_2#2");
+}
+
+TEST(OnnxImportOps, LayerNormDecomposedBeforeOpset17IsOneLayerNorm) {
+    // torch.onnx.export(nn.LayerNorm(8), opset 14): each Constant just before its reader
+    onnx_builder b(14);
+    b.input("x", {1, 5, 8});
+    auto& rm1 = b.node("ReduceMean", {"x"}, {"mean"}, "/norm/ReduceMean");
+    onnx_builder::set(rm1, "axes", std::vector<std::int64_t>{-1});
+    b.node("Sub", {"x", "mean"}, {"d"}, "/norm/Sub");
+    b.scalar("two", 2.0f);
+    b.node("Pow", {"d", "two"}, {"sq"}, "/norm/Pow");
+    auto& rm2 = b.node("ReduceMean", {"sq"}, {"var"}, "/norm/ReduceMean_1");
+    onnx_builder::set(rm2, "axes", std::vector<std::int64_t>{-1});
+    b.scalar("eps", 1e-6f);
+    b.node("Add", {"var", "eps"}, {"ve"}, "/norm/Add");
+    b.node("Sqrt", {"ve"}, {"sd"}, "/norm/Sqrt");
+    b.node("Div", {"d", "sd"}, {"n"}, "/norm/Div");
+    b.init("norm.weight", {8}, {1, 2, 3, 4, 5, 6, 7, 8});
+    b.node("Mul", {"n", "norm.weight"}, {"m"}, "/norm/Mul");
+    b.init("norm.bias", {8}, {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f});
+    b.node("Add", {"m", "norm.bias"}, {"out"}, "/norm/Add_1");
+    b.output("out");
+    const io::onnx_model m = io::import_onnx(b.save(ridgeline::test::scratch_dir() / "layer_norm.onnx"));
+    EXPECT_EQ(layer_strings(m.model), (std::vector<std::string>{"layer_norm:normalized_shape=8,eps=1e-06"}));
+    EXPECT_EQ(m.model.layers()[0].name, "/norm/LayerNorm");
+    EXPECT_EQ(m.weights->tensors.at("/norm/LayerNorm.weight").data[7], 8.0f);
+    EXPECT_EQ(m.weights->tensors.at("/norm/LayerNorm.bias").data[0], 0.5f);
+    // params: weight 8 + bias 8; flops 8 per element x 40 elements = 320
+    const auto a = core::analyze(m.model, core::dtype::fp32);
+    EXPECT_EQ(a.totals.params, 16);
+    EXPECT_EQ(a.totals.flops, 320);
+}
+
+TEST(OnnxImportOps, HardSwishHardSigmoidAndSiluSpelledOut) {
+    onnx_builder b(14);
+    b.input("x", {1, 8, 4, 4});
+    b.node("HardSwish", {"x"}, {"hs"}, "/features.1/HardSwish");
+    auto& hsig = b.node("HardSigmoid", {"hs"}, {"hsig"}, "/se/HardSigmoid");
+    onnx_builder::set(hsig, "alpha", 1.0f / 6.0f);
+    onnx_builder::set(hsig, "beta", 0.5f);
+    b.node("Sigmoid", {"hsig"}, {"s"}, "/act/Sigmoid");
+    b.node("Mul", {"s", "hsig"}, {"silu"}, "/act/Mul");  // x * sigmoid(x), operands swapped
+    b.node("Sigmoid", {"silu"}, {"s2"}, "/gate/Sigmoid");
+    b.node("Mul", {"s2", "hs"}, {"out"}, "/gate/Mul");  // a gate: another tensor times a sigmoid, not a silu
+    b.output("out");
+    const auto p = b.save(ridgeline::test::scratch_dir() / "activations.onnx");
+    const io::onnx_model m = io::import_onnx(p);
+    EXPECT_EQ(kinds(m.model), (std::vector<std::string>{"hardswish", "hardsigmoid", "silu", "sigmoid", "mul"}));
+    EXPECT_EQ(m.model.layers()[2].name, "/act/Sigmoid");
+    EXPECT_EQ(m.model.layers()[3].inputs, std::vector<std::string>{"/act/Sigmoid"});
+    // flops per element: hardswish 4, hardsigmoid 3, silu 4, sigmoid 3, mul 1 = 15, on 128 elements each
+    EXPECT_EQ(core::analyze(m.model, core::dtype::fp32).totals.flops, 15 * 128);
+
+    // ONNX's own default HardSigmoid (alpha 0.2) is not PyTorch's
+    onnx_builder d(14);
+    d.input("x", {1, 4});
+    d.node("HardSigmoid", {"x"}, {"out"}, "/HardSigmoid");
+    d.output("out");
+    std::string what;
+    try {
+        (void)io::import_onnx(d.save(ridgeline::test::scratch_dir() / "hardsigmoid_default.onnx"));
+    } catch (const core::error& e) {
+        what = e.what();
+    }
+    EXPECT_NE(what.find("HardSigmoid \"/HardSigmoid\": HardSigmoid with alpha 0.2 and beta 0.5; ridgeline's "
+                        "hardsigmoid is PyTorch's (alpha 1/6, beta 0.5)"),
+              std::string::npos)
+        << what;
+}
