@@ -109,3 +109,33 @@ TEST(CliModelFiles, OnnxSummaryWeightsAndExport) {
     ASSERT_EQ(back.exit_code, 0) << back.err;
     EXPECT_EQ(json::parse(back.out)["totals"], j["totals"]);
 }
+
+TEST(CliModelFiles, ProfileVerifiesEveryLayerOfMobileNetV3AndATransformerEncoder) {
+    if (!RIDGELINE_HAVE_ONNX) GTEST_SKIP() << "this build has no ONNX support";
+    // issue 11: every computed layer of the PyTorch exports runs on oneDNN and matches the reference loops;
+    // views (flatten, reshape, transpose, slice) compute nothing and are not verified
+    for (const std::string file : {"mobilenet_v3_large_folded.onnx", "transformer_encoder_bn.onnx"}) {
+        SCOPED_TRACE(file);
+        const auto model = temp_path("verify/" + file);
+        fs::create_directories(model.parent_path());
+        fs::copy_file(fs::path(RIDGELINE_SOURCE_DIR) / "tests/data/onnx" / file, model,
+                      fs::copy_options::overwrite_existing);
+        auto r = run_ridgeline({"profile", "--onnx", model.string(), "--shapes-only", "--quick", "--quiet",
+                                "--no-roofline", "--device", "cpu", "--format", "json"});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const json j = json::parse(r.out);
+        int passed = 0, views = 0;
+        for (const auto& l : j["layers"]) {
+            if (l["state"] == "view") {
+                ++views;
+                continue;
+            }
+            EXPECT_EQ(l["verification"]["state"], "passed") << l["name"] << " " << l["verification"];
+            passed += l["verification"]["state"] == "passed";
+        }
+        // mobilenet_v3_large: 140 layers, one view (the classifier's flatten); the encoder: 56 layers,
+        // 30 views (14 transposes, 10 reshapes, 6 slices of the packed q, k, v projection)
+        EXPECT_EQ(passed + views, static_cast<int>(j["layers"].size()));
+        EXPECT_EQ(views, file.rfind("mobilenet", 0) == 0 ? 1 : 30);
+    }
+}
