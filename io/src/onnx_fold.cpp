@@ -404,23 +404,7 @@ bool importer::fold(const onnx::NodeProto& n) {
     if (op == "Slice") {
         const auto x = in(0);
         const std::size_t rank = x->dims.size();
-        std::vector<std::int64_t> starts, ends, axes, steps;
-        if (opset_ < 10) {
-            starts = attr_ints(n, "starts", {});
-            ends = attr_ints(n, "ends", {});
-            axes = attr_ints(n, "axes", {});
-        } else {
-            for (int k = 1; k <= 4; ++k)
-                if (has_input(n, k) && !in(k)->integer) return false;
-            starts = in(1)->ints;
-            ends = in(2)->ints;
-            if (has_input(n, 3)) axes = in(3)->ints;
-            if (has_input(n, 4)) steps = in(4)->ints;
-        }
-        if (axes.empty())
-            for (std::size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<std::int64_t>(k));
-        if (steps.empty()) steps.assign(starts.size(), 1);
-        if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) return false;
+        const auto [starts, ends, axes, steps] = slice_args(n);
         std::vector<std::int64_t> begin(rank, 0), step(rank, 1), dims = x->dims;
         for (std::size_t k = 0; k < starts.size(); ++k) {
             const auto a = static_cast<std::size_t>(normalise_axis(axes[k], rank));

@@ -295,6 +295,13 @@ private:
     /// node of a decomposed LayerNorm -> layer_norm.
     void reduce_mean(const onnx::NodeProto& n);
 
+    /// Slice's starts, ends, axes and steps (attributes before opset 10, constant inputs after), axes and
+    /// steps defaulted; throws unsupported when they are not integer constants of one length.
+    struct slice_arguments {
+        std::vector<std::int64_t> starts, ends, axes, steps;
+    };
+    slice_arguments slice_args(const onnx::NodeProto& n);
+
     /// Slice of an activation -> one slice layer per axis that is cut (a whole axis is none).
     void slice_node(const onnx::NodeProto& n);
 

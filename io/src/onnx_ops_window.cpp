@@ -139,7 +139,8 @@ void importer::batch_norm(const onnx::NodeProto& n) {
 namespace ridgeline::io::onnx_detail {
 
 namespace {
-void set_ints(onnx::NodeProto& n, const std::string& name, const std::vector<std::int64_t>& v) {
+/// The attribute `name` of n, emptied (added when missing).
+onnx::AttributeProto* fresh_attribute(onnx::NodeProto& n, const std::string& name) {
     for (int i = 0; i < n.attribute_size(); ++i)
         if (n.attribute(i).name() == name) {
             n.mutable_attribute()->DeleteSubrange(i, 1);
@@ -147,17 +148,15 @@ void set_ints(onnx::NodeProto& n, const std::string& name, const std::vector<std
         }
     auto* a = n.add_attribute();
     a->set_name(name);
+    return a;
+}
+void set_ints(onnx::NodeProto& n, const std::string& name, const std::vector<std::int64_t>& v) {
+    auto* a = fresh_attribute(n, name);
     a->set_type(onnx::AttributeProto::INTS);
     for (auto x : v) a->add_ints(x);
 }
 void set_int(onnx::NodeProto& n, const std::string& name, std::int64_t v) {
-    for (int i = 0; i < n.attribute_size(); ++i)
-        if (n.attribute(i).name() == name) {
-            n.mutable_attribute()->DeleteSubrange(i, 1);
-            break;
-        }
-    auto* a = n.add_attribute();
-    a->set_name(name);
+    auto* a = fresh_attribute(n, name);
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(v);
 }
@@ -245,30 +244,35 @@ void importer::reduce_mean(const onnx::NodeProto& n) {
     map_output(n.output(0), emit(n, make("flatten", {{"start_dim", "1"}}, node_name(n)), {pooled}));
 }
 
-void importer::slice_node(const onnx::NodeProto& n) {
-    std::string x = activation(n, 0);
-    const core::shape xs = shape_of(x);
-    std::vector<std::int64_t> starts, ends, axes, steps;
+importer::slice_arguments importer::slice_args(const onnx::NodeProto& n) {
+    slice_arguments s;
     if (opset_ < 10) {
-        starts = attr_ints(n, "starts", {});
-        ends = attr_ints(n, "ends", {});
-        axes = attr_ints(n, "axes", {});
+        s.starts = attr_ints(n, "starts", {});
+        s.ends = attr_ints(n, "ends", {});
+        s.axes = attr_ints(n, "axes", {});
     } else {
         auto ints_of = [&](int i) {
             const auto c = constant_input(n, i);
             if (!c->integer) throw unsupported{"input " + std::to_string(i) + " of Slice is not integer"};
             return c->ints;
         };
-        starts = ints_of(1);
-        ends = ints_of(2);
-        if (has_input(n, 3)) axes = ints_of(3);
-        if (has_input(n, 4)) steps = ints_of(4);
+        s.starts = ints_of(1);
+        s.ends = ints_of(2);
+        if (has_input(n, 3)) s.axes = ints_of(3);
+        if (has_input(n, 4)) s.steps = ints_of(4);
     }
-    if (axes.empty())
-        for (std::size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<std::int64_t>(k));
-    if (steps.empty()) steps.assign(starts.size(), 1);
-    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    if (s.axes.empty())
+        for (std::size_t k = 0; k < s.starts.size(); ++k) s.axes.push_back(static_cast<std::int64_t>(k));
+    if (s.steps.empty()) s.steps.assign(s.starts.size(), 1);
+    if (s.ends.size() != s.starts.size() || s.axes.size() != s.starts.size() || s.steps.size() != s.starts.size())
         throw unsupported{"starts, ends, axes and steps differ in length"};
+    return s;
+}
+
+void importer::slice_node(const onnx::NodeProto& n) {
+    std::string x = activation(n, 0);
+    const core::shape xs = shape_of(x);
+    const auto [starts, ends, axes, steps] = slice_args(n);
     const auto r = static_cast<std::int64_t>(xs.rank());
     bool any = false;
     for (std::size_t k = 0; k < starts.size(); ++k) {
