@@ -21,9 +21,11 @@ namespace ridgeline::io::onnx_detail {
 
 namespace {
 
-/// Largest constant folding may produce (64 Mi elements, 256 MiB as float): an Expand or ConstantOfShape
-/// beyond it is left to the importer, which says what it cannot map.
-constexpr std::int64_t max_folded_elements = std::int64_t{1} << 26;
+/// Largest constant one node may fold into (16 Mi elements, 64 MiB as float), and the most all folded nodes
+/// of a file may make together (64 Mi): an Expand or ConstantOfShape beyond them is left to the importer,
+/// which says what it cannot map. Shape arithmetic is a few elements; a file that asks for more is hostile.
+constexpr std::int64_t max_folded_elements = std::int64_t{1} << 24;
+constexpr std::int64_t max_folded_total = std::int64_t{1} << 26;
 
 struct not_foldable {};
 
@@ -90,6 +92,11 @@ std::vector<std::int64_t> broadcast(const std::vector<const std::vector<std::int
 /// For every element of `out` (row-major), the index into a tensor of shape `in` broadcast to it.
 std::vector<std::size_t> broadcast_index(const std::vector<std::int64_t>& in, const std::vector<std::int64_t>& out) {
     const std::size_t rank = out.size(), n = static_cast<std::size_t>(numel(out));
+    if (in == out) {  // no broadcast: element k is element k
+        std::vector<std::size_t> idx(n);
+        for (std::size_t k = 0; k < n; ++k) idx[k] = k;
+        return idx;
+    }
     std::vector<std::int64_t> stride(rank, 0);
     std::int64_t s = 1;
     for (std::size_t i = in.size(); i-- > 0;) {
@@ -166,11 +173,13 @@ void importer::fold_constants() {
         current_index_ = i;
         bool done = false;
         try {
-            done = fold(n);
+            done = folded_total_ < max_folded_total && fold(n);
         } catch (const not_foldable&) {
             done = false;
         } catch (const unsupported&) {
             done = false;  // converting the node says why, in its turn
+        } catch (const std::bad_alloc&) {
+            done = false;
         }
         if (!done) {
             for (const auto& o : n.output()) const_.erase(o);
@@ -188,6 +197,7 @@ void importer::fold_constants() {
                     it->second = marked;
                 }
         const auto& c = *const_.at(n.output(0));
+        folded_total_ += static_cast<std::int64_t>(c.size());
         folded_nodes_.push_back({node_name(n), op_type(n),
                                  "folded into a constant" +
                                      (c.dims.empty() ? std::string(" scalar") : " of shape " + c.shape_text())});
@@ -225,7 +235,10 @@ bool importer::fold(const onnx::NodeProto& n) {
         const auto dims = static_dims(n.input(0));
         if (op == "Size") {
             auto c = make_like(true, {}, n.output(0));
-            c->ints[0] = numel(dims);
+            std::int64_t count = 1;  // the input's size, not an output: no folding cap
+            for (auto d : dims)
+                if (d < 0 || __builtin_mul_overflow(count, d, &count)) return false;
+            c->ints[0] = count;
             const_[n.output(0)] = c;
             return true;
         }
@@ -246,6 +259,13 @@ bool importer::fold(const onnx::NodeProto& n) {
         if (!n.output(k).empty() && (readers_.count(n.output(k)) || graph_outputs_.count(n.output(k)))) return false;
     auto in = [&](int k) -> constant_ptr { return has_input(n, k) ? resolve(n, n.input(k)).c : nullptr; };
     const std::string& out = n.output(0);
+    // --shapes-only: data that is absent (zeros here) moves through views, but is never computed with (a Cast
+    // of absent floats to a Reshape target would be a silent [0, 0])
+    static const std::set<std::string> views = {"Identity", "Dropout", "Transpose", "Reshape",
+                                                "Flatten",  "Unsqueeze", "Squeeze"};
+    if (!views.count(op))
+        for (int k = 0; k < n.input_size(); ++k)
+            if (has_input(n, k) && in(k)->absent) return false;
 
     if (op == "Identity" || op == "Dropout") {
         pass_through(n);
@@ -266,8 +286,25 @@ bool importer::fold(const onnx::NodeProto& n) {
             if (to == onnx::TensorProto::BOOL)
                 c->ints[k] = v != 0;
             else if (c->integer) {
-                if (!std::isfinite(v) || std::fabs(v) > 9.2e18) return false;
-                c->ints[k] = static_cast<std::int64_t>(std::trunc(v));
+                std::int64_t i = 0;
+                if (x->integer)
+                    i = x->ints[k];  // exact
+                else if (!std::isfinite(v) || std::fabs(v) > 9.2e18)
+                    return false;
+                else
+                    i = static_cast<std::int64_t>(std::trunc(v));
+                // to a narrower integer: wraps, as a C cast (ONNX Cast); int64 -> uint8 of -1 is 255
+                using tp = onnx::TensorProto;
+                switch (to) {
+                    case tp::INT8: i = static_cast<std::int8_t>(i); break;
+                    case tp::UINT8: i = static_cast<std::uint8_t>(i); break;
+                    case tp::INT16: i = static_cast<std::int16_t>(i); break;
+                    case tp::UINT16: i = static_cast<std::uint16_t>(i); break;
+                    case tp::INT32: i = static_cast<std::int32_t>(i); break;
+                    case tp::UINT32: i = static_cast<std::uint32_t>(i); break;
+                    default: break;  // INT64; UINT64 beyond INT64_MAX is not a shape
+                }
+                c->ints[k] = i;
             } else
                 c->values[k] = static_cast<float>(v);
         }
@@ -497,6 +534,12 @@ bool importer::fold(const onnx::NodeProto& n) {
         const bool integer = x->integer && (op == "Not" || op == "Neg" || op == "Abs");
         auto c = make_like(integer, x->dims, out);
         for (std::size_t k = 0; k < x->size(); ++k) {
+            if (integer) {  // exact int64: no detour through double
+                const std::int64_t v = x->ints[k];
+                if (op != "Not" && v == std::numeric_limits<std::int64_t>::min()) return false;
+                c->ints[k] = op == "Not" ? v == 0 : op == "Neg" ? -v : (v < 0 ? -v : v);
+                continue;
+            }
             const double v = at(*x, k);
             double r = 0;
             if (op == "Not") r = v == 0;
@@ -522,6 +565,11 @@ bool importer::fold(const onnx::NodeProto& n) {
     const auto ia = broadcast_index(a->dims, dims), ib = broadcast_index(b->dims, dims);
     auto c = make_like(integer, dims, out);
     for (std::size_t k = 0; k < c->size(); ++k) {
+        if (compare && a->integer && b->integer) {  // exact: 2^53 + 1 is not 2^53
+            const std::int64_t x = a->ints[ia[k]], y = b->ints[ib[k]];
+            c->ints[k] = op == "Equal" ? x == y : op == "Less" ? x < y : x > y;
+            continue;
+        }
         if (integer && !compare) {  // exact int64 arithmetic, overflow is no constant
             const std::int64_t x = a->ints[ia[k]], y = b->ints[ib[k]];
             std::int64_t r = 0;
@@ -534,9 +582,9 @@ bool importer::fold(const onnx::NodeProto& n) {
                 r = x / y;  // C integer division, truncating toward zero
             } else if (op == "Max") r = std::max(x, y);
             else if (op == "Min") r = std::min(x, y);
-            else {  // Pow
+            else {  // Pow: exact below 2^53, no constant above
                 const double p = std::pow(static_cast<double>(x), static_cast<double>(y));
-                if (!std::isfinite(p) || std::fabs(p) > 9.2e18) return false;
+                if (!std::isfinite(p) || std::fabs(p) > 9007199254740992.0) return false;
                 r = static_cast<std::int64_t>(p);
             }
             if (overflow) return false;

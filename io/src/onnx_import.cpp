@@ -121,6 +121,12 @@ void importer::handle(const onnx::NodeProto& n, int index) {
     if (op == "Identity" || op == "Dropout") return pass_through(n);
     if (op == "Constant") return constant_node(n);
     if (op == "Gather") return gather(n);
+    // a node reading the output of one that was not imported is not listed (the producer is): in a graph that
+    // failed upstream, a Sub of a LayerNorm that would otherwise fuse is no news
+    for (int i = 0; i < n.input_size(); ++i)
+        if (!n.input(i).empty())
+            if (auto u = unavailable_.find(n.input(i)); u != unavailable_.end() && u->second.producer_listed)
+                throw unsupported{"reads \"" + n.input(i) + "\", " + u->second.reason, false};
     throw unsupported{"ridgeline has no layer for " + op};
 }
 
@@ -185,7 +191,7 @@ onnx_model importer::finish() {
     }
     for (const auto& i : issues_) out.skipped.push_back(i.node);
     out.folded = folded_nodes_;
-    out.absent_initializers.assign(absent_.begin(), absent_.end());
+    out.absent_initializers = absent_;
 
     try {
         (void)core::analyze(model_, core::dtype::fp32);
@@ -204,6 +210,9 @@ onnx_model import_onnx(const std::filesystem::path& file, const onnx_options& op
     onnx_detail::importer im(file, options);
     try {
         return im.run();
+    } catch (const std::bad_alloc&) {
+        throw core::error(file.string() + ": out of memory while importing (a tensor or a folded constant is too "
+                                          "large for this machine)");
     } catch (const core::error& e) {
         // errors of core (an overflow in a tensor's size, a shape rule) name the tensor or layer but not the file
         const std::string label = file.string() + ": ";

@@ -9,6 +9,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +39,9 @@ namespace ridgeline::io::onnx_detail {
 
 /// Longest ONNX shape inference may take (resnet50 needs well under a second).
 constexpr int shape_inference_timeout_s = 120;
+
+/// Most address space ONNX shape inference may take (its child process; resnet50 needs well under 1 GiB).
+constexpr rlim_t shape_inference_memory_bytes = rlim_t{8} << 30;
 
 namespace fs = std::filesystem;
 
@@ -242,7 +246,13 @@ private:
     /// Row-major [r, k] -> [k, r].
     static std::shared_ptr<constant> transposed2d(const constant& c);
 
+    /// The value of a one-element constant; unsupported when it has another size or no data (--shapes-only).
     static double scalar_of(const constant& c) {
+        if (c.size() != 1)
+            throw unsupported{"\"" + c.origin + "\" is a constant of shape " + c.shape_text() + ", not one value"};
+        if (c.absent)
+            throw unsupported{"the value of \"" + c.origin +
+                              "\" is needed here, but its external data is absent (--shapes-only)"};
         return c.integer ? static_cast<double>(c.ints.at(0)) : tidy(c.values.at(0));
     }
 
@@ -385,7 +395,8 @@ private:
     std::set<int> fused_;                             // nodes folded into an earlier node's layer
     std::set<int> folded_;                            // nodes evaluated into constants
     std::vector<skipped_node> folded_nodes_;          // the same, for onnx_model::folded
-    mutable std::set<std::string> absent_;            // shapes_only: initializers without their data
+    std::int64_t folded_total_ = 0;                   // elements folded so far (capped, onnx_fold.cpp)
+    mutable std::vector<std::string> absent_;         // shapes_only: initializers without data, first use first
     std::set<std::string> used_;                      // core tensor names taken
     std::vector<std::string> mapped_now_;
     std::vector<int> fused_now_;

@@ -115,6 +115,13 @@ void importer::infer_shapes() {
             ::dup2(null, 2);
         }
         ::close(fds[0]);
+#if !defined(__SANITIZE_ADDRESS__)
+        // a malformed graph can make ONNX's inference allocate without end (a Slice with INT64_MIN steps grew
+        // by 250 MB/s): the child may use at most shape_inference_memory_bytes of address space (not under
+        // AddressSanitizer, whose shadow memory is terabytes of address space)
+        const rlimit cap{shape_inference_memory_bytes, shape_inference_memory_bytes};
+        ::setrlimit(RLIMIT_AS, &cap);
+#endif
         std::string message;
         try {
             onnx::ShapeInferenceOptions o(false, 0, true);
@@ -123,6 +130,9 @@ void importer::infer_shapes() {
             *inferred.mutable_value_info() = proto_.graph().value_info();
             *inferred.mutable_output() = proto_.graph().output();
             message = "O" + inferred.SerializeAsString();
+        } catch (const std::bad_alloc&) {
+            message = "Eit needed more than " + std::to_string(shape_inference_memory_bytes >> 30) +
+                      " GiB of memory (the graph's shapes are absurd or the file is corrupted)";
         } catch (const std::exception& e) {
             message = std::string("E") + e.what();
         } catch (...) {

@@ -11,7 +11,7 @@ void importer::unary(const onnx::NodeProto& n, const std::string& kind) {
 void importer::hard_sigmoid(const onnx::NodeProto& n) {
     // ONNX: max(0, min(1, alpha * x + beta)), defaults 0.2 and 0.5; torch.nn.Hardsigmoid exports 1/6 and 0.5
     const double alpha = attr_float(n, "alpha", 0.2), beta = attr_float(n, "beta", 0.5);
-    if (std::fabs(alpha - 1.0 / 6.0) > 1e-6 || beta != 0.5)
+    if (!(std::fabs(alpha - 1.0 / 6.0) <= 1e-6) || !(beta == 0.5))  // NaN is neither
         throw unsupported{"HardSigmoid with alpha " + number_text(alpha) + " and beta " + number_text(beta) +
                           "; ridgeline's hardsigmoid is PyTorch's (alpha 1/6, beta 0.5)"};
     unary(n, "hardsigmoid");
@@ -75,7 +75,7 @@ int importer::only_reader(const std::string& t, const std::string& op) const {
 bool importer::scalar_near(const onnx::NodeProto& n, const std::string& t, double v) {
     if (!const_.count(t) && !initializer_.count(t)) return false;
     const auto c = resolve(n, t).c;
-    return c->size() == 1 && std::fabs(scalar_of(*c) - v) <= 1e-4 * std::max(1.0, std::fabs(v));
+    return c->size() == 1 && !c->absent && std::fabs(scalar_of(*c) - v) <= 1e-4 * std::max(1.0, std::fabs(v));
 }
 
 std::vector<int> importer::gelu_pattern(const onnx::NodeProto& div) {

@@ -160,7 +160,9 @@ bool importer::layer_norm_pattern(const onnx::NodeProto& rm1, const std::vector<
         return n.input(0) == t ? n.input(1) : n.input(1) == t ? n.input(0) : std::string();
     };
     const int sub = only_reader(rm1.output(0), "Sub");
-    if (sub < 0 || g.node(sub).input(0) != x || g.node(sub).input(1) != rm1.output(0)) return false;
+    if (sub < 0 || g.node(sub).input_size() != 2 || g.node(sub).input(0) != x ||
+        g.node(sub).input(1) != rm1.output(0))
+        return false;
     const std::string& d = g.node(sub).output(0);
     auto r = readers_.find(d);
     if (r == readers_.end() || r->second.size() != 2 || graph_outputs_.count(d)) return false;
@@ -169,7 +171,8 @@ bool importer::layer_norm_pattern(const onnx::NodeProto& rm1, const std::vector<
         if (g.node(k).op_type() == "Pow") pow = k;
         if (g.node(k).op_type() == "Div") div = k;
     }
-    if (pow < 0 || div < 0 || g.node(pow).input(0) != d || !scalar_near(g.node(pow), g.node(pow).input(1), 2.0))
+    if (pow < 0 || div < 0 || g.node(pow).input_size() != 2 || g.node(div).input_size() != 2 ||
+        g.node(pow).input(0) != d || !scalar_near(g.node(pow), g.node(pow).input(1), 2.0))
         return false;
     const int rm2 = only_reader(g.node(pow).output(0), "ReduceMean");
     if (rm2 < 0 || attr_int(g.node(rm2), "keepdims", 1) == 0) return false;
@@ -185,7 +188,9 @@ bool importer::layer_norm_pattern(const onnx::NodeProto& rm1, const std::vector<
     const int add = only_reader(g.node(rm2).output(0), "Add");
     if (add < 0) return false;
     const std::string eps_t = other_of(g.node(add), g.node(rm2).output(0));
-    if (eps_t.empty() || !known(eps_t) || resolve(g.node(add), eps_t).c->size() != 1) return false;
+    if (eps_t.empty() || !known(eps_t) || resolve(g.node(add), eps_t).c->size() != 1 ||
+        resolve(g.node(add), eps_t).c->absent)
+        return false;
     const double eps = scalar_of(*resolve(g.node(add), eps_t).c);
     const int sqrt = only_reader(g.node(add).output(0), "Sqrt");
     if (sqrt < 0 || only_reader(g.node(sqrt).output(0), "Div") != div || g.node(div).input(0) != d ||
@@ -196,21 +201,26 @@ bool importer::layer_norm_pattern(const onnx::NodeProto& rm1, const std::vector<
     for (auto a : axes) normalized.push_back(xs[static_cast<std::size_t>(a)]);
     std::int64_t count = 1;
     for (auto v : normalized) count *= v;
-    // the affine part: Mul by a constant of the normalized shape, then Add of one
+    // the affine part: Mul by a constant of the normalized shape (leading 1s allowed), then Add of one; a
+    // constant of another shape with as many elements ([8, 1] on [.., 8, 8]) scales other axes
+    auto normalized_like = [&](const constant& c) {
+        if (c.integer || static_cast<std::int64_t>(c.size()) != count) return false;
+        std::vector<std::int64_t> dims = c.dims;
+        while (!dims.empty() && dims.front() == 1 && dims.size() > normalized.size()) dims.erase(dims.begin());
+        return dims == normalized;
+    };
     std::vector<int> nodes{sub, pow, rm2, add, sqrt, div};
     std::string y = g.node(div).output(0);
     constant_ptr weight, bias;
     if (const int mul = only_reader(y, "Mul"); mul >= 0) {
         const std::string w = other_of(g.node(mul), y);
-        if (!w.empty() && known(w) && static_cast<std::int64_t>(resolve(g.node(mul), w).c->size()) == count &&
-            !resolve(g.node(mul), w).c->integer) {
+        if (!w.empty() && known(w) && normalized_like(*resolve(g.node(mul), w).c)) {
             weight = resolve(g.node(mul), w).c;
             nodes.push_back(mul);
             y = g.node(mul).output(0);
             if (const int badd = only_reader(y, "Add"); badd >= 0) {
                 const std::string b = other_of(g.node(badd), y);
-                if (!b.empty() && known(b) && static_cast<std::int64_t>(resolve(g.node(badd), b).c->size()) == count &&
-                    !resolve(g.node(badd), b).c->integer) {
+                if (!b.empty() && known(b) && normalized_like(*resolve(g.node(badd), b).c)) {
                     bias = resolve(g.node(badd), b).c;
                     nodes.push_back(badd);
                     y = g.node(badd).output(0);

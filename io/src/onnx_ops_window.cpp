@@ -202,6 +202,9 @@ void importer::pad(const onnx::NodeProto& n) {
                 std::any_of(own.begin(), own.end(), [](std::int64_t v) { return v != 0; }))
                 continue;
             r.set_input(0, n.input(0));
+            auto* auto_pad_attr = fresh_attribute(r, "auto_pad");  // VALID would discard the pads below
+            auto_pad_attr->set_type(onnx::AttributeProto::STRING);
+            auto_pad_attr->set_s("NOTSET");
             set_ints(r, "pads", {pads[2], pads[3], pads[6], pads[7]});
             set_int(r, "count_include_pad", 1);
             if (std::string(op) == "Conv")
@@ -233,7 +236,8 @@ void importer::reduce_mean(const onnx::NodeProto& n) {
     for (std::size_t k = 0; k < axes.size(); ++k) trailing = trailing && axes[k] == r - static_cast<std::int64_t>(axes.size()) + static_cast<std::int64_t>(k);
     if (trailing && layer_norm_pattern(n, axes)) return;
     if (r != 4 || axes != std::vector<std::int64_t>{2, 3})
-        throw unsupported{"ReduceMean over axes " + join_ints(axes) + " of a rank-" + std::to_string(r) +
+        throw unsupported{"ReduceMean over " + (axes.empty() ? std::string("all axes") : "axes " + join_ints(axes)) +
+                          " of a rank-" + std::to_string(r) +
                           " input; ridgeline maps the mean over H and W of NCHW (a global average pool), nothing "
                           "else yet"};
     const std::string pooled = emit(n, make("adaptive_avg_pool2d", {{"output_size", "1"}}, node_name(n)), {x});
@@ -266,6 +270,10 @@ importer::slice_arguments importer::slice_args(const onnx::NodeProto& n) {
     if (s.steps.empty()) s.steps.assign(s.starts.size(), 1);
     if (s.ends.size() != s.starts.size() || s.axes.size() != s.starts.size() || s.steps.size() != s.starts.size())
         throw unsupported{"starts, ends, axes and steps differ in length"};
+    std::vector<std::int64_t> sorted = s.axes;  // as given: -1 and rank-1 are caught where the rank is known
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+        throw unsupported{"axes " + join_ints(s.axes) + " name an axis twice"};
     return s;
 }
 
@@ -275,8 +283,10 @@ void importer::slice_node(const onnx::NodeProto& n) {
     const auto [starts, ends, axes, steps] = slice_args(n);
     const auto r = static_cast<std::int64_t>(xs.rank());
     bool any = false;
+    std::set<std::int64_t> seen;
     for (std::size_t k = 0; k < starts.size(); ++k) {
         const std::int64_t a = axes[k] < 0 ? axes[k] + r : axes[k];
+        if (!seen.insert(a).second) throw unsupported{"axes " + join_ints(axes) + " name an axis twice"};
         if (a < 0 || a >= r) throw unsupported{"axis " + std::to_string(axes[k]) + " is out of range"};
         if (steps[k] < 1) throw unsupported{"step " + std::to_string(steps[k]) + "; ridgeline's slice steps forward"};
         const std::int64_t d = xs[static_cast<std::size_t>(a)];

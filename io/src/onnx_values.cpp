@@ -44,7 +44,7 @@ std::vector<char> importer::external_bytes(const onnx::TensorProto& t, std::size
     if (!fs::exists(p, ec) && options_.shapes_only && !fs::is_symlink(p, ec)) return {};
     if (!fs::exists(p, ec))
         fail(where + " is stored in the external file \"" + location + "\" (looked for " + p.string() +
-             "), which does not exist");
+             "), which does not exist (--shapes-only imports the graph without its weights)");
     // the location may still leave the folder through a symbolic link (the file itself, or a folder on the way):
     // compare real paths, links resolved, so a link inside the folder cannot make ridgeline read a file elsewhere
     const fs::path real_dir = fs::canonical(dir_.empty() ? fs::path(".") : dir_, ec);
@@ -62,8 +62,10 @@ std::vector<char> importer::external_bytes(const onnx::TensorProto& t, std::size
     if (length < 0) length = static_cast<std::int64_t>(need);
     if (length != static_cast<std::int64_t>(need) || offset > file_size || length > file_size - offset)
         fail(where + " needs " + std::to_string(need) + " bytes at offset " + std::to_string(offset) + " of \"" +
-             location + "\" (" + std::to_string(file_size) + " bytes, length " + std::to_string(length) +
-             "); the external data file is truncated or does not belong to this model");
+             location + "\", which has " + std::to_string(file_size) + " bytes" +
+             (length != static_cast<std::int64_t>(need) ? " (the file says its length is " + std::to_string(length) + ")"
+                                                         : std::string()) +
+             "; the external data file is truncated or does not belong to this model");
     std::ifstream f(p, std::ios::binary);
     std::vector<char> buf(need);
     f.seekg(offset);
@@ -124,7 +126,11 @@ constant_ptr importer::decode(const onnx::TensorProto& t, const std::string& ori
             if (!is_float_type(dt))
                 fail(where + " (" + type_name(dt) + ") is in external data that is absent; --shapes-only "
                      "imports float weights by their shape, but integer tensors (shapes, indices) must be readable");
-            absent_.insert(t.name());
+            if (count > (std::size_t{1} << 30))
+                fail(where + " has " + std::to_string(count) +
+                     " elements in external data that is absent; --shapes-only stands in zeros for the import, "
+                     "at most 2^30 elements per tensor");
+            if (std::find(absent_.begin(), absent_.end(), t.name()) == absent_.end()) absent_.push_back(t.name());
             c->absent = true;
             c->values.assign(count, 0.0f);
             return c;

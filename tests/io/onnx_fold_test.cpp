@@ -232,3 +232,102 @@ TEST(OnnxFold, ANodeOnACycleIsNamed) {
               std::string::npos)
         << what;
 }
+
+// From trying to break it (each was a crash, an abort, a memory blowup or a silently wrong constant)
+TEST(OnnxFold, IntegersFoldExactlyAndCastsWrap) {
+    onnx_builder b(13);
+    b.input("x", {1, 16});
+    constant_ints(b, "m240", {1}, {-240});
+    auto& c1 = b.node("Cast", {"m240"}, {"u8"}, "/Cast");  // -240 as uint8 wraps to 16
+    onnx_builder::set(c1, "to", std::int64_t{tp::UINT8});
+    auto& c2 = b.node("Cast", {"u8"}, {"t"}, "/Cast_1");
+    onnx_builder::set(c2, "to", std::int64_t{tp::INT64});
+    b.node("Reshape", {"x", "t"}, {"r"}, "/Reshape");  // [16]
+    constant_ints(b, "big", {1}, {(std::int64_t{1} << 53) + 1});
+    constant_ints(b, "big2", {1}, {std::int64_t{1} << 53});
+    b.node("Equal", {"big", "big2"}, {"eq"}, "/Equal");  // false: 2^53 + 1 is not 2^53 (equal in double)
+    constant_ints(b, "yes", {2}, {4, 4});
+    constant_ints(b, "no", {2}, {2, 8});
+    b.node("Where", {"eq", "yes", "no"}, {"t2"}, "/Where");
+    b.node("Reshape", {"r", "t2"}, {"out"}, "/Reshape_1");  // [2, 8]
+    b.output("out");
+    const io::onnx_model m = io::import_onnx(b.save(ridgeline::test::scratch_dir() / "exact_ints.onnx"));
+    ASSERT_EQ(m.model.layers().size(), 2u);
+    EXPECT_EQ(core::to_string(m.model.layers()[0].op), "reshape:shape=16");
+    EXPECT_EQ(core::to_string(m.model.layers()[1].op), "reshape:shape=2x8");
+}
+
+TEST(OnnxFold, HostileGraphsFailWithOneLine) {
+    auto error_of = [](onnx_builder& b, const std::string& file) {
+        try {
+            (void)io::import_onnx(b.save(ridgeline::test::scratch_dir() / file));
+        } catch (const core::error& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    {  // a Clip bound of shape [0] (was std::out_of_range from vector::at)
+        onnx_builder b(13);
+        b.input("x", {1, 16});
+        b.init("lo", {0}, {});
+        b.node("Clip", {"x", "lo"}, {"out"}, "/Clip");
+        b.output("out");
+        const std::string what = error_of(b, "clip_empty.onnx");
+        EXPECT_NE(what.find("Clip \"/Clip\": \"lo\" is a constant of shape 0, not one value"), std::string::npos)
+            << what;
+    }
+    {  // a decomposed-LayerNorm lookalike whose Pow has one input (was a protobuf abort)
+        onnx_builder b(14);
+        b.input("x", {2, 4, 8});
+        auto& rm = b.node("ReduceMean", {"x"}, {"mean"}, "/ReduceMean");
+        onnx_builder::set(rm, "axes", std::vector<std::int64_t>{-1});
+        b.node("Sub", {"x", "mean"}, {"d"}, "/Sub");
+        b.node("Pow", {"d"}, {"p"}, "/Pow");
+        b.node("Div", {"d", "p"}, {"out"}, "/Div");
+        b.output("out");
+        const std::string what = error_of(b, "pow_one_input.onnx");
+        EXPECT_NE(what.find("node(s) cannot be imported"), std::string::npos) << what;
+    }
+    {  // HardSigmoid with alpha NaN is not PyTorch's (NaN compared false both ways)
+        onnx_builder b(14);
+        b.input("x", {1, 4});
+        auto& h = b.node("HardSigmoid", {"x"}, {"out"}, "/HardSigmoid");
+        onnx_builder::set(h, "alpha", std::numeric_limits<float>::quiet_NaN());
+        b.output("out");
+        EXPECT_NE(error_of(b, "hardsigmoid_nan.onnx").find("HardSigmoid with alpha nan"), std::string::npos);
+    }
+    {  // Slice naming an axis twice
+        onnx_builder b(13);
+        b.input("x", {1, 8, 4, 4});
+        b.init_ints("s", {2}, {0, 1});
+        b.init_ints("e", {2}, {2, 3});
+        b.init_ints("a", {2}, {2, 2});
+        b.node("Slice", {"x", "s", "e", "a"}, {"out"}, "/Slice");
+        b.output("out");
+        EXPECT_NE(error_of(b, "slice_twice.onnx").find("axes 2x2 name an axis twice"), std::string::npos);
+    }
+    {  // a constant of 2^26 elements is not folded (was 2 GB of index vectors per Add), and says what it is
+        onnx_builder b(13);
+        b.input("x", {1, 16});
+        constant_ints(b, "n", {1}, {std::int64_t{1} << 26});
+        b.node("ConstantOfShape", {"n"}, {"z"}, "/ConstantOfShape");
+        b.node("Add", {"x", "z"}, {"out"}, "/Add");
+        b.output("out");
+        const std::string what = error_of(b, "huge_constant.onnx");
+        EXPECT_NE(what.find("ConstantOfShape \"/ConstantOfShape\": ridgeline has no layer for ConstantOfShape"),
+                  std::string::npos)
+            << what;
+    }
+}
+
+TEST(OnnxFold, SizeOfALargeActivationFolds) {
+    onnx_builder b(13);
+    b.input("x", {1, 3, 8192, 8192});  // 201,326,592 elements: more than a folded constant may hold, but Size is one
+    b.node("Size", {"x"}, {"n"}, "/Size");
+    b.node("Relu", {"x"}, {"out"}, "/Relu");
+    b.output("out");
+    b.output("n");
+    const io::onnx_model m = io::import_onnx(b.save(ridgeline::test::scratch_dir() / "size.onnx"));
+    ASSERT_EQ(m.folded.size(), 1u);
+    EXPECT_EQ(m.folded[0].op_type, "Size");
+}

@@ -194,3 +194,17 @@ TEST(OnnxImportOps, HardSwishHardSigmoidAndSiluSpelledOut) {
               std::string::npos)
         << what;
 }
+
+TEST(OnnxImportOps, PadFusesIntoAConvWithAutoPadValid) {
+    onnx_builder b(14);
+    b.input("x", {1, 3, 8, 8});
+    b.init_ints("hw1", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+    b.node("Pad", {"x", "hw1"}, {"p"}, "/Pad");
+    b.init_n("w", {4, 3, 3, 3});
+    auto& conv = b.node("Conv", {"p", "w"}, {"out"}, "/Conv");
+    onnx_builder::set(conv, "auto_pad", std::string("VALID"));  // no padding of its own: the Pad's is the padding
+    b.output("out");
+    const io::onnx_model m = io::import_onnx(b.save(ridgeline::test::scratch_dir() / "pad_valid.onnx"));
+    EXPECT_EQ(layer_strings(m.model),
+              (std::vector<std::string>{"conv2d:in_channels=3,out_channels=4,kernel_size=3,padding=1,bias=false"}));
+}
