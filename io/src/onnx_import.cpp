@@ -111,6 +111,8 @@ void importer::handle(const onnx::NodeProto& n, int index) {
     if (op == "Pad") return pad(n);
     if (op == "ReduceMean") return reduce_mean(n);
     if (op == "Slice") return slice_node(n);
+    if (op == "Squeeze" || op == "Unsqueeze") return squeeze_unsqueeze(n);
+    if (op == "Split") return split(n);
     if (op == "Add" || op == "Mul" || op == "Div") return binary(n, index);
     if (op == "Concat") return concat(n);
     if (op == "Flatten") return flatten(n);

@@ -40,6 +40,19 @@ namespace ridgeline::io::onnx_detail {
 /// Longest ONNX shape inference may take (resnet50 needs well under a second).
 constexpr int shape_inference_timeout_s = 120;
 
+// AddressSanitizer (GCC's -fsanitize=address defines __SANITIZE_ADDRESS__, clang says so by __has_feature) maps
+// terabytes of shadow memory: no address-space cap under it
+#if defined(__SANITIZE_ADDRESS__)
+#define RIDGELINE_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) || __has_feature(thread_sanitizer)
+#define RIDGELINE_UNDER_ASAN 1
+#endif
+#endif
+#ifndef RIDGELINE_UNDER_ASAN
+#define RIDGELINE_UNDER_ASAN 0
+#endif
+
 /// Most address space ONNX shape inference may take (its child process; resnet50 needs well under 1 GiB).
 constexpr rlim_t shape_inference_memory_bytes = rlim_t{8} << 30;
 
@@ -365,6 +378,12 @@ private:
     void layer_norm(const onnx::NodeProto& n);
 
     void gather(const onnx::NodeProto& n);
+
+    /// Squeeze / Unsqueeze of an activation -> one reshape (a view).
+    void squeeze_unsqueeze(const onnx::NodeProto& n);
+
+    /// Split of an activation -> one slice layer per output (views).
+    void split(const onnx::NodeProto& n);
 
     // ------------------------------------------------------------------ result
     onnx_model finish();

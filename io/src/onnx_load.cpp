@@ -115,7 +115,7 @@ void importer::infer_shapes() {
             ::dup2(null, 2);
         }
         ::close(fds[0]);
-#if !defined(__SANITIZE_ADDRESS__)
+#if !RIDGELINE_UNDER_ASAN
         // a malformed graph can make ONNX's inference allocate without end (a Slice with INT64_MIN steps grew
         // by 250 MB/s): the child may use at most shape_inference_memory_bytes of address space (not under
         // AddressSanitizer, whose shadow memory is terabytes of address space)

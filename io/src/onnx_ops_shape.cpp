@@ -257,3 +257,81 @@ bool importer::layer_norm_pattern(const onnx::NodeProto& rm1, const std::vector<
 }
 
 }  // namespace ridgeline::io::onnx_detail
+
+namespace ridgeline::io::onnx_detail {
+
+void importer::squeeze_unsqueeze(const onnx::NodeProto& n) {
+    // of an activation (folded when constant): a view, one reshape to the shape PyTorch's squeeze/unsqueeze give
+    const std::string x = activation(n, 0);
+    std::vector<std::int64_t> axes = attr_ints(n, "axes", {});
+    if (has_input(n, 1)) {
+        const auto a = constant_input(n, 1);
+        if (!a->integer) throw unsupported{"axes are not integers"};
+        axes = a->ints;
+    }
+    std::vector<std::int64_t> dims = shape_of(x).dims();
+    const bool unsqueeze = n.op_type() == "Unsqueeze";
+    const auto rank = static_cast<std::int64_t>(dims.size() + (unsqueeze ? axes.size() : 0));
+    for (auto& a : axes) {
+        if (a < -rank || a >= rank) throw unsupported{"axis " + std::to_string(a) + " is out of range"};
+        if (a < 0) a += rank;
+    }
+    std::sort(axes.begin(), axes.end());
+    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+        throw unsupported{"axes " + join_ints(axes) + " name an axis twice"};
+    if (unsqueeze) {
+        if (axes.empty()) throw unsupported{"Unsqueeze without axes"};
+        for (auto a : axes) dims.insert(dims.begin() + a, 1);
+    } else {
+        std::vector<std::int64_t> kept;
+        for (std::size_t k = 0; k < dims.size(); ++k) {
+            const bool named = std::binary_search(axes.begin(), axes.end(), static_cast<std::int64_t>(k));
+            if (named && dims[k] != 1)
+                throw unsupported{"axis " + std::to_string(k) + " has size " + std::to_string(dims[k]) + ", not 1"};
+            if (!(named || (axes.empty() && dims[k] == 1))) kept.push_back(dims[k]);
+        }
+        dims = kept;
+    }
+    if (dims.empty()) throw unsupported{"the result is a scalar"};
+    map_output(n.output(0), emit(n, make("reshape", {{"shape", join_ints(dims)}}, node_name(n)), {x}));
+}
+
+void importer::split(const onnx::NodeProto& n) {
+    // torch.chunk / torch.split of an activation: one slice layer per output (views)
+    const std::string x = activation(n, 0);
+    const core::shape& xs = shape_of(x);
+    const auto r = static_cast<std::int64_t>(xs.rank());
+    std::int64_t axis = attr_int(n, "axis", 0);
+    if (axis < -r || axis >= r) throw unsupported{"axis " + std::to_string(axis) + " is out of range"};
+    if (axis < 0) axis += r;
+    const std::int64_t d = xs[static_cast<std::size_t>(axis)];
+    std::vector<std::int64_t> sizes = attr_ints(n, "split", {});
+    if (has_input(n, 1)) {
+        const auto s = constant_input(n, 1);
+        if (!s->integer) throw unsupported{"split sizes are not integers"};
+        sizes = s->ints;
+    }
+    const auto outputs = static_cast<std::int64_t>(n.output_size());
+    if (sizes.empty()) {  // equal parts, the last smaller (opset 18's rule; before, d must divide)
+        const std::int64_t part = (d + outputs - 1) / outputs;
+        for (std::int64_t k = 0; k < outputs; ++k) sizes.push_back(std::min(part, d - k * part));
+    }
+    std::int64_t total = 0;
+    for (auto s : sizes) {
+        if (s < 1) throw unsupported{"split sizes " + join_ints(sizes) + " have a part of size < 1"};
+        total += s;
+    }
+    if (static_cast<std::int64_t>(sizes.size()) != outputs || total != d)
+        throw unsupported{"split sizes " + join_ints(sizes) + " do not cut dimension " + std::to_string(axis) +
+                          " (" + std::to_string(d) + ") into " + std::to_string(outputs) + " outputs"};
+    std::int64_t start = 0;
+    for (int k = 0; k < n.output_size(); ++k) {
+        const std::int64_t end = start + sizes[static_cast<std::size_t>(k)];
+        std::vector<core::attribute> at{{"dim", std::to_string(axis)}, {"start", std::to_string(start)}};
+        if (end < d) at.push_back({"end", std::to_string(end)});
+        if (!n.output(k).empty()) map_output(n.output(k), emit(n, make("slice", at, node_name(n)), {x}));
+        start = end;
+    }
+}
+
+}  // namespace ridgeline::io::onnx_detail

@@ -208,3 +208,27 @@ TEST(OnnxImportOps, PadFusesIntoAConvWithAutoPadValid) {
     EXPECT_EQ(layer_strings(m.model),
               (std::vector<std::string>{"conv2d:in_channels=3,out_channels=4,kernel_size=3,padding=1,bias=false"}));
 }
+
+TEST(OnnxImportOps, SqueezeUnsqueezeAndSplitOfActivationsAreViews) {
+    onnx_builder b(13);
+    b.input("x", {2, 6, 4});
+    b.init_ints("ax0", {1}, {1});
+    b.node("Unsqueeze", {"x", "ax0"}, {"u"}, "/Unsqueeze");  // [2, 1, 6, 4]
+    b.node("Squeeze", {"u", "ax0"}, {"s"}, "/Squeeze");      // [2, 6, 4]
+    auto& sp = b.node("Split", {"s"}, {"a", "b", "c"}, "/Split");  // torch.chunk(x, 3, dim=1): 2 + 2 + 2
+    onnx_builder::set(sp, "axis", std::int64_t{1});
+    b.init_ints("sizes", {2}, {1, 3});
+    auto& sp2 = b.node("Split", {"x", "sizes"}, {"d", "e"}, "/Split_1");  // torch.split(x, [1, 3], dim=-1)
+    onnx_builder::set(sp2, "axis", std::int64_t{-1});
+    b.node("Add", {"a", "c"}, {"ac"}, "/Add");
+    for (const char* o : {"ac", "b", "d", "e"}) b.output(o);
+    const io::onnx_model m = io::import_onnx(b.save(ridgeline::test::scratch_dir() / "split.onnx"));
+    EXPECT_EQ(layer_strings(m.model),
+              (std::vector<std::string>{"reshape:shape=2x1x6x4", "reshape:shape=2x6x4", "slice:dim=1,end=2",
+                                        "slice:dim=1,start=2,end=4", "slice:dim=1,start=4", "slice:dim=2,end=1",
+                                        "slice:dim=2,start=1", "add"}));
+    const auto a = core::analyze(m.model, core::dtype::fp32);
+    EXPECT_EQ(a.layers[6].output_shape, (core::shape{2, 6, 3}));
+    // only the add computes: 2 x 2 x 4 = 16 flops
+    EXPECT_EQ(a.totals.flops, 16);
+}
