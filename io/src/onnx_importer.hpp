@@ -237,6 +237,11 @@ private:
     static std::string attr_string(const onnx::NodeProto& n, const std::string& name, const std::string& fallback);
     static std::vector<std::int64_t> attr_ints(const onnx::NodeProto& n, const std::string& name,
                                                std::vector<std::int64_t> fallback);
+    /// Integers that moved from an attribute to an input across opsets (ReduceMean's and Squeeze's axes,
+    /// Split's sizes): input `input` when the node has it (a constant of integers, else unsupported
+    /// "<what> are not integers"), otherwise the attribute `name` (empty when absent).
+    std::vector<std::int64_t> attr_or_input_ints(const onnx::NodeProto& n, const std::string& name, int input,
+                                                 const std::string& what);
 
     // ------------------------------------------------------------------ emitting layers
     std::string node_name(const onnx::NodeProto& n) const;

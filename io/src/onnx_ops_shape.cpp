@@ -263,12 +263,7 @@ namespace ridgeline::io::onnx_detail {
 void importer::squeeze_unsqueeze(const onnx::NodeProto& n) {
     // of an activation (folded when constant): a view, one reshape to the shape PyTorch's squeeze/unsqueeze give
     const std::string x = activation(n, 0);
-    std::vector<std::int64_t> axes = attr_ints(n, "axes", {});
-    if (has_input(n, 1)) {
-        const auto a = constant_input(n, 1);
-        if (!a->integer) throw unsupported{"axes are not integers"};
-        axes = a->ints;
-    }
+    std::vector<std::int64_t> axes = attr_or_input_ints(n, "axes", 1, "axes");
     std::vector<std::int64_t> dims = shape_of(x).dims();
     const bool unsqueeze = n.op_type() == "Unsqueeze";
     const auto rank = static_cast<std::int64_t>(dims.size() + (unsqueeze ? axes.size() : 0));
@@ -305,12 +300,7 @@ void importer::split(const onnx::NodeProto& n) {
     if (axis < -r || axis >= r) throw unsupported{"axis " + std::to_string(axis) + " is out of range"};
     if (axis < 0) axis += r;
     const std::int64_t d = xs[static_cast<std::size_t>(axis)];
-    std::vector<std::int64_t> sizes = attr_ints(n, "split", {});
-    if (has_input(n, 1)) {
-        const auto s = constant_input(n, 1);
-        if (!s->integer) throw unsupported{"split sizes are not integers"};
-        sizes = s->ints;
-    }
+    std::vector<std::int64_t> sizes = attr_or_input_ints(n, "split", 1, "split sizes");
     const auto outputs = static_cast<std::int64_t>(n.output_size());
     if (sizes.empty()) {  // equal parts, the last smaller (opset 18's rule; before, d must divide)
         const std::int64_t part = (d + outputs - 1) / outputs;

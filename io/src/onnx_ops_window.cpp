@@ -222,12 +222,7 @@ void importer::pad(const onnx::NodeProto& n) {
 void importer::reduce_mean(const onnx::NodeProto& n) {
     const std::string x = activation(n, 0);
     const core::shape& xs = shape_of(x);
-    std::vector<std::int64_t> axes = attr_ints(n, "axes", {});
-    if (has_input(n, 1)) {
-        const auto a = constant_input(n, 1);
-        if (!a->integer) throw unsupported{"axes are not integers"};
-        axes = a->ints;
-    }
+    std::vector<std::int64_t> axes = attr_or_input_ints(n, "axes", 1, "axes");
     const auto r = static_cast<std::int64_t>(xs.rank());
     for (auto& a : axes) a = a < 0 ? a + r : a;
     std::sort(axes.begin(), axes.end());

@@ -295,6 +295,14 @@ constant_ptr importer::constant_input(const onnx::NodeProto& n, int i) {
     return v.c;
 }
 
+std::vector<std::int64_t> importer::attr_or_input_ints(const onnx::NodeProto& n, const std::string& name, int input,
+                                                      const std::string& what) {
+    if (!has_input(n, input)) return attr_ints(n, name, {});
+    const auto c = constant_input(n, input);
+    if (!c->integer) throw unsupported{what + " are not integers"};
+    return c->ints;
+}
+
 const onnx::AttributeProto* importer::attr(const onnx::NodeProto& n, const std::string& name) {
     for (const auto& a : n.attribute())
         if (a.name() == name) return &a;
