@@ -24,6 +24,7 @@ Needs Debian's python3-torch, python3-torchvision and python3-onnx (not run by C
 """
 import argparse
 import json
+import math
 import os
 import sys
 import warnings
@@ -41,6 +42,35 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "d
 def transformer_encoder():
     layer = nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, batch_first=True)
     return nn.TransformerEncoder(layer, num_layers=2), torch.randn(1, 16, 64)
+
+
+class GPT2Block(nn.Module):
+    """A GPT-2 decoder block as GPT-2 writes it (no nn.MultiheadAttention): pre-LayerNorm causal self-attention with
+    a registered causal-mask buffer and masked_fill, then an MLP with GPT-2's tanh GELU (NewGELU), residuals."""
+
+    def __init__(self, d=64, heads=4, t=16):
+        super().__init__()
+        self.heads = heads
+        self.ln_1, self.ln_2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.c_attn, self.c_proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.c_fc, self.mlp_proj = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.register_buffer("bias", torch.tril(torch.ones(t, t)).view(1, 1, t, t))
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf"))
+        y = (torch.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(b, t, c)
+        x = x + self.c_proj(y)
+        h = self.c_fc(self.ln_2(x))
+        h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * torch.pow(h, 3.0))))
+        return x + self.mlp_proj(h)
+
+
+def gpt2_block():
+    return GPT2Block(), torch.randn(1, 16, 64)
 
 
 def tv(name, size=224, **kw):
@@ -63,14 +93,20 @@ MODELS = {
     "squeezenet1_0": tv("squeezenet1_0"),
     "vgg11_bn": tv("vgg11_bn"),
     "transformer_encoder": transformer_encoder,
+    "convnext_tiny": tv("convnext_tiny"),
+    "vit_b_16": tv("vit_b_16"),
+    "gpt2_block": gpt2_block,
 }
 
+# buffers kept in the graph (not moved to external data): the causal mask's values decide which scores are masked
+INLINE = {"gpt2_block": {"bias"}}
 
-def randomise(model, seed):
+
+def randomise(model, seed, model_name=""):
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, t in list(model.named_parameters()) + list(model.named_buffers()):
-            if not t.is_floating_point():
+            if not t.is_floating_point() or name in INLINE.get(model_name, ()):
                 continue
             v = torch.rand(t.shape, generator=g) * 0.2 - 0.1
             if name.endswith("running_var"):
@@ -99,10 +135,12 @@ def hook_macs(model, x):
     return total[0]
 
 
-def externalise(path, data_name):
+def externalise(path, data_name, keep=()):
     m = onnx.load(path)
     moved = 0
     for t in m.graph.initializer:
+        if t.name in keep:
+            continue
         if t.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16) and len(t.raw_data) >= 128:
             onnx.external_data_helper.set_external_data(t, data_name)
             moved += 1
@@ -127,7 +165,7 @@ def main():
         torch.manual_seed(i)
         model, x = MODELS[name]()
         model.eval()
-        randomise(model, 1000 + i)
+        randomise(model, 1000 + i, name)
         entry = {
             "input": list(x.shape),
             "params": sum(p.numel() for p in model.parameters()),
@@ -144,7 +182,7 @@ def main():
             if os.path.exists(os.path.join(OUT, data)):
                 os.remove(os.path.join(OUT, data))
             torch.onnx.export(model, x, path, **kw)
-            moved = externalise(path, data)
+            moved = externalise(path, data, INLINE.get(name, ()))
             size = os.path.getsize(path)
             entry["files"][variant] = base + ".onnx"
             print("%-32s %8d bytes, %3d initializers in %s" % (base + ".onnx", size, moved, data), flush=True)

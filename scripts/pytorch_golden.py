@@ -86,11 +86,13 @@ def parameters(kind, a, gen):
             ns = tuple(ints(a["normalized_shape"]))
             p["weight"] = grid(gen, ns, 1 / 16, 0.5, 1.5)
             p["bias"] = grid(gen, ns, 1 / 16, -0.5, 0.5)
+    elif kind == "parameter":
+        p["value"] = grid(gen, tuple(ints(a["shape"])), 1 / 16, -1, 1)
     return p
 
 
 def forward(kind, a, xs, p):
-    x = xs[0]
+    x = xs[0] if xs else None
     if kind == "linear":
         return F.linear(x, p["weight"], p.get("bias"))
     if kind == "matmul":
@@ -133,6 +135,8 @@ def forward(kind, a, xs, p):
         return x * float(a["factor"])
     if kind == "softmax":
         return F.softmax(x, int(a.get("dim", -1)))
+    if kind == "parameter":  # a tensor the module holds (nn.Parameter or a buffer), read as it is
+        return p["value"].expand(*ints(a["expand"])) if "expand" in a else p["value"]
     if kind == "add":
         return xs[0] + xs[1]
     if kind == "mul":

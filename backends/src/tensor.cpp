@@ -17,6 +17,32 @@ std::string param_key(const core::layer& l, const std::string& param) {
     return it != l.tied.end() ? it->second : l.name + "." + param;
 }
 
+host_tensor broadcast_to(const host_tensor& t, const core::shape& dims) {
+    const std::size_t rank = dims.rank(), lead = rank - std::min(rank, t.dims.rank());
+    if (t.dims.rank() > rank) throw core::error("cannot expand " + t.dims.to_string() + " to " + dims.to_string());
+    // the source stride of each output dimension: 0 where the source repeats
+    std::vector<std::int64_t> stride(rank, 0);
+    std::int64_t s = 1;
+    for (std::size_t i = rank; i-- > lead;) {
+        const std::int64_t d = t.dims[i - lead];
+        if (d != 1 && d != dims[i]) throw core::error("cannot expand " + t.dims.to_string() + " to " + dims.to_string());
+        stride[i] = d == 1 ? 0 : s;
+        s *= d;
+    }
+    host_tensor out{dims, std::vector<float>(static_cast<std::size_t>(dims.numel()))};
+    std::vector<std::int64_t> index(rank, 0);
+    for (std::size_t k = 0; k < out.data.size(); ++k) {
+        std::int64_t from = 0;
+        for (std::size_t i = 0; i < rank; ++i) from += index[i] * stride[i];
+        out.data[k] = t.data[static_cast<std::size_t>(from)];
+        for (std::size_t i = rank; i-- > 0;) {  // next row-major index
+            if (++index[i] < dims[i]) break;
+            index[i] = 0;
+        }
+    }
+    return out;
+}
+
 namespace {
 
 /// Round a float to `mantissa_bits` explicit mantissa bits, nearest-even (bf16: 7, fp16/tf32: 10).
@@ -164,7 +190,8 @@ core::model_analysis single_layer_graph(const core::layer_analysis& l, const cor
     // a tensor's storage: the views that lead to it from their source (source first)
     auto source_of = [&](std::string t) {
         std::vector<const core::layer_analysis*> chain;
-        for (auto it = producer.find(t); it != producer.end() && core::is_view(it->second->layer.op);
+        for (auto it = producer.find(t);
+             it != producer.end() && core::is_view(it->second->layer.op) && !it->second->layer.inputs.empty();
              it = producer.find(t)) {
             chain.insert(chain.begin(), it->second);
             t = it->second->layer.inputs.at(0);

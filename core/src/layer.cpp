@@ -174,7 +174,8 @@ cost cost_of(const layer& l, const shapes& in, const shape& out, dtype dt) {
 
 bool is_view(const op& o) {
     return std::holds_alternative<flatten>(o) || std::holds_alternative<reshape>(o) ||
-           std::holds_alternative<transpose>(o) || std::holds_alternative<slice>(o);
+           std::holds_alternative<transpose>(o) || std::holds_alternative<slice>(o) ||
+           std::holds_alternative<parameter>(o);
 }
 
 std::optional<double> cost::arithmetic_intensity() const {

@@ -29,7 +29,13 @@ memory_summary memory_of(const model_analysis& a) {
         const auto& la = a.layers[i];
         const std::size_t step = i + 1;
         for (const auto& t : la.layer.inputs) last_use[storage.at(t)] = step;
-        if (is_view(la.layer.op)) {
+        if (is_view(la.layer.op) && la.layer.inputs.empty()) {  // a parameter: weight memory, not activations
+            storage[la.layer.name] = la.layer.name;
+            bytes[la.layer.name] = 0;
+            first_step[la.layer.name] = step;
+            last_use[la.layer.name] = step;
+            m.activation_bytes.push_back(0);
+        } else if (is_view(la.layer.op)) {
             storage[la.layer.name] = storage.at(la.layer.inputs.at(0));
             m.activation_bytes.push_back(0);
         } else {

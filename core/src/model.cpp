@@ -185,7 +185,7 @@ model_analysis analyze(const model& m, dtype dt) {
             throw overflow_error(where(l) + ": " + msg);
         }
         c.bytes -= checked::mul(repeated_reads(l, in, where_is), size_bytes(dt), "bytes");  // <= the inputs counted
-        if (!is_view(l.op)) {
+        if (!is_view(l.op) || l.inputs.empty()) {  // a parameter is its own storage
             where_is[l.name] = {l.name, l.name, out.numel()};
         } else {
             residence r = where_is.at(l.inputs.at(0));

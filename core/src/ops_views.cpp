@@ -1,4 +1,4 @@
-// concat and the views: flatten, reshape, transpose, slice.
+// concat and the views: flatten, reshape, transpose, slice, parameter.
 #include "op_helpers.hpp"
 
 namespace ridgeline::core {
@@ -184,5 +184,48 @@ shape slice::infer(const shapes& in, const std::string& where) const {
 }
 
 cost slice::work(const shapes&, const shape&, dtype) const { return view_work(); }
+
+// ------------------------------------------------------------------ parameter
+parameter parameter::read(attribute_reader& r) {
+    parameter p;
+    p.dims = r.get_int_list("shape");
+    if (p.dims.empty()) r.fail("shape", "is empty: a parameter has at least one dimension");
+    for (auto d : p.dims)
+        if (d < 1) r.fail("shape", "has dimension " + std::to_string(d) + ": every dimension must be >= 1");
+    if (r.find_raw("expand")) {
+        p.expand = r.get_int_list("expand");
+        for (auto d : p.expand)
+            if (d < 1) r.fail("expand", "has dimension " + std::to_string(d) + ": every dimension must be >= 1");
+    }
+    p.trainable = r.get_bool("trainable", true);
+    return p;
+}
+
+void parameter::write(attribute_writer& w) const {
+    w.add("shape", dims);
+    if (!expand.empty()) w.add("expand", expand);
+    if (!trainable) w.add("trainable", false);
+}
+
+shape parameter::infer(const shapes&, const std::string& where) const {
+    shape own(dims);
+    (void)own.numel();  // throws overflow_error when the count does not fit
+    if (expand.empty()) return own;
+    // Tensor.expand: new leading dimensions may be added; an existing one keeps its size or grows from 1
+    if (expand.size() < dims.size())
+        fail(where, "expand " + shape(expand).to_string() + " has fewer dimensions than shape " + own.to_string());
+    const std::size_t lead = expand.size() - dims.size();
+    for (std::size_t i = 0; i < dims.size(); ++i)
+        if (dims[i] != 1 && dims[i] != expand[lead + i])
+            fail(where, "cannot expand " + own.to_string() + " to " + shape(expand).to_string() + " (dimension " +
+                            std::to_string(lead + i) + ": " + std::to_string(dims[i]) + " is not 1)");
+    shape out(expand);
+    (void)out.numel();
+    return out;
+}
+
+std::vector<param_spec> parameter::parameters() const { return {{"value", shape(dims), trainable}}; }
+
+cost parameter::work(const shapes&, const shape&, dtype) const { return view_work(); }
 
 }  // namespace ridgeline::core

@@ -34,10 +34,10 @@ void dnnl_graph::build(const core::model_analysis& graph, const backends::graph_
     outputs_ = graph.outputs;
     for (const auto& o : graph.outputs) {
         output_shapes_.push_back(find_shape(graph, o));
-        // an output that is a view aliases another buffer (maybe a model input): give it its own,
-        // so poisoning and reading it never touches the source
+        // an output that is a view aliases another buffer (maybe a model input), and a held tensor (parameter) is
+        // written once, when prepared: give it its own, written by every run, so poisoning never touches the source
         slot& s = slots_.at(o);
-        if (s.view) {
+        if (s.view || s.constant) {
             const memory::desc md = s.mem.get_desc();
             memory dst(plain_md(md.dims(), md.data_type()), engine_);
             steps_.push_back({dnnl::reorder(s.mem, dst), {{DNNL_ARG_FROM, s.mem}, {DNNL_ARG_TO, dst}}, {}});

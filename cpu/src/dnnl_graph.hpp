@@ -104,6 +104,7 @@ private:
     // ------------------------------------------------------------ data movement and views
     void add(const core::layer_analysis& la, const core::concat& op);
     void reinterpret(const core::layer_analysis& la);
+    void add(const core::layer_analysis& la, const core::parameter&);
     void add(const core::layer_analysis& la, const core::flatten&);
     void add(const core::layer_analysis& la, const core::reshape&);
     memory viewable(const std::string& name);

@@ -359,6 +359,15 @@ void dnnl_graph::reinterpret(const core::layer_analysis& la) {
                false, true);
 }
 
+/// A held tensor: uploaded at prepare time (broadcast to `expand` on the host), like a model input.
+void dnnl_graph::add(const core::layer_analysis& la, const core::parameter&) {
+    const auto& host = data_->tensors.at(backends::param_key(la.layer, "value"));
+    slot s;
+    s.mem = upload(backends::broadcast_to(host, la.output_shape), plain_md(to_dims(la.output_shape), to_dnnl(dt_)));
+    s.constant = true;
+    slots_[la.layer.name] = s;
+}
+
 void dnnl_graph::add(const core::layer_analysis& la, const core::flatten&) { reinterpret(la); }
 
 void dnnl_graph::add(const core::layer_analysis& la, const core::reshape&) { reinterpret(la); }

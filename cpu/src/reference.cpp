@@ -517,6 +517,13 @@ host_tensor same_data(const layer_io& io) {
     return out;
 }
 
+/// A held tensor: its stored values, broadcast to `expand` when given.
+host_tensor forward(const core::parameter& op, const layer_io& io) {
+    const host_tensor stored{core::shape(op.dims), std::vector<float>(io.param("value"),
+                                                                      io.param("value") + core::shape(op.dims).numel())};
+    return backends::broadcast_to(stored, io.make_output().dims);
+}
+
 host_tensor forward(const core::flatten&, const layer_io& io) { return same_data(io); }
 host_tensor forward(const core::reshape&, const layer_io& io) { return same_data(io); }
 

@@ -634,6 +634,17 @@ private:
         t.alias = true;
         set_output(la, std::move(t));
     }
+    /// A held tensor: uploaded at prepare time (broadcast to `expand` on the host), like a model input.
+    void add(const core::layer_analysis& la, const core::parameter&) {
+        const auto& host = data_->tensors.at(backends::param_key(la.layer, "value"));
+        dev_tensor t;
+        t.view = dense_view(la.output_shape);
+        t.alias = true;
+        t.buffer = upload(backends::broadcast_to(host, la.output_shape).data);
+        t.element_bytes = esize_;
+        notes_.emplace_back("held tensor");
+        set_output(la, std::move(t));
+    }
     void add(const core::layer_analysis& la, const core::flatten&) { reinterpret(la); }
     void add(const core::layer_analysis& la, const core::reshape&) { reinterpret(la); }
 

@@ -26,8 +26,11 @@ namespace {
 /// which says what it cannot map. Shape arithmetic is a few elements; a file that asks for more is hostile.
 constexpr std::int64_t max_folded_elements = std::int64_t{1} << 24;
 constexpr std::int64_t max_folded_total = std::int64_t{1} << 26;
+constexpr std::int64_t max_small_fold = 4096;  // folds past the file's cap
 
 struct not_foldable {};
+
+
 
 std::int64_t numel(const std::vector<std::int64_t>& dims) {
     std::int64_t n = 1;
@@ -168,12 +171,31 @@ void importer::order_nodes() {
 
 void importer::fold_constants() {
     const auto& g = proto_.graph();
+    // Does folding a node make new data, counted against the file's cap? A Constant, Identity or Dropout does not
+    // (its data is in the file already), nor a Transpose of an initializer that only it reads (a weight the
+    // export transposes before its MatMul: at most the file's own initializers once). Neither depends on the node
+    // order, so the folded nodes do not either (ViT-B exported without constant folding transposes 86 M weights).
+    auto makes_data = [&](const onnx::NodeProto& n) {
+        if (n.op_type() == "Constant" || n.op_type() == "Identity" || n.op_type() == "Dropout") return false;
+        if (n.op_type() == "Transpose" && n.input_size() == 1 && initializer_.count(n.input(0))) {
+            auto r = readers_.find(n.input(0));
+            return r == readers_.end() || r->second.size() != 1;
+        }
+        return true;
+    };
     for (int i = 0; i < g.node_size(); ++i) {
         const auto& n = g.node(i);
         current_index_ = i;
         bool done = false;
         try {
-            done = folded_total_ < max_folded_total && fold(n);
+            done = fold(n);
+            // past the file's cap only small results fold (shape arithmetic; ViT-B's export without constant
+            // folding transposes 86 M weights before its attention's slice bounds)
+            std::int64_t made = 0;
+            if (done && makes_data(n))
+                for (const auto& o : n.output())
+                    if (auto it = const_.find(o); it != const_.end()) made += static_cast<std::int64_t>(it->second->size());
+            if (made > max_small_fold && folded_total_ + made > max_folded_total) done = false;
         } catch (const not_foldable&) {
             done = false;
         } catch (const unsupported&) {
@@ -197,7 +219,7 @@ void importer::fold_constants() {
                     it->second = marked;
                 }
         const auto& c = *const_.at(n.output(0));
-        folded_total_ += static_cast<std::int64_t>(c.size());
+        if (makes_data(n)) folded_total_ += static_cast<std::int64_t>(c.size());
         folded_nodes_.push_back({node_name(n), op_type(n),
                                  "folded into a constant" +
                                      (c.dims.empty() ? std::string(" scalar") : " of shape " + c.shape_text())});
@@ -261,8 +283,8 @@ bool importer::fold(const onnx::NodeProto& n) {
     const std::string& out = n.output(0);
     // --shapes-only: data that is absent (zeros here) moves through views, but is never computed with (a Cast
     // of absent floats to a Reshape target would be a silent [0, 0])
-    static const std::set<std::string> views = {"Identity", "Dropout", "Transpose", "Reshape",
-                                                "Flatten",  "Unsqueeze", "Squeeze"};
+    static const std::set<std::string> views = {"Identity",  "Dropout", "Transpose", "Reshape",
+                                                "Flatten",   "Unsqueeze", "Squeeze", "Expand"};
     if (!views.count(op))
         for (int k = 0; k < n.input_size(); ++k)
             if (has_input(n, k) && in(k)->absent) return false;
@@ -509,6 +531,8 @@ bool importer::fold(const onnx::NodeProto& n) {
         auto c = make_like(fill->integer, dims, out);
         const auto idx = op == "Expand" ? broadcast_index(fill->dims, dims) : std::vector<std::size_t>(c->size(), 0);
         for (std::size_t k = 0; k < c->size(); ++k) copy_elem(*c, k, *fill, idx[k]);
+        // a held float tensor keeps its own size (ViT's class token expanded to the batch is 768 parameters)
+        if (op == "Expand" && !fill->integer) c->expanded_from = fill->expanded_from ? fill->expanded_from : fill;
         const_[out] = c;
         return true;
     }

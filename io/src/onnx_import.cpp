@@ -19,6 +19,7 @@ onnx_model importer::run() {
     infer_shapes();
     index_graph();
     fold_constants();
+    find_tanh_gelus();
     const auto& g = proto_.graph();
     for (int i = 0; i < g.node_size(); ++i) {
         if (fused_.count(i) || folded_.count(i)) continue;
@@ -32,6 +33,7 @@ void importer::convert(const onnx::NodeProto& n, int index) {
     const std::size_t layers_before = model_.layers().size(), uses_before = uses_.size();
     mapped_now_.clear();
     fused_now_.clear();
+    held_now_.clear();
     try {
         handle(n, index);
         cross_check(n);
@@ -40,6 +42,7 @@ void importer::convert(const onnx::NodeProto& n, int index) {
         uses_.resize(uses_before);
         for (const auto& t : mapped_now_) act_.erase(t);
         for (int k : fused_now_) fused_.erase(k);
+        for (const auto& t : held_now_) held_.erase(t);
         skip(n, u);
     }
 }
@@ -91,6 +94,7 @@ void importer::cross_check(const onnx::NodeProto& n) {
 }
 
 void importer::handle(const onnx::NodeProto& n, int index) {
+    if (auto m = tanh_gelu_at_.find(index); m != tanh_gelu_at_.end()) return tanh_gelu(n, m->second);
     const std::string domain = n.domain();
     const std::string& op = n.op_type();
     if (!(domain.empty() || domain == "ai.onnx") && !(domain == "com.microsoft" && op == "Gelu"))
@@ -114,6 +118,7 @@ void importer::handle(const onnx::NodeProto& n, int index) {
     if (op == "Squeeze" || op == "Unsqueeze") return squeeze_unsqueeze(n);
     if (op == "Split") return split(n);
     if (op == "Add" || op == "Mul" || op == "Div") return binary(n, index);
+    if (op == "Where") return where_node(n);
     if (op == "Concat") return concat(n);
     if (op == "Flatten") return flatten(n);
     if (op == "Reshape") return reshape(n);

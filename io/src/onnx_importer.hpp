@@ -66,6 +66,7 @@ struct constant {
     bool integer = false;
     std::string origin;  // what it is made of: "<initializer name>" plus any transform
     bool absent = false; // shapes_only: made from an initializer whose external data is absent (zeros here)
+    std::shared_ptr<const constant> expanded_from;  // a folded Expand of a float tensor: the tensor before it
 
     [[nodiscard]] std::size_t size() const { return integer ? ints.size() : values.size(); }
     [[nodiscard]] std::string shape_text() const {
@@ -228,6 +229,14 @@ private:
 
     constant_ptr constant_input(const onnx::NodeProto& n, int i);
 
+    /// Input i as a core tensor: an activation, or a float constant held by a parameter layer (made once per
+    /// ONNX tensor; trainable when it is an initializer, as PyTorch's nn.Parameter; a folded Expand of one
+    /// holds the tensor before the Expand and broadcasts it). Integer constants are unsupported.
+    std::string operand(const onnx::NodeProto& n, int i);
+
+    /// The parameter layer holding constant `c` (ONNX tensor `t`).
+    std::string held(const std::string& t, const constant_ptr& c);
+
     const core::shape& shape_of(const std::string& tensor) const { return shape_.at(tensor); }
 
     // ------------------------------------------------------------------ attributes
@@ -368,7 +377,19 @@ private:
     /// (Erf, Add, Mul, Mul) after the Div, or an empty vector.
     std::vector<int> gelu_pattern(const onnx::NodeProto& div);
 
+    /// PyTorch's export of the tanh GELU (GPT-2's NewGELU), found before conversion: the nodes after the first are
+    /// fused, and the first emits one gelu(approximate=tanh) reading x (tanh_gelu).
+    struct tanh_gelu_match {
+        std::string x, output, tanh;
+    };
+    void find_tanh_gelus();
+    void tanh_gelu(const onnx::NodeProto& n, const tanh_gelu_match& m);
+
     void binary(const onnx::NodeProto& n, int index);
+
+    /// Where(constant mask, -inf or inf, x) (or the fill second) -> add(x, a held buffer of fill and zeros): the same
+    /// tensor as masked_fill for finite x. Other Where nodes are unsupported.
+    void where_node(const onnx::NodeProto& n);
 
     void concat(const onnx::NodeProto& n);
 
@@ -418,6 +439,10 @@ private:
     std::map<std::string, unavailable> unavailable_;  // ONNX tensor -> why it has no value
     std::set<int> fused_;                             // nodes folded into an earlier node's layer
     std::set<int> folded_;                            // nodes evaluated into constants
+    std::map<int, tanh_gelu_match> tanh_gelu_at_;     // first node of a tanh GELU -> the match
+    std::map<std::string, int> producer_;             // ONNX tensor -> the node that makes it
+    std::map<std::string, std::string> held_;        // ONNX constant tensor -> its parameter layer
+    std::vector<std::string> held_now_;
     std::vector<skipped_node> folded_nodes_;          // the same, for onnx_model::folded
     std::int64_t folded_total_ = 0;                   // elements folded so far (capped, onnx_fold.cpp)
     mutable std::vector<std::string> absent_;         // shapes_only: initializers without data, first use first

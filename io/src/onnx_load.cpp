@@ -226,6 +226,8 @@ void importer::index_graph() {
                                      : "node \"" + node_name(g.node(it->second)) + "\" writes already") +
                      " (ONNX graphs assign each tensor once)");
         }
+    for (const auto& [t, i] : writer)
+        if (i >= 0) producer_[t] = i;
     for (const auto& o : g.output()) graph_outputs_.insert(o.name());
     for (const auto& in : inputs_) {
         const std::string name = unique(in.name);

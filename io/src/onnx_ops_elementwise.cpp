@@ -1,4 +1,6 @@
 // ONNX import, elementwise ops: unary activations, Clip, Gelu (and PyTorch's erf decomposition), Add/Mul/...
+#include <numbers>
+
 #include "onnx_importer.hpp"
 
 namespace ridgeline::io::onnx_detail {
@@ -141,9 +143,148 @@ void importer::binary(const onnx::NodeProto& n, int index) {
         map_output(n.output(0), emit(n, make("scale", {{"factor", number_text(factor)}}, node_name(n)), {act.tensor}));
         return;
     }
-    throw unsupported{op + " with a constant of shape " + con.c->shape_text() + "; ridgeline maps " +
-                      (op == "Add" ? "Add of two activations (or a bias after MatMul)"
-                                   : op + " of two activations or by a scalar constant (to scale)")};
+    if (op == "Div")
+        throw unsupported{(a.k == source::constant ? "Div of a constant of shape " + con.c->shape_text() + " by an activation"
+                                                   : "Div by a constant of shape " + con.c->shape_text()) +
+                          "; ridgeline maps Div by a scalar constant (to scale) and has no division layer"};
+    if (con.c->integer) throw unsupported{op + " with a constant of integers (" + con.c->shape_text() + ")"};
+    // a tensor the model holds (ViT's position embedding, ConvNeXt's layer scale): a parameter layer read by add/mul
+    const std::string held_tensor = held(a.k == source::constant ? n.input(0) : n.input(1), con.c);
+    const std::vector<std::string> xs =
+        a.k == source::constant ? std::vector<std::string>{held_tensor, act.tensor} : std::vector<std::string>{act.tensor, held_tensor};
+    map_output(n.output(0), emit(n, make(op == "Add" ? "add" : "mul", {}, node_name(n)), xs));
+}
+
+void importer::where_node(const onnx::NodeProto& n) {
+    // Where(mask, -inf, x): PyTorch's masked_fill of attention scores with a constant mask (a causal mask). With an
+    // infinite fill, x + (mask ? -inf : 0) is the same tensor for every finite x: an add of a held buffer
+    if (n.input_size() != 3) throw unsupported{"Where with " + std::to_string(n.input_size()) + " inputs"};
+    value cond = input(n, 0), a = input(n, 1), b = input(n, 2);
+    for (const auto* v : {&cond, &a, &b})
+        if (v->k == source::unavailable) throw unsupported{"reads " + v->why, !v->producer_listed};
+    const bool fill_first = a.k == source::constant && b.k == source::activation;
+    if (cond.k != source::constant || !cond.c->integer || !(fill_first || (b.k == source::constant && a.k == source::activation)))
+        throw unsupported{"ridgeline maps Where only as masked_fill: a constant condition choosing between an activation "
+                          "and a constant -inf or inf"};
+    const value& fill = fill_first ? a : b;
+    const value& x = fill_first ? b : a;
+    if (fill.c->size() != 1 || fill.c->integer)
+        throw unsupported{"Where with a fill of shape " + fill.c->shape_text() + "; ridgeline maps one float value"};
+    const double v = fill.c->absent ? 0.0 : static_cast<double>(fill.c->values.at(0));
+    if (!std::isinf(v))
+        throw unsupported{"Where filling with " + number_text(v) +
+                          "; ridgeline maps masked_fill with -inf or inf (an additive mask), not a finite value"};
+    const core::shape& xs = shape_of(x.tensor);
+    const auto& cd = cond.c->dims;
+    bool fits = cd.size() <= xs.rank();
+    for (std::size_t i = 0; fits && i < cd.size(); ++i) {
+        const std::int64_t d = cd[cd.size() - 1 - i];
+        fits = d == 1 || d == xs[xs.rank() - 1 - i];
+    }
+    if (!fits)
+        throw unsupported{"the condition " + cond.c->shape_text() + " does not broadcast to the activation " +
+                          xs.to_string() + " (ridgeline maps a condition that broadcasts to it)"};
+    // the additive mask: fill where the condition picks the fill, 0 where it picks x
+    auto mask = std::make_shared<constant>();
+    mask->dims = cond.c->dims;
+    mask->origin = n.output(0) + ".mask";  // not an initializer: a buffer
+    mask->absent = cond.c->absent;
+    mask->values.resize(cond.c->ints.size());
+    for (std::size_t k = 0; k < mask->values.size(); ++k)
+        mask->values[k] = (cond.c->ints[k] != 0) == fill_first ? static_cast<float>(v) : 0.0f;
+    const std::string m = held(mask->origin, mask);
+    map_output(n.output(0), emit(n, make("add", {}, node_name(n)), {x.tensor, m}));
+}
+
+void importer::find_tanh_gelus() {
+    // y = 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), as GPT-2's NewGELU and PyTorch's
+    // F.gelu(approximate="tanh") before opset 20 are exported, anchored at the Tanh; operands of the commutative
+    // ops in either order, every intermediate read once. The 0.5 may multiply x first or the product last.
+    const auto& g = proto_.graph();
+    auto other_of = [](const onnx::NodeProto& n, const std::string& t) -> std::string {
+        if (n.input_size() != 2) return {};
+        return n.input(0) == t ? n.input(1) : n.input(1) == t ? n.input(0) : std::string();
+    };
+    auto producer = [&](const std::string& t, const std::string& op) -> int {
+        auto p = producer_.find(t);
+        if (p == producer_.end() || g.node(p->second).op_type() != op || fused_.count(p->second) ||
+            folded_.count(p->second))
+            return -1;
+        return only_reader(t, g.node(readers_.at(t).at(0)).op_type()) >= 0 ? p->second : -1;
+    };
+    for (int t = 0; t < g.node_size(); ++t) {
+        const auto& tanh = g.node(t);
+        if (tanh.op_type() != "Tanh" || tanh.input_size() != 1 || fused_.count(t) || folded_.count(t)) continue;
+        const int scale = producer(tanh.input(0), "Mul");  // sqrt(2/pi) * inner
+        if (scale < 0) continue;
+        const auto& sn = g.node(scale);
+        std::string inner;
+        for (int k = 0; k < 2 && inner.empty(); ++k)
+            if (scalar_near(sn, sn.input(k), std::sqrt(2.0 / std::numbers::pi))) inner = sn.input(1 - k);
+        const int add = inner.empty() ? -1 : producer(inner, "Add");  // x + 0.044715 * x^3
+        if (add < 0) continue;
+        const auto& an = g.node(add);
+        int cube_mul = -1, pow = -1;
+        std::string x;
+        for (int k = 0; k < 2 && pow < 0; ++k) {
+            cube_mul = producer(an.input(k), "Mul");
+            if (cube_mul < 0) continue;
+            const auto& cm = g.node(cube_mul);
+            for (int j = 0; j < 2 && pow < 0; ++j) {
+                if (!scalar_near(cm, cm.input(j), 0.044715)) continue;
+                const int p = producer(cm.input(1 - j), "Pow");
+                if (p >= 0 && g.node(p).input_size() == 2 && g.node(p).input(0) == an.input(1 - k) &&
+                    scalar_near(g.node(p), g.node(p).input(1), 3.0)) {
+                    pow = p;
+                    x = an.input(1 - k);
+                }
+            }
+        }
+        if (pow < 0) continue;
+        const int one = only_reader(tanh.output(0), "Add");  // 1 + tanh
+        if (one < 0 || !scalar_near(g.node(one), other_of(g.node(one), tanh.output(0)), 1.0)) continue;
+        const int outer = only_reader(g.node(one).output(0), "Mul");
+        if (outer < 0) continue;
+        const std::string b = other_of(g.node(outer), g.node(one).output(0));
+        std::vector<int> nodes{pow, cube_mul, add, scale, t, one, outer};
+        int last = outer;
+        if (b == x) {  // (x * (1 + tanh)) * 0.5
+            const int half = only_reader(g.node(outer).output(0), "Mul");
+            if (half < 0 || !scalar_near(g.node(half), other_of(g.node(half), g.node(outer).output(0)), 0.5)) continue;
+            nodes.push_back(half);
+            last = half;
+        } else {  // (0.5 * x) * (1 + tanh)
+            const int half = producer(b, "Mul");
+            if (half < 0 || other_of(g.node(half), x).empty() ||
+                !scalar_near(g.node(half), other_of(g.node(half), x), 0.5))
+                continue;
+            nodes.push_back(half);
+        }
+        const int first = *std::min_element(nodes.begin(), nodes.end());
+        for (int k : nodes)
+            if (k != first) fused_.insert(k);
+        tanh_gelu_at_[first] = {x, g.node(last).output(0), tanh.name()};
+    }
+}
+
+void importer::tanh_gelu(const onnx::NodeProto& n, const tanh_gelu_match& m) {
+    std::string x;
+    try {
+        onnx::NodeProto reader = n;
+        reader.clear_input();
+        reader.add_input(m.x);
+        x = activation(reader, 0);
+    } catch (const unsupported&) {
+        unavailable_[m.output] = {"the output of the tanh GELU around node \"" + m.tanh + "\", which was not imported",
+                                  true};
+        throw;
+    }
+    // name it after the scope the nodes share ("/mlp/act/Tanh" -> "/mlp/act/Gelu")
+    const auto slash = m.tanh.rfind('/');
+    onnx::NodeProto named = n;
+    named.set_name(slash == std::string::npos ? "Gelu_" + std::to_string(current_index_)
+                                              : m.tanh.substr(0, slash + 1) + "Gelu");
+    map_output(m.output, emit(named, make("gelu", {{"approximate", "tanh"}}, named.name()), {x}));
 }
 
 }  // namespace ridgeline::io::onnx_detail

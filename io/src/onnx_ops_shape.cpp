@@ -46,7 +46,7 @@ void importer::constant_node(const onnx::NodeProto& n) {
 
 void importer::concat(const onnx::NodeProto& n) {
     std::vector<std::string> xs;
-    for (int i = 0; i < n.input_size(); ++i) xs.push_back(activation(n, i));
+    for (int i = 0; i < n.input_size(); ++i) xs.push_back(operand(n, i));  // ViT's class token is a parameter
     if (!attr(n, "axis")) throw unsupported{"axis is missing"};
     map_output(n.output(0),
                emit(n, make("concat", {{"dim", std::to_string(attr_int(n, "axis", 1))}}, node_name(n)), xs));
@@ -130,6 +130,42 @@ void importer::layer_norm(const onnx::NodeProto& n) {
 
 void importer::gather(const onnx::NodeProto& n) {
     value data = input(n, 0);
+    if (data.k == source::activation && has_input(n, 1) && known(n.input(1))) {
+        // x[:, i] (ViT's class token read back): one index of an activation is a slice, and a scalar index drops
+        // the axis (a reshape); both views, as in PyTorch
+        const auto idx = constant_input(n, 1);
+        if (!idx->integer || idx->size() != 1 || idx->dims.size() > 1)
+            throw unsupported{"Gather of an activation by indices of shape " + idx->shape_text() +
+                              "; ridgeline maps one constant index (a slice), not a gather of several"};
+        const core::shape& xs = shape_of(data.tensor);
+        const auto r = static_cast<std::int64_t>(xs.rank());
+        std::int64_t axis = attr_int(n, "axis", 0);
+        if (axis < -r || axis >= r)
+            throw unsupported{"axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r)};
+        if (axis < 0) axis += r;
+        const std::int64_t size = xs[static_cast<std::size_t>(axis)];
+        std::int64_t i = idx->ints[0];
+        if (i < -size || i >= size)
+            throw unsupported{"index " + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
+                              " of size " + std::to_string(size)};
+        if (i < 0) i += size;
+        onnx::NodeProto cut = n;
+        if (idx->dims.empty()) cut.set_name(node_name(n) + "/slice");
+        std::string t = emit(cut,
+                             make("slice",
+                                  {{"dim", std::to_string(axis)},
+                                   {"start", std::to_string(i)},
+                                   {"end", std::to_string(i + 1)}},
+                                  node_name(cut)),
+                             {data.tensor});
+        if (idx->dims.empty()) {
+            std::vector<std::int64_t> dims = xs.dims();
+            dims.erase(dims.begin() + axis);
+            t = emit(n, make("reshape", {{"shape", join_ints(dims)}}, node_name(n)), {t});
+        }
+        map_output(n.output(0), t);
+        return;
+    }
     if (data.k != source::constant || data.c->dims.size() != 2 || data.c->integer)
         throw unsupported{
             "ridgeline maps Gather only as an embedding: a constant float table [num_embeddings, embedding_dim] "

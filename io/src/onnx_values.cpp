@@ -282,6 +282,38 @@ std::string importer::activation(const onnx::NodeProto& n, int i) {
     return v.tensor;
 }
 
+std::string importer::operand(const onnx::NodeProto& n, int i) {
+    value v = input(n, i);
+    if (v.k != source::constant) return activation(n, i);
+    if (v.c->integer)
+        throw unsupported{"input " + std::to_string(i) + " (\"" + n.input(i) + "\") is a constant of integers (" +
+                          v.c->shape_text() + "); ridgeline needs a float tensor there"};
+    return held(n.input(i), v.c);
+}
+
+std::string importer::held(const std::string& t, const constant_ptr& c) {
+    if (auto h = held_.find(t); h != held_.end()) return h->second;
+    const constant_ptr stored = c->expanded_from ? c->expanded_from : c;
+    // a scalar is held as one value of shape [1]: it broadcasts against any activation alike
+    const std::vector<std::int64_t> dims = stored->dims.empty() ? std::vector<std::int64_t>{1} : stored->dims;
+    std::vector<core::attribute> attrs{{"shape", join_ints(dims)}};
+    if (c->expanded_from) attrs.push_back({"expand", join_ints(c->dims)});
+    const bool trainable = initializer_.count(stored->origin) > 0;  // PyTorch's parameters are initializers
+    if (!trainable) attrs.push_back({"trainable", "false"});
+    onnx::NodeProto named;
+    named.set_name(stored->origin.empty() ? t : stored->origin);
+    auto data = stored;
+    if (stored->dims.empty()) {
+        auto one = std::make_shared<constant>(*stored);
+        one->dims = dims;
+        data = one;
+    }
+    const std::string l = emit(named, make("parameter", attrs, named.name()), {}, {{"value", data}});
+    held_[t] = l;
+    held_now_.push_back(t);
+    return l;
+}
+
 constant_ptr importer::constant_input(const onnx::NodeProto& n, int i) {
     value v = input(n, i);
     if (v.k == source::unavailable) {

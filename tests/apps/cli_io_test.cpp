@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "process.hpp"
@@ -110,11 +111,16 @@ TEST(CliModelFiles, OnnxSummaryWeightsAndExport) {
     EXPECT_EQ(json::parse(back.out)["totals"], j["totals"]);
 }
 
-TEST(CliModelFiles, ProfileVerifiesEveryLayerOfMobileNetV3AndATransformerEncoder) {
+TEST(CliModelFiles, ProfileVerifiesEveryLayerOfMobileNetV3ATransformerEncoderAndAGpt2Block) {
     if (!RIDGELINE_HAVE_ONNX) GTEST_SKIP() << "this build has no ONNX support";
     // issue 11: every computed layer of the PyTorch exports runs on oneDNN and matches the reference loops;
     // views (flatten, reshape, transpose, slice) compute nothing and are not verified
-    for (const std::string file : {"mobilenet_v3_large_folded.onnx", "transformer_encoder_bn.onnx"}) {
+    // mobilenet_v3_large: 140 layers, one view (the classifier's flatten); the encoder: 56 layers, 30 views (14
+    // transposes, 10 reshapes, 6 slices of the packed q, k, v projection); the GPT-2 block: 27 layers, 13 views
+    // (3 slices of c_attn's split, 4 reshapes, 5 transposes, and the causal mask, a held buffer)
+    const std::map<std::string, int> views_of = {
+        {"mobilenet_v3_large_folded.onnx", 1}, {"transformer_encoder_bn.onnx", 30}, {"gpt2_block_bn.onnx", 13}};
+    for (const auto& [file, expected_views] : views_of) {
         SCOPED_TRACE(file);
         const auto model = temp_path("verify/" + file);
         fs::create_directories(model.parent_path());
@@ -133,9 +139,7 @@ TEST(CliModelFiles, ProfileVerifiesEveryLayerOfMobileNetV3AndATransformerEncoder
             EXPECT_EQ(l["verification"]["state"], "passed") << l["name"] << " " << l["verification"];
             passed += l["verification"]["state"] == "passed";
         }
-        // mobilenet_v3_large: 140 layers, one view (the classifier's flatten); the encoder: 56 layers,
-        // 30 views (14 transposes, 10 reshapes, 6 slices of the packed q, k, v projection)
         EXPECT_EQ(passed + views, static_cast<int>(j["layers"].size()));
-        EXPECT_EQ(views, file.rfind("mobilenet", 0) == 0 ? 1 : 30);
+        EXPECT_EQ(views, expected_views);
     }
 }

@@ -290,3 +290,46 @@ TEST(Cost, ExecutedMacsLeaveOutThePaddingTaps) {
     auto fc = one_layer("linear:in_features=64,out_features=32", {{8, 16, 64}});
     EXPECT_EQ(fc.cost.executed_macs(), fc.cost.macs);
 }
+
+TEST(Cost, AParameterIsHeldNotComputedAndCountsItsOwnSize) {
+    // ViT's input: a class token [1, 1, 768] expanded to the batch (4) and concatenated before 196 patches, then a
+    // position embedding [1, 197, 768] added; an additive mask buffer beside it
+    model m("vit_stem");
+    m.add_input({"x", shape{4, 196, 768}, false});
+    m.add_layer({"class_token", parse_op("parameter:shape=1x1x768,expand=4x1x768"), {}, {}});
+    m.add_layer({"cat", parse_op("concat:dim=1"), {"class_token", "x"}, {}});
+    m.add_layer({"pos_embedding", parse_op("parameter:shape=1x197x768"), {}, {}});
+    m.add_layer({"add", parse_op("add"), {"cat", "pos_embedding"}, {}});
+    m.add_layer({"mask", parse_op("parameter:shape=197x1,trainable=false"), {}, {}});
+    m.add_layer({"masked", parse_op("add"), {"add", "mask"}, {}});
+    const auto a = analyze(m, dtype::fp32);
+    EXPECT_EQ(a.layers[0].output_shape, (shape{4, 1, 768}));  // the broadcast, as Tensor.expand
+    // held, not computed: 0 flops and 0 bytes; the params are the stored tensor, not its broadcast (768, not 3,072)
+    EXPECT_EQ(a.layers[0].cost.flops, 0);
+    EXPECT_EQ(a.layers[0].cost.bytes, 0);
+    EXPECT_EQ(a.layers[0].cost.params, 768);
+    EXPECT_EQ(a.layers[2].cost.params, 197 * 768);  // 151,296
+    EXPECT_EQ(a.layers[4].cost.params, 0);           // trainable=false: a buffer
+    EXPECT_EQ(a.layers[4].cost.buffers, 197);
+    // model: params 768 + 151,296 = 152,064; add 4 x 197 x 768 = 605,184 flops, twice = 1,210,368
+    EXPECT_EQ(a.totals.params, 152'064);
+    EXPECT_EQ(a.totals.buffers, 197);
+    EXPECT_EQ(a.totals.flops, 1'210'368);
+    // its readers count the read: concat reads 768 x 4 (the broadcast) + 602,112 and writes 605,184 floats
+    EXPECT_EQ(a.layers[1].cost.bytes, (4 * 768 + 602'112 + 605'184) * 4);
+}
+
+TEST(Cost, AParameterThatCannotExpandSaysWhy) {
+    model m("m");
+    m.add_input({"x", shape{2, 3}, false});
+    m.add_layer({"p", parse_op("parameter:shape=3x2,expand=4x2x3"), {}, {}});
+    m.add_layer({"y", parse_op("add"), {"x", "p"}, {}});
+    try {
+        (void)analyze(m, dtype::fp32);
+        FAIL() << "no error";
+    } catch (const error& e) {
+        EXPECT_STREQ(e.what(), "parameter \"p\": cannot expand 3x2 to 4x2x3 (dimension 1: 3 is not 1)");
+    }
+    EXPECT_THROW((void)parse_op("parameter:shape=0x4"), parse_error);
+    EXPECT_THROW((void)parse_op("parameter"), parse_error);
+}

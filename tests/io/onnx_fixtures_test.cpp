@@ -50,7 +50,13 @@ io::onnx_options shapes_only() {
 /// projections with F.linear on its own weights, not through modules: per layer the input projection
 /// 16 x 64 x 192 = 196,608, the output projection 16 x 64 x 64 = 65,536, Q K^T 4 x 16 x 16 x 16 = 16,384 and
 /// attention x V 16,384: 294,912, x 2 layers = 589,824 (the hooks see the feed-forward linears, 524,288).
-const std::map<std::string, std::int64_t> macs_hooks_miss = {{"transformer_encoder", 589'824}};
+/// vit_b_16 (197 tokens: 196 patches and the class token, width 768, 12 heads of 64, 12 layers), nn.MultiheadAttention
+/// again: per layer the input projection 197 x 768 x 2,304 = 348,585,984, the output projection 197 x 768 x 768 =
+/// 116,195,328, Q K^T 12 x 197 x 197 x 64 = 29,805,312 and attention x V 29,805,312: 524,391,936, x 12 =
+/// 6,292,703,232. The GPT-2 block (16 tokens, width 64, 4 heads of 16) has its projections as nn.Linear (hooked);
+/// its two matmuls are not modules: Q K^T 4 x 16 x 16 x 16 = 16,384 and attention x V 16,384: 32,768.
+const std::map<std::string, std::int64_t> macs_hooks_miss = {
+    {"transformer_encoder", 589'824}, {"vit_b_16", 6'292'703'232}, {"gpt2_block", 32'768}};
 
 }  // namespace
 

@@ -357,6 +357,28 @@ layer_case gen_slice(draw& d) {
     return {a.text("slice"), {x}};
 }
 
+layer_case gen_parameter(draw& d) {
+    // a held tensor; sometimes broadcast: dimensions of size 1 repeated, a leading one added
+    const core::shape full = d.any_shape(1, 4, 9, 4);
+    std::vector<i64> stored = full.dims();
+    const bool expand = d.coin(0.5);
+    if (expand)
+        for (auto& x : stored)
+            if (d.coin(0.5)) x = 1;
+    auto text = [](const std::vector<i64>& v) {
+        std::string t;
+        for (std::size_t i = 0; i < v.size(); ++i) t += (i ? "x" : "") + std::to_string(v[i]);
+        return t;
+    };
+    std::vector<i64> out = full.dims();
+    if (expand && d.coin(0.3)) out.insert(out.begin(), d.between(1, 3));
+    attrs a;
+    a.add("shape", text(stored));
+    if (expand) a.add("expand", text(out));
+    if (d.coin(0.3)) a.add("trainable", "false");
+    return {a.text("parameter"), {}};
+}
+
 const std::map<std::string_view, std::function<layer_case(draw&)>>& generators() {
     static const std::map<std::string_view, std::function<layer_case(draw&)>> g = [] {
         std::map<std::string_view, std::function<layer_case(draw&)>> m{{"linear", gen_linear},
@@ -372,7 +394,8 @@ const std::map<std::string_view, std::function<layer_case(draw&)>>& generators()
                                                                        {"flatten", gen_flatten},
                                                                        {"reshape", gen_reshape},
                                                                        {"transpose", gen_transpose},
-                                                                       {"slice", gen_slice}};
+                                                                       {"slice", gen_slice},
+                                                                       {"parameter", gen_parameter}};
         for (std::string_view k :
              {"relu", "relu6", "gelu", "tanh", "sigmoid", "hardswish", "hardsigmoid", "silu", "scale", "softmax"})
             m[k] = [k](draw& d) { return gen_unary(d, k); };
@@ -412,6 +435,13 @@ layer_case random_case(std::string_view kind, std::mt19937_64& rng, size_class s
 
 core::model_analysis graph_of(const layer_case& c, core::dtype dt) {
     const core::op o = core::parse_op(c.layer, "op");
+    if (c.inputs.empty()) {
+        // a layer without inputs (parameter): a model needs one, so one of one element that nothing reads
+        core::model_builder b("differential");
+        b.input("anchor", core::shape{1});
+        b.add("op", o, {});
+        return core::analyze(b.build(), dt);
+    }
     if (!c.same_input) return core::analyze(core::single_layer_model(o, c.inputs, "op", "differential"), dt);
     // one tensor read by every input: the layer reads "input" each time, or "input" and its transpose (matmul)
     core::model_builder b("differential");

@@ -28,6 +28,11 @@ struct graph_data {
 /// else "<layer name>.<param name>" ("layer1.0.conv1.weight").
 std::string param_key(const core::layer& l, const std::string& param);
 
+/// `t` broadcast to `dims` as Tensor.expand does (leading dimensions added, a dimension of size 1 repeated),
+/// materialised row-major: the output of a core::parameter layer with `expand`. Throws core::error when the
+/// shapes do not broadcast.
+host_tensor broadcast_to(const host_tensor& t, const core::shape& dims);
+
 /// Rounds every value to the nearest value representable in `dt` (round to nearest even): bf16 keeps
 /// 8 mantissa bits, fp16 10 (with its range), tf32 10; fp32 is unchanged.
 void round_to(std::vector<float>& values, core::dtype dt);

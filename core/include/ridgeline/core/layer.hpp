@@ -25,7 +25,7 @@ namespace ridgeline::core {
 /// Every op ridgeline knows. Adding an op: see ops.hpp.
 using op = std::variant<linear, matmul, embedding, conv2d, batch_norm2d, layer_norm, relu, relu6, gelu, tanh_op,
                         sigmoid, scale, softmax, add, mul, max_pool2d, avg_pool2d, adaptive_avg_pool2d, concat,
-                        flatten, reshape, transpose, slice, hardswish, hardsigmoid, silu>;
+                        flatten, reshape, transpose, slice, hardswish, hardsigmoid, silu, parameter>;
 
 /// Kind names of every op, in the order of `op` ("linear", "matmul", ...).
 const std::vector<std::string_view>& op_kinds();
@@ -70,7 +70,8 @@ std::vector<param_spec> parameters_of(const op& o);
 /// Full cost of one layer given its input shapes and output shape (from infer_shape).
 cost cost_of(const layer& l, const shapes& in, const shape& out, dtype dt);
 
-/// True for ops that move no data (flatten, reshape, transpose, slice).
+/// True for ops that move no data (flatten, reshape, transpose, slice, parameter). All but parameter read
+/// one input, whose storage they share.
 bool is_view(const op& o);
 
 }  // namespace ridgeline::core

@@ -384,4 +384,24 @@ struct slice {
     bool operator==(const slice&) const = default;
 };
 
+/// A tensor the model holds rather than computes: an nn.Parameter read directly (ViT's class token and
+/// position embedding, ConvNeXt's layer scale) or a constant buffer (an additive attention mask). No inputs;
+/// output: the stored tensor of dims `shape`, or its broadcast to `expand` (Tensor.expand: a dimension of
+/// size 1 repeats, no copy). A view: 0 flops, 0 bytes (its readers count the reads). params: numel(shape)
+/// when `trainable` (PyTorch's model.parameters()), otherwise buffers.
+struct parameter {
+    static constexpr std::string_view kind = "parameter";
+    static constexpr int min_inputs = 0, max_inputs = 0;
+    std::vector<std::int64_t> dims;    // attribute "shape"
+    std::vector<std::int64_t> expand;  // empty: no broadcast
+    bool trainable = true;
+
+    static parameter read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const;
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const parameter&) const = default;
+};
+
 }  // namespace ridgeline::core
