@@ -135,6 +135,20 @@ def forward(kind, a, xs, p):
         return x * float(a["factor"])
     if kind == "softmax":
         return F.softmax(x, int(a.get("dim", -1)))
+    if kind == "erf":
+        return torch.erf(x)
+    if kind == "sqrt":
+        return torch.sqrt(x)
+    if kind == "exp":
+        return torch.exp(x)
+    if kind == "neg":
+        return torch.neg(x)
+    if kind == "pow":
+        return torch.pow(x, float(a["exponent"]))
+    if kind == "sub":
+        return xs[0] - xs[1]
+    if kind == "div":
+        return xs[0] / xs[1]
     if kind == "parameter":  # a tensor the module holds (nn.Parameter or a buffer), read as it is
         return p["value"].expand(*ints(a["expand"])) if "expand" in a else p["value"]
     if kind == "add":
@@ -207,6 +221,10 @@ def main():
             r = 8 if kind in ("relu", "relu6", "gelu", "tanh", "sigmoid", "hardswish", "hardsigmoid", "silu",
                               "softmax") else 2
             xs = [grid(gen, tuple(s), 1 / 8, -r, r) for s in c["inputs"]]
+            if kind in ("sqrt", "pow"):  # real only for x >= 0, as the differential harness draws them
+                xs = [x.abs() for x in xs]
+            if kind == "div":  # the grid holds 0: no division by zero (0/0 is NaN, which compares unequal)
+                xs = [torch.where(x == 0, torch.full_like(x, 0.125), x) for x in xs]
             if c.get("same_input"):  # one tensor read twice: the same values (transposed for matmul's second)
                 xs = [xs[0], xs[0].transpose(-1, -2)] if kind == "matmul" else [xs[0]] * len(xs)
         p = parameters(kind, a, gen)

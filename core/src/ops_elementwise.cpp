@@ -1,5 +1,5 @@
-// Unary activations (relu, relu6, gelu, tanh, sigmoid, hardswish, hardsigmoid, silu, scale, softmax) and binary
-// add / mul.
+// Unary activations (relu, relu6, gelu, tanh, sigmoid, hardswish, hardsigmoid, silu, scale, softmax), elementwise
+// functions (erf, sqrt, exp, neg, pow) and binary add / mul / sub / div.
 #include "op_helpers.hpp"
 
 namespace ridgeline::core {
@@ -56,6 +56,11 @@ RIDGELINE_UNARY_COMMON(scale)
 RIDGELINE_UNARY_COMMON(hardswish)
 RIDGELINE_UNARY_COMMON(hardsigmoid)
 RIDGELINE_UNARY_COMMON(silu)
+RIDGELINE_UNARY_COMMON(erf_op)
+RIDGELINE_UNARY_COMMON(sqrt_op)
+RIDGELINE_UNARY_COMMON(exp_op)
+RIDGELINE_UNARY_COMMON(neg)
+RIDGELINE_UNARY_COMMON(pow_op)
 #undef RIDGELINE_UNARY_COMMON
 
 relu relu::read(attribute_reader&) { return {}; }
@@ -96,6 +101,24 @@ silu silu::read(attribute_reader&) { return {}; }
 void silu::write(attribute_writer&) const {}
 std::int64_t silu::flops_per_element() const { return 4; }
 
+#define RIDGELINE_ONE_FLOP_FUNCTION(T)                               \
+    T T::read(attribute_reader&) { return {}; }                      \
+    void T::write(attribute_writer&) const {}                        \
+    std::int64_t T::flops_per_element() const { return 1; }
+RIDGELINE_ONE_FLOP_FUNCTION(erf_op)
+RIDGELINE_ONE_FLOP_FUNCTION(sqrt_op)
+RIDGELINE_ONE_FLOP_FUNCTION(exp_op)
+RIDGELINE_ONE_FLOP_FUNCTION(neg)
+#undef RIDGELINE_ONE_FLOP_FUNCTION
+
+pow_op pow_op::read(attribute_reader& r) {
+    pow_op p;
+    p.exponent = r.get_float("exponent");
+    return p;
+}
+void pow_op::write(attribute_writer& w) const { w.add("exponent", exponent); }
+std::int64_t pow_op::flops_per_element() const { return 1; }
+
 scale scale::read(attribute_reader& r) {
     scale s;
     s.factor = r.get_float("factor");
@@ -119,29 +142,27 @@ shape softmax::infer(const shapes& in, const std::string& where) const {
 cost softmax::work(const shapes& in, const shape& out, dtype dt) const { return unary_work(*this, in, out, dt); }
 std::int64_t softmax::flops_per_element() const { return 5; }
 
-// ------------------------------------------------------------------ add, mul
-add add::read(attribute_reader&) { return {}; }
-void add::write(attribute_writer&) const {}
-shape add::infer(const shapes& in, const std::string& where) const {
-    return detail::broadcast(in.at(0), in.at(1), where);
-}
-cost add::work(const shapes& in, const shape& out, dtype dt) const {
+// ------------------------------------------------------------------ add, mul, sub, div
+namespace {
+cost binary_work(const shapes& in, const shape& out, dtype dt) {
     cost c;
     c.flops = out.numel();
     c.bytes = detail::standard_bytes(in, out, 0, dt);
     return c;
 }
+}  // namespace
 
-mul mul::read(attribute_reader&) { return {}; }
-void mul::write(attribute_writer&) const {}
-shape mul::infer(const shapes& in, const std::string& where) const {
-    return detail::broadcast(in.at(0), in.at(1), where);
-}
-cost mul::work(const shapes& in, const shape& out, dtype dt) const {
-    cost c;
-    c.flops = out.numel();
-    c.bytes = detail::standard_bytes(in, out, 0, dt);
-    return c;
-}
+#define RIDGELINE_BINARY(T)                                                                         \
+    T T::read(attribute_reader&) { return {}; }                                                     \
+    void T::write(attribute_writer&) const {}                                                       \
+    shape T::infer(const shapes& in, const std::string& where) const {                              \
+        return detail::broadcast(in.at(0), in.at(1), where);                                        \
+    }                                                                                               \
+    cost T::work(const shapes& in, const shape& out, dtype dt) const { return binary_work(in, out, dt); }
+RIDGELINE_BINARY(add)
+RIDGELINE_BINARY(mul)
+RIDGELINE_BINARY(sub)
+RIDGELINE_BINARY(div)
+#undef RIDGELINE_BINARY
 
 }  // namespace ridgeline::core

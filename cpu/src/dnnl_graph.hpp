@@ -87,9 +87,17 @@ private:
     void add(const core::layer_analysis& la, const core::silu&);
     void add(const core::layer_analysis& la, const core::scale& op);
     void add(const core::layer_analysis& la, const core::softmax& op);
-    void binary(const core::layer_analysis& la, dnnl::algorithm alg);
+    /// a op b, NumPy broadcasting; `commutes`: the operands may be swapped (oneDNN broadcasts its second only).
+    void binary(const core::layer_analysis& la, dnnl::algorithm alg, bool commutes = true);
     void add(const core::layer_analysis& la, const core::add&);
     void add(const core::layer_analysis& la, const core::mul&);
+    void add(const core::layer_analysis& la, const core::sub&);
+    void add(const core::layer_analysis& la, const core::div&);
+    void add(const core::layer_analysis& la, const core::erf_op&);
+    void add(const core::layer_analysis& la, const core::sqrt_op&);
+    void add(const core::layer_analysis& la, const core::exp_op&);
+    void add(const core::layer_analysis& la, const core::neg&);
+    void add(const core::layer_analysis& la, const core::pow_op& op);
 
     // ------------------------------------------------------------ pooling
     static core::pair2d right_padding(const core::layer_analysis& la, core::pair2d kernel, core::pair2d stride,

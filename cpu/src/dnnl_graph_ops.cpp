@@ -83,10 +83,10 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::softmax& op) {
     set_output(la.layer.name, dst);
 }
 
-void dnnl_graph::binary(const core::layer_analysis& la, dnnl::algorithm alg) {
+void dnnl_graph::binary(const core::layer_analysis& la, dnnl::algorithm alg, bool commutes) {
     std::string a = la.layer.inputs[0], b = la.layer.inputs[1];
     core::shape sa = la.input_shapes[0], sb = la.input_shapes[1];
-    if (sa != la.output_shape) {  // oneDNN broadcasts src1 only; add and mul commute
+    if (sa != la.output_shape && commutes) {  // oneDNN broadcasts src1 only; add and mul commute
         std::swap(a, b);
         std::swap(sa, sb);
     }
@@ -152,6 +152,53 @@ void dnnl_graph::binary(const core::layer_analysis& la, dnnl::algorithm alg) {
 void dnnl_graph::add(const core::layer_analysis& la, const core::add&) { binary(la, dnnl::algorithm::binary_add); }
 
 void dnnl_graph::add(const core::layer_analysis& la, const core::mul&) { binary(la, dnnl::algorithm::binary_mul); }
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::sub&) {
+    binary(la, dnnl::algorithm::binary_sub, false);
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::div&) {
+    binary(la, dnnl::algorithm::binary_div, false);
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::sqrt_op&) {
+    eltwise(la, dnnl::algorithm::eltwise_sqrt, 0, 0);
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::exp_op&) {
+    eltwise(la, dnnl::algorithm::eltwise_exp, 0, 0);
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::neg&) {
+    eltwise(la, dnnl::algorithm::eltwise_linear, -1.0f, 0);  // -1 * x + 0
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::pow_op& op) {
+    eltwise(la, dnnl::algorithm::eltwise_pow, 1.0f, static_cast<float>(op.exponent));  // 1 * x^exponent
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::erf_op&) {
+    // oneDNN 2.6 has no erf (only gelu_erf): ridgeline's own loop over float32, std::erf per element, one thread;
+    // other data types are converted to float32 and back by reorders around it
+    const dims d = to_dims(la.output_shape);
+    const memory x = to_layout(la.layer.inputs[0], plain_md(d, memory::data_type::f32));
+    memory y32(plain_md(d, memory::data_type::f32), engine_);
+    const auto n = static_cast<std::size_t>(la.output_shape.numel());
+    steps_.push_back({{}, {}, [x, y32, n] {
+                          const auto* xp = static_cast<const float*>(x.get_data_handle());
+                          auto* yp = static_cast<float*>(y32.get_data_handle());
+                          for (std::size_t i = 0; i < n; ++i) yp[i] = std::erf(xp[i]);
+                      }});
+    notes_.emplace_back("ridgeline erf loop");
+    if (to_dnnl(dt_) == memory::data_type::f32) {
+        set_output(la.layer.name, y32);
+        return;
+    }
+    memory y(plain_md(d, to_dnnl(dt_)), engine_);
+    steps_.push_back({dnnl::reorder(y32, y), {{DNNL_ARG_FROM, y32}, {DNNL_ARG_TO, y}}, {}});
+    notes_.emplace_back("reorder");
+    set_output(la.layer.name, y);
+}
 
 // ------------------------------------------------------------ pooling
 

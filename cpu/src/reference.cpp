@@ -375,6 +375,34 @@ host_tensor forward(const core::softmax& op, const layer_io& io) {
     return out;
 }
 
+host_tensor forward(const core::erf_op&, const layer_io& io) {
+    return unary(io, [](double v) { return std::erf(v); });
+}
+
+host_tensor forward(const core::sqrt_op&, const layer_io& io) {
+    return unary(io, [](double v) { return std::sqrt(v); });  // NaN below 0, as torch.sqrt
+}
+
+host_tensor forward(const core::exp_op&, const layer_io& io) {
+    return unary(io, [](double v) { return std::exp(v); });
+}
+
+host_tensor forward(const core::neg&, const layer_io& io) {
+    return unary(io, [](double v) { return -v; });
+}
+
+host_tensor forward(const core::pow_op& op, const layer_io& io) {
+    return unary(io, [e = op.exponent](double v) { return std::pow(v, e); });
+}
+
+host_tensor forward(const core::sub&, const layer_io& io) {
+    return binary(io, [](double a, double b) { return a - b; });
+}
+
+host_tensor forward(const core::div&, const layer_io& io) {
+    return binary(io, [](double a, double b) { return a / b; });
+}
+
 host_tensor forward(const core::add&, const layer_io& io) {
     return binary(io, [](double a, double b) { return a + b; });
 }

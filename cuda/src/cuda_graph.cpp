@@ -540,6 +540,15 @@ private:
     }
     void add(const core::layer_analysis& la, const core::add&) { binary(la, kernels::binary_op::add, "add"); }
     void add(const core::layer_analysis& la, const core::mul&) { binary(la, kernels::binary_op::mul, "mul"); }
+    void add(const core::layer_analysis& la, const core::sub&) { binary(la, kernels::binary_op::sub, "sub"); }
+    void add(const core::layer_analysis& la, const core::div&) { binary(la, kernels::binary_op::div, "div"); }
+    void add(const core::layer_analysis& la, const core::erf_op&) { unary(la, kernels::unary_op::erf, 0, "erf"); }
+    void add(const core::layer_analysis& la, const core::sqrt_op&) { unary(la, kernels::unary_op::sqrt, 0, "sqrt"); }
+    void add(const core::layer_analysis& la, const core::exp_op&) { unary(la, kernels::unary_op::exp, 0, "exp"); }
+    void add(const core::layer_analysis& la, const core::neg&) { unary(la, kernels::unary_op::neg, 0, "neg"); }
+    void add(const core::layer_analysis& la, const core::pow_op& op) {
+        unary(la, kernels::unary_op::pow, static_cast<float>(op.exponent), "pow");
+    }
 
     // ------------------------------------------------------------ pooling
 

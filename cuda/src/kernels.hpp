@@ -16,8 +16,10 @@
 namespace ridgeline::cuda::kernels {
 
 enum class elem : int { f32, f16, bf16 };
-enum class unary_op : int { relu, relu6, gelu_erf, gelu_tanh, tanh, sigmoid, scale, hardswish, hardsigmoid, silu };
-enum class binary_op : int { add, mul };
+enum class unary_op : int {
+    relu, relu6, gelu_erf, gelu_tanh, tanh, sigmoid, scale, hardswish, hardsigmoid, silu, erf, sqrt, exp, neg, pow
+};
+enum class binary_op : int { add, mul, sub, div };
 
 inline constexpr int max_rank = 8;
 
@@ -38,7 +40,7 @@ struct pool_geometry {
     bool count_include_pad = true;
 };
 
-/// y[i] = op(x[i]) for i < n (`alpha`: the factor of scale).
+/// y[i] = op(x[i]) for i < n (`alpha`: the factor of scale, the exponent of pow).
 cudaError_t unary(elem t, unary_op op, float alpha, const void* x, void* y, std::int64_t n, cudaStream_t stream);
 
 /// y[i] = a[i] op b[i] (map == nullptr: same shapes), or with the offsets of `map` (broadcasting).

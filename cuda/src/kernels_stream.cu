@@ -36,11 +36,24 @@ __device__ __forceinline__ float apply(unary_op op, float v, float alpha) {
         case unary_op::hardswish: return v != v ? v : v * fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f);
         case unary_op::hardsigmoid: return v != v ? v : fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f);
         case unary_op::silu: return v / (1.0f + expf(-v));
+        case unary_op::erf: return erff(v);
+        case unary_op::sqrt: return sqrtf(v);
+        case unary_op::exp: return expf(v);
+        case unary_op::neg: return -v;
+        case unary_op::pow: return powf(v, alpha);
     }
     return v;
 }
 
-__device__ __forceinline__ float apply(binary_op op, float a, float b) { return op == binary_op::add ? a + b : a * b; }
+__device__ __forceinline__ float apply(binary_op op, float a, float b) {
+    switch (op) {
+        case binary_op::add: return a + b;
+        case binary_op::mul: return a * b;
+        case binary_op::sub: return a - b;
+        case binary_op::div: return a / b;
+    }
+    return a;
+}
 
 /// 16 bytes of T: one vector load or store (ld.global.v4 / st.global.v4).
 template <class T>

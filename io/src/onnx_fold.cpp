@@ -208,6 +208,17 @@ void importer::fold_constants() {
             continue;
         }
         folded_.insert(i);
+        // a view of an initializer's data (a weight reshaped or transposed by the export) is still a parameter
+        static const std::set<std::string> view_ops = {"Identity", "Dropout", "Transpose", "Reshape",
+                                                       "Flatten",  "Unsqueeze", "Squeeze"};
+        if (view_ops.count(n.op_type()) && n.input_size() >= 1 && const_.count(n.input(0)) &&
+            const_.at(n.input(0))->initializer)
+            for (const auto& o : n.output())
+                if (auto it = const_.find(o); it != const_.end() && !it->second->initializer) {
+                    auto marked = std::make_shared<constant>(*it->second);
+                    marked->initializer = true;
+                    it->second = marked;
+                }
         bool absent = false;  // made from absent data (shapes_only): so is the result
         for (const auto& t : n.input())
             if (!t.empty() && const_.count(t)) absent = absent || const_.at(t)->absent;
@@ -283,8 +294,8 @@ bool importer::fold(const onnx::NodeProto& n) {
     const std::string& out = n.output(0);
     // --shapes-only: data that is absent (zeros here) moves through views, but is never computed with (a Cast
     // of absent floats to a Reshape target would be a silent [0, 0])
-    static const std::set<std::string> views = {"Identity",  "Dropout", "Transpose", "Reshape",
-                                                "Flatten",   "Unsqueeze", "Squeeze", "Expand"};
+    static const std::set<std::string> views = {"Identity", "Dropout", "Transpose", "Reshape",
+                                                "Flatten",  "Unsqueeze", "Squeeze"};
     if (!views.count(op))
         for (int k = 0; k < n.input_size(); ++k)
             if (has_input(n, k) && in(k)->absent) return false;
@@ -516,6 +527,9 @@ bool importer::fold(const onnx::NodeProto& n) {
     if (op == "ConstantOfShape" || op == "Expand") {
         const auto s = in(op == "Expand" ? 1 : 0);
         if (!s->integer) return false;
+        // Expand of floats (ViT's class token to the batch) is not materialised: the importer holds the tensor
+        // and broadcasts it, so it counts its own size; integer Expands are shape arithmetic (torch.expand)
+        if (op == "Expand" && !in(0)->integer) return false;
         constant_ptr fill;
         if (op == "Expand")
             fill = in(0);
@@ -531,8 +545,6 @@ bool importer::fold(const onnx::NodeProto& n) {
         auto c = make_like(fill->integer, dims, out);
         const auto idx = op == "Expand" ? broadcast_index(fill->dims, dims) : std::vector<std::size_t>(c->size(), 0);
         for (std::size_t k = 0; k < c->size(); ++k) copy_elem(*c, k, *fill, idx[k]);
-        // a held float tensor keeps its own size (ViT's class token expanded to the batch is 768 parameters)
-        if (op == "Expand" && !fill->integer) c->expanded_from = fill->expanded_from ? fill->expanded_from : fill;
         const_[out] = c;
         return true;
     }

@@ -43,6 +43,11 @@ void importer::convert(const onnx::NodeProto& n, int index) {
         for (const auto& t : mapped_now_) act_.erase(t);
         for (int k : fused_now_) fused_.erase(k);
         for (const auto& t : held_now_) held_.erase(t);
+        // a tanh GELU that could not be made: its fused output has no value either
+        if (auto m = tanh_gelu_at_.find(index); m != tanh_gelu_at_.end())
+            unavailable_[m->second.output] = {"the output of the tanh GELU around node \"" + m->second.tanh +
+                                                  "\", which was not imported",
+                                              u.listed};
         skip(n, u);
     }
 }
@@ -117,8 +122,14 @@ void importer::handle(const onnx::NodeProto& n, int index) {
     if (op == "Slice") return slice_node(n);
     if (op == "Squeeze" || op == "Unsqueeze") return squeeze_unsqueeze(n);
     if (op == "Split") return split(n);
-    if (op == "Add" || op == "Mul" || op == "Div") return binary(n, index);
+    if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div") return binary(n, index);
+    if (op == "Pow") return pow_node(n);
+    if (op == "Erf") return unary(n, "erf");
+    if (op == "Sqrt") return unary(n, "sqrt");
+    if (op == "Exp") return unary(n, "exp");
+    if (op == "Neg") return unary(n, "neg");
     if (op == "Where") return where_node(n);
+    if (op == "Expand") return expand_node(n);
     if (op == "Concat") return concat(n);
     if (op == "Flatten") return flatten(n);
     if (op == "Reshape") return reshape(n);

@@ -66,7 +66,7 @@ struct constant {
     bool integer = false;
     std::string origin;  // what it is made of: "<initializer name>" plus any transform
     bool absent = false; // shapes_only: made from an initializer whose external data is absent (zeros here)
-    std::shared_ptr<const constant> expanded_from;  // a folded Expand of a float tensor: the tensor before it
+    bool initializer = false;  // an initializer's data, or a view of it (folded Transpose, Reshape, ...): a parameter
 
     [[nodiscard]] std::size_t size() const { return integer ? ints.size() : values.size(); }
     [[nodiscard]] std::string shape_text() const {
@@ -230,12 +230,17 @@ private:
     constant_ptr constant_input(const onnx::NodeProto& n, int i);
 
     /// Input i as a core tensor: an activation, or a float constant held by a parameter layer (made once per
-    /// ONNX tensor; trainable when it is an initializer, as PyTorch's nn.Parameter; a folded Expand of one
-    /// holds the tensor before the Expand and broadcasts it). Integer constants are unsupported.
+    /// ONNX tensor; trainable when it is an initializer or a view of one, as PyTorch's nn.Parameter). Integer
+    /// constants are unsupported.
     std::string operand(const onnx::NodeProto& n, int i);
 
-    /// The parameter layer holding constant `c` (ONNX tensor `t`).
-    std::string held(const std::string& t, const constant_ptr& c);
+    /// The parameter layer holding constant `c`, made once per `key` (the ONNX tensor), broadcast to `expand`
+    /// when given.
+    std::string held(const std::string& key, const constant_ptr& c, const std::vector<std::int64_t>& expand = {});
+
+    /// Expand of a float constant (ViT's class token to the batch) -> a parameter layer that broadcasts it (its
+    /// params are its own size); of an activation: unsupported.
+    void expand_node(const onnx::NodeProto& n);
 
     const core::shape& shape_of(const std::string& tensor) const { return shape_.at(tensor); }
 
@@ -386,6 +391,9 @@ private:
     void tanh_gelu(const onnx::NodeProto& n, const tanh_gelu_match& m);
 
     void binary(const onnx::NodeProto& n, int index);
+
+    /// Pow(x, a constant scalar exponent) -> pow.
+    void pow_node(const onnx::NodeProto& n);
 
     /// Where(constant mask, -inf or inf, x) (or the fill second) -> add(x, a held buffer of fill and zeros): the same
     /// tensor as masked_fill for finite x. Other Where nodes are unsupported.

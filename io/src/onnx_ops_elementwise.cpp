@@ -77,7 +77,8 @@ int importer::only_reader(const std::string& t, const std::string& op) const {
 bool importer::scalar_near(const onnx::NodeProto& n, const std::string& t, double v) {
     if (!const_.count(t) && !initializer_.count(t)) return false;
     const auto c = resolve(n, t).c;
-    return c->size() == 1 && !c->absent && std::fabs(scalar_of(*c) - v) <= 1e-4 * std::max(1.0, std::fabs(v));
+    // relative: float32 holds these constants to 6e-8 of themselves; 0.0448 is not GELU's 0.044715
+    return c->size() == 1 && !c->absent && std::fabs(scalar_of(*c) - v) <= 1e-6 * std::fabs(v);
 }
 
 std::vector<int> importer::gelu_pattern(const onnx::NodeProto& div) {
@@ -127,32 +128,39 @@ void importer::binary(const onnx::NodeProto& n, int index) {
     value a = input(n, 0), b = input(n, 1);
     for (const auto* v : {&a, &b})
         if (v->k == source::unavailable) throw unsupported{"reads " + v->why, !v->producer_listed};
+    const std::string kind = op == "Add" ? "add" : op == "Mul" ? "mul" : op == "Sub" ? "sub" : "div";
     if (a.k == source::activation && b.k == source::activation) {
-        if (op == "Div") throw unsupported{"Div of two activations: ridgeline has no division layer"};
-        map_output(n.output(0), emit(n, make(op == "Add" ? "add" : "mul", {}, node_name(n)), {a.tensor, b.tensor}));
+        map_output(n.output(0), emit(n, make(kind, {}, node_name(n)), {a.tensor, b.tensor}));
         return;
     }
     if (a.k == source::constant && b.k == source::constant)
         throw unsupported{op + " of two constants (fold it before export)"};
     const value& act = a.k == source::activation ? a : b;
     const value& con = a.k == source::activation ? b : a;
-    if (op != "Add" && con.c->size() == 1 && !(op == "Div" && a.k == source::constant)) {
+    if ((op == "Mul" || op == "Div") && con.c->size() == 1 && !(op == "Div" && a.k == source::constant)) {
         const double c = scalar_of(*con.c);
         if (op == "Div" && c == 0) throw unsupported{"Div by the constant 0"};
         const double factor = op == "Div" ? 1.0 / c : c;
         map_output(n.output(0), emit(n, make("scale", {{"factor", number_text(factor)}}, node_name(n)), {act.tensor}));
         return;
     }
-    if (op == "Div")
-        throw unsupported{(a.k == source::constant ? "Div of a constant of shape " + con.c->shape_text() + " by an activation"
-                                                   : "Div by a constant of shape " + con.c->shape_text()) +
-                          "; ridgeline maps Div by a scalar constant (to scale) and has no division layer"};
     if (con.c->integer) throw unsupported{op + " with a constant of integers (" + con.c->shape_text() + ")"};
-    // a tensor the model holds (ViT's position embedding, ConvNeXt's layer scale): a parameter layer read by add/mul
+    // a tensor the model holds (ViT's position embedding, ConvNeXt's layer scale, a scalar such as GELU's 1): a
+    // parameter layer, read in the node's operand order
     const std::string held_tensor = held(a.k == source::constant ? n.input(0) : n.input(1), con.c);
     const std::vector<std::string> xs =
         a.k == source::constant ? std::vector<std::string>{held_tensor, act.tensor} : std::vector<std::string>{act.tensor, held_tensor};
-    map_output(n.output(0), emit(n, make(op == "Add" ? "add" : "mul", {}, node_name(n)), xs));
+    map_output(n.output(0), emit(n, make(kind, {}, node_name(n)), xs));
+}
+
+void importer::pow_node(const onnx::NodeProto& n) {
+    const std::string x = activation(n, 0);
+    const auto e = constant_input(n, 1);
+    if (e->size() != 1)
+        throw unsupported{"Pow with an exponent of shape " + e->shape_text() + "; ridgeline maps one constant exponent"};
+    const double v = scalar_of(*e);
+    if (!std::isfinite(v)) throw unsupported{"Pow with the exponent " + number_text(v) + "; it must be finite"};
+    map_output(n.output(0), emit(n, make("pow", {{"exponent", number_text(v)}}, node_name(n)), {x}));
 }
 
 void importer::where_node(const onnx::NodeProto& n) {
@@ -187,12 +195,13 @@ void importer::where_node(const onnx::NodeProto& n) {
     // the additive mask: fill where the condition picks the fill, 0 where it picks x
     auto mask = std::make_shared<constant>();
     mask->dims = cond.c->dims;
-    mask->origin = n.output(0) + ".mask";  // not an initializer: a buffer
+    mask->origin = node_name(n) + "/mask";  // its layer's name; not an initializer's (a buffer, tied to nothing)
+    while (initializer_.count(mask->origin) || const_.count(mask->origin)) mask->origin += "#";
     mask->absent = cond.c->absent;
     mask->values.resize(cond.c->ints.size());
     for (std::size_t k = 0; k < mask->values.size(); ++k)
         mask->values[k] = (cond.c->ints[k] != 0) == fill_first ? static_cast<float>(v) : 0.0f;
-    const std::string m = held(mask->origin, mask);
+    const std::string m = held(n.output(0) + "\x01mask", mask);  // a key no ONNX tensor has
     map_output(n.output(0), emit(n, make("add", {}, node_name(n)), {x.tensor, m}));
 }
 
@@ -268,17 +277,10 @@ void importer::find_tanh_gelus() {
 }
 
 void importer::tanh_gelu(const onnx::NodeProto& n, const tanh_gelu_match& m) {
-    std::string x;
-    try {
-        onnx::NodeProto reader = n;
-        reader.clear_input();
-        reader.add_input(m.x);
-        x = activation(reader, 0);
-    } catch (const unsupported&) {
-        unavailable_[m.output] = {"the output of the tanh GELU around node \"" + m.tanh + "\", which was not imported",
-                                  true};
-        throw;
-    }
+    onnx::NodeProto reader = n;  // reads x (convert() marks the GELU's output unavailable when this fails)
+    reader.clear_input();
+    reader.add_input(m.x);
+    const std::string x = activation(reader, 0);
     // name it after the scope the nodes share ("/mlp/act/Tanh" -> "/mlp/act/Gelu")
     const auto slash = m.tanh.rfind('/');
     onnx::NodeProto named = n;

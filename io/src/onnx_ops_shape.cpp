@@ -134,7 +134,8 @@ void importer::gather(const onnx::NodeProto& n) {
         // x[:, i] (ViT's class token read back): one index of an activation is a slice, and a scalar index drops
         // the axis (a reshape); both views, as in PyTorch
         const auto idx = constant_input(n, 1);
-        if (!idx->integer || idx->size() != 1 || idx->dims.size() > 1)
+        if (!idx->integer) throw unsupported{"Gather's indices are not integers (" + idx->shape_text() + ")"};
+        if (idx->size() != 1 || idx->dims.size() > 1)
             throw unsupported{"Gather of an activation by indices of shape " + idx->shape_text() +
                               "; ridgeline maps one constant index (a slice), not a gather of several"};
         const core::shape& xs = shape_of(data.tensor);
@@ -149,6 +150,8 @@ void importer::gather(const onnx::NodeProto& n) {
             throw unsupported{"index " + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
                               " of size " + std::to_string(size)};
         if (i < 0) i += size;
+        if (idx->dims.empty() && r == 1)
+            throw unsupported{"Gather of one element of a rank-1 activation is a scalar; ridgeline's tensors have rank >= 1"};
         onnx::NodeProto cut = n;
         if (idx->dims.empty()) cut.set_name(node_name(n) + "/slice");
         std::string t = emit(cut,

@@ -78,6 +78,8 @@ constant_ptr importer::decode(const onnx::TensorProto& t, const std::string& ori
     using tp = onnx::TensorProto;
     auto c = std::make_shared<constant>();
     c->origin = origin;
+    // an initializer's own data (not a Constant node's attribute): a parameter when read as a tensor
+    c->initializer = initializer_.count(origin) > 0 && initializer_.at(origin) == &t;
     const std::string where = "tensor \"" + t.name() + "\"";
     std::int64_t n = 1;
     for (auto d : t.dims()) {
@@ -291,27 +293,51 @@ std::string importer::operand(const onnx::NodeProto& n, int i) {
     return held(n.input(i), v.c);
 }
 
-std::string importer::held(const std::string& t, const constant_ptr& c) {
-    if (auto h = held_.find(t); h != held_.end()) return h->second;
-    const constant_ptr stored = c->expanded_from ? c->expanded_from : c;
+std::string importer::held(const std::string& key, const constant_ptr& c, const std::vector<std::int64_t>& expand) {
+    if (auto h = held_.find(key); h != held_.end()) return h->second;
     // a scalar is held as one value of shape [1]: it broadcasts against any activation alike
-    const std::vector<std::int64_t> dims = stored->dims.empty() ? std::vector<std::int64_t>{1} : stored->dims;
+    const std::vector<std::int64_t> dims = c->dims.empty() ? std::vector<std::int64_t>{1} : c->dims;
     std::vector<core::attribute> attrs{{"shape", join_ints(dims)}};
-    if (c->expanded_from) attrs.push_back({"expand", join_ints(c->dims)});
-    const bool trainable = initializer_.count(stored->origin) > 0;  // PyTorch's parameters are initializers
-    if (!trainable) attrs.push_back({"trainable", "false"});
+    if (!expand.empty()) attrs.push_back({"expand", join_ints(expand)});
+    if (!c->initializer) attrs.push_back({"trainable", "false"});  // PyTorch's parameters are initializers
     onnx::NodeProto named;
-    named.set_name(stored->origin.empty() ? t : stored->origin);
-    auto data = stored;
-    if (stored->dims.empty()) {
-        auto one = std::make_shared<constant>(*stored);
+    named.set_name(c->origin.empty() ? key : c->origin);
+    auto data = c;
+    if (c->dims.empty()) {
+        auto one = std::make_shared<constant>(*c);
         one->dims = dims;
         data = one;
     }
     const std::string l = emit(named, make("parameter", attrs, named.name()), {}, {{"value", data}});
-    held_[t] = l;
-    held_now_.push_back(t);
+    held_[key] = l;
+    held_now_.push_back(key);
     return l;
+}
+
+void importer::expand_node(const onnx::NodeProto& n) {
+    value x = input(n, 0);
+    if (x.k != source::constant) {
+        (void)activation(n, 0);  // says why when x is unavailable
+        throw unsupported{"Expand of an activation; ridgeline maps Expand of a constant tensor (a parameter)"};
+    }
+    if (x.c->integer) throw unsupported{"Expand of a constant of integers (" + x.c->shape_text() + ")"};
+    const auto s = constant_input(n, 1);
+    if (!s->integer) throw unsupported{"Expand's shape is not integers"};
+    // ONNX Expand broadcasts both ways (numpy): the output is the broadcast of the two shapes
+    const std::size_t rank = std::max(x.c->dims.size(), s->ints.size());
+    std::vector<std::int64_t> out(rank, 1);
+    for (std::size_t i = 0; i < rank; ++i) {
+        const std::int64_t a = i < rank - x.c->dims.size() ? 1 : x.c->dims[i - (rank - x.c->dims.size())];
+        const std::int64_t b = i < rank - s->ints.size() ? 1 : s->ints[i - (rank - s->ints.size())];
+        if (a != b && a != 1 && b != 1)
+            throw unsupported{"cannot expand " + x.c->shape_text() + " to " + dims_text(s->ints) + " (dimension " +
+                              std::to_string(i) + ": " + std::to_string(a) + " vs " + std::to_string(b) + ")"};
+        if (a < 1 || b < 1)
+            throw unsupported{"Expand to " + dims_text(s->ints) + ": every dimension must be >= 1"};
+        out[i] = std::max(a, b);
+    }
+    if (out.empty()) throw unsupported{"Expand of a scalar to a scalar; ridgeline holds tensors of rank >= 1"};
+    map_output(n.output(0), held(n.input(0) + "\x01expand " + join_ints(out), x.c, out));
 }
 
 constant_ptr importer::constant_input(const onnx::NodeProto& n, int i) {

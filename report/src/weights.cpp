@@ -111,10 +111,11 @@ weights_report weight_statistics(const core::model_analysis& a, const backends::
         s.op = std::string(core::kind_of(l.op));
         std::vector<float> w, b;
         for (const auto& p : core::parameters_of(l.op)) {
-            if (!p.trainable || (p.name != "weight" && p.name != "bias")) continue;
+            // a parameter layer's trainable value (ViT's class token and position embedding) is a weight too
+            if (!p.trainable || (p.name != "weight" && p.name != "bias" && p.name != "value")) continue;
             const std::string key = backends::param_key(l, p.name);
             const auto& v = gather(l, key);
-            const bool is_weight = p.name == "weight";
+            const bool is_weight = p.name != "bias";
             (is_weight ? s.weight_tensors : s.bias_tensors).push_back(key);
             (is_weight ? w : b).insert((is_weight ? w : b).end(), v.begin(), v.end());
             auto& seen = is_weight ? seen_w : seen_b;

@@ -143,3 +143,20 @@ TEST(CliModelFiles, ProfileVerifiesEveryLayerOfMobileNetV3ATransformerEncoderAnd
         EXPECT_EQ(views, expected_views);
     }
 }
+
+TEST(CliModelFiles, AnExportedModelWithHeldTensorsReadsBack) {
+    if (!RIDGELINE_HAVE_ONNX) GTEST_SKIP() << "this build has no ONNX support";
+    // the GPT-2 block holds its causal mask (a parameter layer with "inputs": []): exported to ridgeline's JSON
+    // format, it reads back with the same counts: params 49,984 (two LayerNorms 2 x 128, c_attn 64 x 192 + 192,
+    // c_proj 64 x 64 + 64, c_fc 64 x 256 + 256, mlp_proj 256 x 64 + 64), buffers 256 (the 16 x 16 mask)
+    const auto out = temp_path("gpt2_block.json");
+    const std::string onnx = (fs::path(RIDGELINE_SOURCE_DIR) / "tests/data/onnx/gpt2_block_bn.onnx").string();
+    auto e = run_ridgeline({"export", "--onnx", onnx, "--shapes-only", "-o", out.string()});
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    auto r = run_ridgeline({"summary", "--model-file", out.string(), "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j["totals"]["params"], 49'984);
+    EXPECT_EQ(j["totals"]["buffers"], 256);
+    EXPECT_EQ(j["totals"]["macs"], 819'200);
+}

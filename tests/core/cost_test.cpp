@@ -162,6 +162,11 @@ TEST(Cost, ElementwiseRules) {
     EXPECT_EQ(one_layer("silu", {x}).cost.flops, 4 * 256);
     EXPECT_EQ(one_layer("silu", {x}).cost.bytes, 2 * 256 * 4);  // read x, write y, fp32
     EXPECT_EQ(one_layer("softmax:dim=1", {x}).cost.flops, 5 * 256);
+    // erf, sqrt, exp, neg, pow: one function evaluation per element, 1 flop each (as tanh)
+    for (const char* f : {"erf", "sqrt", "exp", "neg", "pow:exponent=3"}) EXPECT_EQ(one_layer(f, {x}).cost.flops, 256) << f;
+    // sub and div broadcast as add: 2x8x4x4 - 1x8x1x1 -> 256 flops, bytes (256 + 8 + 256) * 4 = 2,080
+    EXPECT_EQ(one_layer("sub", {x, {1, 8, 1, 1}}).cost.flops, 256);
+    EXPECT_EQ(one_layer("div", {{1, 8, 1, 1}, x}).cost.bytes, 2080);
     // add with broadcasting: 2x8x4x4 + 1x8x1x1 -> 256 flops; bytes (256 + 8 + 256) * 4 = 2,080
     auto ad = one_layer("add", {x, {1, 8, 1, 1}});
     EXPECT_EQ(ad.output_shape, x);

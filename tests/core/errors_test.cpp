@@ -70,7 +70,8 @@ TEST(Errors, MalformedLayersAndShapes) {
         {"conv3d:in_channels=3", {"1x3x8x8"},
          "layer \"net.0\": unknown op \"conv3d\" (known ops: linear, matmul, embedding, conv2d, batch_norm2d, "
          "layer_norm, relu, relu6, gelu, tanh, sigmoid, scale, softmax, add, mul, max_pool2d, avg_pool2d, "
-         "adaptive_avg_pool2d, concat, flatten, reshape, transpose, slice, hardswish, hardsigmoid, silu, parameter)"},
+         "adaptive_avg_pool2d, concat, flatten, reshape, transpose, slice, hardswish, hardsigmoid, silu, parameter, erf, "
+         "sqrt, exp, neg, pow, sub, div)"},
         {"relu:inplace=true", {"1x3"}, "relu \"net.0\": unknown attribute \"inplace\" (this op takes no attributes)"},
         {"gelu:approximate=fast", {"1x3"}, "gelu \"net.0\": approximate \"fast\" is not one of: none, tanh"},
         {"scale:factor=nan", {"1x3"}, "scale \"net.0\": factor is nan, it must be a finite number"},

@@ -373,6 +373,18 @@ TEST(ReferenceActivations, TanhSigmoidScale) {
     expect_values(run("hardsigmoid", {tensor({4}, {-4, -1.5F, 1, 4})}), {0, 0.25, 0.6666666667, 1});
     // silu x / (1 + e^-x): 1 -> 0.7310585786, -2 -> -2 * 0.1192029220 = -0.2384058440, 0 -> 0
     expect_values(run("silu", {tensor({3}, {1, -2, 0})}), {0.7310585786, -0.2384058440, 0});
+    // erf(0.5) = 0.5204998778, erf(-1) = -0.8427007929; sqrt(2.25) = 1.5, sqrt(0.25) = 0.5;
+    // exp(1) = 2.7182818285, exp(-2) = 0.1353352832; neg; pow(x, 3): -2 -> -8, 0.5 -> 0.125; pow(x, 0.5): 4 -> 2
+    expect_values(run("erf", {tensor({2}, {0.5F, -1})}), {0.5204998778, -0.8427007929});
+    expect_values(run("sqrt", {tensor({2}, {2.25F, 0.25F})}), {1.5, 0.5});
+    expect_values(run("exp", {tensor({2}, {1, -2})}), {2.7182818285, 0.1353352832});
+    expect_values(run("neg", {tensor({2}, {1.5F, -2})}), {-1.5, 2});
+    expect_values(run("pow:exponent=3", {tensor({2}, {-2, 0.5F})}), {-8, 0.125});
+    expect_values(run("pow:exponent=0.5", {tensor({1}, {4})}), {2});
+    // sub and div keep their operand order: [6, 1] - [2] = [4, -1]; [6, 1] / [2] = [3, 0.5]; [2] / [6, 1] = [1/3, 2]
+    expect_values(run("sub", {tensor({2}, {6, 1}), tensor({1}, {2})}), {4, -1});
+    expect_values(run("div", {tensor({2}, {6, 1}), tensor({1}, {2})}), {3, 0.5});
+    expect_values(run("div", {tensor({1}, {2}), tensor({2}, {6, 1})}), {0.3333333333, 2});
     // x * 0.125: 3*0.125 = 0.375, -0.5*0.125 = -0.0625, 10*0.125 = 1.25
     expect_values(run("scale:factor=0.125", {tensor({3}, {3, -0.5F, 10})}), {0.375, -0.0625, 1.25});
 }

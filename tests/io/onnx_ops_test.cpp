@@ -232,3 +232,43 @@ TEST(OnnxImportOps, SqueezeUnsqueezeAndSplitOfActivationsAreViews) {
     // only the add computes: 2 x 2 x 4 = 16 flops
     EXPECT_EQ(a.totals.flops, 16);
 }
+
+TEST(OnnxImportOps, ElementwiseNodesNoPatternTakesAreOneLayerEach) {
+    // a hand-written normalisation no pattern matches: (x - m) / sqrt(v) with m, v computed elsewhere, then
+    // exp(-x), erf, x^2, 1 - x and 1 / x: every node one layer, operand order kept
+    onnx_builder b(14);
+    b.input("x", {1, 4, 8});
+    b.input("m", {1, 4, 1});
+    b.node("Sub", {"x", "m"}, {"d"}, "/Sub");
+    b.node("Sqrt", {"m"}, {"s"}, "/Sqrt");
+    b.node("Div", {"d", "s"}, {"q"}, "/Div");
+    b.node("Neg", {"q"}, {"n"}, "/Neg");
+    b.node("Exp", {"n"}, {"e"}, "/Exp");
+    b.node("Erf", {"e"}, {"f"}, "/Erf");
+    b.scalar("two", 2.0F);
+    b.node("Pow", {"f", "two"}, {"p"}, "/Pow");
+    b.scalar("one", 1.0F);
+    b.node("Sub", {"one", "p"}, {"r"}, "/Sub_1");
+    b.node("Div", {"one", "r"}, {"out"}, "/Div_1");
+    b.output("out");
+    const io::onnx_model m = io::import_onnx(b.save(ridgeline::test::scratch_dir() / "elementwise.onnx"));
+    EXPECT_EQ(layer_strings(m.model),
+              (std::vector<std::string>{"sub", "sqrt", "div", "neg", "exp", "erf", "pow:exponent=2",
+                                        "parameter:shape=1,trainable=false", "sub", "div"}));
+    // 1 - p reads the held 1 first; 1 / r reads the same held 1 (one layer per ONNX tensor)
+    const auto& layers = m.model.layers();
+    EXPECT_EQ(layers[8].inputs.front(), layers[7].name);
+    EXPECT_EQ(layers[9].inputs.front(), layers[7].name);
+    // flops: sqrt over m (4), then 1 per output element of 1 x 4 x 8 = 32 for the other 8 computing layers: 260
+    EXPECT_EQ(core::analyze(m.model, core::dtype::fp32).totals.flops, 4 + 8 * 32);
+
+    onnx_builder t(14);
+    t.input("x", {1, 4});
+    t.input("e", {1, 4});
+    t.node("Pow", {"x", "e"}, {"out"}, "/Pow");
+    t.output("out");
+    const std::string what = import_error(t, "pow_tensor.onnx");
+    EXPECT_NE(what.find("Pow \"/Pow\": input 1 (\"e\") is computed at run time; ridgeline needs a constant"),
+              std::string::npos)
+        << what;
+}

@@ -2,6 +2,7 @@
 #include "differential.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 #include <sstream>
@@ -252,6 +253,8 @@ layer_case gen_unary(draw& d, std::string_view kind) {
         a.maybe(d, "approximate", tanh ? "tanh" : "none", !tanh);
     } else if (kind == "scale") {
         a.add("factor", d.pick(std::vector<std::string>{"0.125", "-2", "3.5", "1", "0"}));
+    } else if (kind == "pow") {
+        a.add("exponent", d.pick(std::vector<std::string>{"2", "3", "0.5", "1.5", "1"}));  // of |x| (run_case)
     } else if (kind == "softmax") {
         const core::shape x = activation(d, 12, 4);
         const i64 dim = d.axis(x.rank());
@@ -397,9 +400,10 @@ const std::map<std::string_view, std::function<layer_case(draw&)>>& generators()
                                                                        {"slice", gen_slice},
                                                                        {"parameter", gen_parameter}};
         for (std::string_view k :
-             {"relu", "relu6", "gelu", "tanh", "sigmoid", "hardswish", "hardsigmoid", "silu", "scale", "softmax"})
+             {"relu", "relu6", "gelu", "tanh", "sigmoid", "hardswish", "hardsigmoid", "silu", "scale", "softmax", "erf",
+              "sqrt", "exp", "neg", "pow"})
             m[k] = [k](draw& d) { return gen_unary(d, k); };
-        for (std::string_view k : {"add", "mul"}) m[k] = [k](draw& d) { return gen_binary(d, k); };
+        for (std::string_view k : {"add", "mul", "sub", "div"}) m[k] = [k](draw& d) { return gen_binary(d, k); };
         return m;
     }();
     return g;
@@ -492,6 +496,11 @@ case_result run_case(backends::backend& b, const layer_case& c, core::dtype dt, 
         if (wide.count(core::kind_of(g.layers.back().layer.op)))
             for (const auto& in : g.inputs)
                 for (float& v : data.tensors.at(in.name).data) v *= 8.0F;
+        // sqrt and pow (fractional exponents) are real only for x >= 0: they see |x|
+        static const std::set<std::string_view> positive{"sqrt", "pow"};
+        if (positive.count(core::kind_of(g.layers.back().layer.op)))
+            for (const auto& in : g.inputs)
+                for (float& v : data.tensors.at(in.name).data) v = std::fabs(v);
         const auto v = verify(b, g, data);
         if (v.state != profiler::verification_state::passed) return {outcome::mismatched, v.message, v.rel_l2_error};
         return {outcome::matched, {}, v.rel_l2_error};

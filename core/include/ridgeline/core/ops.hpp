@@ -225,6 +225,35 @@ struct softmax {
     RIDGELINE_UNARY_OP_MEMBERS(softmax)
 };
 
+/// Elementwise functions of one tensor as ONNX graphs spell them out (Erf, Sqrt, Exp, Neg, Pow): 1 flop per
+/// element each (a function evaluation counts one, as tanh; docs/conventions.md).
+/// torch.erf.
+struct erf_op {
+    static constexpr std::string_view kind = "erf";
+    RIDGELINE_UNARY_OP_MEMBERS(erf_op)
+};
+/// torch.sqrt (NaN for x < 0, as PyTorch).
+struct sqrt_op {
+    static constexpr std::string_view kind = "sqrt";
+    RIDGELINE_UNARY_OP_MEMBERS(sqrt_op)
+};
+/// torch.exp.
+struct exp_op {
+    static constexpr std::string_view kind = "exp";
+    RIDGELINE_UNARY_OP_MEMBERS(exp_op)
+};
+/// torch.neg: -x.
+struct neg {
+    static constexpr std::string_view kind = "neg";
+    RIDGELINE_UNARY_OP_MEMBERS(neg)
+};
+/// torch.pow(x, exponent) with a constant exponent (x^3 in the tanh GELU, x^2 in a variance).
+struct pow_op {
+    static constexpr std::string_view kind = "pow";
+    double exponent = 1.0;
+    RIDGELINE_UNARY_OP_MEMBERS(pow_op)
+};
+
 #undef RIDGELINE_UNARY_OP_MEMBERS
 
 /// Elementwise binary ops with NumPy broadcasting; 1 flop per output element.
@@ -247,6 +276,28 @@ struct mul {
     [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
     [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
     bool operator==(const mul&) const = default;
+};
+
+/// a - b and a / b (torch.sub, torch.div), NumPy broadcasting; 1 flop per output element.
+struct sub {
+    static constexpr std::string_view kind = "sub";
+    static constexpr int min_inputs = 2, max_inputs = 2;
+    static sub read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const sub&) const = default;
+};
+struct div {
+    static constexpr std::string_view kind = "div";
+    static constexpr int min_inputs = 2, max_inputs = 2;
+    static div read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const div&) const = default;
 };
 
 // ---------------------------------------------------------------- pooling

@@ -4,7 +4,7 @@
 // (docs/json-schema.md) and a console table.
 //
 // Weights are the parameters named "weight" (convolution and linear kernels, embedding tables, norm
-// gammas); biases are those named "bias" (norm betas included), reported apart. Buffers (BatchNorm running
+// gammas) and the trainable values of parameter layers (ViT's class token and position embedding); biases are those named "bias" (norm betas included), reported apart. Buffers (BatchNorm running
 // statistics) are not weights and are left out. A tensor shared by several layers (tied) appears in each
 // layer's row and once in the model's totals.
 
