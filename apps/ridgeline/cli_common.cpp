@@ -149,6 +149,9 @@ built_model model_options::build() const {
         return {core::build_zoo_model(model, shapes.empty() ? std::nullopt : std::optional(shapes[0]), batch), nullptr, {}, {}, {}};
     }
     core::op o = core::parse_op(layer);
+    if (std::holds_alternative<core::parameter>(o))
+        throw usage_error("--layer " + layer + ": a parameter reads no input and computes nothing (0 flops, 0 bytes); "
+                          "use it in a model file (docs/model-format.md), where other layers read it");
     if (shapes.empty())
         throw usage_error("--layer needs --input with the full input shape, batch included (e.g. --input 1x16x64x64)");
     if (batch) {

@@ -77,8 +77,11 @@ void importer::skip(const onnx::NodeProto& n, const unsupported& u) {
             act_[o] = name;
             shape_[name] = core::shape(s->second);
         } else {
+            // its readers are listed only when nothing upstream is: a node that failed because it read such an
+            // output (u.listed false) passes on that its root was listed; shape arithmetic (not listed) does not
             unavailable_[o] = {
-                "the output of node \"" + node_name(n) + "\" (" + op_type(n) + "), which was not imported", listed};
+                "the output of node \"" + node_name(n) + "\" (" + op_type(n) + "), which was not imported",
+                u.listed ? listed : true};
         }
     }
 }
@@ -143,8 +146,8 @@ void importer::handle(const onnx::NodeProto& n, int index) {
     // failed upstream, a Sub of a LayerNorm that would otherwise fuse is no news
     for (int i = 0; i < n.input_size(); ++i)
         if (!n.input(i).empty())
-            if (auto u = unavailable_.find(n.input(i)); u != unavailable_.end() && u->second.producer_listed)
-                throw unsupported{"reads \"" + n.input(i) + "\", " + u->second.reason, false};
+            if (auto u = unavailable_.find(n.input(i)); u != unavailable_.end())
+                throw unsupported{"reads \"" + n.input(i) + "\", " + u->second.reason, !u->second.producer_listed};
     throw unsupported{"ridgeline has no layer for " + op};
 }
 

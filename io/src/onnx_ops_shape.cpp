@@ -130,6 +130,7 @@ void importer::layer_norm(const onnx::NodeProto& n) {
 
 void importer::gather(const onnx::NodeProto& n) {
     value data = input(n, 0);
+    if (data.k == source::unavailable) throw unsupported{"reads " + data.why, !data.producer_listed};
     if (data.k == source::activation && has_input(n, 1) && known(n.input(1))) {
         // x[:, i] (ViT's class token read back): one index of an activation is a slice, and a scalar index drops
         // the axis (a reshape); both views, as in PyTorch

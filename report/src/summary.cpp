@@ -20,7 +20,7 @@ nlohmann::json conventions_json(core::dtype dt) {
         {"bytes_per_element", core::size_bytes(dt)},
         {"params", "trainable parameter elements (weights, biases, norm gamma/beta), as torchvision counts; a "
                    "tied tensor counts once in totals"},
-        {"buffers", "non-trainable state elements (BatchNorm running mean and variance)"},
+        {"buffers", "non-trainable state elements (BatchNorm running mean and variance, held tensors that are not parameters)"},
         {"macs", "multiply-accumulates of linear, conv2d and matmul, padding taps included (torchvision, fvcore, "
                  "thop report this number)"},
         {"executed_macs", "macs without the conv2d taps that fall in the padding, which a kernel skips (benchdnn "
