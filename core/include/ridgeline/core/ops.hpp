@@ -256,49 +256,33 @@ struct pow_op {
 
 #undef RIDGELINE_UNARY_OP_MEMBERS
 
-/// Elementwise binary ops with NumPy broadcasting; 1 flop per output element.
+/// Elementwise binary ops with NumPy broadcasting, operands in order (torch.add, torch.mul, torch.sub,
+/// torch.div); 1 flop per output element.
+#define RIDGELINE_BINARY_OP_MEMBERS(T)                                                     \
+    static constexpr int min_inputs = 2, max_inputs = 2;                                   \
+    static T read(attribute_reader& r);                                                    \
+    void write(attribute_writer& w) const;                                                 \
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;          \
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }                \
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;           \
+    bool operator==(const T&) const = default;
 struct add {
     static constexpr std::string_view kind = "add";
-    static constexpr int min_inputs = 2, max_inputs = 2;
-    static add read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const add&) const = default;
+    RIDGELINE_BINARY_OP_MEMBERS(add)
 };
 struct mul {
     static constexpr std::string_view kind = "mul";
-    static constexpr int min_inputs = 2, max_inputs = 2;
-    static mul read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const mul&) const = default;
+    RIDGELINE_BINARY_OP_MEMBERS(mul)
 };
-
-/// a - b and a / b (torch.sub, torch.div), NumPy broadcasting; 1 flop per output element.
 struct sub {
     static constexpr std::string_view kind = "sub";
-    static constexpr int min_inputs = 2, max_inputs = 2;
-    static sub read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const sub&) const = default;
+    RIDGELINE_BINARY_OP_MEMBERS(sub)
 };
 struct div {
     static constexpr std::string_view kind = "div";
-    static constexpr int min_inputs = 2, max_inputs = 2;
-    static div read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const div&) const = default;
+    RIDGELINE_BINARY_OP_MEMBERS(div)
 };
+#undef RIDGELINE_BINARY_OP_MEMBERS
 
 // ---------------------------------------------------------------- pooling
 
