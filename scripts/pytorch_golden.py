@@ -149,6 +149,10 @@ def forward(kind, a, xs, p):
         return xs[0] - xs[1]
     if kind == "div":
         return xs[0] / xs[1]
+    if kind in ("mean", "sum", "amax"):
+        dims = ints(a["dim"]) if "dim" in a else list(range(x.dim()))
+        f = {"mean": torch.mean, "sum": torch.sum, "amax": torch.amax}[kind]
+        return f(x, dim=dims, keepdim=boolean(a.get("keepdim"), False))
     if kind == "parameter":  # a tensor the module holds (nn.Parameter or a buffer), read as it is
         return p["value"].expand(*ints(a["expand"])) if "expand" in a else p["value"]
     if kind == "add":

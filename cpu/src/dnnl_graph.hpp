@@ -98,6 +98,10 @@ private:
     void add(const core::layer_analysis& la, const core::exp_op&);
     void add(const core::layer_analysis& la, const core::neg&);
     void add(const core::layer_analysis& la, const core::pow_op& op);
+    void reduce(const core::layer_analysis& la, dnnl::algorithm alg, const std::vector<std::int64_t>& dim);
+    void add(const core::layer_analysis& la, const core::mean_op& op);
+    void add(const core::layer_analysis& la, const core::sum_op& op);
+    void add(const core::layer_analysis& la, const core::amax& op);
 
     // ------------------------------------------------------------ pooling
     static core::pair2d right_padding(const core::layer_analysis& la, core::pair2d kernel, core::pair2d stride,

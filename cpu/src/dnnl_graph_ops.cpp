@@ -153,6 +153,45 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::add&) { binary(
 
 void dnnl_graph::add(const core::layer_analysis& la, const core::mul&) { binary(la, dnnl::algorithm::binary_mul); }
 
+void dnnl_graph::reduce(const core::layer_analysis& la, dnnl::algorithm alg, const std::vector<std::int64_t>& dim) {
+    const memory src = dense(la.layer.inputs[0]);
+    dims kd = src.get_desc().dims();  // the output with keepdim: oneDNN's reduction keeps the rank
+    const auto r = core::reduced_dims(dim, kd.size(), core::where(la.layer));
+    for (std::size_t k = 0; k < kd.size(); ++k)
+        if (r[k]) kd[k] = 1;
+    if (kd == src.get_desc().dims()) {
+        // only dimensions of size 1 reduced: each output is its one input (oneDNN refuses such a reduction)
+        set_output(la.layer.name,
+                   memory(plain_md(to_dims(la.output_shape), src.get_desc().data_type()), engine_, src.get_data_handle()),
+                   false, true);
+        notes_.emplace_back("view (reduces dimensions of size 1)");
+        return;
+    }
+    memory dst(plain_md(kd, src.get_desc().data_type()), engine_);
+    dnnl::reduction::desc d(alg, src.get_desc(), dst.get_desc(), 0.0f, 0.0f);
+    dnnl::reduction::primitive_desc pd(d, attr(), engine_);
+    record(pd);
+    steps_.push_back({dnnl::reduction(pd),
+                      {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}},
+                      {}});
+    keep_.push_back(dst);
+    // without keepdim the 1s go: the same elements in the same order
+    set_output(la.layer.name,
+               memory(plain_md(to_dims(la.output_shape), src.get_desc().data_type()), engine_, dst.get_data_handle()));
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::mean_op& op) {
+    reduce(la, dnnl::algorithm::reduction_mean, op.dim);
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::sum_op& op) {
+    reduce(la, dnnl::algorithm::reduction_sum, op.dim);
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::amax& op) {
+    reduce(la, dnnl::algorithm::reduction_max, op.dim);
+}
+
 void dnnl_graph::add(const core::layer_analysis& la, const core::sub&) {
     binary(la, dnnl::algorithm::binary_sub, false);
 }

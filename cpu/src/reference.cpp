@@ -411,6 +411,51 @@ host_tensor forward(const core::mul&, const layer_io& io) {
     return binary(io, [](double a, double b) { return a * b; });
 }
 
+// ------------------------------------------------------------------ reductions
+
+/// torch.sum / torch.mean / torch.amax over the dims core::reduced_dims picks, in double; amax propagates NaN.
+enum class reduction { sum, mean, max };
+host_tensor reduce(const layer_io& io, const std::vector<i64>& dim, reduction how) {
+    const host_tensor& in = io.input(0);
+    host_tensor out = io.make_output();
+    const auto& dims = in.dims.dims();
+    const auto reduced = core::reduced_dims(dim, dims.size(), io.where());
+    std::vector<i64> stride(dims.size(), 0);  // the output offset of one step along each input dimension
+    i64 s = 1;
+    for (std::size_t k = dims.size(); k-- > 0;)
+        if (!reduced[k]) {
+            stride[k] = s;
+            s *= dims[k];
+        }
+    const double init = how == reduction::max ? -std::numeric_limits<double>::infinity() : 0.0;
+    std::vector<double> acc(out.data.size(), init);
+    std::vector<i64> index(dims.size(), 0);
+    for (std::size_t i = 0; i < in.data.size(); ++i) {
+        i64 o = 0;
+        for (std::size_t k = 0; k < dims.size(); ++k) o += index[k] * stride[k];
+        double& a = acc[static_cast<std::size_t>(o)];
+        const double v = in.data[i];
+        if (how != reduction::max)
+            a += v;
+        else if (std::isnan(v) || std::isnan(a))
+            a = std::numeric_limits<double>::quiet_NaN();
+        else
+            a = std::max(a, v);
+        for (std::size_t k = dims.size(); k-- > 0;) {  // next row-major index
+            if (++index[k] < dims[k]) break;
+            index[k] = 0;
+        }
+    }
+    const double count = static_cast<double>(in.data.size()) / static_cast<double>(out.data.size());
+    for (std::size_t o = 0; o < acc.size(); ++o)
+        out.data[o] = static_cast<float>(how == reduction::mean ? acc[o] / count : acc[o]);
+    return out;
+}
+
+host_tensor forward(const core::sum_op& op, const layer_io& io) { return reduce(io, op.dim, reduction::sum); }
+host_tensor forward(const core::mean_op& op, const layer_io& io) { return reduce(io, op.dim, reduction::mean); }
+host_tensor forward(const core::amax& op, const layer_io& io) { return reduce(io, op.dim, reduction::max); }
+
 // ------------------------------------------------------------------ pooling
 
 /// torch.nn.MaxPool2d: max over the window taps inside the input (padding is -inf, so never chosen);

@@ -540,6 +540,35 @@ private:
     }
     void add(const core::layer_analysis& la, const core::add&) { binary(la, kernels::binary_op::add, "add"); }
     void add(const core::layer_analysis& la, const core::mul&) { binary(la, kernels::binary_op::mul, "mul"); }
+    /// mean / sum / amax: one thread per output walking its inputs (kernels::reduce).
+    void reduce(const core::layer_analysis& la, kernels::reduce_op op, const std::vector<std::int64_t>& dim,
+                const char* name) {
+        const dev_tensor& x = dense(la.layer.inputs[0]);
+        const auto& xd = la.input_shapes[0].dims();
+        const auto r = core::reduced_dims(dim, xd.size(), core::where(la.layer));
+        const auto xs = row_major_strides(xd);
+        std::vector<i64> kept, kept_s, red, red_s;
+        for (std::size_t k = 0; k < xd.size(); ++k) {
+            (r[k] ? red : kept).push_back(xd[k]);
+            (r[k] ? red_s : kept_s).push_back(xs[k]);
+        }
+        if (kept.empty()) kept = {1}, kept_s = {0};
+        const std::string where = core::where(la.layer);
+        const kernels::index_map out_map = to_map(strided_walk{kept, kept_s, std::vector<i64>(kept.size(), 0)}, where);
+        const kernels::index_map red_map = to_map(strided_walk{red, red_s, std::vector<i64>(red.size(), 0)}, where);
+        dev_tensor y = new_tensor(la.output_shape.dims());
+        const void* xp = x.data();
+        void* yp = y.data();
+        const i64 out_n = y.numel(), red_n = la.input_shapes[0].numel() / std::max<i64>(out_n, 1);
+        const kernels::elem e = elem_;
+        cudaStream_t s = ctx_.s();
+        steps_.push_back([=] { RIDGELINE_CUDA_CHECK(kernels::reduce(e, op, xp, yp, out_n, out_map, red_n, red_map, s)); });
+        notes_.emplace_back(std::string("ridgeline:") + name);
+        set_output(la, std::move(y));
+    }
+    void add(const core::layer_analysis& la, const core::mean_op& op) { reduce(la, kernels::reduce_op::mean, op.dim, "mean"); }
+    void add(const core::layer_analysis& la, const core::sum_op& op) { reduce(la, kernels::reduce_op::sum, op.dim, "sum"); }
+    void add(const core::layer_analysis& la, const core::amax& op) { reduce(la, kernels::reduce_op::max, op.dim, "amax"); }
     void add(const core::layer_analysis& la, const core::sub&) { binary(la, kernels::binary_op::sub, "sub"); }
     void add(const core::layer_analysis& la, const core::div&) { binary(la, kernels::binary_op::div, "div"); }
     void add(const core::layer_analysis& la, const core::erf_op&) { unary(la, kernels::unary_op::erf, 0, "erf"); }

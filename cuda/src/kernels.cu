@@ -231,6 +231,35 @@ __global__ void clock_probe_kernel(long long cycles, long long* out) {
     out[1] = t1 - t0;
 }
 
+/// One thread per output: out_map (the output's dims, the input strides of its kept dimensions) places it,
+/// red_map (the reduced dimensions' sizes and input strides) walks its `red_n` inputs; float accumulation,
+/// amax propagates NaN (torch.amax).
+template <class T>
+__global__ void reduce_kernel(reduce_op op, const T* __restrict__ x, T* __restrict__ y, i64 out_n, index_map out_map,
+                              i64 red_n, index_map red_map) {
+    RIDGELINE_GRID_STRIDE(o, out_n) {
+        i64 rest = o, base = 0;
+        for (int d = out_map.rank - 1; d >= 0; --d) {
+            base += (rest % out_map.dims[d]) * out_map.stride_a[d];
+            rest /= out_map.dims[d];
+        }
+        float acc = op == reduce_op::max ? -INFINITY : 0.0f;
+        for (i64 r = 0; r < red_n; ++r) {
+            i64 rr = r, off = base;
+            for (int d = red_map.rank - 1; d >= 0; --d) {
+                off += (rr % red_map.dims[d]) * red_map.stride_a[d];
+                rr /= red_map.dims[d];
+            }
+            const float v = to_float(x[off]);
+            if (op != reduce_op::max)
+                acc += v;
+            else
+                acc = (v != v || acc != acc) ? NAN : fmaxf(acc, v);
+        }
+        y[o] = from_float<T>(op == reduce_op::mean ? acc / static_cast<float>(red_n) : acc);
+    }
+}
+
 }  // namespace
 
 cudaError_t layer_norm(elem t, const void* x, void* y, const float* gamma, const float* beta, i64 rows, i64 inner,
@@ -331,6 +360,16 @@ cudaError_t empty(cudaStream_t stream) {
 cudaError_t clock_probe(cudaStream_t stream, long long cycles, long long* cycles_out) {
     clock_probe_kernel<<<1, 1, 0, stream>>>(cycles, cycles_out);
     return cudaGetLastError();
+}
+
+cudaError_t reduce(elem t, reduce_op op, const void* x, void* y, i64 out_n, const index_map& out_map, i64 red_n,
+                   const index_map& red_map, cudaStream_t stream) {
+    if (out_n <= 0 || red_n <= 0) return cudaSuccess;
+    return dispatch(t, [&](auto tag) {
+        using T = decltype(tag);
+        reduce_kernel<T><<<blocks_for(out_n), threads, 0, stream>>>(op, static_cast<const T*>(x), static_cast<T*>(y),
+                                                                   out_n, out_map, red_n, red_map);
+    });
 }
 
 }  // namespace ridgeline::cuda::kernels

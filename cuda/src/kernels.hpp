@@ -20,6 +20,7 @@ enum class unary_op : int {
     relu, relu6, gelu_erf, gelu_tanh, tanh, sigmoid, scale, hardswish, hardsigmoid, silu, erf, sqrt, exp, neg, pow
 };
 enum class binary_op : int { add, mul, sub, div };
+enum class reduce_op : int { sum, mean, max };
 
 inline constexpr int max_rank = 8;
 
@@ -46,6 +47,11 @@ cudaError_t unary(elem t, unary_op op, float alpha, const void* x, void* y, std:
 /// y[i] = a[i] op b[i] (map == nullptr: same shapes), or with the offsets of `map` (broadcasting).
 cudaError_t binary(elem t, binary_op op, const void* a, const void* b, void* y, std::int64_t n, const index_map* map,
                    cudaStream_t stream);
+
+/// y[o] = the sum, mean or max (NaN propagating) of the red_n inputs of output o: out_map.dims are the output's
+/// dims with out_map.stride_a the input strides of the kept dimensions; red_map walks the reduced ones the same way.
+cudaError_t reduce(elem t, reduce_op op, const void* x, void* y, std::int64_t out_n, const index_map& out_map,
+                   std::int64_t red_n, const index_map& red_map, cudaStream_t stream);
 
 /// dst[i] = src[offset of i through map.stride_a]: a strided view made dense.
 cudaError_t strided_copy(elem t, const void* src, void* dst, const index_map& map, std::int64_t n, cudaStream_t stream);

@@ -122,6 +122,8 @@ void importer::handle(const onnx::NodeProto& n, int index) {
     if (op == "GlobalAveragePool") return global_avg_pool(n);
     if (op == "Pad") return pad(n);
     if (op == "ReduceMean") return reduce_mean(n);
+    if (op == "ReduceSum") return reduce_node(n, "sum");
+    if (op == "ReduceMax") return reduce_node(n, "amax");
     if (op == "Slice") return slice_node(n);
     if (op == "Squeeze" || op == "Unsqueeze") return squeeze_unsqueeze(n);
     if (op == "Split") return split(n);

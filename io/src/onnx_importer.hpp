@@ -334,8 +334,11 @@ private:
     bool layer_norm_pattern(const onnx::NodeProto& rm1, const std::vector<std::int64_t>& axes);
 
     /// ReduceMean over H and W of NCHW -> adaptive_avg_pool2d(1) (+ flatten when keepdims=0); the first
-    /// node of a decomposed LayerNorm -> layer_norm.
+    /// node of a decomposed LayerNorm -> layer_norm; over other axes -> mean.
     void reduce_mean(const onnx::NodeProto& n);
+
+    /// ReduceMean / ReduceSum / ReduceMax over any axes -> mean / sum / amax (keepdims as ONNX, default 1).
+    void reduce_node(const onnx::NodeProto& n, const std::string& kind);
 
     /// Slice's starts, ends, axes and steps (attributes before opset 10, constant inputs after), axes and
     /// steps defaulted; throws unsupported when they are not integer constants of one length.

@@ -230,17 +230,26 @@ void importer::reduce_mean(const onnx::NodeProto& n) {
     bool trailing = !axes.empty();
     for (std::size_t k = 0; k < axes.size(); ++k) trailing = trailing && axes[k] == r - static_cast<std::int64_t>(axes.size()) + static_cast<std::int64_t>(k);
     if (trailing && layer_norm_pattern(n, axes)) return;
-    if (r != 4 || axes != std::vector<std::int64_t>{2, 3})
-        throw unsupported{"ReduceMean over " + (axes.empty() ? std::string("all axes") : "axes " + join_ints(axes)) +
-                          " of a rank-" + std::to_string(r) +
-                          " input; ridgeline maps the mean over H and W of NCHW (a global average pool), nothing "
-                          "else yet"};
+    if (r != 4 || axes != std::vector<std::int64_t>{2, 3}) return reduce_node(n, "mean");
     const std::string pooled = emit(n, make("adaptive_avg_pool2d", {{"output_size", "1"}}, node_name(n)), {x});
     if (keepdims) {
         map_output(n.output(0), pooled);
         return;
     }
     map_output(n.output(0), emit(n, make("flatten", {{"start_dim", "1"}}, node_name(n)), {pooled}));
+}
+
+void importer::reduce_node(const onnx::NodeProto& n, const std::string& kind) {
+    const std::string x = activation(n, 0);
+    const std::vector<std::int64_t> axes = attr_or_input_ints(n, "axes", 1, "axes");
+    if (axes.empty() && attr_int(n, "noop_with_empty_axes", 0) != 0) {  // ONNX: the input itself
+        map_output(n.output(0), x);
+        return;
+    }
+    std::vector<core::attribute> a;
+    if (!axes.empty()) a.push_back({"dim", join_ints(axes)});  // none: every axis, as ONNX
+    if (attr_int(n, "keepdims", 1) != 0) a.push_back({"keepdim", "true"});
+    map_output(n.output(0), emit(n, make(kind, a, node_name(n)), {x}));
 }
 
 importer::slice_arguments importer::slice_args(const onnx::NodeProto& n) {

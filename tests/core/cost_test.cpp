@@ -167,6 +167,15 @@ TEST(Cost, ElementwiseRules) {
     // sub and div broadcast as add: 2x8x4x4 - 1x8x1x1 -> 256 flops, bytes (256 + 8 + 256) * 4 = 2,080
     EXPECT_EQ(one_layer("sub", {x, {1, 8, 1, 1}}).cost.flops, 256);
     EXPECT_EQ(one_layer("div", {{1, 8, 1, 1}, x}).cost.bytes, 2080);
+    // reductions of 2x8x4x4 (256) over dims 2 and 3 -> 2x8 (16): sum and amax 256 - 16 = 240 adds or comparisons,
+    // mean those and 16 divides = 256; bytes (256 + 16) * 4 = 1,088; keepdim keeps the 1s
+    EXPECT_EQ(one_layer("sum:dim=2x3", {x}).cost.flops, 240);
+    EXPECT_EQ(one_layer("amax:dim=-1x-2", {x}).cost.flops, 240);
+    EXPECT_EQ(one_layer("mean:dim=2x3", {x}).cost.flops, 256);
+    EXPECT_EQ(one_layer("mean:dim=2x3", {x}).cost.bytes, 1088);
+    EXPECT_EQ(one_layer("mean:dim=2x3", {x}).output_shape, (shape{2, 8}));
+    EXPECT_EQ(one_layer("mean:dim=2x3,keepdim=true", {x}).output_shape, (shape{2, 8, 1, 1}));
+    EXPECT_EQ(one_layer("sum:keepdim=true", {x}).output_shape, (shape{1, 1, 1, 1}));  // every dim, kept
     // add with broadcasting: 2x8x4x4 + 1x8x1x1 -> 256 flops; bytes (256 + 8 + 256) * 4 = 2,080
     auto ad = one_layer("add", {x, {1, 8, 1, 1}});
     EXPECT_EQ(ad.output_shape, x);

@@ -71,8 +71,11 @@ TEST(Errors, MalformedLayersAndShapes) {
          "layer \"net.0\": unknown op \"conv3d\" (known ops: linear, matmul, embedding, conv2d, batch_norm2d, "
          "layer_norm, relu, relu6, gelu, tanh, sigmoid, scale, softmax, add, mul, max_pool2d, avg_pool2d, "
          "adaptive_avg_pool2d, concat, flatten, reshape, transpose, slice, hardswish, hardsigmoid, silu, parameter, erf, "
-         "sqrt, exp, neg, pow, sub, div)"},
+         "sqrt, exp, neg, pow, sub, div, mean, sum, amax)"},
         {"relu:inplace=true", {"1x3"}, "relu \"net.0\": unknown attribute \"inplace\" (this op takes no attributes)"},
+        {"sum", {"1x3"},
+         "sum \"net.0\": reduces every dimension of 1x3 to a scalar; ridgeline's tensors have rank >= 1 (use keepdim=true)"},
+        {"mean:dim=1x-1", {"2x3"}, "mean \"net.0\": dim -1 is given twice"},
         {"gelu:approximate=fast", {"1x3"}, "gelu \"net.0\": approximate \"fast\" is not one of: none, tanh"},
         {"scale:factor=nan", {"1x3"}, "scale \"net.0\": factor is nan, it must be a finite number"},
         {"batch_norm2d:num_features=4,eps=inf", {"1x4x2x2"}, "batch_norm2d \"net.0\": eps is inf, it must be a finite number"},

@@ -29,6 +29,7 @@ TEST(LayerString, CanonicalStringsPrintBackTheSame) {
         "reshape:shape=0x0x12x64", "reshape:shape=-1x768", "transpose:dim0=1,dim1=2",
         "parameter:shape=1x1x768,expand=4x1x768", "parameter:shape=197,trainable=false",
         "erf", "sqrt", "exp", "neg", "pow:exponent=3", "pow:exponent=0.5", "sub", "div",
+        "mean", "mean:dim=-1,keepdim=true", "sum:dim=0x2", "amax:dim=1",
         "slice:dim=1,end=1", "slice:dim=2,start=768,end=1536", "slice:dim=0,start=-3,step=2",
     };
     for (const char* s : canonical) {

@@ -385,6 +385,13 @@ TEST(ReferenceActivations, TanhSigmoidScale) {
     expect_values(run("sub", {tensor({2}, {6, 1}), tensor({1}, {2})}), {4, -1});
     expect_values(run("div", {tensor({2}, {6, 1}), tensor({1}, {2})}), {3, 0.5});
     expect_values(run("div", {tensor({1}, {2}), tensor({2}, {6, 1})}), {0.3333333333, 2});
+    // [[1, 2, 3], [4, 5, 9]]: sum over dim 1 = [6, 18], mean = [2, 6], amax over dim 0 = [4, 5, 9], mean of all
+    // kept = [[4]]
+    const host_tensor m = tensor({2, 3}, {1, 2, 3, 4, 5, 9});
+    expect_values(run("sum:dim=1", {m}), {6, 18});
+    expect_values(run("mean:dim=-1", {m}), {2, 6});
+    expect_values(run("amax:dim=0", {m}), {4, 5, 9});
+    expect_values(run("mean:keepdim=true", {m}), {4});
     // x * 0.125: 3*0.125 = 0.375, -0.5*0.125 = -0.0625, 10*0.125 = 1.25
     expect_values(run("scale:factor=0.125", {tensor({3}, {3, -0.5F, 10})}), {0.375, -0.0625, 1.25});
 }

@@ -98,7 +98,9 @@ TEST(OnnxImportOps, ReduceMeanOverHwIsAGlobalAveragePool) {
     auto& rc = c.node("ReduceMean", {"x"}, {"out"}, "/ReduceMean");
     onnx_builder::set(rc, "axes", std::vector<std::int64_t>{1});
     c.output("out");
-    EXPECT_NE(import_error(c, "reduce_mean_c.onnx").find("ReduceMean over axes 1 of a rank-3 input"), std::string::npos);
+    // over other axes: a mean layer (keepdims 1 by default): 2 x 8 x 5 -> 2 x 1 x 5
+    const io::onnx_model mc = io::import_onnx(c.save(ridgeline::test::scratch_dir() / "reduce_mean_c.onnx"));
+    EXPECT_EQ(layer_strings(mc.model), (std::vector<std::string>{"mean:dim=1,keepdim=true"}));
 }
 
 TEST(OnnxImportOps, SliceOfAnActivationIsOneSliceLayerPerCutAxis) {
@@ -271,4 +273,25 @@ TEST(OnnxImportOps, ElementwiseNodesNoPatternTakesAreOneLayerEach) {
     EXPECT_NE(what.find("Pow \"/Pow\": input 1 (\"e\") is computed at run time; ridgeline needs a constant"),
               std::string::npos)
         << what;
+}
+
+TEST(OnnxImportOps, ReductionsOverAnyAxesAreMeanSumAmax) {
+    // attention-pooling style reductions over the last axis: ReduceMean (axes attribute, opset 13), ReduceSum
+    // (axes input from opset 13), ReduceMax (attribute), keepdims as ONNX (default 1)
+    onnx_builder b(13);
+    b.input("x", {2, 4, 8});
+    auto& rm = b.node("ReduceMean", {"x"}, {"m"}, "/ReduceMean");
+    onnx_builder::set(rm, "axes", std::vector<std::int64_t>{1});  // [2, 1, 8]
+    b.init_ints("last", {1}, {-1});
+    auto& rs = b.node("ReduceSum", {"m", "last"}, {"s"}, "/ReduceSum");  // [2, 1]
+    onnx_builder::set(rs, "keepdims", std::int64_t{0});
+    auto& mx = b.node("ReduceMax", {"x"}, {"out2"}, "/ReduceMax");
+    onnx_builder::set(mx, "axes", std::vector<std::int64_t>{0, 2});  // [1, 4, 1]
+    b.output("s");
+    b.output("out2");
+    const io::onnx_model m = io::import_onnx(b.save(ridgeline::test::scratch_dir() / "reductions.onnx"));
+    EXPECT_EQ(layer_strings(m.model),
+              (std::vector<std::string>{"mean:dim=1,keepdim=true", "sum:dim=-1", "amax:dim=0x2,keepdim=true"}));
+    // flops: mean 64 inputs -> 16 outputs: 48 adds + 16 divides = 64; sum 16 -> 2: 14; amax 64 -> 4: 60
+    EXPECT_EQ(core::analyze(m.model, core::dtype::fp32).totals.flops, 64 + 14 + 60);
 }

@@ -382,6 +382,23 @@ layer_case gen_parameter(draw& d) {
     return {a.text("parameter"), {}};
 }
 
+layer_case gen_reduce(draw& d, std::string_view kind) {
+    // any subset of the dimensions (negative or not), none for every one; keepdim either way
+    const core::shape x = d.any_shape(1, 4, 9, 4);
+    attrs a;
+    std::string dims;
+    if (d.coin(0.85))
+        for (std::size_t k = 0; k < x.rank(); ++k)
+            if (d.coin(0.5)) {
+                const i64 v = d.coin(0.3) ? static_cast<i64>(k) - static_cast<i64>(x.rank()) : static_cast<i64>(k);
+                dims += (dims.empty() ? "" : "x") + std::to_string(v);
+            }
+    if (!dims.empty()) a.add("dim", dims);
+    const bool keep = d.coin(0.5);
+    a.maybe(d, "keepdim", bool_text(keep), !keep);
+    return {a.text(kind), {x}};
+}
+
 const std::map<std::string_view, std::function<layer_case(draw&)>>& generators() {
     static const std::map<std::string_view, std::function<layer_case(draw&)>> g = [] {
         std::map<std::string_view, std::function<layer_case(draw&)>> m{{"linear", gen_linear},
@@ -404,6 +421,7 @@ const std::map<std::string_view, std::function<layer_case(draw&)>>& generators()
               "sqrt", "exp", "neg", "pow"})
             m[k] = [k](draw& d) { return gen_unary(d, k); };
         for (std::string_view k : {"add", "mul", "sub", "div"}) m[k] = [k](draw& d) { return gen_binary(d, k); };
+        for (std::string_view k : {"mean", "sum", "amax"}) m[k] = [k](draw& d) { return gen_reduce(d, k); };
         return m;
     }();
     return g;

@@ -284,6 +284,39 @@ struct div {
 };
 #undef RIDGELINE_BINARY_OP_MEMBERS
 
+// ---------------------------------------------------------------- reductions
+
+/// torch.mean, torch.sum and torch.amax over `dim` (a list, "2x3"; empty: every dimension), keepdim as PyTorch.
+/// flops: sum and amax one add or comparison per input element beyond the first of each output
+/// (in - out); mean those and one divide per output (in).
+#define RIDGELINE_REDUCE_OP_MEMBERS(T)                                                     \
+    static constexpr int min_inputs = 1, max_inputs = 1;                                   \
+    std::vector<std::int64_t> dim;                                                         \
+    bool keepdim = false;                                                                  \
+    static T read(attribute_reader& r);                                                    \
+    void write(attribute_writer& w) const;                                                 \
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;          \
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }                \
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;           \
+    bool operator==(const T&) const = default;
+struct mean_op {
+    static constexpr std::string_view kind = "mean";
+    RIDGELINE_REDUCE_OP_MEMBERS(mean_op)
+};
+struct sum_op {
+    static constexpr std::string_view kind = "sum";
+    RIDGELINE_REDUCE_OP_MEMBERS(sum_op)
+};
+struct amax {
+    static constexpr std::string_view kind = "amax";
+    RIDGELINE_REDUCE_OP_MEMBERS(amax)
+};
+#undef RIDGELINE_REDUCE_OP_MEMBERS
+
+/// The dimensions a reduction keeps and removes: `reduced[i]` for each input dimension (its `dim` normalised,
+/// every dimension when empty); throws invalid_layer for a dimension out of range or given twice.
+std::vector<bool> reduced_dims(const std::vector<std::int64_t>& dim, std::size_t rank, const std::string& where);
+
 // ---------------------------------------------------------------- pooling
 
 /// torch.nn.MaxPool2d. stride defaults to kernel_size. Output size as PyTorch (ceil_mode drops a last
