@@ -158,6 +158,14 @@ struct profile_command {
         std::signal(SIGINT, SIG_DFL);
         std::signal(SIGTERM, SIG_DFL);
         progress.finish();
+        if (r.ceilings_raised && r.ceilings) {
+            // the raised sweep points are what the machine did: later runs start from them
+            try {
+                report::save_cached_ceilings(*r.ceilings);
+            } catch (const std::exception& e) {
+                if (!out.quiet) spdlog::warn("the raised ceilings were not cached: {}", e.what());
+            }
+        }
 
         // what other work did to this run (disturbed layers, the end-to-end pass), on stderr and in the report
         for (const auto& w : report::profile_warnings(r)) {

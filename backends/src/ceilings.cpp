@@ -19,15 +19,44 @@ std::optional<double> ceilings::ridge_point(core::dtype dt) const {
     return *roof / bandwidth_gbs;
 }
 
-double ceilings::bandwidth_for_working_set_gbs(std::int64_t bytes) const {
+std::vector<std::int64_t> ceilings::sweep_points_for_working_set(std::int64_t bytes) const {
     // the sweep's sizes grow by 2x (4x quick): a working set just below a cache level's size is judged against
     // the point below it too, so that the step never puts a roof under the level the data really fits
-    double below = 0;
+    std::vector<std::int64_t> points;
+    std::int64_t below = -1;
+    bool found = false;
     for (const auto& [size, gbs] : working_set_gbs) {
-        if (size >= bytes) return std::max({gbs, below, bandwidth_gbs});
-        below = gbs;
+        if (size >= bytes) {
+            if (below >= 0) points.push_back(below);
+            points.push_back(size);
+            found = true;
+            break;
+        }
+        below = size;
     }
-    return std::max(below, bandwidth_gbs);
+    if (!found && below >= 0) points.push_back(below);
+    // the level `bytes` fits: every sweep point of that level (above the level below's capacity, up to its own)
+    std::int64_t lower = 0;
+    for (std::int64_t capacity : cache_level_bytes) {
+        if (capacity <= lower) break;  // levels are smallest first; a malformed list is not trusted further
+        if (bytes <= capacity) {
+            for (const auto& [size, gbs] : working_set_gbs)
+                if (size > lower && size <= capacity) points.push_back(size);
+            break;
+        }
+        lower = capacity;
+    }
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+    return points;
+}
+
+double ceilings::bandwidth_for_working_set_gbs(std::int64_t bytes) const {
+    double roof = bandwidth_gbs;
+    for (std::int64_t size : sweep_points_for_working_set(bytes))
+        for (const auto& [s, gbs] : working_set_gbs)
+            if (s == size) roof = std::max(roof, gbs);
+    return roof;
 }
 
 double ceilings::compute_tolerance(core::dtype dt) const { return compute_tolerance(std::string(core::to_string(dt))); }
@@ -71,6 +100,11 @@ std::string implausible_ceilings(const ceilings& c) {
         return "cold dispatch overhead is " + std::to_string(c.cold_dispatch_overhead_ms) + " ms";
     if (c.last_level_cache_bytes < 0 || c.last_level_cache_bytes > (std::int64_t{1} << 40))
         return "last-level cache is " + std::to_string(c.last_level_cache_bytes) + " bytes";
+    for (std::size_t i = 0; i < c.cache_level_bytes.size(); ++i)
+        if (c.cache_level_bytes[i] <= 0 || c.cache_level_bytes[i] > (std::int64_t{1} << 40) ||
+            (i > 0 && c.cache_level_bytes[i] <= c.cache_level_bytes[i - 1]))
+            return "cache level " + std::to_string(i + 1) + " is " + std::to_string(c.cache_level_bytes[i]) +
+                   " bytes (levels must grow, each between 1 B and 1 TiB)";
     for (const auto& [k, v] : c.spread)
         if (!std::isfinite(v) || v < 0) return "spread " + k + " is " + std::to_string(v);
     return {};

@@ -119,6 +119,10 @@ public:
         const backends::ceilings& cached, const backends::ceilings_options& options) override {
         return spot_check_cpu_ceilings(cached, options);
     }
+    std::vector<double> remeasure_working_set(const std::vector<std::int64_t>& sizes,
+                                              const backends::ceilings_options& options) override {
+        return remeasure_cpu_working_set(sizes, options);
+    }
 
 private:
     int threads_;

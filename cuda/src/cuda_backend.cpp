@@ -170,6 +170,7 @@ backends::ceilings cuda_backend::measure_ceilings(const backends::ceilings_optio
     c.measured_at = iso_now();
     c.ridgeline_version = RIDGELINE_VERSION;
     c.last_level_cache_bytes = p.l2CacheSize;
+    if (p.l2CacheSize > 0) c.cache_level_bytes = {static_cast<std::int64_t>(p.l2CacheSize)};
     c.method["last_level_cache_bytes"] = "cudaDeviceProp::l2CacheSize";
     auto stopped = [&] { return options.stop && options.stop->load(); };  // checked between the three parts
     gemm_roofs(c, options.quick);

@@ -1,8 +1,10 @@
 #include "ridgeline/profiler/profiler.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <iterator>
 #include <new>
 #include <ostream>
@@ -350,6 +352,79 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
     return p;
 }
 
+namespace {
+
+bool beats_memory_roof(const layer_profile& p) {
+    if (!p.roofline || p.roofline->bound != core::bound_class::mistrusted) return false;
+    const core::roofs& r = p.roofs_used;
+    const double hard_compute = r.compute_checked ? p.roofline->compute_ms / (1.0 + r.compute_tolerance) : 0.0;
+    return p.roofline->memory_ms / (1.0 + r.bandwidth_tolerance) > hard_compute;
+}
+
+std::string gbs_text(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+    return buf;
+}
+
+/// Layers that beat their memory roof: the sweep points behind those roofs are measured again now, raised
+/// where higher, and every layer judged again against the raised roofs (profile_result::roof_rechecks).
+void recheck_memory_roofs(profile_result& r, backend& b, const profile_options& o) {
+    if (!r.ceilings || o.timing.cache == cache_mode::cold || (o.stop && o.stop->load())) return;
+    std::vector<std::int64_t> points;
+    std::vector<std::string> beaten;
+    for (const auto& p : r.layers)
+        if (beats_memory_roof(p)) {
+            beaten.push_back(p.analysis.layer.name);
+            for (std::int64_t s : r.ceilings->sweep_points_for_working_set(p.analysis.cost.bytes)) points.push_back(s);
+        }
+    if (beaten.empty()) return;
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+    std::vector<double> now;
+    try {
+        now = b.remeasure_working_set(points, backends::ceilings_options{true, o.stop});
+    } catch (const backends::ceilings_interrupted&) {
+        return;
+    }
+    std::string head = std::to_string(beaten.size()) + (beaten.size() == 1 ? " layer (" : " layers (") + beaten.front() +
+                       (beaten.size() > 1 ? ", ..." : "") + ") beat the memory roof by more than its tolerance";
+    if (now.size() != points.size()) {
+        r.roof_rechecks.push_back(head + "; the " + b.name() + " backend cannot measure its working-set sweep again");
+        return;
+    }
+    std::string changes;
+    for (std::size_t i = 0; i < points.size(); ++i)
+        for (auto& [size, gbs] : r.ceilings->working_set_gbs)
+            if (size == points[i]) {
+                changes += (changes.empty() ? "" : ", ") + describe_bytes(size) + " " + gbs_text(gbs) + " -> " +
+                           (now[i] > 0 ? gbs_text(now[i]) : std::string("disturbed")) + " GB/s";
+                if (now[i] > gbs) {
+                    gbs = now[i];
+                    r.ceilings_raised = true;
+                }
+            }
+    // every layer again: a raised point is a higher roof for each layer of its level, not only the beaten ones
+    std::size_t still = 0;
+    r.bound_ms.clear();
+    for (auto& p : r.layers) {
+        if (p.has_time() && p.roofline) {
+            p.roofs_used = roofs_for(p.analysis, r.analysis.data_type, *r.ceilings, o.timing.cache, p.implementation);
+            p.roofline = judge(p.analysis.cost, *p.time, p.roofs_used);
+            still += beats_memory_roof(p);
+        }
+        if (p.has_time() && p.roofline) r.bound_ms[p.roofline->bound] += p.time->stats.median;
+    }
+    if (r.ceilings_raised)
+        r.ceilings->method["working_set_rechecked"] =
+            "sweep points measured again during a profile after layers beat their roofs; each kept the higher reading";
+    r.roof_rechecks.push_back(head + ": its sweep points, measured again now: " + changes + "; " +
+                              (still == 0 ? std::string("no layer beats a memory roof now")
+                                          : std::to_string(still) + " still beat(s) a memory roof (mistrusted)"));
+}
+
+}  // namespace
+
 profile_result profile_model(const core::model_analysis& analysis, backend& b, const profile_options& o) {
     profile_result r;
     r.analysis = analysis;
@@ -396,6 +471,7 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
         r.workspace_bytes += p.workspace_bytes;
         r.layers.push_back(std::move(p));
     }
+    recheck_memory_roofs(r, b, o);
     if (o.end_to_end) {
         if (o.on_progress) o.on_progress(progress_event{n, n, "end to end", elapsed(), -1});
         if (stopped()) {

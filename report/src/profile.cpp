@@ -57,6 +57,7 @@ std::vector<std::string> profile_warnings(const profiler::profile_result& r) {
                     name_list(disturbed) + " (fewer than " + std::to_string(r.timing.min_samples) +
                     " clean samples within the time budget: no verdict, their times are not to be trusted; a quieter "
                     "machine or a rerun helps)");
+    for (const auto& c : r.roof_rechecks) w.push_back(c);
     for (const auto& p : r.layers)
         if (p.has_time() && (p.time->disturbance_source.rfind("off", 0) == 0 ||
                              p.time->disturbance_source.rfind("unavailable", 0) == 0)) {

@@ -43,6 +43,28 @@ TEST(Ceilings, AWorkingSetIsJudgedAgainstTheLevelItFits) {
     EXPECT_DOUBLE_EQ(c.bandwidth_for_working_set_gbs(1'000), 400);
     // larger than every point: the last point or DRAM, whichever is higher
     EXPECT_DOUBLE_EQ(c.bandwidth_for_working_set_gbs(1'000'000'000), 33);
+    // no levels known: a point's neighbours only
+    EXPECT_EQ(c.sweep_points_for_working_set(6'400'000), (std::vector<std::int64_t>{786'432, 12'582'912}));
+    // levels known (L1 48 KiB, L2 2 MiB, L3 256 MiB): every point of the level counts. A sweep that read L2 at
+    // 180 at 196 kB and 150 at 1.57 MB gives a 1.2 MB working set the level's best, 180 (the two points around it
+    // alone, 786 kB and 1.57 MB, would say 160)
+    ceilings l;
+    l.bandwidth_gbs = 30;
+    l.cache_level_bytes = {49'152, 2'097'152, 268'435'456};
+    l.working_set_gbs = {{49'152, 400}, {196'608, 180}, {786'432, 160}, {1'572'864, 150}, {6'291'456, 90}, {402'653'184, 31}};
+    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(1'204'224), 180);
+    EXPECT_EQ(l.sweep_points_for_working_set(1'204'224), (std::vector<std::int64_t>{196'608, 786'432, 1'572'864}));
+    // just above L1: the L1 point below still counts (the sweep's step), as before
+    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(60'000), 400);
+    // in L3: its one point, and the L2 point below it (around 6.3 MB: 1.57 MB and 6.3 MB)
+    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(5'000'000), 150);
+    // beyond every level: the last point, or DRAM
+    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(1'000'000'000), 31);
+    // levels that do not grow are not trusted past the fault
+    l.cache_level_bytes = {2'097'152, 49'152};
+    // the first level is read as given: every point up to 2 MiB, the 48 KiB one's 400 too
+    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(1'204'224), 400);
+    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(3'000'000), 150);  // the bad second level ignored
     // no sweep: DRAM
     ceilings d;
     d.bandwidth_gbs = 30;

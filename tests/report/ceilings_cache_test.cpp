@@ -217,3 +217,29 @@ TEST(CeilingsCache, ADamagedOrEditedCacheIsMeasuredAgainNeverUsed) {
     ASSERT_EQ(fifo.warnings.size(), 1u);  // and it could not be replaced by the cache file: said, not hidden
     EXPECT_NE(fifo.warnings[0].find("could not cache"), std::string::npos) << fifo.warnings[0];
 }
+
+// The cache levels travel with the cached ceilings; a CPU cache written before they were recorded is measured
+// again (its roofs would be taken from the one or two sweep points nearest a layer's size: resnet50's layer4 adds
+// read 11% above such a roof); levels that do not grow mark a damaged file.
+TEST(CeilingsCache, CacheLevelsRoundTripAndACpuCacheWithoutThemIsMeasuredAgain) {
+    private_cache("levels");
+    backends::ceilings c = machine();
+    c.backend = "cpu";
+    c.fingerprint = "cpu|levels test";
+    c.ridgeline_version = RIDGELINE_VERSION;
+    c.measured_at = "2026-12-01T00:00:00Z";
+    c.cache_level_bytes = {49'152, 2'097'152, 272'629'760};
+    (void)report::save_cached_ceilings(c);
+    const auto loaded = report::load_cached_ceilings(c.fingerprint, false);
+    ASSERT_TRUE(loaded.has_value());
+    EXPECT_EQ(loaded->cache_level_bytes, c.cache_level_bytes);
+    EXPECT_EQ(report::ceilings_json(c)["cache_level_bytes"], nlohmann::json({49'152, 2'097'152, 272'629'760}));
+
+    c.cache_level_bytes.clear();  // as 0.2.0 wrote them before this change
+    (void)report::save_cached_ceilings(c);
+    EXPECT_FALSE(report::load_cached_ceilings(c.fingerprint, false).has_value());
+
+    c.cache_level_bytes = {2'097'152, 49'152};
+    EXPECT_EQ(backends::implausible_ceilings(c),
+              "cache level 2 is 49152 bytes (levels must grow, each between 1 B and 1 TiB)");
+}

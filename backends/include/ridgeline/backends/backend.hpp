@@ -164,6 +164,16 @@ public:
         (void)options;
         return std::nullopt;
     }
+    /// Measures points of the working-set sweep again (`sizes`: bytes of points in ceilings::working_set_gbs),
+    /// each the way the sweep measured it, with a short budget (about 0.1 s a point): a roof that a layer beat
+    /// is checked at the moment the layer ran (profile_model). Returns GB/s per size, 0 where the samples were
+    /// disturbed; empty where the backend has no sweep (the default).
+    virtual std::vector<double> remeasure_working_set(const std::vector<std::int64_t>& sizes,
+                                                      const ceilings_options& options) {
+        (void)sizes;
+        (void)options;
+        return {};
+    }
     /// Opens / closes a named range (one layer's measurement, the end-to-end pass) for the device's
     /// tracing tools: an NVTX range on CUDA, so a run lines up in Nsight Systems. Ranges nest; they cost
     /// nothing without a tool attached and are never inside a timed region. No-ops by default.

@@ -48,6 +48,11 @@ struct ceilings {
     /// GPU: an empty kernel's launch-to-completion time, in ms (0 on the CPU).
     double launch_overhead_ms = 0;
     std::int64_t last_level_cache_bytes = 0;
+    /// The capacity of each cache level that the measuring threads can fill, in bytes, smallest level first
+    /// (CPU: L1d, L2, L3 from /sys; a per-core level counts once per thread, up to the cores allowed, a shared
+    /// one once per instance; GPU: L2). Groups the working-set sweep into levels; empty where unknown (older
+    /// cache files), and then the sweep's points are used one by one.
+    std::vector<std::int64_t> cache_level_bytes;
     std::string measured_at;        // ISO 8601 UTC
     std::string ridgeline_version;  // of the build that measured them
     std::string source = "measured";  // "measured" now, or "cache" (read from the cache file)
@@ -69,10 +74,17 @@ struct ceilings {
     [[nodiscard]] std::optional<double> ridge_point(core::dtype dt) const;
     /// Compute roof of a data type (peak_gflops); empty when not measured.
     [[nodiscard]] std::optional<double> compute_roof_gflops(core::dtype dt) const;
-    /// Memory roof for a working set of `bytes` with a hot cache: the cache level the data fits in, i.e. the
-    /// higher of the working-set sweep's bandwidths at the two sizes around `bytes` (a roof must not be
-    /// undercut by the sweep's step), and never below bandwidth_gbs.
+    /// Memory roof for a working set of `bytes` with a hot cache: the bandwidth of the cache level the data fits
+    /// in (the cache-aware roofline: Ilic, Pratas and Sousa, IEEE CAL 2014). That is the highest of
+    /// - the working-set sweep's bandwidths at the two sizes around `bytes` (the sweep's step must not put a
+    ///   roof under the level the data fits);
+    /// - every sweep point of the same cache level (cache_level_bytes): the points of one level scatter by
+    ///   10% and more on a shared VM, and a level's roof is the best of them, not the one nearest in size;
+    /// - bandwidth_gbs (the DRAM roof).
     [[nodiscard]] double bandwidth_for_working_set_gbs(std::int64_t bytes) const;
+    /// The sweep points (sizes in working_set_gbs) that bandwidth_for_working_set_gbs(bytes) takes its roof
+    /// from: the two around `bytes` and every point of its cache level, smallest first; empty without a sweep.
+    [[nodiscard]] std::vector<std::int64_t> sweep_points_for_working_set(std::int64_t bytes) const;
     /// The fixed cost of a sample: the cold dispatch overhead when `cold` and it was measured, else the hot one.
     [[nodiscard]] double dispatch_ms(bool cold) const {
         return cold && cold_dispatch_overhead_ms > 0 ? cold_dispatch_overhead_ms : dispatch_overhead_ms;

@@ -1,7 +1,9 @@
 #pragma once
 // Ceilings of the host CPU, measured through a CPU backend (see cpu_ceilings.cpp for the methods).
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ridgeline/backends/backend.hpp"
 
@@ -17,6 +19,13 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
 /// options.stop is set.
 backends::ceilings_spot_check spot_check_cpu_ceilings(const backends::ceilings& cached,
                                                       const backends::ceilings_options& options);
+
+/// Points of the working-set sweep measured again (sizes in bytes, as in ceilings::working_set_gbs), each
+/// the way the sweep measured it (the highest of triad, read and the streaming-store copy on arrays of just
+/// that size) with a protocol of about 0.1 s; GB/s per size, 0 where the samples were disturbed. Throws
+/// ceilings_interrupted when options.stop is set.
+std::vector<double> remeasure_cpu_working_set(const std::vector<std::int64_t>& sizes,
+                                              const backends::ceilings_options& options);
 
 /// "cpu|<model>|<cores> cores|<threads> threads|<isa flags>|oneDNN <version>": the cache key of ceilings.
 std::string cpu_fingerprint(int threads);

@@ -146,6 +146,13 @@ struct profile_result {
     bool complete = true;
     std::vector<std::string> not_measured;
     std::optional<backends::ceilings> ceilings;
+    /// When a layer beat its memory roof by more than the tolerance (hot cache), the sweep points behind that
+    /// roof were measured again right after the layers (a shared host's cache bandwidth drifts by 10-20% from one
+    /// minute to the next, and a roof measured in a slow minute is not the machine's): each raised point is
+    /// kept in `ceilings` (the higher of the two readings) and every layer judged again. One line per check,
+    /// for the report's warnings; empty when no roof was checked.
+    std::vector<std::string> roof_rechecks;
+    bool ceilings_raised = false;  // a recheck raised a sweep point: the caller may cache the raised ceilings
     /// Sum of layer medians per roofline bound, in ms.
     std::map<core::bound_class, double> bound_ms;
 };

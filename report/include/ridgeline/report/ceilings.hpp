@@ -18,7 +18,8 @@ namespace ridgeline::report {
 /// {"schema": "ridgeline.ceilings/2", "backend", "fingerprint", "peak_gflops": {dtype: GFLOP/s} (the compute
 ///  roof: the highest measured ceiling), "gemm_gflops", "fma_peak_gflops", "fma_peak_by_isa_gflops",
 ///  "bandwidth_gbs", "copy_gbs", "triad_gbs", "working_set_gbs": [[bytes, GB/s]...], "ridge_point": {dtype: FLOP/B},
-///  "dispatch_overhead_ms", "launch_overhead_ms", "last_level_cache_bytes", "spread": {...}, "tolerance":
+///  "dispatch_overhead_ms", "launch_overhead_ms", "last_level_cache_bytes", "cache_level_bytes": [bytes of each
+///  level the threads fill, smallest first], "spread": {...}, "tolerance":
 ///  {"compute": {dtype: fraction}, "bandwidth": fraction}, "measured_under": {"quick", "disturbed",
 ///  "disturbed_ceilings", "stolen_fraction", "load_average"}, "measured_at", "ridgeline_version", "source",
 ///  "method": {...}} (docs/json-schema.md)
