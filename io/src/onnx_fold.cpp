@@ -171,70 +171,73 @@ void importer::order_nodes() {
 
 void importer::fold_constants() {
     const auto& g = proto_.graph();
+    for (int i = 0; i < g.node_size(); ++i) (void)try_fold(i);
+}
+
+bool importer::try_fold(int i) {
+    const auto& n = proto_.graph().node(i);
     // Does folding a node make new data, counted against the file's cap? A Constant, Identity or Dropout does not
     // (its data is in the file already), nor a Transpose of an initializer that only it reads (a weight the
     // export transposes before its MatMul: at most the file's own initializers once). Neither depends on the node
     // order, so the folded nodes do not either (ViT-B exported without constant folding transposes 86 M weights).
-    auto makes_data = [&](const onnx::NodeProto& n) {
-        if (n.op_type() == "Constant" || n.op_type() == "Identity" || n.op_type() == "Dropout") return false;
-        if (n.op_type() == "Transpose" && n.input_size() == 1 && initializer_.count(n.input(0))) {
-            auto r = readers_.find(n.input(0));
+    auto makes_data = [&](const onnx::NodeProto& m) {
+        if (m.op_type() == "Constant" || m.op_type() == "Identity" || m.op_type() == "Dropout") return false;
+        if (m.op_type() == "Transpose" && m.input_size() == 1 && initializer_.count(m.input(0))) {
+            auto r = readers_.find(m.input(0));
             return r == readers_.end() || r->second.size() != 1;
         }
         return true;
     };
-    for (int i = 0; i < g.node_size(); ++i) {
-        const auto& n = g.node(i);
-        current_index_ = i;
-        bool done = false;
-        try {
-            done = fold(n);
-            // past the file's cap only small results fold (shape arithmetic; ViT-B's export without constant
-            // folding transposes 86 M weights before its attention's slice bounds)
-            std::int64_t made = 0;
-            if (done && makes_data(n))
-                for (const auto& o : n.output())
-                    if (auto it = const_.find(o); it != const_.end()) made += static_cast<std::int64_t>(it->second->size());
-            if (made > max_small_fold && folded_total_ + made > max_folded_total) done = false;
-        } catch (const not_foldable&) {
-            done = false;
-        } catch (const unsupported&) {
-            done = false;  // converting the node says why, in its turn
-        } catch (const std::bad_alloc&) {
-            done = false;
-        }
-        if (!done) {
-            for (const auto& o : n.output()) const_.erase(o);
-            continue;
-        }
-        folded_.insert(i);
-        // a view of an initializer's data (a weight reshaped or transposed by the export) is still a parameter
-        static const std::set<std::string> view_ops = {"Identity", "Dropout", "Transpose", "Reshape",
-                                                       "Flatten",  "Unsqueeze", "Squeeze"};
-        if (view_ops.count(n.op_type()) && n.input_size() >= 1 && const_.count(n.input(0)) &&
-            const_.at(n.input(0))->initializer)
+    current_index_ = i;
+    bool done = false;
+    try {
+        done = fold(n);
+        // past the file's cap only small results fold (shape arithmetic; ViT-B's export without constant
+        // folding transposes 86 M weights before its attention's slice bounds)
+        std::int64_t made = 0;
+        if (done && makes_data(n))
             for (const auto& o : n.output())
-                if (auto it = const_.find(o); it != const_.end() && !it->second->initializer) {
-                    auto marked = std::make_shared<constant>(*it->second);
-                    marked->initializer = true;
-                    it->second = marked;
-                }
-        bool absent = false;  // made from absent data (shapes_only): so is the result
-        for (const auto& t : n.input())
-            if (!t.empty() && const_.count(t)) absent = absent || const_.at(t)->absent;
-        if (absent)
-            for (const auto& o : n.output())
-                if (auto it = const_.find(o); it != const_.end() && !it->second->absent) {
-                    auto marked = std::make_shared<constant>(*it->second);
-                    marked->absent = true;
-                    it->second = marked;
-                }
-        const auto& c = *const_.at(n.output(0));
-        if (makes_data(n)) folded_total_ += static_cast<std::int64_t>(c.size());
-        folded_nodes_.push_back({node_name(n), op_type(n),
-                                 "folded into a constant" +
-                                     (c.dims.empty() ? std::string(" scalar") : " of shape " + c.shape_text())});
+                if (auto it = const_.find(o); it != const_.end()) made += static_cast<std::int64_t>(it->second->size());
+        if (made > max_small_fold && folded_total_ + made > max_folded_total) done = false;
+    } catch (const not_foldable&) {
+        done = false;
+    } catch (const unsupported&) {
+        done = false;  // converting the node says why, in its turn
+    } catch (const std::bad_alloc&) {
+        done = false;
     }
+    if (!done) {
+        for (const auto& o : n.output()) const_.erase(o);
+        return false;
+    }
+    folded_.insert(i);
+    // a view of an initializer's data (a weight reshaped or transposed by the export) is still a parameter
+    static const std::set<std::string> view_ops = {"Identity", "Dropout", "Transpose", "Reshape",
+                                                   "Flatten",  "Unsqueeze", "Squeeze"};
+    if (view_ops.count(n.op_type()) && n.input_size() >= 1 && const_.count(n.input(0)) &&
+        const_.at(n.input(0))->initializer)
+        for (const auto& o : n.output())
+            if (auto it = const_.find(o); it != const_.end() && !it->second->initializer) {
+                auto marked = std::make_shared<constant>(*it->second);
+                marked->initializer = true;
+                it->second = marked;
+            }
+    bool absent = false;  // made from absent data (shapes_only): so is the result
+    for (const auto& t : n.input())
+        if (!t.empty() && const_.count(t)) absent = absent || const_.at(t)->absent;
+    if (absent)
+        for (const auto& o : n.output())
+            if (auto it = const_.find(o); it != const_.end() && !it->second->absent) {
+                auto marked = std::make_shared<constant>(*it->second);
+                marked->absent = true;
+                it->second = marked;
+            }
+    const auto& c = *const_.at(n.output(0));
+    if (makes_data(n)) folded_total_ += static_cast<std::int64_t>(c.size());
+    folded_nodes_.push_back({node_name(n), op_type(n),
+                             "folded into a constant" +
+                                 (c.dims.empty() ? std::string(" scalar") : " of shape " + c.shape_text())});
+    return true;
 }
 
 bool importer::known(const std::string& t) const {
@@ -257,7 +260,8 @@ bool importer::fold(const onnx::NodeProto& n) {
         "Constant", "Identity", "Dropout", "Shape",    "Size", "Cast",  "Gather", "Unsqueeze",  "Squeeze", "Concat",
         "Reshape",  "Flatten",  "Slice",   "Range",    "ConstantOfShape", "Expand", "Transpose", "Where", "Add",
         "Sub",      "Mul",      "Div",     "Pow",      "Max",  "Min",   "Equal",  "Less",       "Greater", "Not",
-        "Neg",      "Abs",      "Sqrt",    "Exp",      "Erf",  "Floor", "Ceil",   "Reciprocal"};
+        "Neg",      "Abs",      "Sqrt",    "Exp",      "Erf",  "Floor", "Ceil",   "Reciprocal", "Mod",
+        "ScatterND"};
     if (!foldable.count(op)) return false;
     if (op == "Constant") {
         constant_node(n);
@@ -305,7 +309,6 @@ bool importer::fold(const onnx::NodeProto& n) {
         return true;
     }
     if (op == "Transpose") {
-        if (in(0)->integer) return false;
         transpose(n);
         return true;
     }
@@ -527,9 +530,11 @@ bool importer::fold(const onnx::NodeProto& n) {
     if (op == "ConstantOfShape" || op == "Expand") {
         const auto s = in(op == "Expand" ? 1 : 0);
         if (!s->integer) return false;
-        // Expand of floats (ViT's class token to the batch) is not materialised: the importer holds the tensor
-        // and broadcasts it, so it counts its own size; integer Expands are shape arithmetic (torch.expand)
-        if (op == "Expand" && !in(0)->integer) return false;
+        // Expand of a parameter (ViT's class token to the batch) is not materialised: the importer holds the
+        // tensor and broadcasts it, so it counts its own size. Integer Expands are shape arithmetic
+        // (torch.expand), and a float one of data computed in the graph folds too (Swin's shifted-window mask
+        // fills slices of a zeros tensor with an expanded constant, then ScatterND)
+        if (op == "Expand" && !in(0)->integer && in(0)->initializer) return false;
         constant_ptr fill;
         if (op == "Expand")
             fill = in(0);
@@ -545,6 +550,39 @@ bool importer::fold(const onnx::NodeProto& n) {
         auto c = make_like(fill->integer, dims, out);
         const auto idx = op == "Expand" ? broadcast_index(fill->dims, dims) : std::vector<std::size_t>(c->size(), 0);
         for (std::size_t k = 0; k < c->size(); ++k) copy_elem(*c, k, *fill, idx[k]);
+        const_[out] = c;
+        return true;
+    }
+    if (op == "ScatterND") {
+        // data with slices replaced: updates[i, ...] goes to data[indices[i, 0..k), ...] (no reduction: opset 16's
+        // `reduction` other than none is no constant here). Swin's shifted-window mask is built this way.
+        if (attr_string(n, "reduction", "none") != "none") return false;
+        const auto data = in(0), indices = in(1), updates = in(2);
+        if (!indices->integer || data->integer != updates->integer || indices->dims.empty()) return false;
+        const std::size_t r = data->dims.size();
+        const auto k = static_cast<std::size_t>(indices->dims.back());
+        if (k < 1 || k > r) return false;
+        std::vector<std::int64_t> want(indices->dims.begin(), indices->dims.end() - 1);
+        want.insert(want.end(), data->dims.begin() + static_cast<std::ptrdiff_t>(k), data->dims.end());
+        if (updates->dims != want) return false;
+        std::int64_t slice = 1;
+        for (std::size_t d = k; d < r; ++d) slice *= data->dims[d];
+        std::vector<std::int64_t> stride(k, slice);
+        for (std::size_t d = k - 1; d-- > 0;) stride[d] = stride[d + 1] * data->dims[d + 1];
+        auto c = make_like(data->integer, data->dims, out);
+        for (std::size_t e = 0; e < c->size(); ++e) copy_elem(*c, e, *data, e);
+        const std::size_t tuples = indices->size() / k;
+        for (std::size_t t = 0; t < tuples; ++t) {
+            std::int64_t offset = 0;
+            for (std::size_t d = 0; d < k; ++d) {
+                std::int64_t i = indices->ints[t * k + d];
+                if (i < 0) i += data->dims[d];
+                if (i < 0 || i >= data->dims[d]) return false;  // out of bounds: the file is wrong, not a constant
+                offset += i * stride[d];
+            }
+            for (std::int64_t e = 0; e < slice; ++e)
+                copy_elem(*c, static_cast<std::size_t>(offset + e), *updates, t * static_cast<std::size_t>(slice) + static_cast<std::size_t>(e));
+        }
         const_[out] = c;
         return true;
     }
@@ -595,6 +633,10 @@ bool importer::fold(const onnx::NodeProto& n) {
     // binary, numpy broadcasting
     if (n.input_size() != 2) return false;
     const auto a = in(0), b = in(1);
+    // Mod: fmod = 0 is the integer remainder with the divisor's sign (Python's %), which the spec allows for
+    // integers only; fmod = 1 is C's fmod, the dividend's sign (Swin's pad_r = (w - W % w) % w exports the first)
+    const bool fmod = attr_int(n, "fmod", 0) != 0;
+    if (op == "Mod" && !fmod && !(a->integer && b->integer)) return false;
     const bool compare = op == "Equal" || op == "Less" || op == "Greater";
     const bool integer = compare || (a->integer && b->integer);
     const auto dims = broadcast({&a->dims, &b->dims});
@@ -616,6 +658,10 @@ bool importer::fold(const onnx::NodeProto& n) {
             else if (op == "Div") {
                 if (y == 0 || (y == -1 && x == std::numeric_limits<std::int64_t>::min())) return false;
                 r = x / y;  // C integer division, truncating toward zero
+            } else if (op == "Mod") {
+                if (y == 0 || (y == -1 && x == std::numeric_limits<std::int64_t>::min())) return false;
+                r = x % y;  // C: the dividend's sign
+                if (!fmod && r != 0 && ((r < 0) != (y < 0))) r += y;  // Python: the divisor's sign
             } else if (op == "Max") r = std::max(x, y);
             else if (op == "Min") r = std::min(x, y);
             else {  // Pow: exact below 2^53, no constant above
@@ -634,6 +680,7 @@ bool importer::fold(const onnx::NodeProto& n) {
         else if (op == "Mul") r = x * y;
         else if (op == "Div") r = x / y;
         else if (op == "Pow") r = std::pow(x, y);
+        else if (op == "Mod") r = std::fmod(x, y);  // fmod = 1 (checked above)
         else if (op == "Max") r = std::max(x, y);
         else if (op == "Min") r = std::min(x, y);
         else if (op == "Equal") r = x == y;

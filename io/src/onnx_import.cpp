@@ -23,6 +23,9 @@ onnx_model importer::run() {
     const auto& g = proto_.graph();
     for (int i = 0; i < g.node_size(); ++i) {
         if (fused_.count(i) || folded_.count(i)) continue;
+        // folded now if it can be: the Shape of an activation that only this pass gave a shape (Swin's Pad,
+        // whose pads are themselves folded, feeds the window partition's Reshape), and what reads it
+        if (try_fold(i)) continue;
         convert(g.node(i), i);
     }
     return finish();

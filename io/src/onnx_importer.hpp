@@ -197,6 +197,10 @@ private:
 
     /// Is `t` a constant now (an initializer or a folded output), or no tensor at all ("")?
     bool known(const std::string& t) const;
+    /// Folds node `i` into constants when its inputs are known (fold()), within the file's cap, and records it in
+    /// folded_ and folded_nodes_; false (nothing changed) when it cannot be folded. Run over every node before
+    /// any is converted, and again for each node the conversion reaches.
+    bool try_fold(int i);
 
     /// The dims of `t` when they are fixed: a constant, a graph input, or what shape inference found.
     std::vector<std::int64_t> static_dims(const std::string& t) const;

@@ -144,16 +144,17 @@ void importer::transpose(const onnx::NodeProto& n) {
             throw unsupported{"perm " + join_ints(perm) + " is not a permutation of " + std::to_string(rank) +
                               " dimensions"};
     if (v.k == source::constant) {  // fold: a constant transposed at load time
-        if (v.c->integer) throw unsupported{"Transpose of an integer constant"};
+        // integers too: index tables (Swin's relative positions) and padding amounts pass through a Transpose
         auto c = derived(*v.c, "^T" + join_ints(perm));
         std::vector<std::int64_t> in_strides(rank, 1), out_dims(rank);
         for (std::size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * v.c->dims[i];
         for (std::size_t i = 0; i < rank; ++i) out_dims[i] = v.c->dims[static_cast<std::size_t>(perm[i])];
         std::vector<std::int64_t> idx(rank, 0);
-        for (std::size_t o = 0; o < c->values.size(); ++o) {
+        for (std::size_t o = 0; o < c->size(); ++o) {
             std::int64_t src = 0;
             for (std::size_t i = 0; i < rank; ++i) src += idx[i] * in_strides[static_cast<std::size_t>(perm[i])];
-            c->values[o] = v.c->values[static_cast<std::size_t>(src)];
+            if (c->integer) c->ints[o] = v.c->ints[static_cast<std::size_t>(src)];
+            else c->values[o] = v.c->values[static_cast<std::size_t>(src)];
             for (std::size_t i = rank; i-- > 0;) {
                 if (++idx[i] < out_dims[i]) break;
                 idx[i] = 0;

@@ -7,9 +7,18 @@ namespace ridgeline::io::onnx_detail {
 void importer::pass_through(const onnx::NodeProto& n) {
     only_first_output(n);
     if (n.op_type() == "Dropout" && has_input(n, 2)) {
+        // training mode drops nothing at ratio 0 (the default is 0.5): the identity, as Swin's attention
+        // dropout exports with p = 0 (torch.nn.functional.dropout(..., training=True) in its forward)
         value tm = input(n, 2);
-        if (tm.k != source::constant || scalar_of(*tm.c) != 0)
-            throw unsupported{"training_mode is not a constant false; ridgeline models inference"};
+        const bool inference = tm.k == source::constant && scalar_of(*tm.c) == 0;
+        bool ratio_zero = false;
+        if (has_input(n, 1)) {
+            value ratio = input(n, 1);
+            ratio_zero = ratio.k == source::constant && scalar_of(*ratio.c) == 0;
+        }
+        if (!inference && !ratio_zero)
+            throw unsupported{"training_mode is not a constant false and the ratio not a constant 0; ridgeline models "
+                              "inference"};
     }
     value v = input(n, 0);
     if (v.k == source::activation)

@@ -331,3 +331,143 @@ TEST(OnnxFold, SizeOfALargeActivationFolds) {
     ASSERT_EQ(m.folded.size(), 1u);
     EXPECT_EQ(m.folded[0].op_type, "Size");
 }
+
+// Swin-T's export (torchvision 0.14, opset 14) in small: the window padding pad_r = (w - W % w) % w through Mod,
+// Sub and an integer Transpose of the pads; the window partition's Reshape target read off the Shape of the
+// padded activation, which only the conversion gives a shape (the pads are folded, ONNX shape inference cannot
+// see through them); the shifted-window mask built as a zeros tensor whose slices ScatterND fills with an
+// expanded constant; the attention Dropout exported with training_mode true and ratio 0.
+TEST(OnnxFold, SwinsWindowPaddingMaskAndDropoutFold) {
+    onnx_builder b(14);
+    b.input("x", {1, 14, 14, 4});
+    // pad_r = (7 - 14 % 7) % 7 = 0, for both H and W
+    b.node("Shape", {"x"}, {"xs"}, "/Shape");
+    constant_ints(b, "two", {}, {2});
+    b.node("Gather", {"xs", "two"}, {"W"}, "/Gather");
+    constant_ints(b, "w", {}, {7});
+    b.node("Mod", {"W", "w"}, {"m0"}, "/Mod");
+    b.node("Sub", {"w", "m0"}, {"s0"}, "/Sub");
+    b.node("Mod", {"s0", "w"}, {"pad_r"}, "/Mod_1");
+    constant_ints(b, "ax0", {1}, {0});
+    b.node("Unsqueeze", {"pad_r"}, {"pr1"}, "/Unsqueeze").add_input("ax0");
+    constant_ints(b, "z2", {2}, {0, 0});
+    constant_ints(b, "z1", {1}, {0});
+    auto& cat = b.node("Concat", {"z2", "pr1", "z1", "z2", "pr1", "z1"}, {"p8"}, "/Concat");  // [0 0 0 0 0 0 0 0]
+    onnx_builder::set(cat, "axis", std::int64_t{0});
+    constant_ints(b, "to2d", {2}, {4, 2});
+    b.node("Reshape", {"p8", "to2d"}, {"p42"}, "/Reshape_pads");
+    auto& tr = b.node("Transpose", {"p42"}, {"p24"}, "/Transpose_pads");  // an integer Transpose
+    onnx_builder::set(tr, "perm", std::vector<std::int64_t>{1, 0});
+    constant_ints(b, "flat", {1}, {-1});
+    b.node("Reshape", {"p24", "flat"}, {"pads"}, "/Reshape_pads_1");
+    b.node("Pad", {"x", "pads"}, {"xp"}, "/Pad");
+    // the window partition: [1, Hp / 7, 7, Wp / 7, 7, C] with Hp, Wp from the padded activation's Shape
+    b.node("Shape", {"xp"}, {"ps"}, "/Shape_1");
+    constant_ints(b, "one", {}, {1});
+    b.node("Gather", {"ps", "one"}, {"Hp"}, "/Gather_1");
+    b.node("Div", {"Hp", "w"}, {"nh"}, "/Div");
+    b.node("Unsqueeze", {"nh", "ax0"}, {"nh1"}, "/Unsqueeze_1");
+    constant_ints(b, "d1", {1}, {1});
+    constant_ints(b, "d7", {1}, {7});
+    constant_ints(b, "d4", {1}, {4});
+    auto& tcat = b.node("Concat", {"d1", "nh1", "d7", "nh1", "d7", "d4"}, {"target"}, "/Concat_1");
+    onnx_builder::set(tcat, "axis", std::int64_t{0});
+    b.node("Reshape", {"xp", "target"}, {"windows"}, "/Reshape");
+    b.node("Relu", {"windows"}, {"r"}, "/Relu");
+    // the mask: zeros [1, 14, 14, 1]; its row 0 set to 1.0 by ScatterND from Expand(1.0, [1, 14, 1])
+    constant_ints(b, "mshape", {4}, {1, 14, 14, 1});
+    auto& zeros = b.node("ConstantOfShape", {"mshape"}, {"zeros"}, "/ConstantOfShape");
+    auto* zv = zeros.add_attribute();
+    zv->set_name("value");
+    zv->set_type(onnx::AttributeProto::TENSOR);
+    zv->mutable_t()->set_data_type(tp::FLOAT);
+    zv->mutable_t()->add_dims(1);
+    zv->mutable_t()->add_float_data(0.0f);
+    constant_floats(b, "fill", {1}, {1.0f});
+    constant_ints(b, "ushape", {3}, {1, 14, 1});
+    b.node("Expand", {"fill", "ushape"}, {"upd"}, "/Expand");  // a float Expand of no parameter: folds
+    constant_ints(b, "idx", {1, 2}, {0, 0});
+    b.node("ScatterND", {"zeros", "idx", "upd"}, {"mask"}, "/ScatterND");
+    b.node("Add", {"x", "mask"}, {"masked"}, "/Add");
+    // dropout(p=0.0, training=True): nothing dropped
+    constant_floats(b, "ratio", {}, {0.0f});
+    auto& tm = b.node("Constant", {}, {"train"});
+    auto* tv = tm.add_attribute();
+    tv->set_name("value");
+    tv->set_type(onnx::AttributeProto::TENSOR);
+    tv->mutable_t()->set_data_type(tp::BOOL);
+    tv->mutable_t()->add_int32_data(1);
+    b.node("Dropout", {"masked", "ratio", "train"}, {"dropped"}, "/Dropout");
+    b.node("Relu", {"dropped"}, {"r2"}, "/Relu_1");
+    // Mod's two signs: Python's -3 % 7 = 4 (fmod 0), C's fmod(-3, 7) = -3 (fmod 1), + 2 = -1: reshape [4, -1]
+    constant_ints(b, "m3", {1}, {-3});
+    constant_ints(b, "seven", {1}, {7});
+    b.node("Mod", {"m3", "seven"}, {"py"}, "/Mod_2");
+    auto& cm = b.node("Mod", {"m3", "seven"}, {"c"}, "/Mod_3");
+    onnx_builder::set(cm, "fmod", std::int64_t{1});
+    constant_ints(b, "plus2", {1}, {2});
+    b.node("Add", {"c", "plus2"}, {"cm1"}, "/Add_1");
+    auto& rc = b.node("Concat", {"py", "cm1"}, {"t2"}, "/Concat_2");
+    onnx_builder::set(rc, "axis", std::int64_t{0});
+    b.node("Reshape", {"r2", "t2"}, {"out2"}, "/Reshape_1");
+    b.output("r");
+    b.output("out2");
+    const io::onnx_model m = io::import_onnx(b.save(ridgeline::test::scratch_dir() / "swin_bits.onnx"));
+    EXPECT_TRUE(m.skipped.empty());
+    // the zero Pad is nothing; the windows reshape to 1x(14/7)x7x(14/7)x7x4; the mask is a held buffer of
+    // 1x14x14x1 = 196 elements; the Dropout is nothing; [Python -3 % 7, C fmod(-3, 7) + 2] = [4, -1] -> 4x196
+    EXPECT_EQ(kinds(m.model), (std::vector<std::string>{"reshape", "relu", "parameter", "add", "relu", "reshape"}));
+    EXPECT_EQ(core::to_string(m.model.layers()[0].op), "reshape:shape=1x2x7x2x7x4");
+    EXPECT_EQ(core::to_string(m.model.layers()[2].op), "parameter:shape=1x14x14x1,trainable=false");
+    EXPECT_EQ(core::to_string(m.model.layers()[5].op), "reshape:shape=4x-1");
+    EXPECT_EQ(core::analyze(m.model, core::dtype::fp32).layers[5].output_shape.dims(), (std::vector<std::int64_t>{4, 196}));
+    // the mask's values: flat elements 0-13 (row 0 of the 14x14 plane) are 1, the other 182 are 0
+    const auto& mask = m.weights->tensors.at(m.model.layers()[2].name + ".value").data;
+    ASSERT_EQ(mask.size(), 196u);
+    EXPECT_EQ(std::count(mask.begin(), mask.begin() + 14, 1.0f), 14);
+    EXPECT_EQ(std::count(mask.begin() + 14, mask.end(), 0.0f), 182);
+    // each fold is listed: 3 Mod and the integer Transpose among them, ScatterND and the float Expand
+    const auto folded = op_types(m.folded);
+    for (const char* op : {"Mod", "Transpose", "ScatterND", "Expand", "Shape"})
+        EXPECT_NE(std::find(folded.begin(), folded.end(), op), folded.end()) << op;
+    EXPECT_EQ(std::count(folded.begin(), folded.end(), std::string("Mod")), 4);
+}
+
+// A Dropout that would drop (training mode, ratio 0.1) is refused with its reason; a ScatterND outside the data is
+// no constant (the file is wrong), and the node says it cannot be imported.
+TEST(OnnxFold, TrainingDropoutAndAnOutOfRangeScatterAreRefused) {
+    onnx_builder b(14);
+    b.input("x", {1, 4});
+    constant_floats(b, "ratio", {}, {0.1f});
+    auto& tm = b.node("Constant", {}, {"train"});
+    auto* tv = tm.add_attribute();
+    tv->set_name("value");
+    tv->set_type(onnx::AttributeProto::TENSOR);
+    tv->mutable_t()->set_data_type(tp::BOOL);
+    tv->mutable_t()->add_int32_data(1);
+    b.node("Dropout", {"x", "ratio", "train"}, {"out"}, "/Dropout");
+    b.output("out");
+    try {
+        (void)io::import_onnx(b.save(ridgeline::test::scratch_dir() / "train_dropout.onnx"));
+        FAIL() << "a training Dropout imported";
+    } catch (const core::error& e) {
+        EXPECT_NE(std::string(e.what()).find("Dropout \"/Dropout\": training_mode is not a constant false and the "
+                                             "ratio not a constant 0; ridgeline models inference"),
+                  std::string::npos)
+            << e.what();
+    }
+    onnx_builder s(14);
+    s.input("x", {1, 4});
+    constant_floats(s, "data", {4}, {0, 0, 0, 0});
+    constant_ints(s, "idx", {1, 1}, {4});  // index 4 of 4 elements
+    constant_floats(s, "upd", {1}, {1});
+    s.node("ScatterND", {"data", "idx", "upd"}, {"c"}, "/ScatterND");
+    s.node("Add", {"x", "c"}, {"out"}, "/Add");
+    s.output("out");
+    try {
+        (void)io::import_onnx(s.save(ridgeline::test::scratch_dir() / "bad_scatter.onnx"));
+        FAIL() << "an out-of-range ScatterND imported";
+    } catch (const core::error& e) {
+        EXPECT_NE(std::string(e.what()).find("ScatterND \"/ScatterND\""), std::string::npos) << e.what();
+    }
+}
