@@ -96,6 +96,7 @@ MODELS = {
     "convnext_tiny": tv("convnext_tiny"),
     "vit_b_16": tv("vit_b_16"),
     "gpt2_block": gpt2_block,
+    "swin_t": tv("swin_t"),
 }
 
 # buffers kept in the graph (not moved to external data): the causal mask's values decide which scores are masked

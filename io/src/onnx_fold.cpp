@@ -296,13 +296,13 @@ bool importer::fold(const onnx::NodeProto& n) {
         if (!n.output(k).empty() && (readers_.count(n.output(k)) || graph_outputs_.count(n.output(k)))) return false;
     auto in = [&](int k) -> constant_ptr { return has_input(n, k) ? resolve(n, n.input(k)).c : nullptr; };
     const std::string& out = n.output(0);
-    // --shapes-only: data that is absent (zeros here) moves through views, but is never computed with (a Cast
+    // --shapes-only: data that is absent (zeros here) moves through views and a Gather's rows (Swin's relative
+    // position table: the indices are never absent, only float data is), but is never computed with (a Cast
     // of absent floats to a Reshape target would be a silent [0, 0])
     static const std::set<std::string> views = {"Identity", "Dropout", "Transpose", "Reshape",
                                                 "Flatten",  "Unsqueeze", "Squeeze"};
-    if (!views.count(op))
-        for (int k = 0; k < n.input_size(); ++k)
-            if (has_input(n, k) && in(k)->absent) return false;
+    for (int k = 0; k < n.input_size(); ++k)
+        if (has_input(n, k) && in(k)->absent && !views.count(op) && !(op == "Gather" && k == 0)) return false;
 
     if (op == "Identity" || op == "Dropout") {
         pass_through(n);
