@@ -295,6 +295,18 @@ backends::timing_result stream_spot(stream_arrays& s, std::size_t n, stream_kern
     return measure_ceiling(run, timer, o, options, scratch, "spot", 2);
 }
 
+/// The short protocol of a spot check and of a sweep point measured again: 5 samples within about 0.03 s.
+backends::timing_options spot_protocol() {
+    backends::timing_options o;
+    o.warmup_runs = 1;
+    o.warmup_ms = 5;
+    o.min_samples = 5;
+    o.min_time_s = 0.01;
+    o.max_noise = 0.02;
+    o.max_time_s = 0.03;
+    return o;
+}
+
 /// One point of the working-set sweep measured again as the sweep measured it: the highest of triad, read and
 /// the streaming-store copy on arrays of just that size (`size` bytes over 3 arrays of doubles), each under the
 /// protocol `o`. `clean` turns false when a kernel's samples were disturbed (that kernel then counts 0).
@@ -318,13 +330,7 @@ double sweep_point_gbs(std::int64_t size, const backends::timing_options& o, con
 
 std::vector<double> remeasure_cpu_working_set(const std::vector<std::int64_t>& sizes,
                                               const backends::ceilings_options& options) {
-    backends::timing_options o;
-    o.warmup_runs = 1;
-    o.warmup_ms = 5;
-    o.min_samples = 5;
-    o.min_time_s = 0.01;
-    o.max_noise = 0.02;
-    o.max_time_s = 0.03;  // three kernels: about 0.1 s a point
+    const backends::timing_options o = spot_protocol();  // three kernels: about 0.1 s a point
     std::vector<double> out;
     for (std::int64_t size : sizes) {
         backends::ceilings scratch;
@@ -340,13 +346,8 @@ backends::ceilings_spot_check spot_check_cpu_ceilings(const backends::ceilings& 
     const auto t0 = std::chrono::steady_clock::now();
     backends::ceilings_spot_check check;
     const cpu_info& info = host_cpu();
-    backends::timing_options o;
-    o.warmup_runs = 1;
-    o.warmup_ms = 5;
-    o.min_samples = 5;
-    o.min_time_s = 0.01;
-    o.max_noise = 0.02;
-    o.max_time_s = 0.03;  // five measurements (FMA, two kernels at two sweep points): about 0.3 s in all
+    // five measurements (FMA, two kernels at two sweep points): about 0.3 s in all
+    const backends::timing_options o = spot_protocol();
     backends::ceilings scratch;  // measure_ceiling's bookkeeping: only `disturbed` is read here
     const backends::ceilings_options quick{true, options.stop};
     // the fp32 instruction set whose FMA kernel set the cached peak (the highest the cache has and the CPU runs)

@@ -52,6 +52,16 @@ void constant_ints(onnx_builder& b, const std::string& out, const std::vector<st
     for (auto x : v) t->add_int64_data(x);
 }
 
+/// A Constant node holding the bool scalar true (Dropout's training_mode).
+void constant_true(onnx_builder& b, const std::string& out) {
+    auto& n = b.node("Constant", {}, {out});
+    auto* a = n.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(tp::BOOL);
+    a->mutable_t()->add_int32_data(1);
+}
+
 /// nn.Linear(4, 6) on [1, 3, 4] then nn.GELU(), as torch.onnx.export writes them: MatMul, then the bias as a
 /// Constant node just before its Add, then the erf form with each constant just before its reader (after the
 /// Div the pattern starts at).
@@ -391,12 +401,7 @@ TEST(OnnxFold, SwinsWindowPaddingMaskAndDropoutFold) {
     b.node("Add", {"x", "mask"}, {"masked"}, "/Add");
     // dropout(p=0.0, training=True): nothing dropped
     constant_floats(b, "ratio", {}, {0.0f});
-    auto& tm = b.node("Constant", {}, {"train"});
-    auto* tv = tm.add_attribute();
-    tv->set_name("value");
-    tv->set_type(onnx::AttributeProto::TENSOR);
-    tv->mutable_t()->set_data_type(tp::BOOL);
-    tv->mutable_t()->add_int32_data(1);
+    constant_true(b, "train");
     b.node("Dropout", {"masked", "ratio", "train"}, {"dropped"}, "/Dropout");
     b.node("Relu", {"dropped"}, {"r2"}, "/Relu_1");
     // Mod's two signs: Python's -3 % 7 = 4 (fmod 0), C's fmod(-3, 7) = -3 (fmod 1), + 2 = -1: reshape [4, -1]
@@ -439,12 +444,7 @@ TEST(OnnxFold, TrainingDropoutAndAnOutOfRangeScatterAreRefused) {
     onnx_builder b(14);
     b.input("x", {1, 4});
     constant_floats(b, "ratio", {}, {0.1f});
-    auto& tm = b.node("Constant", {}, {"train"});
-    auto* tv = tm.add_attribute();
-    tv->set_name("value");
-    tv->set_type(onnx::AttributeProto::TENSOR);
-    tv->mutable_t()->set_data_type(tp::BOOL);
-    tv->mutable_t()->add_int32_data(1);
+    constant_true(b, "train");
     b.node("Dropout", {"x", "ratio", "train"}, {"out"}, "/Dropout");
     b.output("out");
     try {

@@ -1,0 +1,323 @@
+#pragma once
+// A graph (a whole model, or one layer as a one-layer model) prepared on the GPU.
+//
+// build(): every model input and parameter is uploaded in the storage type (float for normalisation
+// parameters), every tensor gets device memory in row-major (NCHW) layout, cuDNN algorithms are found and
+// cuBLASLt algorithms timed, workspaces sized; each layer appends its work as steps that only enqueue
+// kernels, library calls and copies on the context's stream. run() executes the steps (or replays them
+// as one CUDA Graph after enable_graph_replay()); nothing in run() allocates, searches or synchronises.
+//
+// Views (flatten, reshape, transpose, slice) alias their source's buffer with new dims, strides and offset,
+// at no cost; a consumer that needs dense data gets a copy (a strided_copy step, shared by every consumer
+// of that view), which is part of the consumer's time, as in a framework.
+//
+// The class is split along its seams: this header holds its state and the build / run machinery,
+// cuda_graph.cpp the dense layers (cuBLASLt, cuDNN), cuda_graph_elementwise.cpp the elementwise, reduction,
+// pooling, data-movement and view layers and held tensors (ridgeline's own kernels, kernels.cu).
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "context.hpp"
+#include "library_types.hpp"
+#include "ridgeline/core/error.hpp"
+
+namespace ridgeline::cuda::graph_detail {
+
+using i64 = std::int64_t;
+
+/// A tensor of the graph: a buffer, and how this tensor sees it.
+struct dev_tensor {
+    std::shared_ptr<device_buffer> buffer;
+    strided_view view;
+    i64 element_bytes = 4;
+    bool ids = false;    // int64 token ids (a model input read by embeddings)
+    bool alias = false;  // shares another tensor's buffer (a view) or is a model input
+    [[nodiscard]] void* data() const {
+        return static_cast<unsigned char*>(buffer->get()) + view.offset * element_bytes;
+    }
+    [[nodiscard]] i64 numel() const {
+        i64 n = 1;
+        for (auto d : view.dims) n *= d;
+        return n;
+    }
+};
+
+/// The walk as a kernel index map (contiguous dimensions merged); unsupported beyond kernels::max_rank.
+kernels::index_map to_map(const strided_walk& w, const std::string& where);
+
+/// Bytes of free device memory the algorithm searches may use as scratch: a quarter of what is free,
+/// between 32 MiB and 1 GiB.
+std::size_t search_workspace_bytes();
+
+class cuda_graph final : public backends::prepared {
+public:
+    cuda_graph(device_context& ctx, core::dtype dt)
+        : ctx_(ctx), dt_(dt), elem_(elem_of(dt)), esize_(precision_of(dt).storage_bytes) {}
+
+    void build(const core::model_analysis& model, const backends::graph_data& data) {
+        data_ = &data;
+        for (const auto& in : model.inputs) add_input(in, data.tensors.at(in.name));
+        for (const auto& la : model.layers) std::visit([&](const auto& op) { add(la, op); }, la.layer.op);
+        for (const auto& o : model.outputs) {
+            dev_tensor& t = tensor(o);
+            if (t.ids) throw backends::unsupported("graph output \"" + o + "\" is a token-id tensor");
+            // an output that aliases another buffer (a view, a model input) gets its own, so that poisoning
+            // and reading it never touch the source
+            if (t.alias || !is_dense(t.view)) {
+                const dev_tensor src = t;
+                dev_tensor dst = new_tensor(src.view.dims);
+                add_copy(src, dst);
+                t = dst;
+            }
+            outputs_.push_back(o);
+            output_shapes_.push_back(core::shape(t.view.dims));
+        }
+        search_ws_.reset();  // the searches are over; only the chosen algorithms' workspace stays
+        workspace_ = device_buffer(workspace_need_);
+        RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx_.s()));
+        data_ = nullptr;
+    }
+
+    void run() override {
+        if (exec_) {
+            RIDGELINE_CUDA_CHECK(cudaGraphLaunch(exec_.get(), ctx_.s()));
+            return;
+        }
+        for (auto& st : steps_) st();
+    }
+
+    void poison_outputs() override {
+        // all-ones bytes are a NaN in fp32 (0xffffffff), fp16 (0xffff) and bf16 (0xffff)
+        for (const auto& o : outputs_) {
+            const dev_tensor& t = tensor(o);
+            RIDGELINE_CUDA_CHECK(cudaMemsetAsync(t.data(), 0xff, static_cast<std::size_t>(t.numel() * t.element_bytes),
+                                                 ctx_.s()));
+        }
+    }
+
+    std::vector<backends::host_tensor> outputs() override {
+        RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx_.s()));
+        std::vector<backends::host_tensor> out;
+        for (std::size_t i = 0; i < outputs_.size(); ++i) {
+            const dev_tensor& t = tensor(outputs_[i]);
+            const auto n = static_cast<std::size_t>(t.numel());
+            std::vector<unsigned char> bytes(n * static_cast<std::size_t>(t.element_bytes));
+            RIDGELINE_CUDA_CHECK(cudaMemcpyAsync(bytes.data(), t.data(), bytes.size(), cudaMemcpyDeviceToHost, ctx_.s()));
+            RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx_.s()));
+            backends::host_tensor h{output_shapes_[i], std::vector<float>(n)};
+            from_storage(bytes.data(), n, dt_, h.data.data());
+            out.push_back(std::move(h));
+        }
+        return out;
+    }
+
+    [[nodiscard]] std::int64_t workspace_bytes() const override { return static_cast<std::int64_t>(workspace_need_); }
+
+    [[nodiscard]] std::string notes() const override {
+        std::string s;
+        for (const auto& n : notes_) s += (s.empty() ? "" : "+") + n;
+        if (exec_) s += (s.empty() ? "" : "+") + std::string("cuda graph");
+        return s;
+    }
+
+    bool enable_graph_replay() override {
+        if (exec_) return true;
+        RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx_.s()));
+        RIDGELINE_CUDA_CHECK(cudaStreamBeginCapture(ctx_.s(), cudaStreamCaptureModeThreadLocal));
+        try {
+            for (auto& st : steps_) st();
+        } catch (...) {
+            cudaGraph_t broken = nullptr;
+            RIDGELINE_CUDA_CHECK_NOTHROW(cudaStreamEndCapture(ctx_.s(), &broken));
+            graph discard(broken);
+            throw;
+        }
+        cudaGraph_t captured = nullptr;
+        RIDGELINE_CUDA_CHECK(cudaStreamEndCapture(ctx_.s(), &captured));
+        graph_ = graph(captured);
+        cudaGraphExec_t exec = nullptr;
+        RIDGELINE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph_.get(), 0));
+        exec_ = graph_exec(exec);
+        RIDGELINE_CUDA_CHECK(cudaGraphUpload(exec_.get(), ctx_.s()));
+        return true;
+    }
+
+private:
+    using step_fn = std::function<void()>;
+
+    dev_tensor& tensor(const std::string& name) {
+        auto it = tensors_.find(name);
+        if (it == tensors_.end()) throw backends::backend_error("unknown tensor \"" + name + "\"");
+        return it->second;
+    }
+
+    dev_tensor new_tensor(const std::vector<i64>& dims) {
+        dev_tensor t;
+        i64 n = 1;
+        for (auto d : dims) n *= d;
+        t.buffer = std::make_shared<device_buffer>(static_cast<std::size_t>(std::max<i64>(n, 1) * esize_));
+        t.view = strided_view{dims, row_major_strides(dims), 0};
+        t.element_bytes = esize_;
+        return t;
+    }
+
+    std::shared_ptr<device_buffer> upload_bytes(const void* host, std::size_t bytes) {
+        auto b = std::make_shared<device_buffer>(std::max<std::size_t>(bytes, 1));
+        if (bytes) RIDGELINE_CUDA_CHECK(cudaMemcpyAsync(b->get(), host, bytes, cudaMemcpyHostToDevice, ctx_.s()));
+        // pageable host memory: the copy is staged before cudaMemcpyAsync returns, but keep the order simple
+        RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx_.s()));
+        return b;
+    }
+
+    /// Host floats in the storage type of the graph's data type.
+    std::shared_ptr<device_buffer> upload(const std::vector<float>& v) {
+        const auto bytes = to_storage(v.data(), v.size(), dt_);
+        return upload_bytes(bytes.data(), bytes.size());
+    }
+
+    /// Host floats as float (normalisation parameters in every data type).
+    std::shared_ptr<device_buffer> upload_floats(const std::vector<float>& v) {
+        return upload_bytes(v.data(), v.size() * sizeof(float));
+    }
+
+    const std::vector<float>& param(const core::layer& l, const std::string& name) {
+        return data_->tensors.at(backends::param_key(l, name)).data;
+    }
+
+    void add_input(const core::model_input& in, const backends::host_tensor& host) {
+        dev_tensor t;
+        t.view = dense_view(in.dims);
+        t.alias = true;
+        if (in.indices) {
+            std::vector<std::int64_t> ids(host.data.size());
+            for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>(host.data[i]);
+            t.buffer = upload_bytes(ids.data(), ids.size() * sizeof(std::int64_t));
+            t.element_bytes = 8;
+            t.ids = true;
+            host_ids_[in.name] = std::move(ids);
+        } else {
+            t.buffer = upload(host.data);
+            t.element_bytes = esize_;
+        }
+        tensors_[in.name] = std::move(t);
+    }
+
+    void add_copy(const dev_tensor& src, const dev_tensor& dst) {
+        strided_walk w{src.view.dims, src.view.strides, std::vector<i64>(src.view.dims.size(), 0)};
+        const kernels::index_map map = to_map(w, "copy");
+        const i64 n = src.numel();
+        const void* from = src.data();
+        void* to = dst.data();
+        const kernels::elem e = elem_;
+        cudaStream_t s = ctx_.s();
+        steps_.push_back([=] { RIDGELINE_CUDA_CHECK(kernels::strided_copy(e, from, to, map, n, s)); });
+    }
+
+    /// The tensor as a dense row-major buffer: itself when it is one, else a copy made once per run.
+    const dev_tensor& dense(const std::string& name) {
+        const dev_tensor& t = tensor(name);
+        if (t.ids) throw backends::unsupported("token ids \"" + name + "\" can only be read by an embedding");
+        if (is_dense(t.view)) return t;
+        auto it = dense_copies_.find(name);
+        if (it != dense_copies_.end()) return it->second;
+        dev_tensor d = new_tensor(t.view.dims);
+        add_copy(t, d);
+        notes_.emplace_back("copy");
+        return dense_copies_.emplace(name, std::move(d)).first->second;
+    }
+
+    void set_output(const core::layer_analysis& la, dev_tensor t) {
+        if (t.view.dims != la.output_shape.dims())
+            throw backends::backend_error(core::where(la.layer) + ": output " + core::shape(t.view.dims).to_string() +
+                                          " differs from the inferred " + la.output_shape.to_string());
+        tensors_[la.layer.name] = std::move(t);
+    }
+
+    void* search_workspace(std::size_t& bytes) {
+        if (!search_ws_.get()) search_ws_ = device_buffer(search_workspace_bytes());
+        bytes = search_ws_.bytes();
+        return search_ws_.get();
+    }
+
+    // ------------------------------------------------------------ dense
+    void add(const core::layer_analysis& la, const core::linear& op);
+    void add(const core::layer_analysis& la, const core::matmul&);
+    void add(const core::layer_analysis& la, const core::embedding& op);
+    // ------------------------------------------------------------ convolution
+    void add(const core::layer_analysis& la, const core::conv2d& op);
+    // ------------------------------------------------------------ normalisation
+    void add(const core::layer_analysis& la, const core::batch_norm2d& op);
+    void add(const core::layer_analysis& la, const core::layer_norm& op);
+
+    // ------------------------------------------------------------ elementwise
+    void unary(const core::layer_analysis& la, kernels::unary_op op, float alpha, const char* name);
+    void add(const core::layer_analysis& la, const core::relu&);
+    void add(const core::layer_analysis& la, const core::relu6&);
+    void add(const core::layer_analysis& la, const core::gelu& op);
+    void add(const core::layer_analysis& la, const core::tanh_op&);
+    void add(const core::layer_analysis& la, const core::sigmoid&);
+    void add(const core::layer_analysis& la, const core::hardswish&);
+    void add(const core::layer_analysis& la, const core::hardsigmoid&);
+    void add(const core::layer_analysis& la, const core::silu&);
+    void add(const core::layer_analysis& la, const core::scale& op);
+    void add(const core::layer_analysis& la, const core::softmax& op);
+    void binary(const core::layer_analysis& la, kernels::binary_op op, const char* name);
+    void add(const core::layer_analysis& la, const core::add&);
+    void add(const core::layer_analysis& la, const core::mul&);
+    /// mean / sum / amax: one thread per output walking its inputs (kernels::reduce).
+    void reduce(const core::layer_analysis& la, kernels::reduce_op op, const std::vector<std::int64_t>& dim,
+                const char* name);
+    void add(const core::layer_analysis& la, const core::mean_op& op);
+    void add(const core::layer_analysis& la, const core::sum_op& op);
+    void add(const core::layer_analysis& la, const core::amax& op);
+    void add(const core::layer_analysis& la, const core::sub&);
+    void add(const core::layer_analysis& la, const core::div&);
+    void add(const core::layer_analysis& la, const core::erf_op&);
+    void add(const core::layer_analysis& la, const core::sqrt_op&);
+    void add(const core::layer_analysis& la, const core::exp_op&);
+    void add(const core::layer_analysis& la, const core::neg&);
+    void add(const core::layer_analysis& la, const core::pow_op& op);
+    // ------------------------------------------------------------ pooling
+    static kernels::pool_geometry geometry(const pool_params& p);
+    template <class Launch>
+    void pooling(const core::layer_analysis& la, const pool_params& p, const char* name, Launch launch);
+    void add(const core::layer_analysis& la, const core::max_pool2d& op);
+    void add(const core::layer_analysis& la, const core::avg_pool2d& op);
+    void add(const core::layer_analysis& la, const core::adaptive_avg_pool2d&);
+    // ------------------------------------------------------------ data movement and views
+    void add(const core::layer_analysis& la, const core::concat& op);
+    /// flatten / reshape: the same elements in the same order, new dims (a dense copy first for a strided view).
+    void reinterpret(const core::layer_analysis& la);
+    /// A held tensor: uploaded at prepare time (broadcast to `expand` on the host), like a model input.
+    void add(const core::layer_analysis& la, const core::parameter&);
+    void add(const core::layer_analysis& la, const core::flatten&);
+    void add(const core::layer_analysis& la, const core::reshape&);
+    void add(const core::layer_analysis& la, const core::transpose& op);
+    void add(const core::layer_analysis& la, const core::slice& op);
+
+    device_context& ctx_;
+    core::dtype dt_;
+    kernels::elem elem_;
+    i64 esize_;
+    const backends::graph_data* data_ = nullptr;
+    std::map<std::string, dev_tensor> tensors_;
+    std::map<std::string, dev_tensor> dense_copies_;
+    std::map<std::string, std::vector<std::int64_t>> host_ids_;
+    std::vector<std::shared_ptr<device_buffer>> keep_;  // parameters, pointer arrays, padded inputs
+    std::vector<step_fn> steps_;
+    std::vector<std::string> outputs_;
+    std::vector<core::shape> output_shapes_;
+    std::vector<std::string> notes_;
+    device_buffer search_ws_;      // scratch of the algorithm searches, freed at the end of build()
+    std::size_t workspace_need_ = 0;
+    device_buffer workspace_;      // shared by every step: they run one after another on one stream
+    graph graph_;
+    graph_exec exec_;
+};
+
+}  // namespace ridgeline::cuda::graph_detail

@@ -1,0 +1,265 @@
+// The GPU graph (cuda_graph.hpp): elementwise, reduction, pooling, data-movement and view layers and held
+// tensors, each a step that launches one of ridgeline's kernels (kernels.cu) or a copy.
+#include <algorithm>
+#include <string>
+
+#include "cuda_graph.hpp"
+
+namespace ridgeline::cuda::graph_detail {
+
+void cuda_graph::unary(const core::layer_analysis& la, kernels::unary_op op, float alpha, const char* name) {
+    const dev_tensor& x = dense(la.layer.inputs[0]);
+    dev_tensor y = new_tensor(la.output_shape.dims());
+    const void* xp = x.data();
+    void* yp = y.data();
+    const i64 n = x.numel();
+    const kernels::elem e = elem_;
+    cudaStream_t s = ctx_.s();
+    notes_.emplace_back(std::string("ridgeline:") + name);
+    steps_.push_back([=] { RIDGELINE_CUDA_CHECK(kernels::unary(e, op, alpha, xp, yp, n, s)); });
+    set_output(la, std::move(y));
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::relu&) { unary(la, kernels::unary_op::relu, 0, "relu"); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::relu6&) { unary(la, kernels::unary_op::relu6, 0, "relu6"); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::gelu& op) {
+    if (op.tanh_approximation)
+        unary(la, kernels::unary_op::gelu_tanh, 0, "gelu_tanh");
+    else
+        unary(la, kernels::unary_op::gelu_erf, 0, "gelu");
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::tanh_op&) { unary(la, kernels::unary_op::tanh, 0, "tanh"); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::sigmoid&) { unary(la, kernels::unary_op::sigmoid, 0, "sigmoid"); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::hardswish&) {
+    unary(la, kernels::unary_op::hardswish, 0, "hardswish");
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::hardsigmoid&) {
+    unary(la, kernels::unary_op::hardsigmoid, 0, "hardsigmoid");
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::silu&) { unary(la, kernels::unary_op::silu, 0, "silu"); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::scale& op) {
+    unary(la, kernels::unary_op::scale, static_cast<float>(op.factor), "scale");
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::softmax& op) {
+    const dev_tensor& x = dense(la.layer.inputs[0]);
+    const axis_split a = split_at(la.input_shapes[0], op.dim);
+    dev_tensor y = new_tensor(la.output_shape.dims());
+    const void* xp = x.data();
+    void* yp = y.data();
+    const kernels::elem e = elem_;
+    cudaStream_t s = ctx_.s();
+    notes_.emplace_back(a.inner == 1 ? "ridgeline:softmax_rows" : "ridgeline:softmax_columns");
+    steps_.push_back([=] { RIDGELINE_CUDA_CHECK(kernels::softmax(e, xp, yp, a.outer, a.size, a.inner, s)); });
+    set_output(la, std::move(y));
+}
+
+void cuda_graph::binary(const core::layer_analysis& la, kernels::binary_op op, const char* name) {
+    const dev_tensor& a = dense(la.layer.inputs[0]);
+    const dev_tensor& b = dense(la.layer.inputs[1]);
+    dev_tensor y = new_tensor(la.output_shape.dims());
+    const void* ap = a.data();
+    const void* bp = b.data();
+    void* yp = y.data();
+    const i64 n = y.numel();
+    const kernels::elem e = elem_;
+    cudaStream_t s = ctx_.s();
+    const bool same = la.input_shapes[0] == la.output_shape && la.input_shapes[1] == la.output_shape;
+    if (same) {
+        notes_.emplace_back(std::string("ridgeline:") + name);
+        steps_.push_back([=] { RIDGELINE_CUDA_CHECK(kernels::binary(e, op, ap, bp, yp, n, nullptr, s)); });
+    } else {
+        const strided_walk w{la.output_shape.dims(), broadcast_strides(la.input_shapes[0], la.output_shape),
+                             broadcast_strides(la.input_shapes[1], la.output_shape)};
+        const kernels::index_map map = to_map(w, core::where(la.layer));
+        notes_.emplace_back(std::string("ridgeline:") + name + "_broadcast");
+        steps_.push_back([=] { RIDGELINE_CUDA_CHECK(kernels::binary(e, op, ap, bp, yp, n, &map, s)); });
+    }
+    set_output(la, std::move(y));
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::add&) { binary(la, kernels::binary_op::add, "add"); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::mul&) { binary(la, kernels::binary_op::mul, "mul"); }
+
+void cuda_graph::reduce(const core::layer_analysis& la, kernels::reduce_op op, const std::vector<std::int64_t>& dim,
+            const char* name) {
+    const dev_tensor& x = dense(la.layer.inputs[0]);
+    const auto& xd = la.input_shapes[0].dims();
+    const auto r = core::reduced_dims(dim, xd.size(), core::where(la.layer));
+    const auto xs = row_major_strides(xd);
+    std::vector<i64> kept, kept_s, red, red_s;
+    for (std::size_t k = 0; k < xd.size(); ++k) {
+        (r[k] ? red : kept).push_back(xd[k]);
+        (r[k] ? red_s : kept_s).push_back(xs[k]);
+    }
+    if (kept.empty()) kept = {1}, kept_s = {0};
+    const std::string where = core::where(la.layer);
+    const kernels::index_map out_map = to_map(strided_walk{kept, kept_s, std::vector<i64>(kept.size(), 0)}, where);
+    const kernels::index_map red_map = to_map(strided_walk{red, red_s, std::vector<i64>(red.size(), 0)}, where);
+    dev_tensor y = new_tensor(la.output_shape.dims());
+    const void* xp = x.data();
+    void* yp = y.data();
+    const i64 out_n = y.numel(), red_n = la.input_shapes[0].numel() / std::max<i64>(out_n, 1);
+    const kernels::elem e = elem_;
+    cudaStream_t s = ctx_.s();
+    steps_.push_back([=] { RIDGELINE_CUDA_CHECK(kernels::reduce(e, op, xp, yp, out_n, out_map, red_n, red_map, s)); });
+    notes_.emplace_back(std::string("ridgeline:") + name);
+    set_output(la, std::move(y));
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::mean_op& op) { reduce(la, kernels::reduce_op::mean, op.dim, "mean"); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::sum_op& op) { reduce(la, kernels::reduce_op::sum, op.dim, "sum"); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::amax& op) { reduce(la, kernels::reduce_op::max, op.dim, "amax"); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::sub&) { binary(la, kernels::binary_op::sub, "sub"); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::div&) { binary(la, kernels::binary_op::div, "div"); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::erf_op&) { unary(la, kernels::unary_op::erf, 0, "erf"); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::sqrt_op&) { unary(la, kernels::unary_op::sqrt, 0, "sqrt"); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::exp_op&) { unary(la, kernels::unary_op::exp, 0, "exp"); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::neg&) { unary(la, kernels::unary_op::neg, 0, "neg"); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::pow_op& op) {
+    unary(la, kernels::unary_op::pow, static_cast<float>(op.exponent), "pow");
+}
+
+kernels::pool_geometry cuda_graph::geometry(const pool_params& p) {
+    kernels::pool_geometry g;
+    g.planes = p.planes;
+    g.in_h = p.in_h;
+    g.in_w = p.in_w;
+    g.out_h = p.out_h;
+    g.out_w = p.out_w;
+    g.kernel_h = p.kernel_h;
+    g.kernel_w = p.kernel_w;
+    g.stride_h = p.stride_h;
+    g.stride_w = p.stride_w;
+    g.pad_h = p.pad_h;
+    g.pad_w = p.pad_w;
+    g.dilation_h = p.dilation_h;
+    g.dilation_w = p.dilation_w;
+    g.count_include_pad = p.count_include_pad;
+    return g;
+}
+
+template <class Launch>
+void cuda_graph::pooling(const core::layer_analysis& la, const pool_params& p, const char* name, Launch launch) {
+    const dev_tensor& x = dense(la.layer.inputs[0]);
+    dev_tensor y = new_tensor(la.output_shape.dims());
+    const void* xp = x.data();
+    void* yp = y.data();
+    const kernels::pool_geometry g = geometry(p);
+    const kernels::elem e = elem_;
+    cudaStream_t s = ctx_.s();
+    notes_.emplace_back(std::string("ridgeline:") + name);
+    steps_.push_back([=] { RIDGELINE_CUDA_CHECK(launch(e, xp, yp, g, s)); });
+    set_output(la, std::move(y));
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::max_pool2d& op) {
+    pooling(la, max_pool_params(op, la.input_shapes[0], la.output_shape), "max_pool", kernels::max_pool);
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::avg_pool2d& op) {
+    pooling(la, avg_pool_params(op, la.input_shapes[0], la.output_shape), "avg_pool", kernels::avg_pool);
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::adaptive_avg_pool2d&) {
+    pooling(la, adaptive_pool_params(la.input_shapes[0], la.output_shape), "adaptive_avg_pool",
+            kernels::adaptive_avg_pool);
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::concat& op) {
+    const auto& out = la.output_shape;
+    const std::size_t d = core::normalize_dim(op.dim, out.rank(), core::where(la.layer));
+    i64 outer = 1, inner = 1;
+    for (std::size_t i = 0; i < out.rank(); ++i) {
+        if (i < d) outer *= out[i];
+        if (i > d) inner *= out[i];
+    }
+    dev_tensor y = new_tensor(out.dims());
+    auto* yp = static_cast<unsigned char*>(y.data());
+    const auto out_block = static_cast<std::size_t>(out[d] * inner * esize_);
+    std::size_t offset = 0;
+    cudaStream_t s = ctx_.s();
+    for (std::size_t t = 0; t < la.layer.inputs.size(); ++t) {
+        const dev_tensor& x = dense(la.layer.inputs[t]);
+        const auto block = static_cast<std::size_t>(la.input_shapes[t][d] * inner * esize_);
+        const void* xp = x.data();
+        unsigned char* dst = yp + offset;
+        if (outer == 1) {
+            steps_.push_back([=] {
+                RIDGELINE_CUDA_CHECK(cudaMemcpyAsync(dst, xp, block, cudaMemcpyDeviceToDevice, s));
+            });
+        } else {
+            if (out_block > ctx_.props.memPitch)
+                throw backends::unsupported(core::where(la.layer) + ": rows of " + format_bytes(static_cast<i64>(out_block)) +
+                                            " exceed cudaMemcpy2D's pitch limit");
+            const auto rows = static_cast<std::size_t>(outer);
+            steps_.push_back([=] {
+                RIDGELINE_CUDA_CHECK(
+                    cudaMemcpy2DAsync(dst, out_block, xp, block, block, rows, cudaMemcpyDeviceToDevice, s));
+            });
+        }
+        offset += block;
+    }
+    notes_.emplace_back(outer == 1 ? "cudaMemcpyAsync" : "cudaMemcpy2DAsync");
+    set_output(la, std::move(y));
+}
+
+void cuda_graph::reinterpret(const core::layer_analysis& la) {
+    dev_tensor t = dense(la.layer.inputs[0]);
+    t.view.dims = la.output_shape.dims();
+    t.view.strides = row_major_strides(t.view.dims);
+    t.alias = true;
+    set_output(la, std::move(t));
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::parameter&) {
+    const auto& host = data_->tensors.at(backends::param_key(la.layer, "value"));
+    dev_tensor t;
+    t.view = dense_view(la.output_shape);
+    t.alias = true;
+    t.buffer = upload(backends::broadcast_to(host, la.output_shape).data);
+    t.element_bytes = esize_;
+    notes_.emplace_back("held tensor");
+    set_output(la, std::move(t));
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::flatten&) { reinterpret(la); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::reshape&) { reinterpret(la); }
+
+void cuda_graph::add(const core::layer_analysis& la, const core::transpose& op) {
+    dev_tensor t = tensor(la.layer.inputs[0]);
+    if (t.ids) throw backends::unsupported(core::where(la.layer) + ": views of token ids are not supported");
+    t.view = transpose_view(t.view, op.dim0, op.dim1);
+    t.alias = true;
+    set_output(la, std::move(t));
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::slice& op) {
+    dev_tensor t = tensor(la.layer.inputs[0]);
+    if (t.ids) throw backends::unsupported(core::where(la.layer) + ": views of token ids are not supported");
+    const std::size_t d = core::normalize_dim(op.dim, la.output_shape.rank(), core::where(la.layer));
+    t.view = slice_view(t.view, op, la.output_shape[d]);
+    t.alias = true;
+    set_output(la, std::move(t));
+}
+
+}  // namespace ridgeline::cuda::graph_detail
