@@ -138,6 +138,10 @@ struct sweep_command {
         for (const std::string* path : {&out.output, &svg_path, &html_path})
             if (!path->empty()) report::check_output_path(*path);  // fail now, not after the sweep
         const core::dtype dt = core::parse_dtype(dtype);
+        // every batch size's model built and counted before anything is measured: a bad --layer, --input or
+        // batch fails now, not after minutes of ceilings
+        std::vector<core::model_analysis> analyses;
+        for (std::int64_t b : sizes) analyses.push_back(core::analyze(build(b), dt));
         auto sel = profiler::select_backend(device, threads);
         if (!sel.notice.empty() && !out.quiet) spdlog::info("{}", sel.notice);
         profiler::profile_options o;
@@ -152,9 +156,10 @@ struct sweep_command {
         o.ceilings = ceil;
         std::vector<sweep_point> pts;
         std::string name;
-        for (std::int64_t b : sizes) {
+        for (std::size_t i = 0; i < sizes.size(); ++i) {
+            const std::int64_t b = sizes[i];
             if (!out.quiet) spdlog::info("batch {}", b);
-            const core::model_analysis a = core::analyze(build(b), dt);
+            const core::model_analysis& a = analyses[i];
             name = a.model_name == "sweep" ? core::to_string(a.layers.at(0).layer.op) : a.model_name;
             sweep_point p;
             p.batch = b;

@@ -356,9 +356,23 @@ TEST(Roofline, SweepFitsOverheadAndThroughput) {
     EXPECT_LT(j["points"][0]["arithmetic_intensity"].get<double>(), j["points"][4]["arithmetic_intensity"].get<double>());
     ASSERT_TRUE(j["fit"].is_object());
     EXPECT_GT(j["fit"]["throughput_gflops"].get<double>(), 0.0);
-    auto bad = run_ridgeline({"sweep", "--layer", "relu", "--batch", "1,2"});
+    // a usage error, or a layer that cannot be counted at some batch size, is found before the ceilings are
+    // measured: with an empty cache folder nothing is measured or cached (the check once came after the
+    // ceilings, and a usage error took 300 s on a loaded machine)
+    const fs::path empty = work_dir() / "empty-cache";
+    fs::create_directories(empty);
+    const std::string cache = std::getenv("XDG_CACHE_HOME");
+    ::setenv("XDG_CACHE_HOME", empty.c_str(), 1);
+    auto bad = run_ridgeline({"sweep", "--layer", "relu", "--batch", "1,2", "--device", "cpu"});
+    auto bad2 = run_ridgeline({"sweep", "--layer", "relu", "--input", "1x8", "--batch", "1,x", "--device", "cpu"});
+    // a 3x3 kernel over a 2x2 image without padding has no output position
+    auto bad3 = run_ridgeline({"sweep", "--layer", "conv2d:in_channels=3,out_channels=4,kernel_size=3", "--input",
+                               "1x3x2x2", "--batch", "1,2", "--device", "cpu"});
+    ::setenv("XDG_CACHE_HOME", cache.c_str(), 1);
     EXPECT_EQ(bad.exit_code, 2);
     EXPECT_NE(bad.err.find("needs --input"), std::string::npos);
-    auto bad2 = run_ridgeline({"sweep", "--layer", "relu", "--input", "1x8", "--batch", "1,x"});
     EXPECT_EQ(bad2.exit_code, 2);
+    EXPECT_EQ(bad3.exit_code, 1) << bad3.err;
+    EXPECT_NE(bad3.err.find("conv2d"), std::string::npos) << bad3.err;
+    EXPECT_FALSE(fs::exists(empty / "ridgeline")) << "the ceilings were measured before the arguments were checked";
 }
