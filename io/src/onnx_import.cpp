@@ -113,6 +113,7 @@ void importer::handle(const onnx::NodeProto& n, int index) {
     if (op == "Conv") return conv(n);
     if (op == "Gemm") return gemm(n);
     if (op == "MatMul") return matmul(n, index);
+    if (op == "Einsum") return einsum(n);
     if (op == "BatchNormalization") return batch_norm(n);
     if (op == "Relu") return unary(n, "relu");
     if (op == "Sigmoid") return sigmoid_node(n);

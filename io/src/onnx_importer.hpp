@@ -357,6 +357,8 @@ private:
     /// A chain of transpose layers that applies `perm` (output dim i = input dim perm[i]); returns the last
     /// tensor (x itself for the identity permutation).
     std::string permute(const onnx::NodeProto& n, std::string x, const std::vector<std::int64_t>& perm);
+    /// Einsum of two activations where it is a (batched) matmul, with the views around it; unsupported otherwise.
+    void einsum(const onnx::NodeProto& n);
 
     void gemm(const onnx::NodeProto& n);
 

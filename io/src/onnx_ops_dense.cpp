@@ -1,4 +1,4 @@
-// ONNX import, dense ops: Gemm, MatMul (with a following bias Add fused into linear), Transpose.
+// ONNX import, dense ops: Gemm, MatMul (with a following bias Add fused into linear), Transpose, Einsum.
 #include "onnx_importer.hpp"
 
 namespace ridgeline::io::onnx_detail {
@@ -165,6 +165,129 @@ void importer::transpose(const onnx::NodeProto& n) {
         return;
     }
     map_output(n.output(0), permute(n, v.tensor, perm));
+}
+
+// Einsum where it is a (batched) matmul: two operands, every index either a batch index (in both operands and
+// the output), a row index (first operand and output), a column index (second operand and output) or a
+// contracted one (both operands, not the output), with at least one of each but batch. It becomes transposes
+// (views) that put each operand in [batch..., rows..., contracted...] and [batch..., contracted..., columns...]
+// order, reshapes where a group has several indices, one matmul, and the views back to the output's order:
+// the MACs are the matmul's, batch x rows x columns x contracted, as torch.einsum computes it (bmm).
+void importer::einsum(const onnx::NodeProto& n) {
+    std::string eq;
+    for (char ch : attr_string(n, "equation", "")) {
+        if (ch != ' ') eq += ch;
+    }
+    if (n.input_size() != 2) throw unsupported{"Einsum of " + std::to_string(n.input_size()) + " operands; ridgeline maps two (a matmul)"};
+    const std::string a = activation(n, 0), b = activation(n, 1);
+    const auto arrow = eq.find("->");
+    const auto comma = eq.find(',');
+    if (comma == std::string::npos || comma > arrow || eq.find(',', comma + 1) < arrow)
+        throw unsupported{"equation \"" + eq + "\" does not have two operands"};
+    std::vector<std::string> terms = {eq.substr(0, comma),
+                                      eq.substr(comma + 1, arrow == std::string::npos ? std::string::npos : arrow - comma - 1)};
+    const std::vector<std::string> ins = {a, b};
+    // "..." stands for the leading dimensions the letters leave; both operands must leave the same number
+    std::size_t ellipsis = 0;
+    bool has_ellipsis = false;
+    for (std::size_t t = 0; t < 2; ++t) {
+        const auto rank = shape_of(ins[t]).rank();
+        const auto dots = terms[t].find("...");
+        if (dots == std::string::npos) continue;
+        const std::size_t letters = terms[t].size() - 3;
+        if (letters > rank) throw unsupported{"equation \"" + eq + "\" names more dimensions than operand " + std::to_string(t) + " has"};
+        if (has_ellipsis && rank - letters != ellipsis)
+            throw unsupported{"equation \"" + eq + "\": \"...\" covers a different number of dimensions in each operand (a broadcast)"};
+        has_ellipsis = true;
+        ellipsis = rank - letters;
+    }
+    auto expand_dots = [&](std::string term) {
+        const auto dots = term.find("...");
+        if (dots == std::string::npos) return term;
+        std::string fill;
+        for (std::size_t i = 0; i < ellipsis; ++i) fill += static_cast<char>(1 + i);  // placeholders, not letters
+        return term.substr(0, dots) + fill + term.substr(dots + 3);
+    };
+    for (auto& t : terms) t = expand_dots(t);
+    std::string out;
+    if (arrow != std::string::npos) {
+        out = expand_dots(eq.substr(arrow + 2));
+    } else {  // implicit output: the ellipsis, then the letters that appear once, in alphabetical order
+        std::map<char, int> count;
+        for (const auto& t : terms)
+            for (char ch : t) ++count[ch];
+        for (std::size_t i = 0; i < ellipsis; ++i) out += static_cast<char>(1 + i);
+        for (const auto& [ch, c] : count)
+            if (c == 1 && ch > 31) out += ch;
+    }
+    auto letter = [](char ch) { return ch > 31 ? std::string(1, ch) : std::string("..."); };
+    std::map<char, std::int64_t> size;
+    for (std::size_t t = 0; t < 2; ++t) {
+        const core::shape& s = shape_of(ins[t]);
+        if (terms[t].size() != s.rank())
+            throw unsupported{"equation \"" + eq + "\": operand " + std::to_string(t) + " has " + std::to_string(s.rank()) +
+                              " dimensions, its term names " + std::to_string(terms[t].size())};
+        for (std::size_t i = 0; i < terms[t].size(); ++i) {
+            const char ch = terms[t][i];
+            if (terms[t].find(ch) != i)
+                throw unsupported{"equation \"" + eq + "\" repeats \"" + letter(ch) + "\" in one operand (a diagonal), not a matmul"};
+            if (size.count(ch) && size[ch] != s[i])
+                throw unsupported{"equation \"" + eq + "\": \"" + letter(ch) + "\" is " + std::to_string(size[ch]) + " in one operand and " +
+                                  std::to_string(s[i]) + " in the other (a broadcast)"};
+            size[ch] = s[i];
+        }
+    }
+    std::string batch, rows, cols, contracted;
+    for (char ch : out) {
+        if (out.find(ch) != out.rfind(ch) || !size.count(ch))
+            throw unsupported{"equation \"" + eq + "\": output index \"" + letter(ch) + "\" is repeated or in no operand"};
+        const bool in_a = terms[0].find(ch) != std::string::npos, in_b = terms[1].find(ch) != std::string::npos;
+        (in_a && in_b ? batch : in_a ? rows : cols) += ch;
+    }
+    for (char ch : terms[0])
+        if (out.find(ch) == std::string::npos) {
+            if (terms[1].find(ch) == std::string::npos)
+                throw unsupported{"equation \"" + eq + "\" sums operand 0 over \"" + letter(ch) + "\" alone, not a matmul"};
+            contracted += ch;
+        }
+    for (char ch : terms[1])
+        if (out.find(ch) == std::string::npos && terms[0].find(ch) == std::string::npos)
+            throw unsupported{"equation \"" + eq + "\" sums operand 1 over \"" + letter(ch) + "\" alone, not a matmul"};
+    if (rows.empty() || cols.empty() || contracted.empty())
+        throw unsupported{"equation \"" + eq + "\" is not a matmul (it needs a row, a column and a contracted index; " +
+                          "an outer product, a dot product or a matrix-vector product is not mapped)"};
+    // each operand in [batch, rows | contracted, contracted | columns] order, one index per group after reshapes
+    auto product = [&](const std::string& s) {
+        std::int64_t p = 1;
+        for (char ch : s) p *= size[ch];
+        return p;
+    };
+    auto arrange = [&](const std::string& x, const std::string& term, const std::string& order, const std::string& g1,
+                       const std::string& g2) {
+        std::vector<std::int64_t> perm;
+        for (char ch : order) perm.push_back(static_cast<std::int64_t>(term.find(ch)));
+        std::string t = permute(n, x, perm);
+        if (g1.size() > 1 || g2.size() > 1) {
+            std::vector<std::int64_t> dims;
+            for (char ch : batch) dims.push_back(size[ch]);
+            dims.push_back(product(g1));
+            dims.push_back(product(g2));
+            t = emit(n, make("reshape", {{"shape", join_ints(dims)}}, node_name(n)), {t});
+        }
+        return t;
+    };
+    const std::string lhs = arrange(a, terms[0], batch + rows + contracted, rows, contracted);
+    const std::string rhs = arrange(b, terms[1], batch + contracted + cols, contracted, cols);
+    std::string y = emit(n, make("matmul", {}, node_name(n)), {lhs, rhs});
+    const std::string produced = batch + rows + cols;
+    if (rows.size() > 1 || cols.size() > 1) {
+        std::vector<std::int64_t> dims;
+        for (char ch : produced) dims.push_back(size[ch]);
+        y = emit(n, make("reshape", {{"shape", join_ints(dims)}}, node_name(n)), {y});
+    }
+    std::vector<std::int64_t> perm;
+    for (char ch : out) perm.push_back(static_cast<std::int64_t>(produced.find(ch)));
+    map_output(n.output(0), permute(n, y, perm));
 }
 
 }  // namespace ridgeline::io::onnx_detail
