@@ -142,12 +142,9 @@ void importer::gather(const onnx::NodeProto& n) {
     if (data.k == source::unavailable) throw unsupported{"reads " + data.why, !data.producer_listed};
     if (data.k == source::activation && has_input(n, 1) && known(n.input(1))) {
         // x[:, i] (ViT's class token read back): one index of an activation is a slice, and a scalar index drops
-        // the axis (a reshape); both views, as in PyTorch
+        // the axis (a reshape); both views, as in PyTorch. Several indices: slices and a concat (below)
         const auto idx = constant_input(n, 1);
         if (!idx->integer) throw unsupported{"Gather's indices are not integers (" + idx->shape_text() + ")"};
-        if (idx->size() != 1 || idx->dims.size() > 1)
-            throw unsupported{"Gather of an activation by indices of shape " + idx->shape_text() +
-                              "; ridgeline maps one constant index (a slice), not a gather of several"};
         const core::shape& xs = shape_of(data.tensor);
         const auto r = static_cast<std::int64_t>(xs.rank());
         std::int64_t axis = attr_int(n, "axis", 0);
@@ -155,11 +152,53 @@ void importer::gather(const onnx::NodeProto& n) {
             throw unsupported{"axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r)};
         if (axis < 0) axis += r;
         const std::int64_t size = xs[static_cast<std::size_t>(axis)];
-        std::int64_t i = idx->ints[0];
-        if (i < -size || i >= size)
-            throw unsupported{"index " + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
-                              " of size " + std::to_string(size)};
-        if (i < 0) i += size;
+        std::vector<std::int64_t> at;
+        for (std::int64_t i : idx->ints) {
+            if (i < -size || i >= size)
+                throw unsupported{"index " + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
+                                  " of size " + std::to_string(size)};
+            at.push_back(i < 0 ? i + size : i);
+        }
+        if (at.empty()) throw unsupported{"Gather by no index makes an empty tensor; ridgeline's dimensions are >= 1"};
+        if (idx->size() > 1 || idx->dims.size() > 1) {
+            // x.index_select(axis, [..]) / x[:, [..]]: each run of consecutive indices is a slice (a view), and
+            // the runs are concatenated (a copy, as PyTorch's index_select copies); indices of rank > 1 put
+            // their dims at the axis (a reshape)
+            std::vector<std::pair<std::int64_t, std::int64_t>> runs;  // [start, end)
+            for (std::int64_t i : at)
+                if (!runs.empty() && runs.back().second == i) ++runs.back().second;
+                else runs.emplace_back(i, i + 1);
+            constexpr std::size_t max_runs = 256;
+            if (runs.size() > max_runs)
+                throw unsupported{"Gather of an activation by " + std::to_string(at.size()) + " indices in " +
+                                  std::to_string(runs.size()) + " runs; ridgeline maps at most " +
+                                  std::to_string(max_runs) + " runs of consecutive indices (slices and a concat)"};
+            std::vector<std::string> parts;
+            for (std::size_t k = 0; k < runs.size(); ++k) {
+                onnx::NodeProto cut = n;
+                cut.set_name(node_name(n) + "/slice" + (runs.size() > 1 ? std::to_string(k) : std::string()));
+                parts.push_back(emit(cut,
+                                     make("slice",
+                                          {{"dim", std::to_string(axis)},
+                                           {"start", std::to_string(runs[k].first)},
+                                           {"end", std::to_string(runs[k].second)}},
+                                          node_name(cut)),
+                                     {data.tensor}));
+            }
+            std::string t = parts[0];
+            if (parts.size() > 1) t = emit(n, make("concat", {{"dim", std::to_string(axis)}}, node_name(n)), parts);
+            if (idx->dims.size() != 1) {
+                std::vector<std::int64_t> dims(xs.dims().begin(), xs.dims().begin() + axis);
+                dims.insert(dims.end(), idx->dims.begin(), idx->dims.end());
+                dims.insert(dims.end(), xs.dims().begin() + axis + 1, xs.dims().end());
+                onnx::NodeProto shaped = n;
+                shaped.set_name(node_name(n) + "/reshape");
+                t = emit(shaped, make("reshape", {{"shape", join_ints(dims)}}, node_name(shaped)), {t});
+            }
+            map_output(n.output(0), t);
+            return;
+        }
+        const std::int64_t i = at[0];
         if (idx->dims.empty() && r == 1)
             throw unsupported{"Gather of one element of a rank-1 activation is a scalar; ridgeline's tensors have rank >= 1"};
         onnx::NodeProto cut = n;

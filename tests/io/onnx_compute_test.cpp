@@ -1,6 +1,7 @@
-// ONNX Einsum where it is a (batched) matmul (issue 11 item 2): transposes and reshapes (views) around one matmul,
-// checked against a direct evaluation of the equation on the reference loops' output, and refused with its
-// reason where it is not a matmul.
+// ONNX ops that the import rewrites into several layers, checked by running the imported layers on the reference
+// loops against the op's definition (issue 11 item 2): Einsum where it is a (batched) matmul (transposes and
+// reshapes around one matmul; refused with its reason where it is not a matmul), and Gather of several indices of
+// an activation (slices of the runs of consecutive indices, a concat, a reshape for indices of rank > 1).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -159,4 +160,78 @@ TEST(OnnxEinsum, WhatIsNotAMatmulIsRefusedWithItsReason) {
         return std::string();
     }();
     EXPECT_NE(three.find("Einsum of 3 operands; ridgeline maps two"), std::string::npos) << three;
+}
+
+namespace {
+
+/// Gather(x, indices, axis) imported and run on the reference loops, against out[..., j..., ...] = x[..., idx[j], ...].
+std::vector<std::string> check_gather(const std::vector<std::int64_t>& x_dims, std::int64_t axis,
+                                      const std::vector<std::int64_t>& idx_dims, const std::vector<std::int64_t>& idx) {
+    onnx_builder g(14);
+    g.input("x", x_dims);
+    g.init_ints("idx", idx_dims, idx);
+    auto& n = g.node("Gather", {"x", "idx"}, {"out"}, "/Gather");
+    onnx_builder::set(n, "axis", axis);
+    g.output("out");
+    const io::onnx_model m = io::import_onnx(g.save(ridgeline::test::scratch_dir() / "gather.onnx"));
+    const auto an = core::analyze(m.model, core::dtype::fp32);
+    const backends::graph_data data = backends::make_graph_data(an, core::dtype::fp32, 11);
+    const auto got = ridgeline::cpu::reference_graph_outputs(an, data);
+    const auto& x = data.tensors.at("x");
+    if (axis < 0) axis += static_cast<std::int64_t>(x_dims.size());
+    std::int64_t outer = 1, inner = 1;
+    for (std::int64_t d = 0; d < axis; ++d) outer *= x_dims[static_cast<std::size_t>(d)];
+    for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < x_dims.size(); ++d) inner *= x_dims[d];
+    const std::int64_t size = x_dims[static_cast<std::size_t>(axis)];
+    std::vector<float> want;
+    for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t i : idx)
+            for (std::int64_t k = 0; k < inner; ++k)
+                want.push_back(x.data[static_cast<std::size_t>((o * size + (i < 0 ? i + size : i)) * inner + k)]);
+    std::vector<std::int64_t> dims(x_dims.begin(), x_dims.begin() + axis);
+    dims.insert(dims.end(), idx_dims.begin(), idx_dims.end());
+    dims.insert(dims.end(), x_dims.begin() + axis + 1, x_dims.end());
+    EXPECT_EQ(got.at(0).dims.dims(), dims);
+    EXPECT_EQ(got.at(0).data, want);  // copies: exact
+    std::vector<std::string> kinds;
+    for (const auto& l : m.model.layers()) kinds.emplace_back(core::kind_of(l.op));
+    return kinds;
+}
+
+}  // namespace
+
+TEST(OnnxGather, SeveralIndicesOfAnActivationAreSlicesAndAConcat) {
+    // x[:, [4, 0, 1, 5]] of [2, 6, 3]: runs [4, 5), [0, 2), [5, 6): three slices and a concat -> [2, 4, 3]
+    EXPECT_EQ(check_gather({2, 6, 3}, 1, {4}, {4, 0, 1, 5}),
+              (std::vector<std::string>{"slice", "slice", "slice", "concat"}));
+    // consecutive indices are one slice, a view: x[:, 1:4] written as x[:, [1, 2, 3]]; a negative index counts
+    // from the end (-1 is 2 here)
+    EXPECT_EQ(check_gather({2, 6, 3}, 1, {3}, {1, 2, 3}), (std::vector<std::string>{"slice"}));
+    EXPECT_EQ(check_gather({4, 3}, -1, {2}, {-1, 0}), (std::vector<std::string>{"slice", "slice", "concat"}));
+    // indices of rank 2 put their dims at the axis: [[0, 2], [1, 1]] of [2, 5, 3] along 1 -> [2, 2, 2, 3]
+    // (runs [0, 1), [2, 3), [1, 2), [1, 2): a repeated index is read twice)
+    EXPECT_EQ(check_gather({2, 5, 3}, 1, {2, 2}, {0, 2, 1, 1}),
+              (std::vector<std::string>{"slice", "slice", "slice", "slice", "concat", "reshape"}));
+}
+
+TEST(OnnxGather, IndicesOutOfRangeOrTooManyRunsAreRefused) {
+    auto error_of = [](const std::vector<std::int64_t>& idx) {
+        onnx_builder g(14);
+        g.input("x", {2, 600});
+        g.init_ints("idx", {static_cast<std::int64_t>(idx.size())}, idx);
+        auto& n = g.node("Gather", {"x", "idx"}, {"out"}, "/Gather");
+        onnx_builder::set(n, "axis", std::int64_t{1});
+        g.output("out");
+        try {
+            (void)io::import_onnx(g.save(ridgeline::test::scratch_dir() / "gather_bad.onnx"));
+        } catch (const core::error& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    EXPECT_NE(error_of({0, 600}).find("index 600 is out of range for axis 1 of size 600"), std::string::npos);
+    // every other index of 600: 300 runs of one, more than 256
+    std::vector<std::int64_t> every_other;
+    for (std::int64_t i = 0; i < 600; i += 2) every_other.push_back(i);
+    EXPECT_NE(error_of(every_other).find("by 300 indices in 300 runs; ridgeline maps at most 256 runs"), std::string::npos);
 }
