@@ -89,9 +89,14 @@ std::string implausible_ceilings(const ceilings& c) {
     if (bad(c.bandwidth_gbs, max_gbs)) return "DRAM bandwidth is " + std::to_string(c.bandwidth_gbs) + " GB/s";
     for (double k : {c.copy_gbs, c.triad_gbs, c.read_gbs, c.device_copy_gbs})
         if (!std::isfinite(k) || k < 0 || k > c.bandwidth_gbs * (1 + 1e-9)) return "a STREAM kernel beats the DRAM roof";
-    for (const auto& [bytes, gbs] : c.working_set_gbs)
-        if (bytes < 1024 || bad(gbs, max_gbs)) return "a working-set point is " + std::to_string(bytes) + " B at " +
-                                                      std::to_string(gbs) + " GB/s";
+    std::int64_t previous = 0;
+    for (const auto& [bytes, gbs] : c.working_set_gbs) {
+        if (bytes < 1024 || bytes > (std::int64_t{1} << 40) || bad(gbs, max_gbs))
+            return "a working-set point is " + std::to_string(bytes) + " B at " + std::to_string(gbs) + " GB/s";
+        if (bytes <= previous) return "the working-set sweep's sizes do not grow (" + std::to_string(bytes) + " B after " +
+                                      std::to_string(previous) + " B)";
+        previous = bytes;
+    }
     if (!std::isfinite(c.dispatch_overhead_ms) || c.dispatch_overhead_ms < 0 || c.dispatch_overhead_ms > 1000)
         return "dispatch overhead is " + std::to_string(c.dispatch_overhead_ms) + " ms";
     if (!std::isfinite(c.cold_bandwidth_gbs) || c.cold_bandwidth_gbs < 0 || c.cold_bandwidth_gbs > 1e6)

@@ -29,6 +29,7 @@
 #include <ctime>
 #include <algorithm>
 #include <functional>
+#include <new>
 #include <vector>
 
 #include "ridgeline/backends/timing.hpp"
@@ -333,9 +334,20 @@ std::vector<double> remeasure_cpu_working_set(const std::vector<std::int64_t>& s
     const backends::timing_options o = spot_protocol();  // three kernels: about 0.1 s a point
     std::vector<double> out;
     for (std::int64_t size : sizes) {
+        // a point the host cannot hold twice over is not measured again (0: as if disturbed)
+        const std::int64_t available = available_memory_bytes();
+        if (available > 0 && size > available / 2) {
+            out.push_back(0.0);
+            continue;
+        }
         backends::ceilings scratch;
         bool clean = true;
-        const double gbs = sweep_point_gbs(size, o, backends::ceilings_options{true, options.stop}, scratch, clean);
+        double gbs = 0;
+        try {
+            gbs = sweep_point_gbs(size, o, backends::ceilings_options{true, options.stop}, scratch, clean);
+        } catch (const std::bad_alloc&) {
+            clean = false;
+        }
         out.push_back(clean && !scratch.disturbed ? gbs : 0.0);
     }
     return out;

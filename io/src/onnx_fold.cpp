@@ -27,6 +27,7 @@ namespace {
 constexpr std::int64_t max_folded_elements = std::int64_t{1} << 24;
 constexpr std::int64_t max_folded_total = std::int64_t{1} << 26;
 constexpr std::int64_t max_small_fold = 4096;  // folds past the file's cap
+constexpr std::int64_t max_float_expand = std::int64_t{1} << 20;  // a float Expand of computed data, materialised
 
 struct not_foldable {};
 
@@ -547,6 +548,12 @@ bool importer::fold(const onnx::NodeProto& n) {
         if (fill->size() < 1) return false;
         std::vector<std::int64_t> dims = s->ints;
         if (op == "Expand") dims = broadcast({&fill->dims, &s->ints});
+        // sized before it is made: past the file's cap nothing large is computed only to be thrown away (40
+        // Expands of 16 Mi elements once took 18 s), and a float Expand of computed data folds up to 1 Mi
+        // elements (Swin's mask slices have 3,136 at 224x224); larger ones are held and broadcast
+        const std::int64_t made = numel(dims);
+        if (made > max_small_fold && folded_total_ + made > max_folded_total) return false;
+        if (op == "Expand" && !fill->integer && made > max_float_expand) return false;
         auto c = make_like(fill->integer, dims, out);
         const auto idx = op == "Expand" ? broadcast_index(fill->dims, dims) : std::vector<std::size_t>(c->size(), 0);
         for (std::size_t k = 0; k < c->size(); ++k) copy_elem(*c, k, *fill, idx[k]);

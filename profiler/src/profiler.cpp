@@ -361,6 +361,20 @@ bool beats_memory_roof(const layer_profile& p) {
     return p.roofline->memory_ms / (1.0 + r.bandwidth_tolerance) > hard_compute;
 }
 
+/// Bytes in decimal units with 4 significant digits, as the ceilings table writes the sweep's sizes ("1.573 MB").
+std::string decimal_bytes(std::int64_t b) {
+    const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+    double v = static_cast<double>(b);
+    int u = 0;
+    while (v >= 1000.0 && u < 4) {
+        v /= 1000.0;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g %s", v, units[u]);
+    return buf;
+}
+
 std::string gbs_text(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f", v);
@@ -387,8 +401,14 @@ void recheck_memory_roofs(profile_result& r, backend& b, const profile_options& 
     } catch (const backends::ceilings_interrupted&) {
         return;
     }
-    std::string head = std::to_string(beaten.size()) + (beaten.size() == 1 ? " layer (" : " layers (") + beaten.front() +
-                       (beaten.size() > 1 ? ", ..." : "") + ") beat the memory roof by more than its tolerance";
+    const std::string head = std::to_string(beaten.size()) + (beaten.size() == 1 ? " layer (" : " layers (") +
+                             beaten.front() + (beaten.size() > 1 ? ", ..." : "") +
+                             (beaten.size() == 1 ? ") beat its memory roof" : ") beat their memory roofs") +
+                             " by more than the tolerance";
+    if (points.empty()) {
+        r.roof_rechecks.push_back(head + "; the ceilings have no working-set sweep to measure again");
+        return;
+    }
     if (now.size() != points.size()) {
         r.roof_rechecks.push_back(head + "; the " + b.name() + " backend cannot measure its working-set sweep again");
         return;
@@ -397,8 +417,8 @@ void recheck_memory_roofs(profile_result& r, backend& b, const profile_options& 
     for (std::size_t i = 0; i < points.size(); ++i)
         for (auto& [size, gbs] : r.ceilings->working_set_gbs)
             if (size == points[i]) {
-                changes += (changes.empty() ? "" : ", ") + describe_bytes(size) + " " + gbs_text(gbs) + " -> " +
-                           (now[i] > 0 ? gbs_text(now[i]) : std::string("disturbed")) + " GB/s";
+                changes += (changes.empty() ? "" : ", ") + decimal_bytes(size) + " " + gbs_text(gbs) + " GB/s -> " +
+                           (now[i] > 0 ? gbs_text(now[i]) + " GB/s" : std::string("not measured (disturbed or too large)"));
                 if (now[i] > gbs) {
                     gbs = now[i];
                     r.ceilings_raised = true;
@@ -420,7 +440,8 @@ void recheck_memory_roofs(profile_result& r, backend& b, const profile_options& 
             "sweep points measured again during a profile after layers beat their roofs; each kept the higher reading";
     r.roof_rechecks.push_back(head + ": its sweep points, measured again now: " + changes + "; " +
                               (still == 0 ? std::string("no layer beats a memory roof now")
-                                          : std::to_string(still) + " still beat(s) a memory roof (mistrusted)"));
+                                          : std::to_string(still) + (still == 1 ? " layer still beats" : " layers still beat") +
+                                                " a memory roof (mistrusted)"));
 }
 
 }  // namespace

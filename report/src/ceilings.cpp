@@ -200,8 +200,9 @@ std::string ceilings_table(const backends::ceilings& c) {
             s.add_row({si(static_cast<double>(bytes), "B"), fixed(gbs, 1), level, fixed(c.bandwidth_for_working_set_gbs(bytes), 1)});
         }
         out << s.render();
-        out << "(cache level: the capacity of the level the working set fits, as the threads fill it; roof: what a layer of "
-               "that working set is judged against, the best point of its level or of the two sizes around it)\n";
+        out << "(cache level: the capacity of the level the working set fits, as the threads fill it, \"?\" where the "
+               "cache file predates the levels; roof: what a layer of that working set is judged against, the best "
+               "point of its level or of the two sizes around it)\n";
     }
     return out.str();
 }
@@ -224,31 +225,45 @@ std::string ceilings_cache_path(const std::string& fingerprint, bool quick) {
 }
 
 namespace {
-std::optional<backends::ceilings> load_one(const std::string& fingerprint, bool quick) {
+/// The cache file of `fingerprint` when it answers; `why` says why an existing file does not (empty when there
+/// is no file, or the file answers).
+std::optional<backends::ceilings> load_one(const std::string& fingerprint, bool quick, std::string& why) {
     const std::string path = ceilings_cache_path(fingerprint, quick);
+    why.clear();
     if (!std::filesystem::exists(path)) return std::nullopt;
     try {
         // read_regular_file: a FIFO or device at the cache's path would block or never end
         const nlohmann::json j = nlohmann::json::parse(core::read_regular_file(path, path));
         backends::ceilings c = ceilings_from_json(j);
-        if (c.fingerprint != fingerprint || c.ridgeline_version != RIDGELINE_VERSION || c.quick != quick || c.disturbed)
-            return std::nullopt;
-        if (!backends::implausible_ceilings(c).empty()) return std::nullopt;  // damaged or edited: measured again
+        if (c.fingerprint != fingerprint) why = "it is of another device";
+        else if (c.ridgeline_version != RIDGELINE_VERSION) why = "ridgeline " + c.ridgeline_version + " wrote it";
+        else if (c.quick != quick) why = "its quick flag does not match its name";
+        else if (c.disturbed) why = "it says it was disturbed";
+        else why = backends::implausible_ceilings(c);  // damaged or edited: measured again
+        if (!why.empty()) return std::nullopt;
         c.source = "cache";
         return c;
-    } catch (const std::exception&) {
-        return std::nullopt;  // a damaged cache file is measured again
+    } catch (const std::exception& e) {
+        why = e.what();  // a damaged cache file is measured again
+        return std::nullopt;
     }
 }
 }  // namespace
 
-std::optional<backends::ceilings> load_cached_ceilings(const std::string& fingerprint, bool quick) {
-    auto full = load_one(fingerprint, false);
+std::optional<backends::ceilings> load_cached_ceilings(const std::string& fingerprint, bool quick, std::string* refused) {
+    std::string why_full, why_fast;
+    auto full = load_one(fingerprint, false, why_full);
+    std::optional<backends::ceilings> fast;
+    if (quick) fast = load_one(fingerprint, true, why_fast);
+    if (refused) {
+        const std::string& why = !why_full.empty() ? why_full : why_fast;
+        *refused = why.empty() ? std::string()
+                               : ceilings_cache_path(fingerprint, !why_full.empty() ? false : true) + " is not used: " + why;
+    }
     if (!quick) return full;
     // a quick request: the newer of the two (a quick measurement that a spot check sent back was merged with
     // the full one it checked, so it is at least as high; answering with the full one again would send it back
     // again on every run)
-    auto fast = load_one(fingerprint, true);
     if (full && fast) return fast->measured_at > full->measured_at ? fast : full;
     return full ? full : fast;
 }
@@ -282,10 +297,11 @@ obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& 
     if (!b.measures_ceilings()) throw backends::unsupported("the " + b.name() + " backend does not measure ceilings");
     const std::string fp = backends::device_fingerprint(dev);
     std::string why_measure = "once";
+    std::string refused;  // why an existing cache file was not used (a damaged or edited file)
     std::optional<backends::ceilings> earlier;  // cached ceilings that a disagreeing spot check sends back
     if (request.recalibrate) {
         why_measure = "again (--recalibrate)";
-    } else if (auto cached = load_cached_ceilings(fp, request.quick)) {
+    } else if (auto cached = load_cached_ceilings(fp, request.quick, &refused)) {
         std::optional<backends::ceilings_spot_check> check;
         if (request.spot_check) {
             check = b.spot_check_ceilings(*cached, backends::ceilings_options{true, request.stop});
@@ -357,6 +373,7 @@ obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& 
         why_measure = "again (the spot check found more)";
         earlier = *cached;
     }
+    if (!refused.empty() && why_measure == "once") why_measure = "again (" + refused + ")";
     info("measuring the ceilings of " + b.name() + " " + why_measure + (request.quick ? " (quick)" : "") + " (cached in " +
          ceilings_cache_path(fp, request.quick) + (request.recalibrate ? "" : "; --recalibrate measures again") + ")");
     const auto t0 = std::chrono::steady_clock::now();

@@ -140,6 +140,12 @@ TEST(Ceilings, ImpossibleCeilingsAreRefused) {
     refused([](ceilings& e) { e.triad_gbs = 50; }, "beats the DRAM roof");
     refused([](ceilings& e) { e.working_set_gbs = {{10, 100}}; }, "working-set point");  // arrays of 0 elements
     refused([](ceilings& e) { e.working_set_gbs = {{49'152, std::nan("")}}; }, "working-set point");
+    // a point larger than any memory (2^41 B) would make a recheck allocate it; sizes must grow (the neighbours
+    // of a working set are found in order)
+    refused([](ceilings& e) { e.working_set_gbs = {{std::int64_t{1} << 41, 10}}; }, "working-set point");
+    refused([](ceilings& e) { e.working_set_gbs = {{201'326'592, 33}, {49'152, 400}}; },
+            "the working-set sweep's sizes do not grow (49152 B after 201326592 B)");
+    refused([](ceilings& e) { e.working_set_gbs = {{49'152, 400}, {49'152, 300}}; }, "do not grow");
     refused([](ceilings& e) { e.dispatch_overhead_ms = -1; }, "dispatch");
     refused([](ceilings& e) { e.last_level_cache_bytes = static_cast<std::int64_t>(1e14); }, "last-level cache");
 }

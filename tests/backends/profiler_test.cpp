@@ -341,7 +341,10 @@ TEST(Profiler, ARoofALayerBeatsIsMeasuredAgainAndRaised) {
     const auto r = profiler::profile_model(a, *sel.chosen, o);
     ASSERT_TRUE(r.layers[0].has_time());
     ASSERT_EQ(r.roof_rechecks.size(), 1U);
-    EXPECT_NE(r.roof_rechecks[0].find("1 layer (sum) beat the memory roof"), std::string::npos) << r.roof_rechecks[0];
+    EXPECT_NE(r.roof_rechecks[0].find("1 layer (sum) beat its memory roof by more than the tolerance: its sweep points, "
+                                      "measured again now: 1.573 MB 1.0 GB/s -> "),
+              std::string::npos)
+        << r.roof_rechecks[0];
     ASSERT_TRUE(r.ceilings.has_value());
     EXPECT_TRUE(r.ceilings_raised);
     // the point measured again: far above 1 GB/s (a single core's DRAM stream alone moves several GB/s)
@@ -355,6 +358,17 @@ TEST(Profiler, ARoofALayerBeatsIsMeasuredAgainAndRaised) {
     for (const auto& [bound, ms] : r.bound_ms) by_bound += ms;
     EXPECT_DOUBLE_EQ(by_bound, r.layers[0].time->stats.median);
     EXPECT_EQ(r.bound_ms.count(r.layers[0].roofline->bound), 1U);
+
+    // without a sweep there is nothing to measure again, and the warning says so
+    backends::ceilings bare = c;
+    bare.working_set_gbs.clear();
+    o.ceilings = bare;
+    const auto none = profiler::profile_model(a, *sel.chosen, o);
+    ASSERT_EQ(none.roof_rechecks.size(), 1U);
+    EXPECT_EQ(none.roof_rechecks[0], "1 layer (sum) beat its memory roof by more than the tolerance; the ceilings have no "
+                                     "working-set sweep to measure again");
+    EXPECT_FALSE(none.ceilings_raised);
+    o.ceilings = c;
 
     // with a cold cache every layer is judged against the DRAM roof, which the recheck does not touch
     o.timing.cache = backends::cache_mode::cold;

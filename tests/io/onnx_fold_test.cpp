@@ -471,3 +471,29 @@ TEST(OnnxFold, TrainingDropoutAndAnOutOfRangeScatterAreRefused) {
         EXPECT_NE(std::string(e.what()).find("ScatterND \"/ScatterND\""), std::string::npos) << e.what();
     }
 }
+
+// A float Expand of data computed in the graph (not a parameter) folds while it is small, up to 1 Mi elements; a
+// larger one is held and broadcast, never computed: 40 Expands of 16 Mi elements once took 18 s and 756 MB only to
+// be thrown away at the file's cap.
+TEST(OnnxFold, AFloatExpandOfComputedDataFoldsWhenSmallAndIsHeldWhenLarge) {
+    auto import = [](std::int64_t rows, std::int64_t cols) {
+        onnx_builder b(14);
+        b.input("x", {rows, cols});
+        constant_floats(b, "c1", {1}, {0.25f});
+        constant_floats(b, "c2", {1}, {0.5f});
+        b.node("Add", {"c1", "c2"}, {"c"}, "/Add");  // 0.75, computed: no initializer
+        constant_ints(b, "shape", {2}, {rows, cols});
+        b.node("Expand", {"c", "shape"}, {"e"}, "/Expand");
+        b.node("Add", {"x", "e"}, {"out"}, "/Add_1");
+        b.output("out");
+        return io::import_onnx(b.save(ridgeline::test::scratch_dir() / "float_expand.onnx"));
+    };
+    // 4 x 4 = 16 elements: folded; the Add reads a held buffer of all 16
+    const io::onnx_model small = import(4, 4);
+    EXPECT_EQ(core::to_string(small.model.layers()[0].op), "parameter:shape=4x4,trainable=false");
+    EXPECT_EQ(core::analyze(small.model, core::dtype::fp32).totals.buffers, 16);
+    // 1024 x 1025 = 1,049,600 > 2^20: held as its one stored value, broadcast
+    const io::onnx_model large = import(1024, 1025);
+    EXPECT_EQ(core::to_string(large.model.layers()[0].op), "parameter:shape=1,expand=1024x1025,trainable=false");
+    EXPECT_EQ(core::analyze(large.model, core::dtype::fp32).totals.buffers, 1);
+}

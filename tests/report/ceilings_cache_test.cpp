@@ -245,4 +245,13 @@ TEST(CeilingsCache, CacheLevelsRoundTripAndAnOlderCacheWithoutThemStillAnswers) 
     c.cache_level_bytes = {2'097'152, 49'152};
     EXPECT_EQ(backends::implausible_ceilings(c),
               "cache level 2 is 49152 bytes (levels must grow, each between 1 B and 1 TiB)");
+    // such a file is not used, and the reason is given (the measurement that follows says it)
+    {
+        std::ofstream f(report::ceilings_cache_path(c.fingerprint, false));
+        f << report::ceilings_json(c).dump();  // as an edit by hand would leave it
+    }
+    std::string why;
+    EXPECT_FALSE(report::load_cached_ceilings(c.fingerprint, false, &why).has_value());
+    EXPECT_EQ(why, report::ceilings_cache_path(c.fingerprint, false) +
+                       " is not used: cache level 2 is 49152 bytes (levels must grow, each between 1 B and 1 TiB)");
 }

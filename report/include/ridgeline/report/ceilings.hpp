@@ -37,7 +37,8 @@ std::string ceilings_cache_path(const std::string& fingerprint, bool quick = fal
 /// Cached ceilings for the fingerprint, if a readable cache file written by this ridgeline version exists.
 /// A full request (`quick` false) is answered only by a full measurement; a quick one by either, the more
 /// recent first.
-std::optional<backends::ceilings> load_cached_ceilings(const std::string& fingerprint, bool quick = false);
+std::optional<backends::ceilings> load_cached_ceilings(const std::string& fingerprint, bool quick = false,
+                                                       std::string* refused = nullptr);
 
 /// Writes the cache file (atomically), creating the folder. Returns the path; throws on failure, and throws
 /// std::logic_error for disturbed ceilings, which are never cached.
