@@ -182,6 +182,24 @@ def forward(kind, a, xs, p):
         index = [slice(None)] * x.dim()
         index[d] = slice(int(a.get("start", 0)), end, int(a.get("step", 1)))
         return x[tuple(index)]
+    if kind == "pad":
+        amounts, mode = ints(a["pad"]), a.get("mode", "constant")
+        if mode == "constant":
+            return F.pad(x, amounts, value=float(a.get("value", 0)))
+        try:
+            return F.pad(x, amounts, mode=mode)
+        except (RuntimeError, NotImplementedError, AssertionError, ValueError):
+            # ranks PyTorch's reflect/replicate kernels do not take (they pad the last 1-3 dims of 2-5-D inputs):
+            # numpy.pad, whose "reflect" and "edge" are PyTorch's reflect and replicate
+            import numpy as np
+            width = [(0, 0)] * x.dim()
+            for i in range(len(amounts) // 2):
+                width[x.dim() - 1 - i] = (amounts[2 * i], amounts[2 * i + 1])
+            return torch.from_numpy(np.pad(x.numpy(), width, mode={"reflect": "reflect", "replicate": "edge"}[mode]))
+    if kind == "interpolate":
+        mode = a.get("mode", "nearest")
+        corners = boolean(a.get("align_corners"), False) if mode == "bilinear" else None
+        return F.interpolate(x, size=pair(a["size"]), mode=mode, align_corners=corners)
     raise ValueError("no PyTorch mapping for " + kind)
 
 

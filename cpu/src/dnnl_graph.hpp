@@ -1,6 +1,6 @@
 #pragma once
 // The oneDNN lowering of a graph (dnnl_graph.cpp: tensors, layouts, dense ops, convolution, normalisation;
-// dnnl_graph_ops.cpp: elementwise, binary, pooling, copies and views). Private to cpu/.
+// dnnl_graph_ops.cpp: elementwise, binary, pooling, copies and views; dnnl_graph_resample.cpp: pad, interpolate). Private to cpu/.
 //
 // A graph (a whole model, or one layer as a one-layer model) is prepared once: every tensor gets a
 // dnnl::memory, weights are reordered into the layouts the primitives prefer, scratchpads are allocated,
@@ -122,6 +122,13 @@ private:
     memory viewable(const std::string& name);
     void add(const core::layer_analysis& la, const core::transpose& op);
     void add(const core::layer_analysis& la, const core::slice& op);
+
+    // ------------------------------------------------------------ resampling copies (dnnl_graph_resample.cpp)
+    /// y[i_0, ...] = x[table[0][i_0], table[1][i_1], ...] (source indices per output dimension; -1: `fill`).
+    void gather_by_tables(const core::layer_analysis& la, std::vector<std::vector<std::int64_t>> table, float fill);
+    void add(const core::layer_analysis& la, const core::pad& op);
+    void add(const core::layer_analysis& la, const core::interpolate& op);
+
     dnnl::engine& engine_;
     dnnl::stream& stream_;
     core::dtype dt_;

@@ -629,6 +629,9 @@ host_tensor forward(const core::slice& op, const layer_io& io) {
     return out;
 }
 
+host_tensor forward(const core::pad& op, const layer_io& io) { return pad_forward(op, io); }
+host_tensor forward(const core::interpolate& op, const layer_io& io) { return interpolate_forward(op, io); }
+
 }  // namespace
 
 backends::host_tensor reference_forward(const core::layer& l, const std::vector<const backends::host_tensor*>& inputs,

@@ -104,4 +104,8 @@ private:
 /// torch.nn.Conv2d (reference_conv.cpp): tiled over output positions, accumulating in double.
 host_tensor conv2d_forward(const core::conv2d& op, const layer_io& io);
 
+/// torch.nn.functional.pad and torch.nn.functional.interpolate (reference_resample.cpp).
+host_tensor pad_forward(const core::pad& op, const layer_io& io);
+host_tensor interpolate_forward(const core::interpolate& op, const layer_io& io);
+
 }  // namespace ridgeline::cpu::reference_detail

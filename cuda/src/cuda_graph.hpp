@@ -299,6 +299,12 @@ private:
     void add(const core::layer_analysis& la, const core::reshape&);
     void add(const core::layer_analysis& la, const core::transpose& op);
     void add(const core::layer_analysis& la, const core::slice& op);
+    // ------------------------------------------------------------ resampling copies (kernels_resample.cu)
+    /// y[i_0, ...] = x[table[0][i_0], ...] (source indices per output dimension; -1: `fill`).
+    void gather_by_tables(const core::layer_analysis& la, std::vector<std::vector<i64>> table, float fill,
+                          const char* name);
+    void add(const core::layer_analysis& la, const core::pad& op);
+    void add(const core::layer_analysis& la, const core::interpolate& op);
 
     device_context& ctx_;
     core::dtype dt_;

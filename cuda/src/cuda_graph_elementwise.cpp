@@ -262,4 +262,80 @@ void cuda_graph::add(const core::layer_analysis& la, const core::slice& op) {
     set_output(la, std::move(t));
 }
 
+// ------------------------------------------------------------ resampling copies
+
+void cuda_graph::gather_by_tables(const core::layer_analysis& la, std::vector<std::vector<i64>> table, float fill,
+                                  const char* name) {
+    const dev_tensor& x = dense(la.layer.inputs[0]);
+    if (table.size() > static_cast<std::size_t>(kernels::max_rank))
+        throw backends::unsupported(core::where(la.layer) + ": rank " + std::to_string(table.size()) + " above " +
+                                    std::to_string(kernels::max_rank));
+    kernels::gather_tables g;
+    g.rank = static_cast<int>(table.size());
+    std::vector<i64> flat;
+    const std::vector<i64> stride = row_major_strides(x.view.dims);
+    for (std::size_t d = 0; d < table.size(); ++d) {
+        g.dims[d] = static_cast<i64>(table[d].size());
+        g.start[d] = static_cast<i64>(flat.size());
+        for (const i64 t : table[d]) flat.push_back(t < 0 ? -1 : t * stride[d]);
+    }
+    auto tables = upload_bytes(flat.data(), flat.size() * sizeof(i64));
+    keep_.push_back(tables);
+    dev_tensor y = new_tensor(la.output_shape.dims());
+    const void* xp = x.data();
+    void* yp = y.data();
+    const i64 n = y.numel();
+    const auto* tp = static_cast<const i64*>(tables->get());
+    const kernels::elem e = elem_;
+    cudaStream_t s = ctx_.s();
+    notes_.emplace_back(std::string("ridgeline:") + name);
+    steps_.push_back([=] { RIDGELINE_CUDA_CHECK(kernels::index_gather(e, xp, yp, n, g, tp, fill, s)); });
+    set_output(la, std::move(y));
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::pad& op) {
+    const core::shape& x = la.input_shapes[0];
+    std::vector<std::vector<std::int64_t>> table;
+    for (std::size_t d = 0; d < x.rank(); ++d) table.push_back(op.source_indices(d, x));
+    gather_by_tables(la, std::move(table), static_cast<float>(op.value), "pad");
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::interpolate& op) {
+    const core::shape& x = la.input_shapes[0];
+    const core::resample_axis rows = core::resample_coordinates(op, x[2], op.size.h);
+    const core::resample_axis cols = core::resample_coordinates(op, x[3], op.size.w);
+    if (op.mode == core::interpolate::mode_t::nearest) {
+        std::vector<std::vector<i64>> table(4);
+        for (i64 i = 0; i < x[0]; ++i) table[0].push_back(i);
+        for (i64 i = 0; i < x[1]; ++i) table[1].push_back(i);
+        table[2] = rows.index0;
+        table[3] = cols.index0;
+        gather_by_tables(la, std::move(table), 0.0f, "nearest");
+        return;
+    }
+    std::vector<i64> r = rows.index0, c = cols.index0;
+    r.insert(r.end(), rows.index1.begin(), rows.index1.end());
+    c.insert(c.end(), cols.index1.begin(), cols.index1.end());
+    auto rb = upload_bytes(r.data(), r.size() * sizeof(i64));
+    auto cb = upload_bytes(c.data(), c.size() * sizeof(i64));
+    auto rl = upload_floats(rows.lambda);
+    auto cl = upload_floats(cols.lambda);
+    for (const auto& b : {rb, cb, rl, cl}) keep_.push_back(b);
+    const dev_tensor& xt = dense(la.layer.inputs[0]);
+    dev_tensor y = new_tensor(la.output_shape.dims());
+    const void* xp = xt.data();
+    void* yp = y.data();
+    const i64 planes = x[0] * x[1], ih = x[2], iw = x[3], oh = op.size.h, ow = op.size.w;
+    const auto* rp = static_cast<const i64*>(rb->get());
+    const auto* cp = static_cast<const i64*>(cb->get());
+    const auto* rlp = static_cast<const float*>(rl->get());
+    const auto* clp = static_cast<const float*>(cl->get());
+    const kernels::elem e = elem_;
+    cudaStream_t s = ctx_.s();
+    notes_.emplace_back("ridgeline:bilinear");
+    steps_.push_back(
+        [=] { RIDGELINE_CUDA_CHECK(kernels::bilinear(e, xp, yp, planes, ih, iw, oh, ow, rp, cp, rlp, clp, s)); });
+    set_output(la, std::move(y));
+}
+
 }  // namespace ridgeline::cuda::graph_detail

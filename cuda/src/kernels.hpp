@@ -85,6 +85,22 @@ cudaError_t embedding(elem t, const std::int64_t* ids, const void* table, void* 
 cudaError_t pad_copy(elem t, const void* x, void* y, std::int64_t planes, std::int64_t h, std::int64_t w,
                      std::int64_t hp, std::int64_t wp, std::int64_t top, std::int64_t left, cudaStream_t stream);
 
+/// A gather through per-dimension tables (pad, nearest interpolation): output element (i_0, ..., i_{rank-1}) of
+/// dims `dims` reads x at sum_d table[start[d] + i_d] (element offsets), or is `fill` where any entry is -1.
+struct gather_tables {
+    int rank = 0;
+    std::int64_t dims[max_rank] = {};
+    std::int64_t start[max_rank] = {};
+};
+cudaError_t index_gather(elem t, const void* x, void* y, std::int64_t n, const gather_tables& g,
+                         const std::int64_t* table, float fill, cudaStream_t stream);
+
+/// Bilinear interpolation of planes of ih x iw to oh x ow: rows[r] and rows[oh + r] are output row r's two source
+/// rows, weighted 1 - row_lambda[r] and row_lambda[r]; cols likewise (ATen's upsample_bilinear2d).
+cudaError_t bilinear(elem t, const void* x, void* y, std::int64_t planes, std::int64_t ih, std::int64_t iw,
+                     std::int64_t oh, std::int64_t ow, const std::int64_t* rows, const std::int64_t* cols,
+                     const float* row_lambda, const float* col_lambda, cudaStream_t stream);
+
 /// y[i] = a hash of (seed, i) mapped to [-1, 1): non-trivial inputs for the ceilings' GEMMs and copies
 /// (zeros would let the hardware save power and run faster than on real data).
 cudaError_t fill_random(elem t, void* y, std::int64_t n, std::uint32_t seed, cudaStream_t stream);

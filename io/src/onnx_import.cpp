@@ -125,6 +125,7 @@ void importer::handle(const onnx::NodeProto& n, int index) {
     if (op == "MaxPool" || op == "AveragePool") return pool(n, op == "MaxPool");
     if (op == "GlobalAveragePool") return global_avg_pool(n);
     if (op == "Pad") return pad(n);
+    if (op == "Resize" || op == "Upsample") return resize(n);
     if (op == "ReduceMean") return reduce_mean(n);
     if (op == "ReduceSum") return reduce_node(n, "sum");
     if (op == "ReduceMax") return reduce_node(n, "amax");

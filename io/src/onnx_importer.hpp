@@ -332,6 +332,8 @@ private:
     /// Pad: all zeros is no layer; zeros around H and W read by one Conv or AveragePool (no pads of its own)
     /// become that op's padding; anything else is unsupported.
     void pad(const onnx::NodeProto& n);
+    /// Resize and Upsample (PyTorch's F.interpolate, nearest and bilinear) as an interpolate layer.
+    void resize(const onnx::NodeProto& n);
 
     /// PyTorch's LayerNorm before opset 17, starting at its first ReduceMean over the trailing `axes`
     /// (sorted, non-negative): emits one layer_norm and fuses the rest; false when the nodes differ.

@@ -1,4 +1,7 @@
-// ONNX import, window ops: Conv, MaxPool/AveragePool (auto_pad, ceil_mode), GlobalAveragePool, BatchNormalization.
+// ONNX import, window ops: Conv, MaxPool/AveragePool (auto_pad, ceil_mode), GlobalAveragePool, BatchNormalization, Pad,
+// Resize and Upsample.
+#include <cmath>
+
 #include "onnx_importer.hpp"
 
 namespace ridgeline::io::onnx_detail {
@@ -176,7 +179,22 @@ void importer::pad(const onnx::NodeProto& n) {
         if (!p->integer) throw unsupported{"pads are not integers"};
         pads = p->ints;
         if (has_input(n, 2)) fill = scalar_of(*constant_input(n, 2));
-        if (has_input(n, 3)) throw unsupported{"Pad with axes (opset 18) is not supported"};
+        if (has_input(n, 3)) {
+            // opset 18: pads for the listed axes only (begins, then ends, in the order of `axes`)
+            const auto a = constant_input(n, 3);
+            if (!a->integer || pads.size() != 2 * a->ints.size())
+                throw unsupported{"Pad axes " + a->shape_text() + " do not match pads " + join_ints(pads)};
+            std::vector<std::int64_t> full(2 * xs.rank(), 0);
+            const auto r = static_cast<std::int64_t>(xs.rank());
+            for (std::size_t k = 0; k < a->ints.size(); ++k) {
+                const std::int64_t axis = a->ints[k] < 0 ? a->ints[k] + r : a->ints[k];
+                if (axis < 0 || axis >= r)
+                    throw unsupported{"Pad axis " + std::to_string(a->ints[k]) + " is outside rank " + std::to_string(r)};
+                full[static_cast<std::size_t>(axis)] = pads[k];
+                full[static_cast<std::size_t>(axis + r)] = pads[k + a->ints.size()];
+            }
+            pads = full;
+        }
     }
     if (pads.size() != 2 * xs.rank())
         throw unsupported{"pads " + join_ints(pads) + " do not have 2 x rank (" + std::to_string(2 * xs.rank()) +
@@ -185,10 +203,12 @@ void importer::pad(const onnx::NodeProto& n) {
         map_output(n.output(0), x);  // a Pad of nothing (PyTorch writes one before every AvgPool2d) is the input
         return;
     }
-    const std::string text = mode + " Pad " + join_ints(pads);
+    if (mode != "constant" && mode != "reflect" && mode != "edge")
+        throw unsupported{"Pad mode \"" + mode + "\"; ridgeline maps constant, reflect and edge"};
+    if (std::any_of(pads.begin(), pads.end(), [](std::int64_t v) { return v < 0; }))
+        throw unsupported{"Pad " + join_ints(pads) + " crops (a negative amount); ridgeline maps pads >= 0"};
     const bool spatial_zeros = mode == "constant" && fill == 0 && xs.rank() == 4 && pads[0] == 0 && pads[1] == 0 &&
-                               pads[4] == 0 && pads[5] == 0 &&
-                               std::all_of(pads.begin(), pads.end(), [](std::int64_t v) { return v >= 0; });
+                               pads[4] == 0 && pads[5] == 0;
     if (spatial_zeros) {
         // zeros around H and W read by one Conv or AveragePool without pads of its own: that op's padding
         // (AveragePool then counts the zeros, count_include_pad=1, as the Pad made them real elements)
@@ -215,8 +235,96 @@ void importer::pad(const onnx::NodeProto& n) {
             return;
         }
     }
-    throw unsupported{text + ": ridgeline has no pad layer; zeros around H and W are fused into the Conv or "
-                             "AveragePool that reads them, nothing else"};
+    // a pad layer: ONNX lists all begins then all ends in axis order, PyTorch (before, after) pairs from the last
+    // axis backwards; leading axes without padding are left out
+    const std::size_t rank = xs.rank();
+    std::size_t pairs = rank;
+    while (pairs > 1 && pads[rank - pairs] == 0 && pads[2 * rank - pairs] == 0) --pairs;
+    std::string amounts;
+    for (std::size_t k = 0; k < pairs; ++k) {
+        const std::size_t axis = rank - 1 - k;
+        amounts += (k ? "x" : "") + std::to_string(pads[axis]) + "x" + std::to_string(pads[rank + axis]);
+    }
+    std::vector<core::attribute> attrs{{"pad", amounts}};
+    if (mode != "constant") attrs.push_back({"mode", mode == "edge" ? "replicate" : "reflect"});
+    if (fill != 0) attrs.push_back({"value", number_text(fill)});
+    map_output(n.output(0), emit(n, make("pad", attrs, node_name(n)), {x}));
+}
+
+void importer::resize(const onnx::NodeProto& n) {
+    // PyTorch's F.interpolate / nn.Upsample of an NCHW activation: nearest is exported as Resize with asymmetric
+    // coordinates and floor rounding (Upsample before opset 10), bilinear as linear with pytorch_half_pixel or
+    // half_pixel (align_corners=False) or align_corners; those are the interpolate layer's rules
+    const std::string op = n.op_type();
+    const std::string x = activation(n, 0);
+    const core::shape& xs = shape_of(x);
+    if (xs.rank() != 4) throw unsupported{op + " of a rank-" + std::to_string(xs.rank()) + " tensor; ridgeline maps NCHW"};
+    const std::string mode = attr_string(n, "mode", "nearest");
+    const bool upsample = op == "Upsample";
+    const std::string coords = upsample || opset_ < 11 ? std::string("asymmetric")
+                                                       : attr_string(n, "coordinate_transformation_mode", "half_pixel");
+    const std::string rounding = upsample || opset_ < 11 ? std::string("floor")
+                                                         : attr_string(n, "nearest_mode", "round_prefer_floor");
+    if (attr_int(n, "antialias", 0) != 0) throw unsupported{op + " with antialias"};
+    if (!attr_ints(n, "axes", {}).empty()) throw unsupported{op + " with axes (opset 18)"};
+    std::string kind;
+    bool corners = false;
+    if (mode == "nearest" && coords == "asymmetric" && rounding == "floor") {
+        kind = "nearest";
+    } else if (mode == "linear" && !upsample &&
+               (coords == "pytorch_half_pixel" || coords == "half_pixel" || coords == "align_corners")) {
+        kind = "bilinear";
+        corners = coords == "align_corners";
+    } else {
+        throw unsupported{op + " mode " + mode + (upsample ? std::string() : " with " + coords + " coordinates") +
+                          (mode == "nearest" ? ", rounding " + rounding : std::string()) +
+                          "; ridgeline maps PyTorch's nearest (asymmetric, floor) and bilinear (half_pixel, "
+                          "pytorch_half_pixel, align_corners)"};
+    }
+    // the output size: `sizes`, or floor(in * scale) from `scales` (an input from opset 9, an attribute before)
+    std::vector<double> scales;
+    std::vector<std::int64_t> sizes;
+    const int scales_at = upsample || opset_ < 11 ? 1 : 2;
+    if (!upsample && opset_ >= 11 && has_input(n, 3)) {
+        const auto c = constant_input(n, 3);
+        if (!c->integer) throw unsupported{op + " sizes are not integers"};
+        if (c->absent) throw unsupported{op + " sizes are needed, but their external data is absent (--shapes-only)"};
+        sizes = c->ints;
+    }
+    if (sizes.empty() && has_input(n, scales_at)) {
+        const auto c = constant_input(n, scales_at);
+        if (c->absent) throw unsupported{op + " scales are needed, but their external data is absent (--shapes-only)"};
+        for (std::size_t k = 0; k < c->size(); ++k)
+            scales.push_back(c->integer ? static_cast<double>(c->ints[k]) : static_cast<double>(c->values[k]));
+    }
+    if (sizes.empty() && scales.empty())
+        if (const auto* a = attr(n, "scales")) scales.assign(a->floats().begin(), a->floats().end());
+    if (sizes.empty() && scales.empty()) throw unsupported{op + " without scales or sizes"};
+    if (sizes.empty()) {
+        if (scales.size() != 4) throw unsupported{op + " with " + std::to_string(scales.size()) + " scales for rank 4"};
+        for (std::size_t k = 0; k < 4; ++k) {
+            const double out = std::floor(static_cast<double>(xs[k]) * scales[k]);
+            if (!(scales[k] > 0) || out < 1 || out > 1e15)
+                throw unsupported{op + " scale " + number_text(scales[k]) + " of axis " + std::to_string(k)};
+            // ONNX maps output o back through the given scale, interpolate through in / out: the same only when
+            // in * scale is a whole number
+            if (out != static_cast<double>(xs[k]) * scales[k])
+                throw unsupported{op + " scale " + number_text(scales[k]) + " of axis " + std::to_string(k) + " (size " +
+                                  std::to_string(xs[k]) + ") gives no whole output size; ridgeline's interpolate "
+                                  "maps a size"};
+            sizes.push_back(static_cast<std::int64_t>(out));
+        }
+    }
+    if (sizes.size() != 4) throw unsupported{op + " sizes " + join_ints(sizes) + " are not 4 values"};
+    if (sizes[0] != xs[0] || sizes[1] != xs[1])
+        throw unsupported{op + " to " + dims_text(sizes) + " resizes N or C; ridgeline maps H and W"};
+    if (kind == "bilinear" && coords == "pytorch_half_pixel" && (sizes[2] == 1 || sizes[3] == 1))
+        throw unsupported{op + " to " + dims_text(sizes) + " with pytorch_half_pixel: an output size of 1 reads "
+                          "coordinate 0 there, not PyTorch's centre"};
+    std::vector<core::attribute> attrs{{"size", std::to_string(sizes[2]) + "x" + std::to_string(sizes[3])}};
+    if (kind == "bilinear") attrs.push_back({"mode", "bilinear"});
+    if (corners) attrs.push_back({"align_corners", "true"});
+    map_output(n.output(0), emit(n, make("interpolate", attrs, node_name(n)), {x}));
 }
 
 void importer::reduce_mean(const onnx::NodeProto& n) {

@@ -244,6 +244,29 @@ TEST(Cost, MatmulAndViews) {
     EXPECT_EQ(cat.cost.bytes, 256);
 }
 
+TEST(Cost, PadAndInterpolateAreCopies) {
+    // F.pad(x, (1, 2, 3, 0)) of 2x3x4x5: W 5 + 1 + 2 = 8, H 4 + 3 + 0 = 7 -> 2x3x7x8 (336 elements);
+    // bytes (120 read + 336 written) * 4 = 1,824; no arithmetic
+    auto p = one_layer("pad:pad=1x2x3x0", {{2, 3, 4, 5}});
+    EXPECT_EQ(p.output_shape, (shape{2, 3, 7, 8}));
+    EXPECT_EQ(p.cost.bytes, 1824);
+    EXPECT_EQ(p.cost.flops, 0);
+    // one pair pads only the last dimension: 4x6 -> 4x(6+2+1)
+    EXPECT_EQ(one_layer("pad:pad=2x1,mode=reflect", {{4, 6}}).output_shape, (shape{4, 9}));
+    EXPECT_EQ(one_layer("pad:pad=0x0x5x5,mode=replicate", {{4, 1}}).output_shape, (shape{14, 1}));
+    // nearest 1x16x7x7 -> 1x16x14x14: 0 flops, bytes (784 + 3,136) * 4 = 15,680
+    auto n = one_layer("interpolate:size=14", {{1, 16, 7, 7}});
+    EXPECT_EQ(n.output_shape, (shape{1, 16, 14, 14}));
+    EXPECT_EQ(n.cost.flops, 0);
+    EXPECT_EQ(n.cost.bytes, 15680);
+    // bilinear to 9x10: 9 flops (6 multiplies, 3 adds) per output element, 16*90*9 = 12,960; bf16 bytes
+    // (784 + 1,440) * 2 = 4,448
+    auto b = one_layer("interpolate:size=9x10,mode=bilinear", {{1, 16, 7, 7}}, ridgeline::core::dtype::bf16);
+    EXPECT_EQ(b.output_shape, (shape{1, 16, 9, 10}));
+    EXPECT_EQ(b.cost.flops, 12960);
+    EXPECT_EQ(b.cost.bytes, 4448);
+}
+
 TEST(Cost, EmbeddingReadsOnlyTheLookedUpRows) {
     // 1x128 ids: ids 128*8 = 1,024 bytes, rows read 128*768*4 = 393,216, output written 393,216
     auto e = one_layer("embedding:num_embeddings=30522,embedding_dim=768", {{1, 128}});

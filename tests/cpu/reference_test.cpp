@@ -396,6 +396,34 @@ TEST(ReferenceActivations, TanhSigmoidScale) {
     expect_values(run("scale:factor=0.125", {tensor({3}, {3, -0.5F, 10})}), {0.375, -0.0625, 1.25});
 }
 
+TEST(ReferenceResample, PadModesByHand) {
+    // x = [1, 2, 3], pad (2, 1): constant 0 -> [0, 0, 1, 2, 3, 0]; value 7 -> [7, 7, 1, 2, 3, 7];
+    // reflect mirrors without the edge -> [3, 2, 1, 2, 3, 2]; replicate repeats it -> [1, 1, 1, 2, 3, 3]
+    const host_tensor x = tensor({3}, {1, 2, 3});
+    expect_values(run("pad:pad=2x1", {x}), {0, 0, 1, 2, 3, 0});
+    expect_values(run("pad:pad=2x1,value=7", {x}), {7, 7, 1, 2, 3, 7});
+    expect_values(run("pad:pad=2x1,mode=reflect", {x}), {3, 2, 1, 2, 3, 2});
+    expect_values(run("pad:pad=2x1,mode=replicate", {x}), {1, 1, 1, 2, 3, 3});
+    // [[1, 2], [3, 4]] padded (0, 0) on W and (1, 0) on H with replicate: the first row repeated above
+    expect_values(run("pad:pad=0x0x1x0,mode=replicate", {tensor({2, 2}, {1, 2, 3, 4})}), {1, 2, 1, 2, 3, 4});
+}
+
+TEST(ReferenceResample, InterpolateByHand) {
+    // 1x1x2x2 [[1, 2], [3, 4]] nearest to 4x4: index floor(o * 2 / 4) = 0, 0, 1, 1 on both axes
+    const host_tensor x = tensor({1, 1, 2, 2}, {1, 2, 3, 4});
+    expect_values(run("interpolate:size=4", {x}), {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+    // nearest down 1x1x1x3 [5, 6, 7] to width 2: floor(o * 1.5) = 0, 1 -> [5, 6]
+    expect_values(run("interpolate:size=1x2", {tensor({1, 1, 1, 3}, {5, 6, 7})}), {5, 6});
+    // bilinear 1x1x1x2 [0, 4] to width 4, align_corners=false: source (o + 0.5) * 0.5 - 0.5 = -0.25 (clamped to 0),
+    // 0.25, 0.75, 1.25 (both neighbours 1) -> [0, 1, 3, 4]
+    const host_tensor r = tensor({1, 1, 1, 2}, {0, 4});
+    expect_values(run("interpolate:size=1x4,mode=bilinear", {r}), {0, 1, 3, 4});
+    // align_corners=true: source o * (2 - 1) / (4 - 1) = 0, 1/3, 2/3, 1 -> [0, 4/3, 8/3, 4]
+    expect_values(run("interpolate:size=1x4,mode=bilinear,align_corners=true", {r}), {0, 1.3333333333, 2.6666666667, 4});
+    // both axes: [[1, 2], [3, 4]] to 3x3 with align_corners=true: corners kept, centre the mean 2.5
+    expect_values(run("interpolate:size=3,mode=bilinear,align_corners=true", {x}), {1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4});
+}
+
 TEST(ReferenceSoftmax, LastDimStableAndFirstDim) {
     // Row [1, 2, 3]: exp(x - 3) = [e^-2, e^-1, 1] = [0.1353352832, 0.3678794412, 1], sum 1.5032147244
     //   -> [0.0900305732, 0.2447284711, 0.6652409558]. Row [1000, 1001, 1002] gives the same (exp(1000)

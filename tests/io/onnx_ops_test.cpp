@@ -1,5 +1,6 @@
 // ONNX import of the ops PyTorch's exports use beyond the basic table (issue 11 item 2): HardSwish,
-// HardSigmoid, x * Sigmoid(x) as silu, Pad (zeros, fused into the Conv or AveragePool that reads them),
+// HardSigmoid, x * Sigmoid(x) as silu, Pad (zeros fused into the Conv or AveragePool that reads them, else a pad
+// layer), Resize and Upsample (interpolate),
 // ReduceMean over H and W, Slice of an activation, and LayerNorm decomposed before opset 17.
 #include <gtest/gtest.h>
 
@@ -68,15 +69,103 @@ TEST(OnnxImportOps, PadOfZerosIsNoLayerAndZerosAroundHwFuseIntoTheirReader) {
     // conv macs: 4 out channels x 3 x 3 positions x 2 x 3 x 3 taps = 648
     EXPECT_EQ(core::analyze(m.model, core::dtype::fp32).totals.macs, 648);
 
+}
+
+TEST(OnnxImportOps, PadsNotFusedAreAPadLayer) {
+    // ONNX pads: all begins, then all ends, in axis order; the layer's: (before, after) from the last axis backwards
     onnx_builder r(14);
     r.input("x", {1, 2, 6, 6});
-    r.init_ints("hw1", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
-    auto& pad = r.node("Pad", {"x", "hw1"}, {"out"}, "/Pad");
+    r.init_ints("hw", {8}, {0, 0, 1, 2, 0, 0, 3, 4});  // H 1 before 3 after, W 2 before 4 after
+    auto& pad = r.node("Pad", {"x", "hw"}, {"r"}, "/reflect/Pad");
     onnx_builder::set(pad, "mode", std::string("reflect"));
+    auto& edge = r.node("Pad", {"r", "hw"}, {"e"}, "/edge/Pad");
+    onnx_builder::set(edge, "mode", std::string("edge"));
+    r.init_ints("c1", {8}, {0, 1, 0, 0, 0, 0, 0, 0});  // one channel before, a constant 0.5
+    r.init("half", {}, {0.5f});
+    r.node("Pad", {"e", "c1", "half"}, {"out"}, "/constant/Pad");
     r.output("out");
-    const std::string what = import_error(r, "reflect_pad.onnx");
-    EXPECT_NE(what.find("Pad \"/Pad\": reflect Pad 0x0x1x1x0x0x1x1: ridgeline has no pad layer"), std::string::npos)
-        << what;
+    const io::onnx_model m = io::import_onnx(r.save(ridgeline::test::scratch_dir() / "pad_layers.onnx"));
+    EXPECT_EQ(layer_strings(m.model), (std::vector<std::string>{"pad:pad=2x4x1x3,mode=reflect",
+                                                                "pad:pad=2x4x1x3,mode=replicate",
+                                                                "pad:pad=0x0x0x0x1x0,value=0.5"}));
+    // 6x6 -> 10x12 -> 14x18, then one more channel: 1x3x14x18; copies, no flops
+    const auto a = core::analyze(m.model, core::dtype::fp32);
+    EXPECT_EQ(a.layers.back().output_shape, (core::shape{1, 3, 14, 18}));
+    EXPECT_EQ(a.totals.flops, 0);
+
+    onnx_builder w(19);
+    w.input("x", {1, 2, 6, 6});
+    w.init_ints("hw1", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+    auto& wrap = w.node("Pad", {"x", "hw1"}, {"out"}, "/Pad");
+    onnx_builder::set(wrap, "mode", std::string("wrap"));
+    w.output("out");
+    std::string what = import_error(w, "wrap_pad.onnx");
+    EXPECT_NE(what.find("Pad \"/Pad\": Pad mode \"wrap\"; ridgeline maps constant, reflect and edge"),
+              std::string::npos) << what;
+    onnx_builder f(14);
+    f.input("x", {1, 2, 3, 3});
+    f.init_ints("big", {8}, {0, 0, 3, 0, 0, 0, 0, 0});
+    auto& far = f.node("Pad", {"x", "big"}, {"out"}, "/Pad");
+    onnx_builder::set(far, "mode", std::string("reflect"));
+    f.output("out");
+    what = import_error(f, "far_reflect.onnx");
+    EXPECT_NE(what.find("reflect padding 3, 0 of dimension 2 must be less than its size 3"), std::string::npos) << what;
+}
+
+TEST(OnnxImportOps, ResizeAndUpsampleAsPyTorchExportsThem) {
+    // F.interpolate(scale_factor=2, mode="nearest") at opset 13: Resize(x, roi "", scales [1, 1, 2, 2]) asymmetric,
+    // floor; mode="bilinear" to a size: sizes [1, 4, 5, 7], pytorch_half_pixel; align_corners=True: align_corners
+    onnx_builder b(13);
+    b.input("x", {1, 4, 3, 3});
+    b.init("s2", {4}, {1, 1, 2, 2});
+    auto& near = b.node("Resize", {"x", "", "s2"}, {"n"}, "/up/Resize");
+    onnx_builder::set(near, "mode", std::string("nearest"));
+    onnx_builder::set(near, "coordinate_transformation_mode", std::string("asymmetric"));
+    onnx_builder::set(near, "nearest_mode", std::string("floor"));
+    b.init_ints("to57", {4}, {1, 4, 5, 7});
+    auto& lin = b.node("Resize", {"n", "", "", "to57"}, {"l"}, "/bilinear/Resize");
+    onnx_builder::set(lin, "mode", std::string("linear"));
+    onnx_builder::set(lin, "coordinate_transformation_mode", std::string("pytorch_half_pixel"));
+    b.init_ints("to99", {4}, {1, 4, 9, 9});
+    auto& ac = b.node("Resize", {"l", "", "", "to99"}, {"out"}, "/corners/Resize");
+    onnx_builder::set(ac, "mode", std::string("linear"));
+    onnx_builder::set(ac, "coordinate_transformation_mode", std::string("align_corners"));
+    b.output("out");
+    const io::onnx_model m = io::import_onnx(b.save(ridgeline::test::scratch_dir() / "resize.onnx"));
+    EXPECT_EQ(layer_strings(m.model), (std::vector<std::string>{"interpolate:size=6", "interpolate:size=5x7,mode=bilinear",
+                                                                "interpolate:size=9,mode=bilinear,align_corners=true"}));
+    // bilinear flops: 9 per output element (docs/conventions.md): 4 x (35 + 81) x 9 = 4,176
+    EXPECT_EQ(core::analyze(m.model, core::dtype::fp32).totals.flops, 4176);
+
+    // opset 9's Upsample(x, scales) with mode nearest (nn.Upsample(scale_factor=3))
+    onnx_builder u(9);
+    u.input("x", {2, 1, 2, 5});
+    u.init("s3", {4}, {1, 1, 3, 3});
+    u.node("Upsample", {"x", "s3"}, {"out"}, "/Upsample");
+    u.output("out");
+    EXPECT_EQ(layer_strings(io::import_onnx(u.save(ridgeline::test::scratch_dir() / "upsample.onnx")).model),
+              (std::vector<std::string>{"interpolate:size=6x15"}));
+
+    // refused, each with its reason: a scale that gives no whole size, a nearest rounding PyTorch's nearest does not
+    // use, cubic
+    auto refused = [](const std::string& coords, const std::string& mode, float scale, const std::string& file) {
+        onnx_builder g(13);
+        g.input("x", {1, 1, 3, 3});
+        g.init("s", {4}, {1, 1, scale, scale});
+        auto& r = g.node("Resize", {"x", "", "s"}, {"out"}, "/Resize");
+        onnx_builder::set(r, "mode", mode);
+        onnx_builder::set(r, "coordinate_transformation_mode", coords);
+        if (coords == "asymmetric") onnx_builder::set(r, "nearest_mode", std::string("floor"));
+        g.output("out");
+        return import_error(g, file);
+    };
+    std::string what = refused("asymmetric", "nearest", 1.5f, "resize_half.onnx");
+    EXPECT_NE(what.find("Resize scale 1.5 of axis 2 (size 3) gives no whole output size"), std::string::npos) << what;
+    what = refused("half_pixel", "nearest", 2.0f, "resize_round.onnx");
+    EXPECT_NE(what.find("Resize mode nearest with half_pixel coordinates, rounding round_prefer_floor; ridgeline maps"),
+              std::string::npos) << what;
+    what = refused("half_pixel", "cubic", 2.0f, "resize_cubic.onnx");
+    EXPECT_NE(what.find("Resize mode cubic with half_pixel coordinates; ridgeline maps"), std::string::npos) << what;
 }
 
 TEST(OnnxImportOps, ReduceMeanOverHwIsAGlobalAveragePool) {

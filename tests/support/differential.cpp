@@ -399,6 +399,38 @@ layer_case gen_reduce(draw& d, std::string_view kind) {
     return {a.text(kind), {x}};
 }
 
+layer_case gen_pad(draw& d) {
+    // 1..rank (before, after) pairs from the last dimension, 0..3 each (reflect: below the size, redrawn if not);
+    // a channel-blocked 4-D input now and then (the CPU backend reads it through a reorder)
+    const core::shape x = d.coin(0.3) ? image(d.dim(2, 1), d.channels(6, 2), d.dim(9, 4), d.dim(9, 4))
+                                      : d.any_shape(1, 4, 7, 4);
+    const i64 pairs = d.between(1, static_cast<i64>(x.rank()));
+    std::string amounts;
+    for (i64 i = 0; i < 2 * pairs; ++i) amounts += (i ? "x" : "") + std::to_string(d.between(0, 3));
+    attrs a;
+    a.add("pad", amounts);
+    const std::string mode = d.pick(std::vector<std::string>{"constant", "reflect", "replicate"});
+    a.maybe(d, "mode", mode, mode == "constant");
+    if (mode == "constant" && d.coin(0.5)) a.add("value", d.pick(std::vector<std::string>{"-1.5", "0.25", "3"}));
+    return {a.text("pad"), {x}};
+}
+
+layer_case gen_interpolate(draw& d) {
+    // up by an integer factor (oneDNN's resampling on the CPU), or to any size, down included (ridgeline's loops)
+    const i64 h = d.dim(9, 4), w = d.coin(0.6) ? h : d.dim(9, 4);
+    const bool integer = d.coin(0.5);
+    const i64 oh = integer ? h * d.between(1, 3) : d.dim(14, 6), ow = integer ? w * d.between(1, 3) : d.dim(14, 6);
+    attrs a;
+    a.add("size", pair_text(oh, ow));
+    const bool bilinear = d.coin(0.5);
+    a.maybe(d, "mode", bilinear ? "bilinear" : "nearest", !bilinear);
+    if (bilinear) {
+        const bool corners = d.coin(0.4);
+        a.maybe(d, "align_corners", bool_text(corners), !corners);
+    }
+    return {a.text("interpolate"), {image(d.dim(2, 1), d.channels(6, 2), h, w)}};
+}
+
 const std::map<std::string_view, std::function<layer_case(draw&)>>& generators() {
     static const std::map<std::string_view, std::function<layer_case(draw&)>> g = [] {
         std::map<std::string_view, std::function<layer_case(draw&)>> m{{"linear", gen_linear},
@@ -415,7 +447,9 @@ const std::map<std::string_view, std::function<layer_case(draw&)>>& generators()
                                                                        {"reshape", gen_reshape},
                                                                        {"transpose", gen_transpose},
                                                                        {"slice", gen_slice},
-                                                                       {"parameter", gen_parameter}};
+                                                                       {"parameter", gen_parameter},
+                                                                       {"pad", gen_pad},
+                                                                       {"interpolate", gen_interpolate}};
         for (std::string_view k :
              {"relu", "relu6", "gelu", "tanh", "sigmoid", "hardswish", "hardsigmoid", "silu", "scale", "softmax", "erf",
               "sqrt", "exp", "neg", "pow"})

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ridgeline/core/attributes.hpp"
@@ -451,6 +452,60 @@ struct slice {
     [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
     bool operator==(const slice&) const = default;
 };
+
+/// torch.nn.functional.pad(x, pad, mode, value): `pad` lists (before, after) pairs from the last dimension
+/// backwards, as PyTorch ("1x1x2x2" pads W by 1 and 1, H by 2 and 2), at most one pair per dimension, every
+/// amount >= 0. mode: constant (`value` around), reflect (mirrored without the edge: x[1], x[0] | x[0] ...;
+/// each amount < that dimension's size) or replicate (the edge repeated). A copy: 0 flops; bytes: input read,
+/// output written.
+struct pad {
+    static constexpr std::string_view kind = "pad";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    enum class mode_t { constant, reflect, replicate };
+    std::vector<std::int64_t> amounts;  // attribute "pad"
+    mode_t mode = mode_t::constant;
+    double value = 0.0;
+
+    /// (before, after) of dimension d of a rank-`rank` input; 0 for dimensions `pad` does not reach.
+    [[nodiscard]] std::pair<std::int64_t, std::int64_t> of_dim(std::size_t d, std::size_t rank) const;
+    /// The input index each output index of dimension d reads (-1: the constant `value`), for the backends.
+    [[nodiscard]] std::vector<std::int64_t> source_indices(std::size_t d, const shape& in) const;
+    static pad read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const pad&) const = default;
+};
+
+/// torch.nn.functional.interpolate(x, size, mode, align_corners) of an NCHW input to `size` (H_out x W_out).
+/// nearest: source index floor(o * in / out) (PyTorch's "nearest", ONNX Resize asymmetric + floor), 0 flops.
+/// bilinear: source coordinate (o + 0.5) * in / out - 0.5 clamped at 0 (align_corners=false), or
+/// o * (in - 1) / (out - 1) (align_corners=true); 9 flops per output element, ATen's upsample_bilinear2d
+/// h0*(w0*a + w1*b) + h1*(w0*c + w1*d): 6 multiplies and 3 adds. bytes: input read once, output written.
+struct interpolate {
+    static constexpr std::string_view kind = "interpolate";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    enum class mode_t { nearest, bilinear };
+    pair2d size{};
+    mode_t mode = mode_t::nearest;
+    bool align_corners = false;
+
+    static interpolate read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const interpolate&) const = default;
+};
+
+/// Source coordinates of one output axis of `interpolate`, shared by every backend so that they cannot differ:
+/// nearest: index0 only; bilinear: out = (1 - lambda) * in[index0] + lambda * in[index1].
+struct resample_axis {
+    std::vector<std::int64_t> index0, index1;
+    std::vector<float> lambda;
+};
+resample_axis resample_coordinates(const interpolate& op, std::int64_t in, std::int64_t out);
 
 /// A tensor the model holds rather than computes: an nn.Parameter read directly (ViT's class token and
 /// position embedding, ConvNeXt's layer scale) or a constant buffer (an additive attention mask). No inputs;
