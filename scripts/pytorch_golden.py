@@ -68,6 +68,8 @@ def parameters(kind, a, gen):
             p["bias"] = grid(gen, (int(a["out_features"]),), 1 / 16, -1, 1)
     elif kind == "embedding":
         p["weight"] = grid(gen, (int(a["num_embeddings"]), int(a["embedding_dim"])), 1 / 16, -1, 1)
+        if "indices" in a:  # ids the layer holds (a registered index buffer)
+            p["indices"] = torch.randint(0, int(a["num_embeddings"]), tuple(ints(a["indices"])), generator=gen).double()
     elif kind == "conv2d":
         kh, kw = pair(a["kernel_size"])
         groups = int(a.get("groups", 1))
@@ -98,7 +100,7 @@ def forward(kind, a, xs, p):
     if kind == "matmul":
         return torch.matmul(xs[0], xs[1])
     if kind == "embedding":
-        return F.embedding(x, p["weight"])
+        return F.embedding(p["indices"].long() if "indices" in p else x, p["weight"])
     if kind == "conv2d":
         pad = a.get("padding", "0")
         stride, dilation, groups = pair(a.get("stride"), (1, 1)), pair(a.get("dilation"), (1, 1)), int(a.get("groups", 1))
@@ -237,7 +239,7 @@ def main():
         c = json.loads(line)
         kind, a = parse_layer(c["layer"])
         if kind == "embedding":
-            xs = [torch.randint(0, int(a["num_embeddings"]), tuple(c["inputs"][0]), generator=gen)]
+            xs = [torch.randint(0, int(a["num_embeddings"]), tuple(s), generator=gen) for s in c["inputs"]]
         else:
             # activations see [-8, 8] (relu6's clamp, the tails of gelu, tanh and sigmoid), the rest [-2, 2]
             r = 8 if kind in ("relu", "relu6", "gelu", "tanh", "sigmoid", "hardswish", "hardsigmoid", "silu",

@@ -157,6 +157,15 @@ graph_data make_graph_data(const core::model_analysis& graph, core::dtype dt, st
                     continue;
                 }
             }
+            if (const auto* e = std::get_if<core::embedding>(&l.op); e && p.name == "indices") {
+                // the ids an embedding holds: valid rows of its table
+                std::mt19937_64 rng(mix(seed, key));
+                std::uniform_int_distribution<std::int64_t> dist(0, e->num_embeddings - 1);
+                host_tensor t{p.dims, std::vector<float>(static_cast<std::size_t>(p.dims.numel()))};
+                for (auto& x : t.data) x = static_cast<float>(dist(rng));
+                d.tensors.emplace(key, std::move(t));
+                continue;
+            }
             const bool norm = std::holds_alternative<core::batch_norm2d>(l.op) ||
                               std::holds_alternative<core::layer_norm>(l.op);
             float lo = -1.0f, hi = 1.0f;

@@ -88,16 +88,29 @@ embedding embedding::read(attribute_reader& r) {
     e.embedding_dim = r.get_int("embedding_dim");
     detail::require_at_least(r, "num_embeddings", e.num_embeddings, 1);
     detail::require_at_least(r, "embedding_dim", e.embedding_dim, 1);
+    if (r.find_raw("indices")) {
+        e.indices = r.get_int_list("indices");
+        if (e.indices.empty()) r.fail("indices", "is empty: the held ids have at least one dimension");
+        for (auto d : e.indices)
+            if (d < 1) r.fail("indices", "has dimension " + std::to_string(d) + ": every dimension must be >= 1");
+    }
     return e;
 }
 
 void embedding::write(attribute_writer& w) const {
     w.add("num_embeddings", num_embeddings);
     w.add("embedding_dim", embedding_dim);
+    if (!indices.empty()) w.add("indices", indices);
 }
 
-shape embedding::infer(const shapes& in, const std::string&) const {
-    auto dims = in.at(0).dims();
+shape embedding::infer(const shapes& in, const std::string& where) const {
+    if (indices.empty() && in.size() != 1)
+        fail(where, "needs one input of token ids (or indices=<shape> for ids the layer holds), got " +
+                        std::to_string(in.size()) + " inputs");
+    if (!indices.empty() && !in.empty())
+        fail(where, "holds its token ids (indices=" + shape(indices).to_string() + ") and takes no input, got " +
+                        std::to_string(in.size()));
+    auto dims = indices.empty() ? in.at(0).dims() : indices;
     dims.push_back(embedding_dim);
     shape out(dims);
     (void)out.numel();
@@ -105,12 +118,15 @@ shape embedding::infer(const shapes& in, const std::string&) const {
 }
 
 std::vector<param_spec> embedding::parameters() const {
-    return {{"weight", shape{num_embeddings, embedding_dim}, true}};
+    std::vector<param_spec> p{{"weight", shape{num_embeddings, embedding_dim}, true}};
+    if (!indices.empty()) p.push_back({"indices", shape(indices), false});
+    return p;
 }
 
 cost embedding::work(const shapes& in, const shape& out, dtype dt) const {
     cost c;  // a gather: no arithmetic
-    const std::int64_t ids = checked::mul(in.at(0).numel(), index_size_bytes, "embedding bytes");
+    const std::int64_t n_ids = indices.empty() ? in.at(0).numel() : shape(indices).numel();
+    const std::int64_t ids = checked::mul(n_ids, index_size_bytes, "embedding bytes");
     const std::int64_t rows = checked::mul(out.numel(), size_bytes(dt), "embedding bytes");
     c.bytes = checked::sum({ids, rows, rows}, "embedding bytes");  // ids, rows read, output written
     return c;

@@ -275,9 +275,9 @@ model bert_base(const shape& in) {
     b.input("input_ids", in, true);
     b.input("token_type_ids", in, true);
     b.input("position_ids", shape{1, seq}, true);
-    b.add("embeddings.word_embeddings", embedding{vocab, hidden}, {"input_ids"});
-    b.add("embeddings.token_type_embeddings", embedding{2, hidden}, {"token_type_ids"});
-    b.add("embeddings.position_embeddings", embedding{max_pos, hidden}, {"position_ids"});
+    b.add("embeddings.word_embeddings", embedding{vocab, hidden, {}}, {"input_ids"});
+    b.add("embeddings.token_type_embeddings", embedding{2, hidden, {}}, {"token_type_ids"});
+    b.add("embeddings.position_embeddings", embedding{max_pos, hidden, {}}, {"position_ids"});
     b.add("embeddings.add_token_type", add{}, {"embeddings.word_embeddings", "embeddings.token_type_embeddings"});
     b.add("embeddings.add_position", add{}, {"embeddings.add_token_type", "embeddings.position_embeddings"});
     std::string h = b.then("embeddings.LayerNorm", ln(hidden, 1e-12));
@@ -312,8 +312,8 @@ model gpt2(const shape& in) {
     model_builder b("gpt2");
     b.input("input_ids", in, true);
     b.input("position_ids", shape{1, seq}, true);
-    b.add("transformer.wte", embedding{vocab, hidden}, {"input_ids"});
-    b.add("transformer.wpe", embedding{max_pos, hidden}, {"position_ids"});
+    b.add("transformer.wte", embedding{vocab, hidden, {}}, {"input_ids"});
+    b.add("transformer.wpe", embedding{max_pos, hidden, {}}, {"position_ids"});
     std::string h = b.add("transformer.embed_add", add{}, {"transformer.wte", "transformer.wpe"});
     for (i64 i = 0; i < layers; ++i) {
         const std::string p = "transformer.h." + std::to_string(i) + ".";

@@ -279,7 +279,12 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::matmul&) {
 
 void dnnl_graph::add(const core::layer_analysis& la, const core::embedding& op) {
     const auto dt = to_dnnl(dt_);
-    const auto ids_it = ids_.find(la.layer.inputs[0]);
+    if (!op.indices.empty()) {  // held ids: converted once, here
+        auto& held = ids_[la.layer.name + "\x01indices"];
+        for (const float v : data_->tensors.at(backends::param_key(la.layer, "indices")).data)
+            held.push_back(static_cast<std::int64_t>(v));
+    }
+    const auto ids_it = ids_.find(op.indices.empty() ? la.layer.inputs[0] : la.layer.name + "\x01indices");
     if (ids_it == ids_.end())
         throw backends::unsupported(core::where(la.layer) + ": embedding reads token ids from a model input only");
     const std::vector<std::int64_t>& ids = ids_it->second;

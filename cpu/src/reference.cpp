@@ -229,12 +229,15 @@ host_tensor forward(const core::matmul&, const layer_io& io) {
 
 /// out[..., :] = weight[id, :] (torch.nn.Embedding); ids must be integers in [0, num_embeddings).
 host_tensor forward(const core::embedding& op, const layer_io& io) {
-    const host_tensor& ids = io.input(0);
+    // the ids: the input, or the buffer the layer holds (`indices`)
+    const float* ids = op.indices.empty() ? io.input(0).data.data() : io.param("indices");
+    const auto n_ids = static_cast<std::size_t>(op.indices.empty() ? io.input(0).dims.numel()
+                                                                    : core::shape(op.indices).numel());
     const float* w = io.param("weight");
     host_tensor out = io.make_output();
     const i64 dim = op.embedding_dim;
-    for (std::size_t i = 0; i < ids.data.size(); ++i) {
-        const double id = ids.data[i];
+    for (std::size_t i = 0; i < n_ids; ++i) {
+        const double id = ids[i];
         if (!(id >= 0 && id < static_cast<double>(op.num_embeddings)) || id != std::floor(id)) {
             std::ostringstream text;
             text << "token id " << id << " at position " << i << " is not an integer in [0, " << op.num_embeddings

@@ -113,10 +113,15 @@ void cuda_graph::add(const core::layer_analysis& la, const core::matmul&) {
 }
 
 void cuda_graph::add(const core::layer_analysis& la, const core::embedding& op) {
-    const dev_tensor& ids = tensor(la.layer.inputs[0]);
-    if (!ids.ids || !host_ids_.count(la.layer.inputs[0]))
+    const std::string source = op.indices.empty() ? la.layer.inputs.at(0) : la.layer.name + "\x01indices";
+    if (!op.indices.empty()) {  // held ids: uploaded once, here, like a model input of ids
+        const auto& held = data_->tensors.at(backends::param_key(la.layer, "indices"));
+        add_input(core::model_input{source, held.dims, true}, held);
+    }
+    const dev_tensor& ids = tensor(source);
+    if (!ids.ids || !host_ids_.count(source))
         throw backends::unsupported(core::where(la.layer) + ": an embedding reads token ids from a model input only");
-    for (auto id : host_ids_.at(la.layer.inputs[0]))
+    for (auto id : host_ids_.at(source))
         if (id < 0 || id >= op.num_embeddings)
             throw backends::backend_error(core::where(la.layer) + ": token id " + std::to_string(id) +
                                           " is not in [0, " + std::to_string(op.num_embeddings) + ")");

@@ -351,6 +351,11 @@ bool importer::fold(const onnx::NodeProto& n) {
     if (op == "Gather") {
         const auto data = in(0), idx = in(1);
         if (!idx->integer || data->dims.empty()) return false;
+        // rows of a float parameter [num, dim] by an index map: an embedding holding its ids (importer::gather), so
+        // that the table counts as the parameter it is, not its gathered copy as a buffer
+        if (data->initializer && !data->integer && data->dims.size() == 2 && !idx->dims.empty() &&
+            normalise_axis(attr_int(n, "axis", 0), 2) == 0)
+            return false;
         const std::size_t axis = static_cast<std::size_t>(normalise_axis(attr_int(n, "axis", 0), data->dims.size()));
         std::vector<std::int64_t> dims(data->dims.begin(), data->dims.begin() + static_cast<std::ptrdiff_t>(axis));
         dims.insert(dims.end(), idx->dims.begin(), idx->dims.end());

@@ -222,6 +222,36 @@ void importer::gather(const onnx::NodeProto& n) {
         throw unsupported{
             "ridgeline maps Gather only as an embedding: a constant float table [num_embeddings, embedding_dim] "
             "indexed by int64 token ids"};
+    if (has_input(n, 1) && known(n.input(1))) {
+        // table[index] with a constant index map (Swin's relative_position_bias_table[relative_position_index], a
+        // position embedding read at constant positions): an embedding that holds its ids as a buffer, so that the
+        // table counts as the parameter it is (onnx_fold.cpp leaves this Gather to the conversion)
+        const auto idx = constant_input(n, 1);
+        if (!idx->integer) throw unsupported{"Gather's indices are not integers (" + idx->shape_text() + ")"};
+        if (attr_int(n, "axis", 0) != 0)
+            throw unsupported{"Gather along axis " + std::to_string(attr_int(n, "axis", 0)) + " of a table"};
+        if (idx->dims.empty())
+            throw unsupported{"Gather of one row of a table by a scalar index; ridgeline holds index maps of rank >= 1"};
+        const std::int64_t rows = data.c->dims[0];
+        auto ids = std::make_shared<constant>();
+        ids->dims = idx->dims;
+        ids->origin = idx->origin;
+        ids->absent = idx->absent;
+        ids->values.reserve(idx->ints.size());
+        for (std::int64_t i : idx->ints) {
+            if (i < -rows || i >= rows)
+                throw unsupported{"index " + std::to_string(i) + " is out of range for a table of " + std::to_string(rows) +
+                                  " rows"};
+            ids->values.push_back(static_cast<float>(i < 0 ? i + rows : i));
+        }
+        const core::op o = make("embedding",
+                                {{"num_embeddings", std::to_string(rows)},
+                                 {"embedding_dim", std::to_string(data.c->dims[1])},
+                                 {"indices", join_ints(idx->dims)}},
+                                node_name(n));
+        map_output(n.output(0), emit(n, o, {}, {{"weight", data.c}, {"indices", ids}}));
+        return;
+    }
     if (attr_int(n, "axis", 0) != 0)
         throw unsupported{"Gather along axis " + std::to_string(attr_int(n, "axis", 0)) + " of a table"};
     const std::string ids = activation(n, 1);

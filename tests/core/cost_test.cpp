@@ -244,6 +244,19 @@ TEST(Cost, MatmulAndViews) {
     EXPECT_EQ(cat.cost.bytes, 256);
 }
 
+TEST(Cost, AnEmbeddingThatHoldsItsIdsCountsThemAsABuffer) {
+    // Swin's relative position bias: table 169x3 (507 params) read through 2,401 held ids (buffers); output
+    // 2401x3; bytes ids 2,401*8 = 19,208, rows read and output written 7,203*4 = 28,812 each: 76,832
+    ridgeline::core::model_builder b("held_ids");
+    b.input("anchor", shape{1});  // a model needs an input; nothing reads this one
+    b.add("bias", ridgeline::core::parse_op("embedding:num_embeddings=169,embedding_dim=3,indices=2401"), {});
+    const auto e = ridgeline::core::analyze(b.build(), ridgeline::core::dtype::fp32).layers.at(0);
+    EXPECT_EQ(e.output_shape, (shape{2401, 3}));
+    EXPECT_EQ(e.cost.params, 507);
+    EXPECT_EQ(e.cost.buffers, 2401);
+    EXPECT_EQ(e.cost.bytes, 76832);
+}
+
 TEST(Cost, PadAndInterpolateAreCopies) {
     // F.pad(x, (1, 2, 3, 0)) of 2x3x4x5: W 5 + 1 + 2 = 8, H 4 + 3 + 0 = 7 -> 2x3x7x8 (336 elements);
     // bytes (120 read + 336 written) * 4 = 1,824; no arithmetic

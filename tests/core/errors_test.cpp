@@ -107,6 +107,8 @@ TEST(Errors, MalformedLayersAndShapes) {
         {"reshape:shape=0x5", {"4x6"}, "reshape \"net.0\": cannot reshape 4x6 (24 elements) to 4x5 (20 elements)"},
         {"softmax:dim=3", {"4x6"}, "softmax \"net.0\": dim 3 is out of range for rank 2"},
         {"slice:dim=1,start=6", {"4x6"}, "slice \"net.0\": start 6 to the end selects nothing of dimension 1 (size 6)"},
+        {"embedding:num_embeddings=169,embedding_dim=3,indices=49x0", {}, "embedding \"net.0\": indices has dimension 0: every dimension must be >= 1"},
+        {"embedding:num_embeddings=169,embedding_dim=3,indices=49", {"4x6"}, "embedding \"net.0\": holds its token ids (indices=49) and takes no input, got 1"},
         {"pad:pad=1x1x1", {"4x6"}, "pad \"net.0\": pad needs (before, after) pairs from the last dimension backwards, got 3 value(s)"},
         {"pad:pad=1x-1", {"4x6"}, "pad \"net.0\": pad has -1: every amount must be >= 0 (a negative pad crops; use slice)"},
         {"pad:pad=1x1,mode=circular", {"4x6"}, "pad \"net.0\": mode \"circular\" is not one of: constant, reflect, replicate"},

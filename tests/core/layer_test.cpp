@@ -25,7 +25,7 @@ TEST(LayerString, CanonicalStringsPrintBackTheSame) {
         "adaptive_avg_pool2d:output_size=1x2",
         "relu", "relu6", "tanh", "sigmoid", "hardswish", "hardsigmoid", "silu", "gelu", "gelu:approximate=tanh", "softmax", "softmax:dim=1",
         "scale:factor=0.125", "add", "mul", "matmul", "concat", "concat:dim=2", "flatten", "flatten:start_dim=0",
-        "embedding:num_embeddings=30522,embedding_dim=768",
+        "embedding:num_embeddings=30522,embedding_dim=768", "embedding:num_embeddings=169,embedding_dim=3,indices=2401",
         "reshape:shape=0x0x12x64", "reshape:shape=-1x768", "transpose:dim0=1,dim1=2",
         "parameter:shape=1x1x768,expand=4x1x768", "parameter:shape=197,trainable=false",
         "erf", "sqrt", "exp", "neg", "pow:exponent=3", "pow:exponent=0.5", "sub", "div",

@@ -91,6 +91,13 @@ const std::vector<problem>& every_op() {
         {"concat:dim=1", {{2, 3, 4, 4}, {2, 5, 4, 4}}},
         {"concat:dim=0", {{2, 3}, {4, 3}}},
         {"concat:dim=-1", {{2, 3, 2}, {2, 3, 5}, {2, 3, 1}}},
+        {"pad:pad=1x2x3x0,value=-0.5", {{2, 3, 5, 6}}},
+        {"pad:pad=3x3x3x3,mode=reflect", {{1, 64, 56, 56}}},
+        {"pad:pad=1x0x0x2x1x1,mode=replicate", {{2, 3, 4, 5}}},
+        {"interpolate:size=112", {{1, 64, 56, 56}}},
+        {"interpolate:size=5x9", {{2, 3, 7, 4}}},  // down on H, not a whole factor on W
+        {"interpolate:size=13x17,mode=bilinear", {{2, 8, 6, 6}}},
+        {"interpolate:size=13x17,mode=bilinear,align_corners=true", {{2, 8, 6, 6}}},
     };
     return problems;
 }

@@ -207,3 +207,44 @@ TEST(OnnxImportHeld, GatherOfSeveralIndicesOfAnActivationIsSlicesAndAConcat) {
     EXPECT_EQ(core::analyze(m.model, core::dtype::fp32).layers.back().output_shape.dims(),
               (std::vector<std::int64_t>{2, 2, 8}));
 }
+
+TEST(OnnxImportHeld, AParameterTableReadThroughAConstantIndexMapIsAnEmbeddingHoldingItsIds) {
+    // Swin's attention: relative_position_bias_table[relative_position_index.view(-1)] in two blocks that share one
+    // index initializer (the export ties identical buffers through Identity); a 4 x 2 table, 2 x 2 = 4 ids
+    onnx_builder b(14);
+    b.input("x", {2, 4});
+    b.init_n("block0.table", {4, 2});
+    b.init_n("block1.table", {4, 2});
+    b.init_ints("block0.index", {4}, {3, 0, -1, 2});  // -1 is row 3, as ONNX Gather counts from the end
+    b.node("Identity", {"block0.index"}, {"block1.index"}, "/block1/Identity");
+    b.node("Gather", {"block0.table", "block0.index"}, {"bias0"}, "/block0/Gather");
+    b.node("Gather", {"block1.table", "block1.index"}, {"bias1"}, "/block1/Gather");
+    auto& t0 = b.node("Transpose", {"bias0"}, {"b0t"}, "/block0/Transpose");  // [2, 4]
+    onnx_builder::set(t0, "perm", std::vector<std::int64_t>{1, 0});
+    auto& t1 = b.node("Transpose", {"bias1"}, {"b1t"}, "/block1/Transpose");
+    onnx_builder::set(t1, "perm", std::vector<std::int64_t>{1, 0});
+    b.node("Add", {"x", "b0t"}, {"y"}, "/block0/Add");
+    b.node("Add", {"y", "b1t"}, {"out"}, "/block1/Add");
+    b.output("out");
+    const io::onnx_model m = import(b, "held_ids.onnx");
+    const auto layers = layer_strings(m.model);
+    EXPECT_EQ(std::count(layers.begin(), layers.end(), "embedding:num_embeddings=4,embedding_dim=2,indices=4"), 2)
+        << ::testing::PrintToString(layers);
+    // params: the two tables, 8 each = 16 (not the gathered copies as buffers); buffers: the one index map, 4
+    const auto a = core::analyze(m.model, core::dtype::fp32);
+    EXPECT_EQ(a.totals.params, 16);
+    EXPECT_EQ(a.totals.buffers, 4);
+    // the ids as rows of the table: 3, 0, 3, 2 (the -1 counted from the end)
+    const auto& ids = m.weights->tensors.at(ridgeline::backends::param_key(m.model.layers()[0], "indices"));
+    EXPECT_EQ(ids.data, (std::vector<float>{3, 0, 3, 2}));
+
+    onnx_builder r(14);
+    r.input("x", {2, 4});
+    r.init_n("table", {4, 2});
+    r.init_ints("index", {4}, {0, 1, 4, 2});
+    r.node("Gather", {"table", "index"}, {"bias"}, "/Gather");
+    r.node("Add", {"x", "bias"}, {"out"}, "/Add");
+    r.output("out");
+    const std::string what = import_error(r, "held_ids_range.onnx");
+    EXPECT_NE(what.find("Gather \"/Gather\": index 4 is out of range for a table of 4 rows"), std::string::npos) << what;
+}

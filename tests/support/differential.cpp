@@ -117,7 +117,12 @@ layer_case gen_embedding(draw& d) {
     attrs a;
     a.add("num_embeddings", d.dim(50, 8));
     a.add("embedding_dim", d.dim(20, 5));
-    return {a.text("embedding"), {d.any_shape(1, 3, 6, 3)}};
+    const core::shape ids = d.any_shape(1, 3, 6, 3);
+    if (d.coin(0.25)) {  // ids the layer holds (a registered index buffer): no input
+        a.add("indices", ids.to_string());
+        return {a.text("embedding"), {}};
+    }
+    return {a.text("embedding"), {ids}};
 }
 
 layer_case gen_conv2d(draw& d) {

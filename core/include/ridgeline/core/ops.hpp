@@ -67,13 +67,16 @@ struct matmul {
     bool operator==(const matmul&) const = default;
 };
 
-/// Table lookup (torch.nn.Embedding). Input: int64 token ids of any shape; output [..., embedding_dim].
+/// Table lookup (torch.nn.Embedding, or F.embedding / table[index] of a parameter). Input: int64 token ids of any
+/// shape; or, with `indices` (a shape), no input: the layer holds its ids as a buffer "indices" (a registered index
+/// buffer, as Swin's relative_position_index reading its relative_position_bias_table). Output [..., embedding_dim].
 /// bytes: ids at 8 bytes, the looked-up rows read once, the output written once (not the whole table).
 struct embedding {
     static constexpr std::string_view kind = "embedding";
-    static constexpr int min_inputs = 1, max_inputs = 1;
+    static constexpr int min_inputs = 0, max_inputs = 1;  // one input, or none with `indices`
     std::int64_t num_embeddings = 0;
     std::int64_t embedding_dim = 0;
+    std::vector<std::int64_t> indices;  // shape of the held ids; empty: the ids are the input
 
     static embedding read(attribute_reader& r);
     void write(attribute_writer& w) const;
