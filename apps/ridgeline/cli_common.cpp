@@ -152,6 +152,12 @@ built_model model_options::build() const {
     if (std::holds_alternative<core::parameter>(o))
         throw usage_error("--layer " + layer + ": a parameter reads no input and computes nothing (0 flops, 0 bytes); "
                           "use it in a model file (docs/model-format.md), where other layers read it");
+    if (const auto* e = std::get_if<core::embedding>(&o); e && !e->indices.empty())
+        throw usage_error("--layer " + layer + ": an embedding that holds its ids (indices) reads no input; use it in a "
+                          "model file (docs/model-format.md), or give the same lookup its ids as input: --layer "
+                          "embedding:num_embeddings=" + std::to_string(e->num_embeddings) +
+                          ",embedding_dim=" + std::to_string(e->embedding_dim) + " --input " +
+                          core::shape(e->indices).to_string());
     if (shapes.empty())
         throw usage_error("--layer needs --input with the full input shape, batch included (e.g. --input 1x16x64x64)");
     if (batch) {

@@ -161,7 +161,14 @@ std::vector<param_spec> parameters_of(const op& o) {
 }
 
 cost cost_of(const layer& l, const shapes& in, const shape& out, dtype dt) {
-    cost c = std::visit([&](const auto& x) { return x.work(in, out, dt); }, l.op);
+    cost c;
+    try {
+        c = std::visit([&](const auto& x) { return x.work(in, out, dt); }, l.op);
+    } catch (const invalid_layer& e) {  // a rule that depends on the data type (pad's value): named with its layer
+        const std::string msg = e.what();
+        if (msg.rfind(where(l), 0) == 0) throw;
+        throw invalid_layer(where(l) + ": " + msg);
+    }
     for (const auto& p : parameters_of(l.op)) {
         const std::int64_t n = p.dims.numel();
         if (p.trainable)
@@ -170,6 +177,12 @@ cost cost_of(const layer& l, const shapes& in, const shape& out, dtype dt) {
             c.buffers = checked::add(c.buffers, n, where(l) + " buffers");
     }
     return c;
+}
+
+bool reads_no_input(const op& o) {
+    if (std::holds_alternative<parameter>(o)) return true;
+    const auto* e = std::get_if<embedding>(&o);
+    return e != nullptr && !e->indices.empty();
 }
 
 bool is_view(const op& o) {

@@ -1,4 +1,6 @@
 // linear, matmul, embedding.
+#include <algorithm>
+
 #include "op_helpers.hpp"
 
 namespace ridgeline::core {
@@ -127,8 +129,12 @@ cost embedding::work(const shapes& in, const shape& out, dtype dt) const {
     cost c;  // a gather: no arithmetic
     const std::int64_t n_ids = indices.empty() ? in.at(0).numel() : shape(indices).numel();
     const std::int64_t ids = checked::mul(n_ids, index_size_bytes, "embedding bytes");
-    const std::int64_t rows = checked::mul(out.numel(), size_bytes(dt), "embedding bytes");
-    c.bytes = checked::sum({ids, rows, rows}, "embedding bytes");  // ids, rows read, output written
+    // rows read: each distinct row once, at most every id's and at most the whole table (Swin's 2,401 ids read a
+    // 169-row table); the output written once
+    const std::int64_t row_bytes = checked::mul(embedding_dim, size_bytes(dt), "embedding bytes");
+    const std::int64_t read = checked::mul(std::min(n_ids, num_embeddings), row_bytes, "embedding bytes");
+    const std::int64_t written = checked::mul(out.numel(), size_bytes(dt), "embedding bytes");
+    c.bytes = checked::sum({ids, read, written}, "embedding bytes");
     return c;
 }
 

@@ -1,5 +1,5 @@
 // Unary activations (relu, relu6, gelu, tanh, sigmoid, hardswish, hardsigmoid, silu, scale, softmax), elementwise
-// functions (erf, sqrt, exp, neg, pow) and binary add / mul / sub / div.
+// functions (erf, sqrt, exp, neg, pow), binary add / mul / sub / div and where.
 #include "op_helpers.hpp"
 
 namespace ridgeline::core {
@@ -164,5 +164,17 @@ RIDGELINE_BINARY(mul)
 RIDGELINE_BINARY(sub)
 RIDGELINE_BINARY(div)
 #undef RIDGELINE_BINARY
+
+// ------------------------------------------------------------------ where
+where_op where_op::read(attribute_reader&) { return {}; }
+void where_op::write(attribute_writer&) const {}
+shape where_op::infer(const shapes& in, const std::string& where) const {
+    return detail::broadcast(detail::broadcast(in.at(0), in.at(1), where), in.at(2), where);
+}
+cost where_op::work(const shapes& in, const shape& out, dtype dt) const {
+    cost c;  // a selection, no arithmetic
+    c.bytes = detail::standard_bytes(in, out, 0, dt);
+    return c;
+}
 
 }  // namespace ridgeline::core

@@ -2,12 +2,21 @@
 // (torch.nn.functional.interpolate, nearest and bilinear).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "op_helpers.hpp"
 
 namespace ridgeline::core {
 
 using detail::fail;
+
+namespace {
+std::string number_text(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+}  // namespace
 
 // ------------------------------------------------------------------ pad
 pad pad::read(attribute_reader& r) {
@@ -75,6 +84,12 @@ shape pad::infer(const shapes& in, const std::string& where) const {
 }
 
 cost pad::work(const shapes& in, const shape& out, dtype dt) const {
+    // the largest finite value of each type (fp16 65504; bf16 (2 - 2^-7) * 2^127; fp32 and tf32 FLT_MAX): a fill
+    // beyond it would be an infinity in the tensor
+    const double max_finite = dt == dtype::fp16 ? 65504.0 : dt == dtype::bf16 ? 3.3895313892515355e38 : 3.4028234663852886e38;
+    if (std::fabs(value) > max_finite)
+        throw invalid_layer("value " + number_text(value) + " is not finite in " + std::string(to_string(dt)) +
+                            " (its largest value is " + number_text(max_finite) + ")");
     cost c;
     c.bytes = detail::standard_bytes(in, out, 0, dt);
     return c;

@@ -58,6 +58,9 @@ private:
     memory scratchpad(const dnnl::primitive_desc_base& pd);
     void record(const dnnl::primitive_desc_base& pd);
     void set_output(const std::string& name, memory m, bool strided = false, bool view = false);
+    /// A float32 result of one of ridgeline's own loops as the layer's output: itself in fp32, else a reorder to the
+    /// graph's data type (a step of its own, named in the notes).
+    void set_output_from_f32(const std::string& name, const memory& y32);
     dnnl::primitive_attr attr() const;
     void add_layer(const core::layer_analysis& la);
 
@@ -102,6 +105,7 @@ private:
     void add(const core::layer_analysis& la, const core::mean_op& op);
     void add(const core::layer_analysis& la, const core::sum_op& op);
     void add(const core::layer_analysis& la, const core::amax& op);
+    void add(const core::layer_analysis& la, const core::where_op&);
 
     // ------------------------------------------------------------ pooling
     static core::pair2d right_padding(const core::layer_analysis& la, core::pair2d kernel, core::pair2d stride,

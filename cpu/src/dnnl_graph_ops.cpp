@@ -229,14 +229,67 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::erf_op&) {
                           for (std::size_t i = 0; i < n; ++i) yp[i] = std::erf(xp[i]);
                       }});
     notes_.emplace_back("ridgeline erf loop");
+    set_output_from_f32(la.layer.name, y32);
+}
+
+void dnnl_graph::set_output_from_f32(const std::string& name, const memory& y32) {
     if (to_dnnl(dt_) == memory::data_type::f32) {
-        set_output(la.layer.name, y32);
+        set_output(name, y32);
         return;
     }
-    memory y(plain_md(d, to_dnnl(dt_)), engine_);
+    memory y(plain_md(y32.get_desc().dims(), to_dnnl(dt_)), engine_);
     steps_.push_back({dnnl::reorder(y32, y), {{DNNL_ARG_FROM, y32}, {DNNL_ARG_TO, y}}, {}});
     notes_.emplace_back("reorder");
-    set_output(la.layer.name, y);
+    set_output(name, y);
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::where_op&) {
+    // oneDNN 2.6 has no select: ridgeline's own loop over float32 ("ridgeline where loop"), rows split over OpenMP
+    // threads, each input read through its broadcast strides; other data types through reorders around it
+    const dims out = to_dims(la.output_shape);
+    const std::size_t rank = out.size();
+    std::vector<memory> in;
+    std::vector<std::vector<std::int64_t>> stride;
+    for (std::size_t k = 0; k < 3; ++k) {
+        const core::shape& s = la.input_shapes[k];
+        in.push_back(to_layout(la.layer.inputs[k], plain_md(to_dims(s), memory::data_type::f32)));
+        std::vector<std::int64_t> st(rank, 0);
+        std::int64_t unit = 1;
+        for (std::size_t i = 0; i < s.rank(); ++i) {
+            const std::size_t din = s.rank() - 1 - i, dout = rank - 1 - i;
+            st[dout] = s[din] == 1 ? 0 : unit;
+            unit *= s[din];
+        }
+        stride.push_back(std::move(st));
+    }
+    memory y32(plain_md(out, memory::data_type::f32), engine_);
+    steps_.push_back({{}, {}, [in, y32, out, stride, rank] {
+                          const auto* c = static_cast<const float*>(in[0].get_data_handle());
+                          const auto* a = static_cast<const float*>(in[1].get_data_handle());
+                          const auto* b = static_cast<const float*>(in[2].get_data_handle());
+                          auto* y = static_cast<float*>(y32.get_data_handle());
+                          const std::int64_t inner = out[rank - 1];
+                          std::int64_t rows = 1;
+                          for (std::size_t d = 0; d + 1 < rank; ++d) rows *= out[d];
+#pragma omp parallel for schedule(static)
+                          for (std::int64_t r = 0; r < rows; ++r) {
+                              std::int64_t rem = r, oc = 0, oa = 0, ob = 0;
+                              for (std::size_t d = rank - 1; d-- > 0;) {
+                                  const std::int64_t i = rem % out[d];
+                                  rem /= out[d];
+                                  oc += i * stride[0][d];
+                                  oa += i * stride[1][d];
+                                  ob += i * stride[2][d];
+                              }
+                              const std::int64_t sc = stride[0][rank - 1], sa = stride[1][rank - 1],
+                                                 sb = stride[2][rank - 1];
+                              float* row = y + r * inner;
+                              for (std::int64_t j = 0; j < inner; ++j)
+                                  row[j] = c[oc + j * sc] > 0 ? a[oa + j * sa] : b[ob + j * sb];
+                          }
+                      }});
+    notes_.emplace_back("ridgeline where loop");
+    set_output_from_f32(la.layer.name, y32);
 }
 
 // ------------------------------------------------------------ pooling

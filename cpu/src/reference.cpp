@@ -633,6 +633,28 @@ host_tensor forward(const core::slice& op, const layer_io& io) {
 }
 
 host_tensor forward(const core::pad& op, const layer_io& io) { return pad_forward(op, io); }
+
+/// torch.where(condition > 0, input, other), the three broadcast to the output.
+host_tensor forward(const core::where_op&, const layer_io& io) {
+    host_tensor out = io.make_output();
+    const auto& dims = out.dims.dims();
+    const std::vector<i64> sc = broadcast_strides(io.input(0).dims.dims(), dims);
+    const float* c = io.input(0).data.data();
+    const float* a = io.input(1).data.data();
+    const float* b = io.input(2).data.data();
+    float* y = out.data.data();
+    // the condition's offset from the output index, the two values' through for_each_element
+    for_each_element(dims, 0, broadcast_strides(io.input(1).dims.dims(), dims), 0,
+                     broadcast_strides(io.input(2).dims.dims(), dims), [&](i64 i, i64 ia, i64 ib) {
+                         i64 rem = i, ic = 0;
+                         for (std::size_t d = dims.size(); d-- > 0;) {
+                             ic += (rem % dims[d]) * sc[d];
+                             rem /= dims[d];
+                         }
+                         y[i] = c[ic] > 0 ? a[ia] : b[ib];
+                     });
+    return out;
+}
 host_tensor forward(const core::interpolate& op, const layer_io& io) { return interpolate_forward(op, io); }
 
 }  // namespace

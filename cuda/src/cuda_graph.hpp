@@ -305,6 +305,7 @@ private:
                           const char* name);
     void add(const core::layer_analysis& la, const core::pad& op);
     void add(const core::layer_analysis& la, const core::interpolate& op);
+    void add(const core::layer_analysis& la, const core::where_op&);
 
     device_context& ctx_;
     core::dtype dt_;

@@ -338,4 +338,36 @@ void cuda_graph::add(const core::layer_analysis& la, const core::interpolate& op
     set_output(la, std::move(y));
 }
 
+void cuda_graph::add(const core::layer_analysis& la, const core::where_op&) {
+    const std::vector<i64> out = la.output_shape.dims();
+    if (out.size() > static_cast<std::size_t>(kernels::max_rank))
+        throw backends::unsupported(core::where(la.layer) + ": rank " + std::to_string(out.size()) + " above " +
+                                    std::to_string(kernels::max_rank));
+    kernels::select_map m;
+    m.rank = static_cast<int>(out.size());
+    const void* p[3];
+    for (std::size_t k = 0; k < 3; ++k) {
+        const dev_tensor& t = dense(la.layer.inputs[k]);
+        p[k] = t.data();
+        i64* stride = k == 0 ? m.stride_c : k == 1 ? m.stride_a : m.stride_b;
+        const std::vector<i64>& d = t.view.dims;
+        i64 step = 1;
+        for (std::size_t i = 0; i < d.size(); ++i) {
+            const std::size_t din = d.size() - 1 - i, dout = out.size() - 1 - i;
+            stride[dout] = d[din] == 1 ? 0 : step;
+            step *= d[din];
+        }
+    }
+    for (std::size_t d = 0; d < out.size(); ++d) m.dims[d] = out[d];
+    dev_tensor y = new_tensor(out);
+    void* yp = y.data();
+    const i64 n = y.numel();
+    const void *cp = p[0], *ap = p[1], *bp = p[2];
+    const kernels::elem e = elem_;
+    cudaStream_t s = ctx_.s();
+    notes_.emplace_back("ridgeline:where");
+    steps_.push_back([=] { RIDGELINE_CUDA_CHECK(kernels::select(e, cp, ap, bp, yp, n, m, s)); });
+    set_output(la, std::move(y));
+}
+
 }  // namespace ridgeline::cuda::graph_detail

@@ -85,6 +85,18 @@ cudaError_t embedding(elem t, const std::int64_t* ids, const void* table, void* 
 cudaError_t pad_copy(elem t, const void* x, void* y, std::int64_t planes, std::int64_t h, std::int64_t w,
                      std::int64_t hp, std::int64_t wp, std::int64_t top, std::int64_t left, cudaStream_t stream);
 
+/// torch.where: y[i] = c[.] > 0 ? a[.] : b[.] over `dims` (the output, row-major), each operand read through its own
+/// broadcast strides (0 on a broadcast dimension).
+struct select_map {
+    int rank = 0;
+    std::int64_t dims[max_rank] = {};
+    std::int64_t stride_c[max_rank] = {};
+    std::int64_t stride_a[max_rank] = {};
+    std::int64_t stride_b[max_rank] = {};
+};
+cudaError_t select(elem t, const void* c, const void* a, const void* b, void* y, std::int64_t n, const select_map& m,
+                   cudaStream_t stream);
+
 /// A gather through per-dimension tables (pad, nearest interpolation): output element (i_0, ..., i_{rank-1}) of
 /// dims `dims` reads x at sum_d table[start[d] + i_d] (element offsets), or is `fill` where any entry is -1.
 struct gather_tables {

@@ -1,4 +1,5 @@
-// The resampling copies' kernels (declared in kernels.hpp): pad and nearest interpolation as a gather through one
+// The selection and resampling copies' kernels (declared in kernels.hpp): where (select); pad and nearest
+// interpolation as a gather through one
 // table of source offsets per output dimension, bilinear interpolation through per-axis tables. The tables are
 // computed on the host (core::resample_coordinates for interpolate), the same ones the CPU backend uses.
 #include "kernel_common.cuh"
@@ -43,7 +44,33 @@ __global__ void bilinear_kernel(const T* __restrict__ x, T* __restrict__ y, i64 
     }
 }
 
+template <class T>
+__global__ void select_kernel(const T* __restrict__ c, const T* __restrict__ a, const T* __restrict__ b,
+                              T* __restrict__ y, i64 n, select_map m) {
+    RIDGELINE_GRID_STRIDE(i, n) {
+        i64 rem = i, oc = 0, oa = 0, ob = 0;
+        for (int d = m.rank - 1; d >= 0; --d) {
+            const i64 k = rem % m.dims[d];
+            rem /= m.dims[d];
+            oc += k * m.stride_c[d];
+            oa += k * m.stride_a[d];
+            ob += k * m.stride_b[d];
+        }
+        y[i] = to_float(c[oc]) > 0.0f ? a[oa] : b[ob];
+    }
+}
+
 }  // namespace
+
+cudaError_t select(elem t, const void* c, const void* a, const void* b, void* y, i64 n, const select_map& m,
+                   cudaStream_t stream) {
+    if (n <= 0) return cudaSuccess;
+    return dispatch(t, [&](auto tag) {
+        using T = decltype(tag);
+        select_kernel<T><<<blocks_for(n), threads, 0, stream>>>(static_cast<const T*>(c), static_cast<const T*>(a),
+                                                               static_cast<const T*>(b), static_cast<T*>(y), n, m);
+    });
+}
 
 cudaError_t index_gather(elem t, const void* x, void* y, i64 n, const gather_tables& g, const i64* table, float fill,
                          cudaStream_t stream) {

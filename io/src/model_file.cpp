@@ -283,8 +283,9 @@ public:
             }
             l.op = make_op(kind, l.name, attrs, values, path);
             if (auto it = lj.find("inputs"); it != lj.end()) {
-                // [] only for an op that reads nothing (a parameter); a layer's arity is checked with its shapes
-                const bool reads_nothing = std::string_view(core::kind_of(l.op)) == core::parameter::kind;
+                // [] only for an op that reads nothing (a parameter, an embedding holding its ids); a layer's arity
+                // is checked with its shapes
+                const bool reads_nothing = core::reads_no_input(l.op);
                 if (!it->is_array() || (it->empty() && !reads_nothing))
                     fail(path + ".inputs", "expected a non-empty array of tensor names, got " + shown(*it));
                 for (std::size_t k = 0; k < it->size(); ++k) {

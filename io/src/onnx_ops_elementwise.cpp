@@ -165,44 +165,62 @@ void importer::pow_node(const onnx::NodeProto& n) {
 
 void importer::where_node(const onnx::NodeProto& n) {
     // Where(mask, -inf, x): PyTorch's masked_fill of attention scores with a constant mask (a causal mask). With an
-    // infinite fill, x + (mask ? -inf : 0) is the same tensor for every finite x: an add of a held buffer
+    // infinite fill, x + (mask ? -inf : 0) is the same tensor for every finite x: an add of a held buffer. Any
+    // other Where with a constant condition (a finite fill such as HF GPT-2's finfo.min): a where layer reading
+    // the condition as a held 0/1 buffer
     if (n.input_size() != 3) throw unsupported{"Where with " + std::to_string(n.input_size()) + " inputs"};
     value cond = input(n, 0), a = input(n, 1), b = input(n, 2);
     for (const auto* v : {&cond, &a, &b})
         if (v->k == source::unavailable) throw unsupported{"reads " + v->why, !v->producer_listed};
+    if (cond.k != source::constant || !cond.c->integer)
+        throw unsupported{"Where with a condition computed at run time; ridgeline maps a constant condition (a mask)"};
     const bool fill_first = a.k == source::constant && b.k == source::activation;
-    if (cond.k != source::constant || !cond.c->integer || !(fill_first || (b.k == source::constant && a.k == source::activation)))
-        throw unsupported{"ridgeline maps Where only as masked_fill: a constant condition choosing between an activation "
-                          "and a constant -inf or inf"};
-    const value& fill = fill_first ? a : b;
-    const value& x = fill_first ? b : a;
-    if (fill.c->size() != 1 || fill.c->integer)
-        throw unsupported{"Where with a fill of shape " + fill.c->shape_text() + "; ridgeline maps one float value"};
-    const double v = fill.c->absent ? 0.0 : static_cast<double>(fill.c->values.at(0));
-    if (!std::isinf(v))
-        throw unsupported{"Where filling with " + number_text(v) +
-                          "; ridgeline maps masked_fill with -inf or inf (an additive mask), not a finite value"};
-    const core::shape& xs = shape_of(x.tensor);
-    const auto& cd = cond.c->dims;
-    bool fits = cd.size() <= xs.rank();
-    for (std::size_t i = 0; fits && i < cd.size(); ++i) {
-        const std::int64_t d = cd[cd.size() - 1 - i];
-        fits = d == 1 || d == xs[xs.rank() - 1 - i];
+    const value* fill = fill_first ? &a : b.k == source::constant && a.k == source::activation ? &b : nullptr;
+    const bool infinite = fill && fill->c->size() == 1 && !fill->c->integer && !fill->c->absent &&
+                          std::isinf(fill->c->values.at(0));
+    if (infinite) {
+        const float v = fill->c->values.at(0);
+        const value& x = fill_first ? b : a;
+        const core::shape& xs = shape_of(x.tensor);
+        const auto& cd = cond.c->dims;
+        bool fits = cd.size() <= xs.rank();
+        for (std::size_t i = 0; fits && i < cd.size(); ++i) {
+            const std::int64_t d = cd[cd.size() - 1 - i];
+            fits = d == 1 || d == xs[xs.rank() - 1 - i];
+        }
+        if (fits) {
+            // the additive mask: fill where the condition picks the fill, 0 where it picks x
+            auto mask = std::make_shared<constant>();
+            mask->dims = cond.c->dims;
+            mask->origin = node_name(n) + "/mask";  // its layer's name; not an initializer's (a buffer, tied to nothing)
+            while (initializer_.count(mask->origin) || const_.count(mask->origin)) mask->origin += "#";
+            mask->absent = cond.c->absent;
+            mask->values.resize(cond.c->ints.size());
+            for (std::size_t k = 0; k < mask->values.size(); ++k)
+                mask->values[k] = (cond.c->ints[k] != 0) == fill_first ? v : 0.0f;
+            const std::string m = held(n.output(0) + "\x01mask", mask);  // a key no ONNX tensor has
+            map_output(n.output(0), emit(n, make("add", {}, node_name(n)), {x.tensor, m}));
+            return;
+        }
     }
-    if (!fits)
-        throw unsupported{"the condition " + cond.c->shape_text() + " does not broadcast to the activation " +
-                          xs.to_string() + " (ridgeline maps a condition that broadcasts to it)"};
-    // the additive mask: fill where the condition picks the fill, 0 where it picks x
+    // a where layer: constants held (a scalar as one element), the condition as 0/1
+    auto operand = [&](const value& v, const std::string& tag) -> std::string {
+        if (v.k == source::activation) return v.tensor;
+        if (v.c->integer) throw unsupported{"Where choosing integers (" + v.c->shape_text() + ")"};
+        if (!v.c->dims.empty()) return held(n.output(0) + "\x01" + tag, v.c);
+        auto one = std::make_shared<constant>(*v.c);
+        one->dims = {1};
+        return held(n.output(0) + "\x01" + tag, one);
+    };
     auto mask = std::make_shared<constant>();
-    mask->dims = cond.c->dims;
-    mask->origin = node_name(n) + "/mask";  // its layer's name; not an initializer's (a buffer, tied to nothing)
+    mask->dims = cond.c->dims.empty() ? std::vector<std::int64_t>{1} : cond.c->dims;
+    mask->origin = node_name(n) + "/condition";
     while (initializer_.count(mask->origin) || const_.count(mask->origin)) mask->origin += "#";
     mask->absent = cond.c->absent;
-    mask->values.resize(cond.c->ints.size());
-    for (std::size_t k = 0; k < mask->values.size(); ++k)
-        mask->values[k] = (cond.c->ints[k] != 0) == fill_first ? static_cast<float>(v) : 0.0f;
-    const std::string m = held(n.output(0) + "\x01mask", mask);  // a key no ONNX tensor has
-    map_output(n.output(0), emit(n, make("add", {}, node_name(n)), {x.tensor, m}));
+    for (const auto i : cond.c->ints) mask->values.push_back(i != 0 ? 1.0f : 0.0f);
+    const std::string c = held(n.output(0) + "\x01condition", mask);
+    const std::string x = operand(a, "input"), y = operand(b, "other");
+    map_output(n.output(0), emit(n, make("where", {}, node_name(n)), {c, x, y}));
 }
 
 void importer::find_tanh_gelus() {

@@ -228,8 +228,8 @@ void importer::gather(const onnx::NodeProto& n) {
         // table counts as the parameter it is (onnx_fold.cpp leaves this Gather to the conversion)
         const auto idx = constant_input(n, 1);
         if (!idx->integer) throw unsupported{"Gather's indices are not integers (" + idx->shape_text() + ")"};
-        if (attr_int(n, "axis", 0) != 0)
-            throw unsupported{"Gather along axis " + std::to_string(attr_int(n, "axis", 0)) + " of a table"};
+        if (const std::int64_t axis = attr_int(n, "axis", 0); axis != 0 && axis != -2)
+            throw unsupported{"Gather along axis " + std::to_string(axis) + " of a table"};
         if (idx->dims.empty())
             throw unsupported{"Gather of one row of a table by a scalar index; ridgeline holds index maps of rank >= 1"};
         const std::int64_t rows = data.c->dims[0];
@@ -252,8 +252,8 @@ void importer::gather(const onnx::NodeProto& n) {
         map_output(n.output(0), emit(n, o, {}, {{"weight", data.c}, {"indices", ids}}));
         return;
     }
-    if (attr_int(n, "axis", 0) != 0)
-        throw unsupported{"Gather along axis " + std::to_string(attr_int(n, "axis", 0)) + " of a table"};
+    if (const std::int64_t axis = attr_int(n, "axis", 0); axis != 0 && axis != -2)
+        throw unsupported{"Gather along axis " + std::to_string(axis) + " of a table"};
     const std::string ids = activation(n, 1);
     const core::op o =
         make("embedding",

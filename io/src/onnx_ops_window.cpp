@@ -190,6 +190,9 @@ void importer::pad(const onnx::NodeProto& n) {
                 const std::int64_t axis = a->ints[k] < 0 ? a->ints[k] + r : a->ints[k];
                 if (axis < 0 || axis >= r)
                     throw unsupported{"Pad axis " + std::to_string(a->ints[k]) + " is outside rank " + std::to_string(r)};
+                if (std::count(a->ints.begin(), a->ints.end(), a->ints[k]) > 1 ||
+                    std::count(a->ints.begin(), a->ints.end(), a->ints[k] < 0 ? a->ints[k] + r : a->ints[k] - r) > 0)
+                    throw unsupported{"Pad axes " + join_ints(a->ints) + " name axis " + std::to_string(axis) + " twice"};
                 full[static_cast<std::size_t>(axis)] = pads[k];
                 full[static_cast<std::size_t>(axis + r)] = pads[k + a->ints.size()];
             }
@@ -267,6 +270,8 @@ void importer::resize(const onnx::NodeProto& n) {
                                                          : attr_string(n, "nearest_mode", "round_prefer_floor");
     if (attr_int(n, "antialias", 0) != 0) throw unsupported{op + " with antialias"};
     if (!attr_ints(n, "axes", {}).empty()) throw unsupported{op + " with axes (opset 18)"};
+    if (const std::string policy = attr_string(n, "keep_aspect_ratio_policy", "stretch"); policy != "stretch")
+        throw unsupported{op + " with keep_aspect_ratio_policy " + policy + " (opset 18); ridgeline maps stretch"};
     std::string kind;
     bool corners = false;
     if (mode == "nearest" && coords == "asymmetric" && rounding == "floor") {
@@ -291,6 +296,8 @@ void importer::resize(const onnx::NodeProto& n) {
         if (c->absent) throw unsupported{op + " sizes are needed, but their external data is absent (--shapes-only)"};
         sizes = c->ints;
     }
+    if (!sizes.empty() && has_input(n, scales_at) && constant_input(n, scales_at)->size() != 0)
+        throw unsupported{op + " with both scales and sizes (ONNX allows one)"};
     if (sizes.empty() && has_input(n, scales_at)) {
         const auto c = constant_input(n, scales_at);
         if (c->absent) throw unsupported{op + " scales are needed, but their external data is absent (--shapes-only)"};
@@ -305,7 +312,9 @@ void importer::resize(const onnx::NodeProto& n) {
         for (std::size_t k = 0; k < 4; ++k) {
             const double out = std::floor(static_cast<double>(xs[k]) * scales[k]);
             if (!(scales[k] > 0) || out < 1 || out > 1e15)
-                throw unsupported{op + " scale " + number_text(scales[k]) + " of axis " + std::to_string(k)};
+                throw unsupported{op + " scale " + number_text(scales[k]) + " of axis " + std::to_string(k) + " (size " +
+                                  std::to_string(xs[k]) + ") gives an output size of " + number_text(out) +
+                                  "; it must be 1 to 10^15"};
             // ONNX maps output o back through the given scale, interpolate through in / out: the same only when
             // in * scale is a whole number
             if (out != static_cast<double>(xs[k]) * scales[k])

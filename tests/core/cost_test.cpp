@@ -246,7 +246,8 @@ TEST(Cost, MatmulAndViews) {
 
 TEST(Cost, AnEmbeddingThatHoldsItsIdsCountsThemAsABuffer) {
     // Swin's relative position bias: table 169x3 (507 params) read through 2,401 held ids (buffers); output
-    // 2401x3; bytes ids 2,401*8 = 19,208, rows read and output written 7,203*4 = 28,812 each: 76,832
+    // 2401x3; bytes ids 2,401*8 = 19,208, rows read at most the table's 169*3*4 = 2,028, output written
+    // 7,203*4 = 28,812: 50,048
     ridgeline::core::model_builder b("held_ids");
     b.input("anchor", shape{1});  // a model needs an input; nothing reads this one
     b.add("bias", ridgeline::core::parse_op("embedding:num_embeddings=169,embedding_dim=3,indices=2401"), {});
@@ -254,7 +255,15 @@ TEST(Cost, AnEmbeddingThatHoldsItsIdsCountsThemAsABuffer) {
     EXPECT_EQ(e.output_shape, (shape{2401, 3}));
     EXPECT_EQ(e.cost.params, 507);
     EXPECT_EQ(e.cost.buffers, 2401);
-    EXPECT_EQ(e.cost.bytes, 76832);
+    EXPECT_EQ(e.cost.bytes, 50048);
+}
+
+TEST(Cost, WhereSelectsWithoutArithmetic) {
+    // where(mask 1x1x4x4, scores 2x3x4x4, fill 1): output 2x3x4x4 (96); bytes (16 + 96 + 1 + 96) * 4 = 836
+    auto w = one_layer("where", {{1, 1, 4, 4}, {2, 3, 4, 4}, {1}});
+    EXPECT_EQ(w.output_shape, (shape{2, 3, 4, 4}));
+    EXPECT_EQ(w.cost.flops, 0);
+    EXPECT_EQ(w.cost.bytes, 836);
 }
 
 TEST(Cost, PadAndInterpolateAreCopies) {

@@ -71,7 +71,7 @@ TEST(Errors, MalformedLayersAndShapes) {
          "layer \"net.0\": unknown op \"conv3d\" (known ops: linear, matmul, embedding, conv2d, batch_norm2d, "
          "layer_norm, relu, relu6, gelu, tanh, sigmoid, scale, softmax, add, mul, max_pool2d, avg_pool2d, "
          "adaptive_avg_pool2d, concat, flatten, reshape, transpose, slice, hardswish, hardsigmoid, silu, parameter, erf, "
-         "sqrt, exp, neg, pow, sub, div, mean, sum, amax, pad, interpolate)"},
+         "sqrt, exp, neg, pow, sub, div, mean, sum, amax, pad, interpolate, where)"},
         {"relu:inplace=true", {"1x3"}, "relu \"net.0\": unknown attribute \"inplace\" (this op takes no attributes)"},
         {"sum", {"1x3"},
          "sum \"net.0\": reduces every dimension of 1x3 to a scalar; ridgeline's tensors have rank >= 1 (use keepdim=true)"},
@@ -115,9 +115,11 @@ TEST(Errors, MalformedLayersAndShapes) {
         {"pad:pad=1x1,mode=reflect,value=2", {"4x6"}, "pad \"net.0\": value is only used by mode=constant"},
         {"pad:pad=1x1x1x1x1x1", {"4x6"}, "pad \"net.0\": pad has 3 (before, after) pairs but the input 4x6 (rank 2) has only 2 dimensions"},
         {"pad:pad=6x0,mode=reflect", {"4x6"}, "pad \"net.0\": reflect padding 6, 0 of dimension 1 must be less than its size 6"},
+        {"pad:pad=1x1,value=1e39", {"4x6"}, "pad \"net.0\": value 1e+39 is not finite in fp32 (its largest value is 3.40282e+38)"},
         {"interpolate:size=0x4", {"1x1x2x2"}, "interpolate \"net.0\": size must be >= 1, got 0x4"},
         {"interpolate:size=4,align_corners=true", {"1x1x2x2"}, "interpolate \"net.0\": align_corners can only be set with mode=bilinear (as in PyTorch)"},
         {"interpolate:size=4,mode=bicubic", {"1x1x2x2"}, "interpolate \"net.0\": mode \"bicubic\" is not one of: nearest, bilinear"},
+        {"where", {"2x3", "4x3", "2x3"}, "where \"net.0\": shapes 2x3 and 4x3 do not broadcast (dimension -2: 2 vs 4)"},
         {"interpolate:size=4", {"2x2x2"}, "interpolate \"net.0\": expects a 4-D NCHW input, got 2x2x2 (rank 3)"},
         {"layer_norm:normalized_shape=5", {"4x6"},
          "layer_norm \"net.0\": normalized_shape 5 does not match the trailing dimensions of the input 4x6"},

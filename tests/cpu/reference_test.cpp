@@ -396,6 +396,16 @@ TEST(ReferenceActivations, TanhSigmoidScale) {
     expect_values(run("scale:factor=0.125", {tensor({3}, {3, -0.5F, 10})}), {0.375, -0.0625, 1.25});
 }
 
+TEST(ReferenceWhere, PicksWhereTheConditionIsPositive) {
+    // condition [1, 0, -2] (true, false, false) broadcast over 2 rows: row 0 [1, 2, 3] vs other 9 -> [1, 9, 9];
+    // row 1 [4, 5, 6] -> [4, 9, 9]
+    expect_values(run("where", {tensor({3}, {1, 0, -2}), tensor({2, 3}, {1, 2, 3, 4, 5, 6}), tensor({1}, {9})}),
+                  {1, 9, 9, 4, 9, 9});
+    // a column condition [[0.5], [0]] picks row 0 from input, row 1 from other [7, 8]
+    expect_values(run("where", {tensor({2, 1}, {0.5F, 0}), tensor({2, 2}, {1, 2, 3, 4}), tensor({2}, {7, 8})}),
+                  {1, 2, 7, 8});
+}
+
 TEST(ReferenceResample, PadModesByHand) {
     // x = [1, 2, 3], pad (2, 1): constant 0 -> [0, 0, 1, 2, 3, 0]; value 7 -> [7, 7, 1, 2, 3, 7];
     // reflect mirrors without the edge -> [3, 2, 1, 2, 3, 2]; replicate repeats it -> [1, 1, 1, 2, 3, 3]

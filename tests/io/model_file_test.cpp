@@ -214,3 +214,20 @@ TEST(ModelFile, FileErrors) {
     std::ofstream(good) << tiny;
     EXPECT_EQ(io::read_model_file(good).layers().size(), 3u);
 }
+
+TEST(ModelFile, AnEmbeddingHoldingItsIdsReadsNoInput) {
+    // "inputs": [] as export writes it for a layer that reads nothing (Swin's relative position bias lookup)
+    const core::model m = parse(R"({"inputs": [{"name": "x", "shape": [1, 3, 4]}], "layers": [
+        {"name": "bias", "op": "embedding", "num_embeddings": 7, "embedding_dim": 3, "indices": [4], "inputs": []},
+        {"name": "t", "op": "transpose", "dim0": 0, "dim1": 1, "inputs": ["bias"]},
+        {"name": "sum", "op": "add", "inputs": ["x", "t"]}]})");
+    EXPECT_TRUE(m.layers()[0].inputs.empty());
+    const auto a = core::analyze(m, core::dtype::fp32);
+    EXPECT_EQ(a.totals.params, 21);  // the 7x3 table
+    EXPECT_EQ(a.totals.buffers, 4);  // the held ids
+    // an embedding that reads ids still needs its input
+    EXPECT_NE(error_of(R"({"inputs": [{"name": "ids", "shape": [1, 4]}], "layers": [
+        {"name": "e", "op": "embedding", "num_embeddings": 7, "embedding_dim": 3, "inputs": []}]})")
+                  .find("$.layers[0].inputs: expected a non-empty array of tensor names, got []"),
+              std::string::npos);
+}

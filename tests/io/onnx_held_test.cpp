@@ -1,6 +1,6 @@
 // ONNX import of tensors a model holds and reads directly (issue 11 items 2 and 4): a float constant read where an
 // activation goes becomes a `parameter` layer (ViT's class token and position embedding, ConvNeXt's layer scale),
-// Where(mask, -inf, x) becomes an add of a held mask buffer, Gather of one index of an activation a slice, and the
+// Where(mask, -inf, x) becomes an add of a held mask buffer (a finite fill a where layer), Gather of one index of an activation a slice, and the
 // tanh GELU spelled out (GPT-2's NewGELU) one gelu.
 #include <gtest/gtest.h>
 
@@ -116,7 +116,7 @@ TEST(OnnxImportHeld, MaskedFillWithMinusInfinityIsAnAddOfAHeldMask) {
     EXPECT_EQ(m.weights->tensors.at(m.model.layers()[0].name + ".value").data,
               (std::vector<float>{0, -inf, -inf, 0, 0, -inf, 0, 0, 0}));
 
-    // a finite fill is not an add: refused, saying why
+    // a finite fill (HF GPT-2's finfo.min) is a where layer: the condition a held 0/1 buffer, the fill one held value
     onnx_builder f(14);
     f.input("scores", {1, 3, 3});
     f.init_ints("bias", {3, 3}, {1, 0, 0, 1, 1, 0, 1, 1, 1});
@@ -125,10 +125,26 @@ TEST(OnnxImportHeld, MaskedFillWithMinusInfinityIsAnAddOfAHeldMask) {
     f.scalar("fill", -1e4F);
     f.node("Where", {"masked", "fill", "scores"}, {"out"}, "/Where");
     f.output("out");
-    const std::string what = import_error(f, "finite_mask.onnx");
-    EXPECT_NE(what.find("Where \"/Where\": Where filling with -10000; ridgeline maps masked_fill with -inf or inf"),
-              std::string::npos)
-        << what;
+    const io::onnx_model w = import(f, "finite_mask.onnx");
+    EXPECT_EQ(layer_strings(w.model), (std::vector<std::string>{"parameter:shape=3x3,trainable=false",
+                                                                "parameter:shape=1,trainable=false", "where"}));
+    const auto wa = core::analyze(w.model, core::dtype::fp32);
+    EXPECT_EQ(wa.totals.buffers, 10);  // the 3x3 condition and the one fill value
+    EXPECT_EQ(wa.totals.flops, 0);     // a selection
+    EXPECT_EQ(wa.layers.back().output_shape, (core::shape{1, 3, 3}));
+    // the condition is true (1) where the mask was 0: there the fill is chosen
+    EXPECT_EQ(w.weights->tensors.at(w.model.layers()[0].name + ".value").data,
+              (std::vector<float>{0, 1, 1, 0, 0, 1, 0, 0, 0}));
+    // a condition computed at run time is refused, saying why
+    onnx_builder r(14);
+    r.input("scores", {1, 3, 3});
+    r.input("other", {1, 3, 3});
+    r.node("Less", {"scores", "other"}, {"less"}, "/Less");
+    r.node("Where", {"less", "scores", "other"}, {"out"}, "/Where");
+    r.output("out");
+    const std::string what = import_error(r, "runtime_condition.onnx");
+    EXPECT_NE(what.find("Where \"/Where\": reads the output of node \"/Less\" (Less), which was not imported"),
+              std::string::npos) << what;
 }
 
 namespace {

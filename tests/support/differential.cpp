@@ -284,6 +284,20 @@ layer_case gen_binary(draw& d, std::string_view kind) {
     return {std::string(kind), {a, b}};
 }
 
+layer_case gen_where(draw& d) {
+    // condition, input, other: each the full shape or a broadcast side of it (the condition true where > 0: the
+    // harness's inputs in [-1, 1] pick both ways)
+    const core::shape full = activation(d, 8, 3);
+    auto side = [&] {
+        if (d.coin(0.4)) return full;
+        const auto rank = static_cast<std::size_t>(d.between(1, static_cast<i64>(full.rank())));
+        std::vector<i64> out;
+        for (std::size_t i = full.rank() - rank; i < full.rank(); ++i) out.push_back(d.coin(0.3) ? 1 : full[i]);
+        return core::shape(out);
+    };
+    return {"where", {side(), side(), side()}};
+}
+
 layer_case gen_concat(draw& d) {
     const core::shape base = d.any_shape(1, 4, 6, 3);
     const i64 dim = d.axis(base.rank());
@@ -454,7 +468,8 @@ const std::map<std::string_view, std::function<layer_case(draw&)>>& generators()
                                                                        {"slice", gen_slice},
                                                                        {"parameter", gen_parameter},
                                                                        {"pad", gen_pad},
-                                                                       {"interpolate", gen_interpolate}};
+                                                                       {"interpolate", gen_interpolate},
+                                                                       {"where", gen_where}};
         for (std::string_view k :
              {"relu", "relu6", "gelu", "tanh", "sigmoid", "hardswish", "hardsigmoid", "silu", "scale", "softmax", "erf",
               "sqrt", "exp", "neg", "pow"})

@@ -26,7 +26,7 @@ namespace ridgeline::core {
 using op = std::variant<linear, matmul, embedding, conv2d, batch_norm2d, layer_norm, relu, relu6, gelu, tanh_op,
                         sigmoid, scale, softmax, add, mul, max_pool2d, avg_pool2d, adaptive_avg_pool2d, concat,
                         flatten, reshape, transpose, slice, hardswish, hardsigmoid, silu, parameter, erf_op, sqrt_op,
-                        exp_op, neg, pow_op, sub, div, mean_op, sum_op, amax, pad, interpolate>;
+                        exp_op, neg, pow_op, sub, div, mean_op, sum_op, amax, pad, interpolate, where_op>;
 
 /// Kind names of every op, in the order of `op` ("linear", "matmul", ...).
 const std::vector<std::string_view>& op_kinds();
@@ -70,6 +70,9 @@ std::vector<param_spec> parameters_of(const op& o);
 
 /// Full cost of one layer given its input shapes and output shape (from infer_shape).
 cost cost_of(const layer& l, const shapes& in, const shape& out, dtype dt);
+
+/// True for a layer that reads no tensor: a parameter, or an embedding that holds its ids (`indices`).
+bool reads_no_input(const op& o);
 
 /// True for ops that move no data (flatten, reshape, transpose, slice, parameter). All but parameter read
 /// one input, whose storage they share.

@@ -70,7 +70,7 @@ struct matmul {
 /// Table lookup (torch.nn.Embedding, or F.embedding / table[index] of a parameter). Input: int64 token ids of any
 /// shape; or, with `indices` (a shape), no input: the layer holds its ids as a buffer "indices" (a registered index
 /// buffer, as Swin's relative_position_index reading its relative_position_bias_table). Output [..., embedding_dim].
-/// bytes: ids at 8 bytes, the looked-up rows read once, the output written once (not the whole table).
+/// bytes: ids at 8 bytes, the looked-up rows read once (at most min(ids, num_embeddings) rows), the output written once.
 struct embedding {
     static constexpr std::string_view kind = "embedding";
     static constexpr int min_inputs = 0, max_inputs = 1;  // one input, or none with `indices`
@@ -287,6 +287,20 @@ struct div {
     RIDGELINE_BINARY_OP_MEMBERS(div)
 };
 #undef RIDGELINE_BINARY_OP_MEMBERS
+
+/// torch.where(condition, input, other): input where the condition holds, other elsewhere, NumPy broadcasting of
+/// all three. The condition is a float tensor, true where > 0 (a bool mask is held as 0/1: HF GPT-2's causal mask
+/// filled with finfo.min). A selection: 0 flops; bytes: the three inputs read, the output written.
+struct where_op {
+    static constexpr std::string_view kind = "where";
+    static constexpr int min_inputs = 3, max_inputs = 3;
+    static where_op read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const where_op&) const = default;
+};
 
 // ---------------------------------------------------------------- reductions
 
