@@ -198,6 +198,8 @@ def forward(kind, a, xs, p):
             for i in range(len(amounts) // 2):
                 width[x.dim() - 1 - i] = (amounts[2 * i], amounts[2 * i + 1])
             return torch.from_numpy(np.pad(x.numpy(), width, mode={"reflect": "reflect", "replicate": "edge"}[mode]))
+    if kind == "expand":  # Tensor.expand, made contiguous
+        return x.expand(*ints(a["size"])).contiguous()
     if kind == "where":  # the condition is a float tensor, true where > 0
         return torch.where(xs[0] > 0, xs[1], xs[2])
     if kind == "interpolate":

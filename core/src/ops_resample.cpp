@@ -1,5 +1,5 @@
-// Copies that change a tensor's spatial extent: pad (torch.nn.functional.pad) and interpolate
-// (torch.nn.functional.interpolate, nearest and bilinear).
+// Copies that change a tensor's extent: pad (torch.nn.functional.pad), expand (Tensor.expand made contiguous) and
+// interpolate (torch.nn.functional.interpolate, nearest and bilinear).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +11,12 @@ namespace ridgeline::core {
 using detail::fail;
 
 namespace {
+/// "2x-1x4": a size list as written (shape's to_string rejects -1)
+std::string shape_text(const std::vector<std::int64_t>& v) {
+    std::string t;
+    for (std::size_t i = 0; i < v.size(); ++i) t += (i ? "x" : "") + std::to_string(v[i]);
+    return t;
+}
 std::string number_text(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.6g", v);
@@ -90,6 +96,57 @@ cost pad::work(const shapes& in, const shape& out, dtype dt) const {
     if (std::fabs(value) > max_finite)
         throw invalid_layer("value " + number_text(value) + " is not finite in " + std::string(to_string(dt)) +
                             " (its largest value is " + number_text(max_finite) + ")");
+    cost c;
+    c.bytes = detail::standard_bytes(in, out, 0, dt);
+    return c;
+}
+
+// ------------------------------------------------------------------ expand
+expand expand::read(attribute_reader& r) {
+    expand e;
+    e.size = r.get_int_list("size");
+    if (e.size.empty()) r.fail("size", "is empty");
+    for (const auto d : e.size)
+        if (d < 1 && d != -1)
+            r.fail("size", "has " + std::to_string(d) + ": every size must be >= 1, or -1 to keep the dimension");
+    return e;
+}
+
+void expand::write(attribute_writer& w) const { w.add("size", size); }
+
+shape expand::infer(const shapes& in, const std::string& where) const {
+    const shape& x = in.at(0);
+    if (size.size() < x.rank())
+        fail(where, "size " + shape_text(size) + " has fewer dimensions than the input " + detail::describe(x));
+    const std::size_t lead = size.size() - x.rank();
+    std::vector<std::int64_t> out(size);
+    for (std::size_t i = 0; i < size.size(); ++i) {
+        if (i < lead) {
+            if (size[i] == -1) fail(where, "size -1 at new leading dimension " + std::to_string(i) + " keeps nothing");
+            continue;
+        }
+        const std::int64_t d = x[i - lead];
+        if (size[i] == -1) out[i] = d;
+        else if (d != 1 && d != size[i])
+            fail(where, "cannot expand " + x.to_string() + " to " + shape_text(size) + " (dimension " +
+                            std::to_string(i) + ": " + std::to_string(d) + " is not 1)");
+    }
+    shape o(out);
+    (void)o.numel();
+    return o;
+}
+
+std::vector<std::vector<std::int64_t>> expand::source_indices(const shape& in, const shape& out) const {
+    const std::size_t lead = out.rank() - in.rank();
+    std::vector<std::vector<std::int64_t>> t(out.rank());
+    for (std::size_t d = 0; d < out.rank(); ++d) {
+        const bool repeated = d < lead || in[d - lead] == 1;
+        for (std::int64_t o = 0; o < out[d]; ++o) t[d].push_back(repeated ? 0 : o);
+    }
+    return t;
+}
+
+cost expand::work(const shapes& in, const shape& out, dtype dt) const {
     cost c;
     c.bytes = detail::standard_bytes(in, out, 0, dt);
     return c;

@@ -131,6 +131,7 @@ private:
     /// y[i_0, ...] = x[table[0][i_0], table[1][i_1], ...] (source indices per output dimension; -1: `fill`).
     void gather_by_tables(const core::layer_analysis& la, std::vector<std::vector<std::int64_t>> table, float fill);
     void add(const core::layer_analysis& la, const core::pad& op);
+    void add(const core::layer_analysis& la, const core::expand& op);
     void add(const core::layer_analysis& la, const core::interpolate& op);
 
     dnnl::engine& engine_;

@@ -1,6 +1,6 @@
-// The oneDNN lowering (dnnl_graph.hpp): pad and interpolate. oneDNN 2.6 has no pad primitive and its resampling
+// The oneDNN lowering (dnnl_graph.hpp): pad, expand and interpolate. oneDNN 2.6 has no pad primitive and its resampling
 // rounds differently from PyTorch in some cases, so these are partly ridgeline's own loops, named in notes():
-// - pad, and nearest interpolation that is not an integer upscale: "ridgeline index gather", one table of source
+// - pad, expand, and nearest interpolation that is not an integer upscale: "ridgeline index gather", one table of source
 //   offsets per output dimension (core::resample_coordinates for interpolate), rows split over OpenMP threads,
 //   the innermost row copied element by element from its table, or by one memcpy where it is a plain run;
 // - bilinear: "ridgeline bilinear loop", float32, the same tables (oneDNN's linear resampling computes the source
@@ -75,9 +75,10 @@ void dnnl_graph::gather_by_tables(const core::layer_analysis& la, std::vector<st
     const memory::desc md = x.get_desc();
     const dims in = md.dims();
     const dims out = to_dims(la.output_shape);
-    const dims stride = row_major_strides(in);
+    const dims in_stride = row_major_strides(in);
+    const std::size_t lead = table.size() - in.size();  // new leading dimensions (expand) read offset 0
     for (std::size_t d = 0; d < table.size(); ++d)
-        for (auto& t : table[d]) t = t < 0 ? -1 : t * stride[d];
+        for (auto& t : table[d]) t = t < 0 ? -1 : d < lead ? 0 : t * in_stride[d - lead];
     // the fill value in the tensor's own type, converted by a reorder of one element
     memory fill32(plain_md({1}, memory::data_type::f32), engine_);
     *static_cast<float*>(fill32.get_data_handle()) = fill;
@@ -111,6 +112,10 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::pad& op) {
     std::vector<std::vector<std::int64_t>> table;
     for (std::size_t d = 0; d < x.rank(); ++d) table.push_back(op.source_indices(d, x));
     gather_by_tables(la, std::move(table), static_cast<float>(op.value));
+}
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::expand& op) {
+    gather_by_tables(la, op.source_indices(la.input_shapes[0], la.output_shape), 0.0f);
 }
 
 void dnnl_graph::add(const core::layer_analysis& la, const core::interpolate& op) {

@@ -634,6 +634,15 @@ host_tensor forward(const core::slice& op, const layer_io& io) {
 
 host_tensor forward(const core::pad& op, const layer_io& io) { return pad_forward(op, io); }
 
+/// Tensor.expand made contiguous: each output element reads the input through its broadcast strides.
+host_tensor forward(const core::expand&, const layer_io& io) {
+    const host_tensor& in = io.input(0);
+    host_tensor out = io.make_output();
+    const std::vector<i64> s = broadcast_strides(in.dims.dims(), out.dims.dims());
+    gather(in.data.data(), 0, s, out);
+    return out;
+}
+
 /// torch.where(condition > 0, input, other), the three broadcast to the output.
 host_tensor forward(const core::where_op&, const layer_io& io) {
     host_tensor out = io.make_output();

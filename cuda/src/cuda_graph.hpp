@@ -304,6 +304,7 @@ private:
     void gather_by_tables(const core::layer_analysis& la, std::vector<std::vector<i64>> table, float fill,
                           const char* name);
     void add(const core::layer_analysis& la, const core::pad& op);
+    void add(const core::layer_analysis& la, const core::expand& op);
     void add(const core::layer_analysis& la, const core::interpolate& op);
     void add(const core::layer_analysis& la, const core::where_op&);
 

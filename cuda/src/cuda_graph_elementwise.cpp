@@ -274,10 +274,11 @@ void cuda_graph::gather_by_tables(const core::layer_analysis& la, std::vector<st
     g.rank = static_cast<int>(table.size());
     std::vector<i64> flat;
     const std::vector<i64> stride = row_major_strides(x.view.dims);
+    const std::size_t lead = table.size() - stride.size();  // new leading dimensions (expand) read offset 0
     for (std::size_t d = 0; d < table.size(); ++d) {
         g.dims[d] = static_cast<i64>(table[d].size());
         g.start[d] = static_cast<i64>(flat.size());
-        for (const i64 t : table[d]) flat.push_back(t < 0 ? -1 : t * stride[d]);
+        for (const i64 t : table[d]) flat.push_back(t < 0 ? -1 : d < lead ? 0 : t * stride[d - lead]);
     }
     auto tables = upload_bytes(flat.data(), flat.size() * sizeof(i64));
     keep_.push_back(tables);
@@ -298,6 +299,10 @@ void cuda_graph::add(const core::layer_analysis& la, const core::pad& op) {
     std::vector<std::vector<std::int64_t>> table;
     for (std::size_t d = 0; d < x.rank(); ++d) table.push_back(op.source_indices(d, x));
     gather_by_tables(la, std::move(table), static_cast<float>(op.value), "pad");
+}
+
+void cuda_graph::add(const core::layer_analysis& la, const core::expand& op) {
+    gather_by_tables(la, op.source_indices(la.input_shapes[0], la.output_shape), 0.0f, "expand");
 }
 
 void cuda_graph::add(const core::layer_analysis& la, const core::interpolate& op) {

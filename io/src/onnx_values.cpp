@@ -317,8 +317,27 @@ std::string importer::held(const std::string& key, const constant_ptr& c, const 
 void importer::expand_node(const onnx::NodeProto& n) {
     value x = input(n, 0);
     if (x.k != source::constant) {
-        (void)activation(n, 0);  // says why when x is unavailable
-        throw unsupported{"Expand of an activation; ridgeline maps Expand of a constant tensor (a parameter)"};
+        // of an activation: an expand layer (a copy, as ONNX Expand materialises it) to the broadcast of both shapes
+        const std::string t = activation(n, 0);  // says why when x is unavailable
+        const auto s = constant_input(n, 1);
+        if (!s->integer) throw unsupported{"Expand's shape is not integers"};
+        const core::shape& xs = shape_of(t);
+        const std::size_t rank = std::max(xs.rank(), s->ints.size());
+        std::vector<std::int64_t> out(rank, 1);
+        for (std::size_t i = 0; i < rank; ++i) {
+            const std::int64_t a = i < rank - xs.rank() ? 1 : xs[i - (rank - xs.rank())];
+            const std::int64_t b = i < rank - s->ints.size() ? 1 : s->ints[i - (rank - s->ints.size())];
+            if ((a != b && a != 1 && b != 1) || b < 1)
+                throw unsupported{"cannot expand " + xs.to_string() + " to " + dims_text(s->ints) + " (dimension " +
+                                  std::to_string(i) + ": " + std::to_string(a) + " vs " + std::to_string(b) + ")"};
+            out[i] = std::max(a, b);
+        }
+        if (out == xs.dims()) {
+            map_output(n.output(0), t);  // expands nothing
+            return;
+        }
+        map_output(n.output(0), emit(n, make("expand", {{"size", join_ints(out)}}, node_name(n)), {t}));
+        return;
     }
     if (x.c->integer) throw unsupported{"Expand of a constant of integers (" + x.c->shape_text() + ")"};
     const auto s = constant_input(n, 1);

@@ -266,6 +266,14 @@ TEST(Cost, WhereSelectsWithoutArithmetic) {
     EXPECT_EQ(w.cost.bytes, 836);
 }
 
+TEST(Cost, ExpandIsACopy) {
+    // 1x1x4 expanded to 3x2x4 (a new leading dimension, the middle one repeated): 24 elements; bytes (4 + 24) * 4
+    auto e = one_layer("expand:size=3x2x-1", {{1, 1, 4}});
+    EXPECT_EQ(e.output_shape, (shape{3, 2, 4}));
+    EXPECT_EQ(e.cost.bytes, 112);
+    EXPECT_EQ(e.cost.flops, 0);
+}
+
 TEST(Cost, PadAndInterpolateAreCopies) {
     // F.pad(x, (1, 2, 3, 0)) of 2x3x4x5: W 5 + 1 + 2 = 8, H 4 + 3 + 0 = 7 -> 2x3x7x8 (336 elements);
     // bytes (120 read + 336 written) * 4 = 1,824; no arithmetic

@@ -71,7 +71,7 @@ TEST(Errors, MalformedLayersAndShapes) {
          "layer \"net.0\": unknown op \"conv3d\" (known ops: linear, matmul, embedding, conv2d, batch_norm2d, "
          "layer_norm, relu, relu6, gelu, tanh, sigmoid, scale, softmax, add, mul, max_pool2d, avg_pool2d, "
          "adaptive_avg_pool2d, concat, flatten, reshape, transpose, slice, hardswish, hardsigmoid, silu, parameter, erf, "
-         "sqrt, exp, neg, pow, sub, div, mean, sum, amax, pad, interpolate, where)"},
+         "sqrt, exp, neg, pow, sub, div, mean, sum, amax, pad, interpolate, where, expand)"},
         {"relu:inplace=true", {"1x3"}, "relu \"net.0\": unknown attribute \"inplace\" (this op takes no attributes)"},
         {"sum", {"1x3"},
          "sum \"net.0\": reduces every dimension of 1x3 to a scalar; ridgeline's tensors have rank >= 1 (use keepdim=true)"},
@@ -120,6 +120,10 @@ TEST(Errors, MalformedLayersAndShapes) {
         {"interpolate:size=4,align_corners=true", {"1x1x2x2"}, "interpolate \"net.0\": align_corners can only be set with mode=bilinear (as in PyTorch)"},
         {"interpolate:size=4,mode=bicubic", {"1x1x2x2"}, "interpolate \"net.0\": mode \"bicubic\" is not one of: nearest, bilinear"},
         {"where", {"2x3", "4x3", "2x3"}, "where \"net.0\": shapes 2x3 and 4x3 do not broadcast (dimension -2: 2 vs 4)"},
+        {"expand:size=4x3", {"2x3"}, "expand \"net.0\": cannot expand 2x3 to 4x3 (dimension 0: 2 is not 1)"},
+        {"expand:size=3", {"2x3"}, "expand \"net.0\": size 3 has fewer dimensions than the input 2x3 (rank 2)"},
+        {"expand:size=-1x2x3", {"2x3"}, "expand \"net.0\": size -1 at new leading dimension 0 keeps nothing"},
+        {"expand:size=0x3", {"1x3"}, "expand \"net.0\": size has 0: every size must be >= 1, or -1 to keep the dimension"},
         {"interpolate:size=4", {"2x2x2"}, "interpolate \"net.0\": expects a 4-D NCHW input, got 2x2x2 (rank 3)"},
         {"layer_norm:normalized_shape=5", {"4x6"},
          "layer_norm \"net.0\": normalized_shape 5 does not match the trailing dimensions of the input 4x6"},

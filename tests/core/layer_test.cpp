@@ -32,7 +32,7 @@ TEST(LayerString, CanonicalStringsPrintBackTheSame) {
         "mean", "mean:dim=-1,keepdim=true", "sum:dim=0x2", "amax:dim=1",
         "slice:dim=1,end=1", "slice:dim=2,start=768,end=1536", "slice:dim=0,start=-3,step=2",
         "pad:pad=1x1x2x2", "pad:pad=0x1,mode=reflect", "pad:pad=3x0x0x0,mode=replicate", "pad:pad=1x1,value=-0.5",
-        "where", "interpolate:size=14", "interpolate:size=7x9,mode=bilinear", "interpolate:size=8,mode=bilinear,align_corners=true",
+        "where", "expand:size=2x-1x4", "interpolate:size=14", "interpolate:size=7x9,mode=bilinear", "interpolate:size=8,mode=bilinear,align_corners=true",
     };
     for (const char* s : canonical) {
         SCOPED_TRACE(s);

@@ -406,6 +406,11 @@ TEST(ReferenceWhere, PicksWhereTheConditionIsPositive) {
                   {1, 2, 7, 8});
 }
 
+TEST(ReferenceResample, ExpandRepeatsDimensionsOfOne) {
+    // [[1], [2]] (2x1) expanded to 2x2x3: each row's value three times, the whole twice
+    expect_values(run("expand:size=2x2x3", {tensor({2, 1}, {1, 2})}), {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2});
+}
+
 TEST(ReferenceResample, PadModesByHand) {
     // x = [1, 2, 3], pad (2, 1): constant 0 -> [0, 0, 1, 2, 3, 0]; value 7 -> [7, 7, 1, 2, 3, 7];
     // reflect mirrors without the edge -> [3, 2, 1, 2, 3, 2]; replicate repeats it -> [1, 1, 1, 2, 3, 3]

@@ -95,6 +95,8 @@ const std::vector<problem>& every_op() {
         {"pad:pad=3x3x3x3,mode=reflect", {{1, 64, 56, 56}}},
         {"pad:pad=1x0x0x2x1x1,mode=replicate", {{2, 3, 4, 5}}},
         {"interpolate:size=112", {{1, 64, 56, 56}}},
+        {"where", {{1, 1, 8, 8}, {2, 4, 8, 8}, {1}}},
+        {"expand:size=4x3x-1", {{1, 5}}},
         {"interpolate:size=5x9", {{2, 3, 7, 4}}},  // down on H, not a whole factor on W
         {"interpolate:size=13x17,mode=bilinear", {{2, 8, 6, 6}}},
         {"interpolate:size=13x17,mode=bilinear,align_corners=true", {{2, 8, 6, 6}}},

@@ -384,3 +384,25 @@ TEST(OnnxImportOps, ReductionsOverAnyAxesAreMeanSumAmax) {
     // flops: mean 64 inputs -> 16 outputs: 48 adds + 16 divides = 64; sum 16 -> 2: 14; amax 64 -> 4: 60
     EXPECT_EQ(core::analyze(m.model, core::dtype::fp32).totals.flops, 64 + 14 + 60);
 }
+
+TEST(OnnxImportOps, ExpandOfAnActivationIsAnExpandLayer) {
+    // x [1, 3, 1] expanded to [2, 1, 4]: ONNX broadcasts both ways, to [2, 3, 4]; an Expand to its own shape is none
+    onnx_builder b(13);
+    b.input("x", {1, 3, 1});
+    b.init_ints("to", {3}, {2, 1, 4});
+    b.node("Expand", {"x", "to"}, {"e"}, "/Expand");
+    b.init_ints("same", {2}, {3, 4});
+    b.node("Expand", {"e", "same"}, {"out"}, "/Expand_1");
+    b.output("out");
+    const io::onnx_model m = io::import_onnx(b.save(ridgeline::test::scratch_dir() / "expand.onnx"));
+    EXPECT_EQ(layer_strings(m.model), (std::vector<std::string>{"expand:size=2x3x4"}));
+    // a copy: (3 read + 24 written) * 4 bytes = 108
+    EXPECT_EQ(core::analyze(m.model, core::dtype::fp32).totals.bytes, 108);
+    onnx_builder r(13);
+    r.input("x", {2, 3});
+    r.init_ints("to", {2}, {4, 3});
+    r.node("Expand", {"x", "to"}, {"out"}, "/Expand");
+    r.output("out");
+    const std::string what = import_error(r, "bad_expand.onnx");
+    EXPECT_NE(what.find("Expand \"/Expand\": cannot expand 2x3 to 4x3 (dimension 0: 2 vs 4)"), std::string::npos) << what;
+}

@@ -298,6 +298,22 @@ layer_case gen_where(draw& d) {
     return {"where", {side(), side(), side()}};
 }
 
+layer_case gen_expand(draw& d) {
+    // the input: the output's trailing dims, each 1 now and then; the size: the output's, -1 where kept
+    const core::shape out = d.any_shape(1, 4, 6, 3);
+    const auto rank = static_cast<std::size_t>(d.between(1, static_cast<i64>(out.rank())));
+    std::vector<i64> in;
+    std::string size;
+    for (std::size_t i = 0; i < out.rank(); ++i) {
+        const bool kept = i >= out.rank() - rank;
+        const bool one = kept && d.coin(0.5);
+        if (kept) in.push_back(one ? 1 : out[i]);
+        const bool minus = kept && !one && d.coin(0.3);
+        size += (i ? "x" : "") + (minus ? std::string("-1") : std::to_string(out[i]));
+    }
+    return {"expand:size=" + size, {core::shape(in)}};
+}
+
 layer_case gen_concat(draw& d) {
     const core::shape base = d.any_shape(1, 4, 6, 3);
     const i64 dim = d.axis(base.rank());
@@ -469,7 +485,8 @@ const std::map<std::string_view, std::function<layer_case(draw&)>>& generators()
                                                                        {"parameter", gen_parameter},
                                                                        {"pad", gen_pad},
                                                                        {"interpolate", gen_interpolate},
-                                                                       {"where", gen_where}};
+                                                                       {"where", gen_where},
+                                                                       {"expand", gen_expand}};
         for (std::string_view k :
              {"relu", "relu6", "gelu", "tanh", "sigmoid", "hardswish", "hardsigmoid", "silu", "scale", "softmax", "erf",
               "sqrt", "exp", "neg", "pow"})

@@ -495,6 +495,25 @@ struct pad {
     bool operator==(const pad&) const = default;
 };
 
+/// Tensor.expand(size) made contiguous (ONNX Expand of an activation): dimensions of size 1 repeat, new leading
+/// dimensions may be added, -1 keeps a dimension. PyTorch's expand is a view its reader broadcasts; ridgeline
+/// materialises it, as ONNX Expand does: a copy, 0 flops; bytes: input read, output written.
+struct expand {
+    static constexpr std::string_view kind = "expand";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    std::vector<std::int64_t> size;
+
+    /// The input index each output index reads, per output dimension (0 on a repeated or new leading dimension;
+    /// the backends index the input aligned on the right).
+    [[nodiscard]] std::vector<std::vector<std::int64_t>> source_indices(const shape& in, const shape& out) const;
+    static expand read(attribute_reader& r);
+    void write(attribute_writer& w) const;
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
+    bool operator==(const expand&) const = default;
+};
+
 /// torch.nn.functional.interpolate(x, size, mode, align_corners) of an NCHW input to `size` (H_out x W_out).
 /// nearest: source index floor(o * in / out) (PyTorch's "nearest", ONNX Resize asymmetric + floor), 0 flops.
 /// bilinear: source coordinate (o + 0.5) * in / out - 0.5 clamped at 0 (align_corners=false), or
