@@ -95,6 +95,7 @@ std::string importer::op_type(const onnx::NodeProto& n) {
 
 void importer::cross_check(const onnx::NodeProto& n) {
     for (const auto& t : mapped_now_) {
+        if (broadcast_views_.count(t)) continue;  // an Expand folded into its readers keeps the unexpanded shape
         auto s = onnx_shape_.find(t);
         if (s == onnx_shape_.end()) continue;
         const core::shape& ours = shape_of(act_.at(t));

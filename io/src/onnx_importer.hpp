@@ -245,6 +245,10 @@ private:
     /// Expand of a float constant (ViT's class token to the batch) -> a parameter layer that broadcasts it (its
     /// params are its own size); of an activation: unsupported.
     void expand_node(const onnx::NodeProto& n);
+    /// True when every reader of n's output (an Expand of an activation of dims x to `expanded`) is an elementwise
+    /// op that broadcasts x to the same output: the Expand is then a view folded into them.
+    bool broadcast_by_readers(const onnx::NodeProto& n, const std::vector<std::int64_t>& x,
+                              const std::vector<std::int64_t>& expanded);
 
     const core::shape& shape_of(const std::string& tensor) const { return shape_.at(tensor); }
 
@@ -451,6 +455,7 @@ private:
     std::map<std::string, std::vector<int>> readers_;
     std::set<std::string> graph_outputs_;
     std::map<std::string, std::vector<std::int64_t>> onnx_shape_;
+    std::set<std::string> broadcast_views_;  // Expands folded into their readers (broadcast_by_readers)
     std::map<std::string, int> onnx_type_;
     std::map<std::string, std::string> act_;          // ONNX tensor -> core tensor (input or layer name)
     std::map<std::string, core::shape> shape_;        // core tensor -> shape

@@ -314,6 +314,48 @@ std::string importer::held(const std::string& key, const constant_ptr& c, const 
     return l;
 }
 
+bool importer::broadcast_by_readers(const onnx::NodeProto& n, const std::vector<std::int64_t>& x,
+                                    const std::vector<std::int64_t>& expanded) {
+    // PyTorch's x.expand(...) read by an elementwise op is a view that op broadcasts: the Expand is folded into its
+    // readers when every one is Add, Sub, Mul, Div or Where and gives the same output shape from x as from the
+    // expanded tensor (the other operands' shapes known: converted, constant, or from ONNX shape inference)
+    const std::string& e = n.output(0);
+    if (graph_outputs_.count(e)) return false;
+    const auto r = readers_.find(e);
+    if (r == readers_.end() || r->second.empty()) return false;
+    auto broadcast = [](std::vector<std::int64_t> a, const std::vector<std::int64_t>& b) -> std::vector<std::int64_t> {
+        if (a.size() < b.size()) a.insert(a.begin(), b.size() - a.size(), 1);
+        for (std::size_t i = 0; i < b.size(); ++i) {
+            std::int64_t& d = a[a.size() - b.size() + i];
+            if (d == 1) d = b[i];
+            else if (b[i] != 1 && b[i] != d) return {};
+        }
+        return a;
+    };
+    auto dims_of = [&](const std::string& t) -> std::vector<std::int64_t> {
+        if (auto a = act_.find(t); a != act_.end()) return shape_of(a->second).dims();
+        if (const_.count(t) || initializer_.count(t)) return resolve(n, t).c->dims;
+        if (auto s = onnx_shape_.find(t); s != onnx_shape_.end()) return s->second;
+        return {0};  // unknown
+    };
+    static const std::set<std::string> broadcasting = {"Add", "Sub", "Mul", "Div", "Where"};
+    for (const int k : r->second) {
+        const onnx::NodeProto& reader = proto_.graph().node(k);
+        if (!reader.domain().empty() || !broadcasting.count(reader.op_type())) return false;
+        std::vector<std::int64_t> with_x, with_e;
+        for (int i = 0; i < reader.input_size(); ++i) {
+            const bool is_e = reader.input(i) == e;
+            const std::vector<std::int64_t> d = is_e ? x : dims_of(reader.input(i));
+            if (std::any_of(d.begin(), d.end(), [](std::int64_t v) { return v < 1; })) return false;
+            with_x = broadcast(with_x, d);
+            with_e = broadcast(with_e, is_e ? expanded : d);
+            if (with_x.empty() || with_e.empty()) return false;
+        }
+        if (with_x != with_e) return false;
+    }
+    return true;
+}
+
 void importer::expand_node(const onnx::NodeProto& n) {
     value x = input(n, 0);
     if (x.k != source::constant) {
@@ -334,6 +376,11 @@ void importer::expand_node(const onnx::NodeProto& n) {
         }
         if (out == xs.dims()) {
             map_output(n.output(0), t);  // expands nothing
+            return;
+        }
+        if (broadcast_by_readers(n, xs.dims(), out)) {
+            broadcast_views_.insert(n.output(0));  // every reader broadcasts x to the same result: a view
+            map_output(n.output(0), t);
             return;
         }
         map_output(n.output(0), emit(n, make("expand", {{"size", join_ints(out)}}, node_name(n)), {t}));

@@ -398,6 +398,28 @@ TEST(OnnxImportOps, ExpandOfAnActivationIsAnExpandLayer) {
     EXPECT_EQ(layer_strings(m.model), (std::vector<std::string>{"expand:size=2x3x4"}));
     // a copy: (3 read + 24 written) * 4 bytes = 108
     EXPECT_EQ(core::analyze(m.model, core::dtype::fp32).totals.bytes, 108);
+    // read by an Add whose other operand has the expanded shape: a view the Add broadcasts, no layer
+    onnx_builder v(13);
+    v.input("x", {1, 3, 1});
+    v.input("y", {2, 3, 4});
+    v.init_ints("to", {3}, {2, 3, 4});
+    v.node("Expand", {"x", "to"}, {"e"}, "/Expand");
+    v.node("Add", {"e", "y"}, {"out"}, "/Add");
+    v.output("out");
+    const io::onnx_model vm = io::import_onnx(v.save(ridgeline::test::scratch_dir() / "expand_view.onnx"));
+    EXPECT_EQ(layer_strings(vm.model), (std::vector<std::string>{"add"}));
+    EXPECT_EQ(core::analyze(vm.model, core::dtype::fp32).layers.back().output_shape, (core::shape{2, 3, 4}));
+    // an Add whose other operand is smaller would give another shape from x: the Expand stays a copy
+    onnx_builder c(13);
+    c.input("x", {1, 3, 1});
+    c.input("y", {3, 1});
+    c.init_ints("to", {3}, {2, 3, 4});
+    c.node("Expand", {"x", "to"}, {"e"}, "/Expand");
+    c.node("Add", {"e", "y"}, {"out"}, "/Add");
+    c.output("out");
+    EXPECT_EQ(layer_strings(io::import_onnx(c.save(ridgeline::test::scratch_dir() / "expand_copy.onnx")).model),
+              (std::vector<std::string>{"expand:size=2x3x4", "add"}));
+
     onnx_builder r(13);
     r.input("x", {2, 3});
     r.init_ints("to", {2}, {4, 3});
