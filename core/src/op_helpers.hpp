@@ -42,6 +42,14 @@ inline std::int64_t standard_bytes(const shapes& in, const shape& out, std::int6
     return checked::mul(elems, size_bytes(dt), "bytes");
 }
 
+/// A copy or selection (concat, pad, expand, where, nearest interpolate): no arithmetic, every input read once and the
+/// output written once.
+inline cost copy_work(const shapes& in, const shape& out, dtype dt) {
+    cost c;
+    c.bytes = standard_bytes(in, out, 0, dt);
+    return c;
+}
+
 /// NumPy broadcasting of two shapes; throws naming both shapes and the first dimension that differs.
 shape broadcast(const shape& a, const shape& b, const std::string& where);
 

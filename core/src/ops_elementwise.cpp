@@ -171,10 +171,6 @@ void where_op::write(attribute_writer&) const {}
 shape where_op::infer(const shapes& in, const std::string& where) const {
     return detail::broadcast(detail::broadcast(in.at(0), in.at(1), where), in.at(2), where);
 }
-cost where_op::work(const shapes& in, const shape& out, dtype dt) const {
-    cost c;  // a selection, no arithmetic
-    c.bytes = detail::standard_bytes(in, out, 0, dt);
-    return c;
-}
+cost where_op::work(const shapes& in, const shape& out, dtype dt) const { return detail::copy_work(in, out, dt); }
 
 }  // namespace ridgeline::core

@@ -96,9 +96,7 @@ cost pad::work(const shapes& in, const shape& out, dtype dt) const {
     if (std::fabs(value) > max_finite)
         throw invalid_layer("value " + number_text(value) + " is not finite in " + std::string(to_string(dt)) +
                             " (its largest value is " + number_text(max_finite) + ")");
-    cost c;
-    c.bytes = detail::standard_bytes(in, out, 0, dt);
-    return c;
+    return detail::copy_work(in, out, dt);
 }
 
 // ------------------------------------------------------------------ expand
@@ -146,11 +144,7 @@ std::vector<std::vector<std::int64_t>> expand::source_indices(const shape& in, c
     return t;
 }
 
-cost expand::work(const shapes& in, const shape& out, dtype dt) const {
-    cost c;
-    c.bytes = detail::standard_bytes(in, out, 0, dt);
-    return c;
-}
+cost expand::work(const shapes& in, const shape& out, dtype dt) const { return detail::copy_work(in, out, dt); }
 
 // ------------------------------------------------------------------ interpolate
 interpolate interpolate::read(attribute_reader& r) {
@@ -179,9 +173,8 @@ shape interpolate::infer(const shapes& in, const std::string& where) const {
 }
 
 cost interpolate::work(const shapes& in, const shape& out, dtype dt) const {
-    cost c;
+    cost c = detail::copy_work(in, out, dt);
     if (mode == mode_t::bilinear) c.flops = checked::mul(out.numel(), 9, "interpolate flops");
-    c.bytes = detail::standard_bytes(in, out, 0, dt);
     return c;
 }
 

@@ -120,11 +120,8 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::expand& op) {
 
 void dnnl_graph::add(const core::layer_analysis& la, const core::interpolate& op) {
     const core::shape& x = la.input_shapes[0];
-    const core::resample_axis rows = core::resample_coordinates(op, x[2], op.size.h);
-    const core::resample_axis cols = core::resample_coordinates(op, x[3], op.size.w);
     const bool nearest = op.mode == core::interpolate::mode_t::nearest;
-    const bool integer_upscale = op.size.h % x[2] == 0 && op.size.w % x[3] == 0;
-    if (nearest && integer_upscale) {
+    if (nearest && op.size.h % x[2] == 0 && op.size.w % x[3] == 0) {
         const memory src = dense_or_blocked(la.layer.inputs[0]);
         const auto dt = to_dnnl(dt_);
         dnnl::resampling_forward::desc d(dnnl::prop_kind::forward_inference,
@@ -139,6 +136,8 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::interpolate& op
         set_output(la.layer.name, dst);
         return;
     }
+    const core::resample_axis rows = core::resample_coordinates(op, x[2], op.size.h);
+    const core::resample_axis cols = core::resample_coordinates(op, x[3], op.size.w);
     if (nearest) {
         std::vector<std::vector<std::int64_t>> table(4);
         for (i64 i = 0; i < x[0]; ++i) table[0].push_back(i);
