@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Validates `ridgeline predict` on this machine (docs/performance.md, "Predicting another device"): each thread
 # count's own measured ceilings are the target, a profile at the other thread count the source.
-#   1 -> 2 threads and 2 -> 1 thread, on resnet18 and bert_base (where a per-op-class rule would be fitted; the
-#   rule has none today) and resnet50 and mobilenet_v2 (held out); and hot -> cold cache at 1 thread.
+#   1 -> 2 threads and 2 -> 1 thread, on resnet18 and bert_base (where the rule's constants are fitted:
+#   core::memory_exponent, gap_exponent, pass_cache_share) and resnet50 and mobilenet_v2 (held out); and hot -> cold
+#   cache at 1 thread on all four.
 # For every pair: the median absolute per-layer error of the prediction and of the naive baseline (every layer's
 # time scaled by the ratio of its roofs), and the end-to-end error of both, against a real profile at the target.
 # Pass: end to end within 10%, per-layer median within 20%, and better than the baseline (on the held-out models).
 #
-# Usage: bench/predict.sh [path/to/ridgeline] [output folder]   (about 25 minutes on 2 cores; keep the machine quiet)
+# Usage: bench/predict.sh [path/to/ridgeline] [output folder]   (about 14 minutes on 2 cores; keep the machine quiet)
 # Needs 2 or more CPUs. The folder keeps every profile, ceilings and prediction JSON for a look afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,7 @@ for t in 1 2; do
       "$bin" profile --model "$m" --device cpu --threads "$t" "${opts[@]}" --format json --output "$out/${m}_t$t.json" --quiet
   done
 done
-for m in resnet50 mobilenet_v2; do
+for m in "${models[@]}"; do
   [ -s "$out/${m}_t1_cold.json" ] ||
     "$bin" profile --model "$m" --device cpu --threads 1 --cache cold "${opts[@]}" --format json --output "$out/${m}_t1_cold.json" --quiet
 done
@@ -35,7 +36,7 @@ for m in "${models[@]}"; do
   "$bin" predict --from "$out/${m}_t2.json" --to "$out/ceilings_t1.json" --format json --output "$out/${m}_2to1.json" --quiet
   pairs+=("$m 1->2 $out/${m}_1to2.json $out/${m}_t2.json" "$m 2->1 $out/${m}_2to1.json $out/${m}_t1.json")
 done
-for m in resnet50 mobilenet_v2; do
+for m in "${models[@]}"; do
   "$bin" predict --from "$out/${m}_t1.json" --to "$out/ceilings_t1.json" --cache cold --format json \
     --output "$out/${m}_hot2cold.json" --quiet
   pairs+=("$m hot->cold $out/${m}_hot2cold.json $out/${m}_t1_cold.json")

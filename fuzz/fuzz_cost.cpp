@@ -66,7 +66,7 @@ const std::map<std::string, std::vector<std::string>>& keys_by_kind() {
         {"linear", {"in_features", "out_features", "bias"}},
         {"conv2d", {"in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"}},
         {"batch_norm2d", {"num_features", "eps", "affine"}},
-        {"layer_norm", {"normalized_shape", "eps", "elementwise_affine"}},
+        {"layer_norm", {"normalized_shape", "eps", "elementwise_affine", "bias"}},
         {"gelu", {"approximate"}},
         {"softmax", {"dim"}},
         {"scale", {"factor"}},

@@ -87,7 +87,8 @@ def parameters(kind, a, gen):
         if boolean(a.get("elementwise_affine"), True):
             ns = tuple(ints(a["normalized_shape"]))
             p["weight"] = grid(gen, ns, 1 / 16, 0.5, 1.5)
-            p["bias"] = grid(gen, ns, 1 / 16, -0.5, 0.5)
+            if boolean(a.get("bias"), True):
+                p["bias"] = grid(gen, ns, 1 / 16, -0.5, 0.5)
     elif kind == "parameter":
         p["value"] = grid(gen, tuple(ints(a["shape"])), 1 / 16, -1, 1)
     return p

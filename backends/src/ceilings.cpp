@@ -59,6 +59,15 @@ double ceilings::bandwidth_for_working_set_gbs(std::int64_t bytes) const {
     return roof;
 }
 
+std::int64_t ceilings::hot_cache_capacity_bytes() const {
+    if (working_set_gbs.empty() || !(bandwidth_gbs > 0)) return std::max<std::int64_t>(0, last_level_cache_bytes);
+    const double above_dram = bandwidth_gbs * (1 + bandwidth_tolerance());
+    std::int64_t held = 0;
+    for (const auto& [size, gbs] : working_set_gbs)
+        if (gbs > above_dram) held = std::max(held, size);
+    return last_level_cache_bytes > 0 ? std::min(held, last_level_cache_bytes) : held;
+}
+
 double ceilings::compute_tolerance(core::dtype dt) const { return compute_tolerance(std::string(core::to_string(dt))); }
 
 double ceilings::compute_tolerance(const std::string& dtype_name) const {

@@ -127,9 +127,15 @@ double attribute_reader::get_float(std::string_view key) {
     const attribute* a = lookup(key);
     if (!a) fail(key, "is required");
     const std::string& v = a->value;
-    char* end = nullptr;
-    const double d = std::strtod(v.c_str(), &end);
-    if (v.empty() || end != v.c_str() + v.size()) fail(key, "\"" + v + "\" is not a number");
+    // decimal only, as PyTorch's arguments are written (from_chars: no hex "0x10", no leading space, no locale);
+    // one leading '+' is allowed
+    const char* first = v.data() + (!v.empty() && v.front() == '+' ? 1 : 0);
+    const char* last = v.data() + v.size();
+    double d = 0;
+    const auto [ptr, ec] = std::from_chars(first, last, d, std::chars_format::general);
+    if (ec == std::errc::result_out_of_range) fail(key, "is " + v + ", out of the range of a double");
+    if (v.empty() || first == last || ec != std::errc() || ptr != last || (first != v.data() && *first == '-'))
+        fail(key, "\"" + v + "\" is not a decimal number");
     if (!std::isfinite(d)) fail(key, "is " + v + ", it must be a finite number");
     return d;
 }

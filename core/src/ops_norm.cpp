@@ -62,6 +62,8 @@ layer_norm layer_norm::read(attribute_reader& r) {
     l.normalized_shape = r.get_int_list("normalized_shape");
     l.eps = read_eps(r, 1e-5);
     l.elementwise_affine = r.get_bool("elementwise_affine", true);
+    l.bias = r.get_bool("bias", true);
+    if (!l.elementwise_affine) l.bias = false;  // as nn.LayerNorm: no affine parameters, no bias either
     for (auto d : l.normalized_shape)
         if (d < 1) r.fail("normalized_shape", "has dimension " + std::to_string(d) + ", every dimension must be >= 1");
     (void)shape(l.normalized_shape).numel();
@@ -72,6 +74,7 @@ void layer_norm::write(attribute_writer& w) const {
     w.add("normalized_shape", normalized_shape);
     if (eps != 1e-5) w.add("eps", eps);
     if (!elementwise_affine) w.add("elementwise_affine", false);
+    if (elementwise_affine && !bias) w.add("bias", false);
 }
 
 shape layer_norm::infer(const shapes& in, const std::string& where) const {
@@ -87,12 +90,14 @@ shape layer_norm::infer(const shapes& in, const std::string& where) const {
 
 std::vector<param_spec> layer_norm::parameters() const {
     if (!elementwise_affine) return {};
+    if (!bias) return {{"weight", shape(normalized_shape), true}};
     return {{"weight", shape(normalized_shape), true}, {"bias", shape(normalized_shape), true}};
 }
 
 cost layer_norm::work(const shapes& in, const shape& out, dtype dt) const {
     cost c;
-    c.flops = checked::mul(elementwise_affine ? 8 : 6, out.numel(), "layer_norm flops");
+    // 6 per element normalising (docs/conventions.md), then a multiply by the weight and an add of the bias
+    c.flops = checked::mul(6 + (elementwise_affine ? 1 : 0) + (bias ? 1 : 0), out.numel(), "layer_norm flops");
     c.bytes = detail::standard_bytes(in, out, detail::param_elements(parameters()), dt);
     return c;
 }

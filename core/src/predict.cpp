@@ -34,6 +34,12 @@ floors floors_of(const prediction_input& in, const roofs& r) {
     return f;
 }
 
+std::string shortest_text(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+}
+
 double dispatch_of(const roofs& r) { return r.dispatch_ms > 0 && std::isfinite(r.dispatch_ms) ? r.dispatch_ms : 0.0; }
 
 }  // namespace
@@ -78,7 +84,11 @@ prediction predict_time(const prediction_input& in, double rule_error) {
     // e measured on the source; never above 1 (work faster than the roofs would mean the dispatch cost overlaps
     // the work, and the target cannot beat its roofs either)
     const double e = roofs_rule ? std::min(1.0, fs.floor() / (in.median_ms - ds)) : nan;
-    const double scale = floors_known ? std::pow(ft.floor() / fs.floor(), p.exponent) : 1.0;
+    // the floor ratio, times the fitted correction r^(g - 1) over the ratios it was fitted on (none for compute)
+    const double ratio = floors_known ? ft.floor() / fs.floor() : 1.0;
+    const double correction =
+        std::pow(std::clamp(ratio, memory_ratio_low, memory_ratio_high), p.exponent - 1.0);
+    const double scale = ratio * correction;
     // the rule as a function of a source time: continuous and increasing, so the CI bounds map to the interval;
     // never below the target's dispatch cost plus its floor in the state it is judged in
     auto apply = [&](double t) {
@@ -109,8 +119,9 @@ prediction predict_time(const prediction_input& in, double rule_error) {
     if (roofs_rule)
         std::snprintf(buf, sizeof buf,
                       "the layer's work (its time less the dispatch cost) reached %.0f%% of its roofs on the source; its "
-                      "%s floor scales by %.3g^%.2f on the target (floor %.4g ms, dispatch %.4g ms)",
-                      100 * e, fs.compute_larger() ? "compute" : "memory", ft.floor() / fs.floor(), p.exponent,
+                      "%s floor scales by %.3g%s on the target (floor %.4g ms, dispatch %.4g ms)",
+                      100 * e, fs.compute_larger() ? "compute" : "memory", ratio,
+                      fs.compute_larger() ? "" : (" x " + shortest_text(correction) + " (the fitted correction)").c_str(),
                       ff.floor(), df);
     else
         std::snprintf(buf, sizeof buf,
@@ -136,6 +147,23 @@ double predict_end_to_end(double source_end_to_end_ms, double source_layers_ms, 
     const double gap = source_end_to_end_ms - source_layers_ms;
     if (gap <= 0) return source_end_to_end_ms * ratio;
     return predicted_layers_ms + gap * std::pow(ratio, gap_exponent);
+}
+
+bool pass_stays_cached(double distinct_bytes, std::int64_t capacity_bytes) {
+    return capacity_bytes == 0 || distinct_bytes <= pass_cache_share * static_cast<double>(capacity_bytes);
+}
+
+double pass_cache_shift_ms(const pass_cache_change& c) {
+    const double values[] = {c.distinct_bytes, static_cast<double>(c.capacity_bytes), c.level_gbs, c.cold_gbs,
+                             c.hot_dispatch_ms, c.cold_dispatch_ms};
+    for (double v : values)
+        if (!std::isfinite(v) || v < 0) return std::numeric_limits<double>::quiet_NaN();
+    const double cold_d = c.cold_dispatch_ms > 0 ? c.cold_dispatch_ms : c.hot_dispatch_ms;
+    const bool fits = pass_stays_cached(c.distinct_bytes, c.capacity_bytes);
+    const double bytes_ms = fits && c.cold_gbs > 0 && c.level_gbs > 0
+                                ? std::max(0.0, c.distinct_bytes / (c.cold_gbs * 1e6) - c.distinct_bytes / (c.level_gbs * 1e6))
+                                : 0.0;
+    return cold_d - c.hot_dispatch_ms + bytes_ms;
 }
 
 }  // namespace ridgeline::core

@@ -49,7 +49,7 @@ shape parse_shape(std::string_view text) {
         std::string_view part = t.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
         while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
         while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
-        const std::size_t index = dims.size() + 1;
+        const std::size_t index = dims.size();  // from 0, as PyTorch and the ops' errors number dimensions
         if (part.empty())
             throw parse_error(quoted + ": dimension " + std::to_string(index) + " is empty");
         std::int64_t v = 0;

@@ -380,7 +380,8 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::layer_norm& op)
     const std::int64_t rows = x.numel() / norm;
     const memory src(in.get_desc().reshape({rows, norm}), engine_, in.get_data_handle());
     auto flags = dnnl::normalization_flags::none;
-    if (op.elementwise_affine) flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+    if (op.elementwise_affine) flags = dnnl::normalization_flags::use_scale;
+    if (op.bias) flags = flags | dnnl::normalization_flags::use_shift;
     dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, src.get_desc(),
                                               static_cast<float>(op.eps), flags);
     dnnl::layer_normalization_forward::primitive_desc pd(d, attr(), engine_);
@@ -391,7 +392,7 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::layer_norm& op)
     if (op.elementwise_affine) {
         const memory::desc stat = plain_md({norm}, memory::data_type::f32);
         args[DNNL_ARG_SCALE] = upload_param(la.layer, "weight", stat, dims{norm});
-        args[DNNL_ARG_SHIFT] = upload_param(la.layer, "bias", stat, dims{norm});
+        if (op.bias) args[DNNL_ARG_SHIFT] = upload_param(la.layer, "bias", stat, dims{norm});
     }
     steps_.push_back({dnnl::layer_normalization_forward(pd), args, {}});
     keep_.push_back(dst);

@@ -285,7 +285,7 @@ host_tensor forward(const core::batch_norm2d& op, const layer_io& io) {
 host_tensor forward(const core::layer_norm& op, const layer_io& io) {
     const host_tensor& in = io.input(0);
     const float* gamma = op.elementwise_affine ? io.param("weight") : nullptr;
-    const float* beta = op.elementwise_affine ? io.param("bias") : nullptr;
+    const float* beta = op.elementwise_affine && op.bias ? io.param("bias") : nullptr;
     host_tensor out = io.make_output();
     const i64 inner = product(op.normalized_shape, 0, op.normalized_shape.size());
     const i64 rows = in.dims.numel() / inner;
@@ -300,7 +300,7 @@ host_tensor forward(const core::layer_norm& op, const layer_io& io) {
         const double inv_std = 1.0 / std::sqrt(sq / static_cast<double>(inner) + op.eps);
         for (i64 i = 0; i < inner; ++i) {
             double v = (xr[i] - mean) * inv_std;
-            if (gamma) v = v * gamma[i] + beta[i];
+            if (gamma) v = v * gamma[i] + (beta ? beta[i] : 0.0);
             yr[i] = static_cast<float>(v);
         }
     }

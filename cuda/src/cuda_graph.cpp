@@ -228,8 +228,11 @@ void cuda_graph::add(const core::layer_analysis& la, const core::layer_norm& op)
     std::shared_ptr<device_buffer> g, b;
     if (op.elementwise_affine) {
         g = upload_floats(param(la.layer, "weight"));
-        b = upload_floats(param(la.layer, "bias"));
-        keep_.insert(keep_.end(), {g, b});
+        keep_.push_back(g);
+        if (op.bias) {
+            b = upload_floats(param(la.layer, "bias"));
+            keep_.push_back(b);
+        }
     }
     dev_tensor y = new_tensor(la.output_shape.dims());
     const void* xp = x.data();

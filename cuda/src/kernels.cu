@@ -95,7 +95,7 @@ __global__ void layer_norm_kernel(const T* __restrict__ x, T* __restrict__ y, co
     const float inv_std = rsqrtf(var + eps);
     for (i64 k = threadIdx.x; k < inner; k += blockDim.x) {
         float v = (to_float(xr[k]) - mean) * inv_std;
-        if (gamma) v = v * gamma[k] + beta[k];
+        if (gamma) v = v * gamma[k] + (beta ? beta[k] : 0.f);
         yr[k] = from_float<T>(v);
     }
 }

@@ -168,7 +168,7 @@ public:
             return "expected an integer or [h, w]" + got;
         if (rest == "is not an integer") return "expected an integer" + got;
         if (rest.rfind("is not a boolean", 0) == 0) return "expected true or false" + got;
-        if (rest == "is not a number") return "expected a number" + got;
+        if (rest == "is not a decimal number") return "expected a number" + got;
         if (rest.rfind("is not a list of integers", 0) == 0) return "expected an array of integers" + got;
         if (rest.rfind("is not one of: ", 0) == 0) return "expected one of " + rest.substr(15) + got;
         return core_message;

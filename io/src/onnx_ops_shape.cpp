@@ -120,21 +120,14 @@ void importer::layer_norm(const onnx::NodeProto& n) {
         throw unsupported{"axis " + std::to_string(attr_int(n, "axis", -1)) + " is out of range"};
     std::vector<std::int64_t> normalized(s.dims().begin() + axis, s.dims().end());
     const auto scale = constant_input(n, 1);
-    constant_ptr bias;
-    if (has_input(n, 2)) {
-        bias = constant_input(n, 2);
-    } else {  // ridgeline's layer_norm has weight and bias; a missing B is a zero bias
-        auto zero = std::make_shared<constant>();
-        zero->dims = normalized;
-        zero->values.assign(scale->values.size(), 0.0f);
-        zero->origin = n.output(0) + ":zero_bias";
-        bias = zero;
-    }
-    const core::op o =
-        make("layer_norm",
-             {{"normalized_shape", join_ints(normalized)}, {"eps", number_text(attr_float(n, "epsilon", 1e-5))}},
-             node_name(n));
-    map_output(n.output(0), emit(n, o, {x}, {{"weight", scale}, {"bias", bias}}));
+    std::vector<core::attribute> at{{"normalized_shape", join_ints(normalized)},
+                                    {"eps", number_text(attr_float(n, "epsilon", 1e-5))}};
+    std::vector<std::pair<std::string, constant_ptr>> params = {{"weight", scale}};
+    if (has_input(n, 2))
+        params.emplace_back("bias", constant_input(n, 2));
+    else  // no B: the weight alone, as nn.LayerNorm(bias=False); nothing counted for a bias that is not there
+        at.push_back({"bias", "false"});
+    map_output(n.output(0), emit(n, make("layer_norm", at, node_name(n)), {x}, params));
 }
 
 void importer::gather(const onnx::NodeProto& n) {
@@ -354,18 +347,16 @@ bool importer::layer_norm_pattern(const onnx::NodeProto& rm1, const std::vector<
     std::vector<core::attribute> at{{"normalized_shape", join_ints(normalized)}, {"eps", number_text(eps)}};
     std::vector<std::pair<std::string, constant_ptr>> params;
     if (weight) {
-        if (!bias) {  // a weight without a bias: ridgeline's layer_norm has both; a zero bias
-            auto zero = std::make_shared<constant>();
-            zero->dims = normalized;
-            zero->values.assign(static_cast<std::size_t>(count), 0.0f);
-            zero->origin = name + ":zero_bias";
-            bias = zero;
-        }
         auto w = derived(*weight, "");
         w->dims = normalized;
-        auto b = derived(*bias, "");
-        b->dims = normalized;
-        params = {{"weight", w}, {"bias", b}};
+        params = {{"weight", w}};
+        if (bias) {
+            auto b = derived(*bias, "");
+            b->dims = normalized;
+            params.emplace_back("bias", b);
+        } else {  // a weight without a bias: nn.LayerNorm(bias=False), nothing counted for a bias
+            at.push_back({"bias", "false"});
+        }
     } else {
         at.push_back({"elementwise_affine", "false"});
     }

@@ -41,10 +41,19 @@ std::vector<char> importer::external_bytes(const onnx::TensorProto& t, std::size
              "relative path inside the folder of the .onnx file");
     const fs::path p = dir_ / rel;
     std::error_code ec;
-    if (!fs::exists(p, ec) && options_.shapes_only && !fs::is_symlink(p, ec)) return {};
-    if (!fs::exists(p, ec))
+    if (!fs::exists(p, ec)) {
+        const std::error_code why = ec;  // set when the path cannot be followed (a loop of links), not when absent
+        const bool link = fs::is_symlink(p, ec);
+        if (!why && !link && options_.shapes_only) return {};
+        if (why)
+            fail(where + " is stored in the external file \"" + location + "\" (" + p.string() +
+                 "), which cannot be reached: " + why.message());
+        if (link)
+            fail(where + " is stored in the external file \"" + location + "\" (" + p.string() +
+                 "), a symbolic link to " + fs::read_symlink(p, ec).string() + ", which does not exist");
         fail(where + " is stored in the external file \"" + location + "\" (looked for " + p.string() +
              "), which does not exist (--shapes-only imports the graph without its weights)");
+    }
     // the location may still leave the folder through a symbolic link (the file itself, or a folder on the way):
     // compare real paths, links resolved, so a link inside the folder cannot make ridgeline read a file elsewhere
     const fs::path real_dir = fs::canonical(dir_.empty() ? fs::path(".") : dir_, ec);

@@ -72,46 +72,69 @@ nlohmann::json ceilings_json(const backends::ceilings& c) {
 
 backends::ceilings ceilings_from_json(const nlohmann::json& j) {
     backends::ceilings c;
-    auto need = [&](const char* key) -> const nlohmann::json& {
-        if (!j.contains(key)) throw std::runtime_error(std::string("ceilings: missing field \"") + key + "\"");
-        return j.at(key);
+    if (!j.is_object()) throw std::runtime_error(std::string("ceilings: expected a JSON object, got ") + j.type_name());
+    // each field read on its own, so that a wrong type names the field and what it holds
+    auto wrong = [](const std::string& path, const nlohmann::json& v) {
+        std::string shown = v.dump();
+        if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
+        return std::runtime_error("ceilings: field \"" + path + "\" has the wrong type (" + v.type_name() + " " + shown + ")");
     };
-    try {
-        c.backend = need("backend").get<std::string>();
-        c.fingerprint = need("fingerprint").get<std::string>();
-        c.device_name = j.value("device_name", std::string());
-        c.peak_gflops = need("peak_gflops").get<std::map<std::string, double>>();
-        c.gemm_gflops = j.value("gemm_gflops", std::map<std::string, double>{});
-        c.fma_peak_gflops = j.value("fma_peak_gflops", std::map<std::string, double>{});
-        c.fma_peak_by_isa_gflops = j.value("fma_peak_by_isa_gflops", std::map<std::string, double>{});
-        c.bandwidth_gbs = need("bandwidth_gbs").get<double>();
-        c.copy_gbs = j.value("copy_gbs", 0.0);
-        c.triad_gbs = j.value("triad_gbs", 0.0);
-        c.device_copy_gbs = j.value("device_copy_gbs", 0.0);
-        c.read_gbs = j.value("read_gbs", 0.0);
-        for (const auto& p : j.value("working_set_gbs", nlohmann::json::array()))
-            c.working_set_gbs.emplace_back(p.at(0).get<std::int64_t>(), p.at(1).get<double>());
-        c.dispatch_overhead_ms = need("dispatch_overhead_ms").get<double>();
-        c.launch_overhead_ms = j.value("launch_overhead_ms", 0.0);
-        c.cold_dispatch_overhead_ms = j.value("cold_dispatch_overhead_ms", 0.0);
-        c.cold_bandwidth_gbs = j.value("cold_bandwidth_gbs", 0.0);
-        c.last_level_cache_bytes = j.value("last_level_cache_bytes", std::int64_t{0});
-        c.cache_level_bytes = j.value("cache_level_bytes", std::vector<std::int64_t>{});
-        c.measured_at = j.value("measured_at", std::string());
-        c.ridgeline_version = j.value("ridgeline_version", std::string());
-        c.source = j.value("source", std::string("measured"));
-        c.method = j.value("method", std::map<std::string, std::string>{});
-        c.spread = j.value("spread", std::map<std::string, double>{});
-        if (j.contains("measured_under") && j.at("measured_under").is_object()) {
-            const auto& m = j.at("measured_under");
+    auto get = [&](const std::string& key, auto fallback, bool required = false) {
+        using T = decltype(fallback);
+        if (!j.contains(key)) {
+            if (required) throw std::runtime_error("ceilings: missing field \"" + key + "\"");
+            return fallback;
+        }
+        try {
+            return j.at(key).get<T>();
+        } catch (const nlohmann::json::exception&) {
+            throw wrong(key, j.at(key));
+        }
+    };
+    using names = std::map<std::string, double>;
+    c.backend = get("backend", std::string(), true);
+    c.fingerprint = get("fingerprint", std::string(), true);
+    c.device_name = get("device_name", std::string());
+    c.peak_gflops = get("peak_gflops", names{}, true);
+    c.gemm_gflops = get("gemm_gflops", names{});
+    c.fma_peak_gflops = get("fma_peak_gflops", names{});
+    c.fma_peak_by_isa_gflops = get("fma_peak_by_isa_gflops", names{});
+    c.bandwidth_gbs = get("bandwidth_gbs", 0.0, true);
+    c.copy_gbs = get("copy_gbs", 0.0);
+    c.triad_gbs = get("triad_gbs", 0.0);
+    c.device_copy_gbs = get("device_copy_gbs", 0.0);
+    c.read_gbs = get("read_gbs", 0.0);
+    const nlohmann::json sweep = get("working_set_gbs", nlohmann::json::array());
+    if (!sweep.is_array()) throw wrong("working_set_gbs", sweep);
+    for (std::size_t i = 0; i < sweep.size(); ++i) {
+        const nlohmann::json& p = sweep[i];
+        if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number())
+            throw std::runtime_error("ceilings: field \"working_set_gbs[" + std::to_string(i) +
+                                     "]\" must be [bytes, GB/s], an integer and a number (got " + p.dump() + ")");
+        c.working_set_gbs.emplace_back(p[0].get<std::int64_t>(), p[1].get<double>());
+    }
+    c.dispatch_overhead_ms = get("dispatch_overhead_ms", 0.0, true);
+    c.launch_overhead_ms = get("launch_overhead_ms", 0.0);
+    c.cold_dispatch_overhead_ms = get("cold_dispatch_overhead_ms", 0.0);
+    c.cold_bandwidth_gbs = get("cold_bandwidth_gbs", 0.0);
+    c.last_level_cache_bytes = get("last_level_cache_bytes", std::int64_t{0});
+    c.cache_level_bytes = get("cache_level_bytes", std::vector<std::int64_t>{});
+    c.measured_at = get("measured_at", std::string());
+    c.ridgeline_version = get("ridgeline_version", std::string());
+    c.source = get("source", std::string("measured"));
+    c.method = get("method", std::map<std::string, std::string>{});
+    c.spread = get("spread", names{});
+    if (j.contains("measured_under") && j.at("measured_under").is_object()) {
+        const auto& m = j.at("measured_under");
+        try {
             c.quick = m.value("quick", false);
             c.disturbed = m.value("disturbed", false);
             c.disturbed_ceilings = m.value("disturbed_ceilings", std::vector<std::string>{});
             c.stolen_fraction = m.value("stolen_fraction", 0.0);
-            c.load_average = m.contains("load_average") && m.at("load_average").is_number() ? m.at("load_average").get<double>() : -1.0;
+        } catch (const nlohmann::json::exception&) {
+            throw wrong("measured_under", m);
         }
-    } catch (const nlohmann::json::exception& e) {
-        throw std::runtime_error(std::string("ceilings: a field has the wrong type: ") + e.what());
+        c.load_average = m.contains("load_average") && m.at("load_average").is_number() ? m.at("load_average").get<double>() : -1.0;
     }
     return c;
 }

@@ -28,6 +28,11 @@ std::string xml_escape(const std::string& s) {
                 continue;
             }
         }
+        // XML 1.0 has no control characters but tab, newline and return, not even as references: their code points
+        if (const auto b = static_cast<unsigned char>(ch); b < 0x20 || b == 0x7F) {
+            out += printable(std::string_view(&s[i], 1));
+            continue;
+        }
         switch (ch) {
             case '&': out += "&amp;"; break;
             case '<': out += "&lt;"; break;

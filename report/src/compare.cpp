@@ -161,6 +161,7 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
             }
         }
     }
+    const bool baseline_predicted = str(runs[0].report, "schema") == "ridgeline.prediction/1";
     nlohmann::json out = {{"schema", "ridgeline.compare/1"}, {"model", model}};
     nlohmann::json jruns = nlohmann::json::array();
     for (const auto& r : runs)
@@ -220,8 +221,10 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
                     in.source = detail::judged_roofs(base);
                     in.target = detail::judged_roofs(l);
                 }
-                const core::prediction pr = core::predict_time(in);
-                r["predicted_speedup"] = pr.rule != core::prediction_rule::none && pr.time_ms > 0
+                // a prediction as the baseline has no measured time to predict from: no column of predictions of a
+                // prediction (it would read 1.00x against the device it was predicted for)
+                const core::prediction pr = baseline_predicted ? core::prediction{} : core::predict_time(in);
+                r["predicted_speedup"] = !baseline_predicted && pr.rule != core::prediction_rule::none && pr.time_ms > 0
                                              ? nlohmann::json(b_med / pr.time_ms)
                                              : nlohmann::json(nullptr);
                 r["bound_changed"] = str(l, "bound") != b_bound;
@@ -312,7 +315,11 @@ std::string compare_table(const nlohmann::json& c) {
       << "; \"not comparable\": other work "
          "disturbed a time; roof: the layer's fraction of its roofs in that run; predicted: the speedup `ridgeline predict` "
          "expects from the baseline's time and the two runs' roofs (its efficiency kept, dispatch cost added; "
-         "docs/roofline.md)\n";
+         "docs/roofline.md)"
+      << (runs[0].value("predicted", false) ? "; none here: the baseline is a prediction, with no measured time to "
+                                              "predict from (put the measured run first)"
+                                            : "")
+      << "\n";
     return o.str();
 }
 

@@ -314,9 +314,12 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
                          {"datasheet", target.datasheet},
                          {"assumptions", assumptions},
                          {"rule_error", core::prediction_error},
-                         {"method", "t = dispatch + the source's work x (floor ratio)^g, g = 1 compute-bound, 0.85 "
-                                    "memory-bound; a change of cache state adds the bytes from DRAM and the cold fixed "
-                                    "cost (core::predict_time, docs/roofline.md)"}};
+                         {"method", "t = dispatch + the source's work x (floor ratio)^g, g = 1 compute-bound, " +
+                                        shortest(core::memory_exponent) +
+                                        " memory-bound (its correction held within the fitted ratios " +
+                                        shortest(core::memory_ratio_low) + "-" + shortest(core::memory_ratio_high) +
+                                        "); a change of cache state adds the bytes from DRAM and the cold fixed cost "
+                                        "(core::predict_time, docs/roofline.md)"}};
     out["device"] = {{"backend", target.ceilings.backend},
                      {"name", target.ceilings.device_name},
                      {"ceilings", ceilings_json(target.ceilings)}};
@@ -332,19 +335,34 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
     const double src_e2e = e2e.is_object() && e2e.contains("time") && e2e["time"].is_object() ? num(e2e["time"], "median_ms")
                                                                                               : std::nan("");
     // a pass flushed once (cold) pays the cold fixed cost once and fetches every distinct byte (parameters,
-    // buffers, input, activations) from DRAM instead of the level the whole working set fits in
+    // buffers, input, activations) from DRAM instead of the level the whole working set fits in, unless the hot
+    // pass could not keep them in the cache either (core::pass_cache_shift_ms)
     double pass_shift = 0;
+    std::string pass_how;
     if (use_cold != source_cold) {
         const auto& c = target.ceilings;
-        const double cold_d = c.dispatch_ms(true);
-        const double cold_bw = c.cold_run_bandwidth_gbs();
         const nlohmann::json mem = j.value("memory", nlohmann::json::object());
-        double distinct = 0;
+        core::pass_cache_change change;
         for (const char* k : {"parameter_bytes", "buffer_bytes", "input_bytes", "total_activation_bytes"})
-            if (const double v = num(mem, k); v > 0) distinct += v;
-        const double level = c.bandwidth_for_working_set_gbs(static_cast<std::int64_t>(distinct));
-        const double bytes_ms = cold_bw > 0 && level > 0 ? distinct / (cold_bw * 1e6) - distinct / (level * 1e6) : 0.0;
-        pass_shift = (use_cold ? 1 : -1) * (cold_d - c.dispatch_overhead_ms + std::max(0.0, bytes_ms));
+            if (const double v = num(mem, k); v > 0) change.distinct_bytes += v;
+        change.capacity_bytes = c.hot_cache_capacity_bytes();
+        change.level_gbs = c.bandwidth_for_working_set_gbs(static_cast<std::int64_t>(change.distinct_bytes));
+        change.cold_gbs = c.cold_run_bandwidth_gbs();
+        change.hot_dispatch_ms = c.dispatch_overhead_ms;
+        change.cold_dispatch_ms = c.cold_dispatch_overhead_ms;
+        const double shift = core::pass_cache_shift_ms(change);
+        if (std::isfinite(shift)) pass_shift = (use_cold ? 1 : -1) * shift;
+        const bool fits = core::pass_stays_cached(change.distinct_bytes, change.capacity_bytes);
+        const double kept = core::pass_cache_share * static_cast<double>(change.capacity_bytes);
+        pass_how = "; with the other cache state the pass pays the cold fixed cost once" +
+                   std::string(fits ? " and fetches its distinct bytes (" + si(change.distinct_bytes, "B") +
+                                          ") from DRAM once"
+                                    : "; its distinct bytes (" + si(change.distinct_bytes, "B") +
+                                          ") exceed what a pass keeps in the target's hot cache (" + si(kept, "B") +
+                                          ", " + shortest(core::pass_cache_share) + " of the " +
+                                          si(static_cast<double>(change.capacity_bytes), "B") +
+                                          " it holds), so a hot pass fetches them from DRAM too") +
+                   " (" + (pass_shift >= 0 ? "+" : "") + time_ms(pass_shift) + ")";
     }
     // layers timed on the source but not predicted (disturbed, mistrusted) are part of its end-to-end time, not
     // of the gap: they are taken to scale as the predicted layers do
@@ -359,9 +377,7 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
         if (unpredicted_ms > 0)
             how += "; the layers timed but not predicted (" + time_ms(unpredicted_ms) +
                    " on the source) are scaled as the predicted ones";
-        if (use_cold != source_cold)
-            how += "; with the other cache state the pass pays the cold fixed cost once and fetches its distinct bytes "
-                   "from DRAM once";
+        how += pass_how;
         out["end_to_end"] = {{"time",
                               {{"median_ms", predicted},
                                {"ci95_low_ms", std::min(predicted, predicted * (low_sum / pred_sum))},

@@ -174,14 +174,14 @@ void flags() {
 
 void shapes() {
     const std::string relu = "relu";
-    layer("shape_zero_dimension", relu, {"1x0x4"}, {"invalid shape \"1x0x4\"", "dimension 2 is 0", ">= 1"});
-    layer("shape_negative_dimension", relu, {"1x-3x4"}, {"dimension 2 is -3"});
-    layer("shape_empty_dimension", relu, {"1xx4"}, {"dimension 2 is empty"});
-    layer("shape_trailing_x", relu, {"1x4x"}, {"dimension 3 is empty"});
-    layer("shape_fraction", relu, {"1x3.5x4"}, {"dimension 2", "is not an integer"});
+    layer("shape_zero_dimension", relu, {"1x0x4"}, {"invalid shape \"1x0x4\"", "dimension 1 is 0", ">= 1"});
+    layer("shape_negative_dimension", relu, {"1x-3x4"}, {"dimension 1 is -3"});
+    layer("shape_empty_dimension", relu, {"1xx4"}, {"dimension 1 is empty"});
+    layer("shape_trailing_x", relu, {"1x4x"}, {"dimension 2 is empty"});
+    layer("shape_fraction", relu, {"1x3.5x4"}, {"dimension 1", "is not an integer"});
     layer("shape_words", relu, {"axb"}, {"invalid shape \"axb\"", "not an integer"});
-    layer("shape_junk_after", relu, {"1x3x224x224px"}, {"dimension 4", "not an integer"});
-    layer("shape_too_big_for_int64", relu, {"99999999999999999999x1"}, {"dimension 1", "does not fit in int64"});
+    layer("shape_junk_after", relu, {"1x3x224x224px"}, {"dimension 3", "not an integer"});
+    layer("shape_too_big_for_int64", relu, {"99999999999999999999x1"}, {"dimension 0", "does not fit in int64"});
     layer("shape_product_overflows", relu, {"4294967296x4294967296"}, {"4294967296x4294967296", "does not fit in int64"});
     layer("shape_product_overflows_late", relu, {"65536x65536x65536x65536"}, {"does not fit in int64"});
     layer("shape_blank", relu, {" "}, {"invalid shape", "empty"});
@@ -253,9 +253,9 @@ void layers() {
     layer("batch_norm_eps_nan", "batch_norm2d:num_features=4,eps=nan", {"1x4x2x2"}, {"eps is nan, it must be a finite number"});
     layer("batch_norm_eps_infinite", "batch_norm2d:num_features=4,eps=inf", {"1x4x2x2"}, {"eps is inf, it must be a finite number"});
     layer("layer_norm_eps_overflows_to_infinity", "layer_norm:normalized_shape=4,eps=1e400", {"2x4"},
-          {"eps", "finite"});
+          {"eps is 1e400, out of the range of a double"});
     layer("layer_norm_shape_mismatch", "layer_norm:normalized_shape=8", {"2x4"}, {"layer_norm", "normalized_shape"});
-    layer("layer_norm_eps_word", "layer_norm:normalized_shape=4,eps=small", {"2x4"}, {"eps \"small\" is not a number"});
+    layer("layer_norm_eps_word", "layer_norm:normalized_shape=4,eps=small", {"2x4"}, {"eps \"small\" is not a decimal number"});
     layer("scale_factor_nan", "scale:factor=nan", {"2x4"}, {"factor is nan, it must be a finite number"});
     layer("scale_factor_infinite", "scale:factor=-inf", {"2x4"}, {"factor is -inf, it must be a finite number"});
     layer("scale_factor_missing", "scale", {"2x4"}, {"factor is required"});

@@ -40,7 +40,7 @@ void json_models() {
     model_file("input_shape_product_overflows", net(R"([{"name": "r", "op": "relu"}])", "[4294967296, 4294967296]"),
                {"does not fit in int64"});
     model_file("input_shape_string_bad", net(R"([{"name": "r", "op": "relu"}])", R"("1x0")"),
-               {"$.inputs[0].shape", "dimension 2 is 0"});
+               {"$.inputs[0].shape", "dimension 1 is 0"});
     model_file("input_shape_empty_array", net(R"([{"name": "r", "op": "relu"}])", "[]"),
                {"$.inputs[0].shape: expected a non-empty array"});
     model_file("input_dtype_unknown",

@@ -61,7 +61,7 @@ TEST(Cli, BadModelsExitOneWithOneLine) {
         {{"summary", "--model", "resnet19"}, "unknown model \"resnet19\""},
         {{"summary", "--layer", "conv2d:in_channels=64,out_channels=64,kernel_size=3,groups=3", "--input", "1x64x8x8"},
          "conv2d: in_channels 64 is not divisible by groups 3"},
-        {{"summary", "--model", "resnet18", "--input", "1x3x0x224"}, "dimension 3 is 0"},
+        {{"summary", "--model", "resnet18", "--input", "1x3x0x224"}, "dimension 2 is 0"},
         {{"summary", "--model", "resnet18", "--input", "1x1x224x224"},
          "conv2d \"conv1\": input has 1 channels (dimension 1 of 1x1x224x224) but in_channels is 3"},
     };

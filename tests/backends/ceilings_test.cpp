@@ -71,6 +71,27 @@ TEST(Ceilings, AWorkingSetIsJudgedAgainstTheLevelItFits) {
     EXPECT_DOUBLE_EQ(d.bandwidth_for_working_set_gbs(1'000), 30);
 }
 
+TEST(Ceilings, WhatTheHotCacheHoldsIsTheLargestSweepSizeAboveDram) {
+    ceilings c;
+    c.bandwidth_gbs = 22;  // no spread known: tolerance 2%, so "above DRAM" is above 22.44 GB/s
+    // the Xeon VM's sweep at one thread: 31.9 GB/s at 201 MB, 17.1 at 402 MB (at DRAM speed)
+    c.working_set_gbs = {{49'152, 274}, {12'582'912, 35.4}, {201'326'592, 31.9}, {402'653'184, 17.1}};
+    EXPECT_EQ(c.hot_cache_capacity_bytes(), 201'326'592);
+    // never above the last level's nominal size: a point past it at 23 GB/s is the DRAM roof's noise
+    c.working_set_gbs.push_back({805'306'368, 23.0});
+    c.last_level_cache_bytes = 272'629'760;
+    EXPECT_EQ(c.hot_cache_capacity_bytes(), 272'629'760);
+    // a point within the tolerance of the DRAM roof (22.4 <= 22.44) is DRAM speed
+    c.working_set_gbs.back().second = 22.4;
+    EXPECT_EQ(c.hot_cache_capacity_bytes(), 201'326'592);
+    // no sweep: the nominal size; neither known: 0
+    ceilings d;
+    d.bandwidth_gbs = 22;
+    EXPECT_EQ(d.hot_cache_capacity_bytes(), 0);
+    d.last_level_cache_bytes = 50'331'648;
+    EXPECT_EQ(d.hot_cache_capacity_bytes(), 50'331'648);
+}
+
 TEST(Ceilings, BandwidthToleranceFromTheStreamSpreads) {
     ceilings c;
     c.spread = {{"copy", 0.01}, {"triad", 0.04}, {"working_set", 0.03}};

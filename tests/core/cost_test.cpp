@@ -185,6 +185,16 @@ TEST(Cost, ElementwiseRules) {
     auto lnl = one_layer("layer_norm:normalized_shape=4", {x});
     EXPECT_EQ(lnl.cost.flops, 2048);
     EXPECT_EQ(lnl.cost.params, 8);
+    // bias=false (nn.LayerNorm(bias=False)): the weight alone, 4 params; 7 flops/element = 1,792; bytes (256 in +
+    // 256 out + 4 weight) * 4 = 2,064
+    auto nob = one_layer("layer_norm:normalized_shape=4,bias=false", {x});
+    EXPECT_EQ(nob.cost.flops, 1792);
+    EXPECT_EQ(nob.cost.params, 4);
+    EXPECT_EQ(nob.cost.bytes, 2064);
+    // without affine parameters there is no bias either (as nn.LayerNorm): 6 flops/element, no params
+    auto plain = one_layer("layer_norm:normalized_shape=4,elementwise_affine=false", {x});
+    EXPECT_EQ(plain.cost.flops, 1536);
+    EXPECT_EQ(plain.cost.params, 0);
 }
 
 TEST(Cost, PoolingRules) {

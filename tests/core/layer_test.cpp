@@ -17,7 +17,7 @@ TEST(LayerString, CanonicalStringsPrintBackTheSame) {
         "linear:in_features=17,out_features=49,bias=false",
         "batch_norm2d:num_features=64",
         "batch_norm2d:num_features=64,eps=0.001",
-        "layer_norm:normalized_shape=768,eps=1e-12",
+        "layer_norm:normalized_shape=768,eps=1e-12", "layer_norm:normalized_shape=8,bias=false",
         "max_pool2d:kernel_size=3,stride=2,padding=1",
         "max_pool2d:kernel_size=3,stride=2,ceil_mode=true",
         "avg_pool2d:kernel_size=2,count_include_pad=false",

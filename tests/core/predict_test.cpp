@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -89,13 +90,22 @@ TEST(Predict, AFloorThatChangesResourceIsFlagged) {
 
 TEST(Predict, AMemoryBoundLayerScalesByTheDampedFloorRatio) {
     // 4e5 bytes: source memory 4e5 / 10e6 = 0.04 ms > compute 0.01 ms (memory); target memory 4e5 / 40e6 = 0.01 ms
-    // > compute 0.005 ms. Median 0.09 ms: work 0.08 ms; t = 0.004 + 0.08 x (0.01 / 0.04)^0.85
+    // > compute 0.005 ms. Median 0.09 ms: work 0.08 ms; t = 0.004 + 0.08 x (0.01 / 0.04)^1.15 (the ratio 0.25 lies
+    // in the fitted range, so the correction is 0.25^0.15)
     prediction_input in = layer(0.09, 0.09, 0.09);
     in.bytes = 400'000;
     const prediction p = predict_time(in, 0.0);
     EXPECT_DOUBLE_EQ(p.exponent, memory_exponent);
-    EXPECT_NEAR(p.time_ms, 0.004 + 0.08 * std::pow(0.25, 0.85), 1e-12);
-    EXPECT_NEAR(p.baseline_ms, 0.09 * 0.25, 1e-12);  // the baseline is not damped
+    EXPECT_DOUBLE_EQ(memory_exponent, 1.15);
+    EXPECT_NEAR(p.time_ms, 0.004 + 0.08 * std::pow(0.25, 1.15), 1e-12);
+    EXPECT_NEAR(p.baseline_ms, 0.09 * 0.25, 1e-12);  // the baseline is not corrected
+    EXPECT_NE(p.reason.find("scales by 0.25 x 0.812 (the fitted correction)"), std::string::npos) << p.reason;
+    // a target 100x faster (4e5 / 1e9 = 4e-4 ms): the ratio 0.01 is beyond the fit's 0.25, so the correction stays
+    // 0.25^0.15 = 0.812: t = 0.004 + 0.08 x 0.01 x 0.25^0.15, not x 0.01^1.15 (a fit is not extrapolated)
+    in.target.bandwidth_gbs = 1000;
+    in.target.compute_gflops = 10'000;
+    const prediction fast = predict_time(in, 0.0);
+    EXPECT_NEAR(fast.time_ms, 0.004 + 0.08 * 0.01 * std::pow(0.25, 0.15), 1e-12);
 }
 
 TEST(Predict, AColdCacheAddsTheBytesFromDramAndTheColdFixedCost) {
@@ -113,6 +123,36 @@ TEST(Predict, AColdCacheAddsTheBytesFromDramAndTheColdFixedCost) {
     const prediction back = predict_time(in, 0.0);
     // 0.03 - 0.015 = 0.015 is below the hot floor 0.01 plus the hot dispatch 0.01: 0.02
     EXPECT_NEAR(back.time_ms, 0.02, 1e-12);
+}
+
+TEST(Predict, APassFetchesItsBytesColdOnlyWhereTheHotCacheHeldThem) {
+    // D = 100 MB, C = 200 MB (a pass keeps 0.5 x 200 = 100 MB: it fits), the level 32 GB/s, one run after a flush
+    // 12.5 GB/s, fixed cost 0.001 -> 0.015 ms: 1e8 / 12.5e6 - 1e8 / 32e6 = 8 - 3.125 = 4.875 ms of bytes, plus 0.014 ms
+    pass_cache_change c{1e8, 200'000'000, 32.0, 12.5, 0.001, 0.015};
+    EXPECT_NEAR(pass_cache_shift_ms(c), 4.875 + 0.014, 1e-12);
+    EXPECT_DOUBLE_EQ(pass_cache_share, 0.5);
+    // D = 150 MB exceeds the 100 MB a pass keeps: the hot pass fetched them from DRAM already, only the fixed cost
+    c.distinct_bytes = 1.5e8;
+    EXPECT_NEAR(pass_cache_shift_ms(c), 0.014, 1e-12);
+    c.distinct_bytes = 3e8;
+    // C unknown (0): the pass is taken to fit, 3e8 / 12.5e6 - 3e8 / 32e6 = 24 - 9.375 = 14.625 ms
+    c.capacity_bytes = 0;
+    EXPECT_NEAR(pass_cache_shift_ms(c), 14.625 + 0.014, 1e-12);
+    // a cold run faster than the level moves its bytes no slower: the bytes add nothing
+    c.cold_gbs = 40;
+    EXPECT_NEAR(pass_cache_shift_ms(c), 0.014, 1e-12);
+    // the cold fixed cost unknown: the hot one, so only the bytes (back at 12.5 GB/s) change
+    c.cold_gbs = 12.5;
+    c.cold_dispatch_ms = 0;
+    EXPECT_NEAR(pass_cache_shift_ms(c), 14.625, 1e-12);
+    // a bandwidth unknown: no bytes term
+    c.level_gbs = 0;
+    EXPECT_DOUBLE_EQ(pass_cache_shift_ms(c), 0.0);
+    // a negative or non-finite input: NaN, not a number that looks measured
+    c.distinct_bytes = -1;
+    EXPECT_TRUE(std::isnan(pass_cache_shift_ms(c)));
+    c.distinct_bytes = std::numeric_limits<double>::infinity();
+    EXPECT_TRUE(std::isnan(pass_cache_shift_ms(c)));
 }
 
 TEST(Predict, TheEndToEndGapScalesWithTheLayersDamped) {

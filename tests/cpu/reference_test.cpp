@@ -332,6 +332,10 @@ TEST(ReferenceLayerNorm, NormalisesTrailingDims) {
     expect_values(run("layer_norm:normalized_shape=4,eps=0.5", {tensor({2, 4}, rows)},
                       {{"weight", tensor({4}, {1, 2, 0.5F, -1})}, {"bias", tensor({4}, {0.5F, 0, 1, -0.5F})}}),
                   {-0.5, -1, 1, -2, -1, 1, 1.5, -0.5});
+    // bias=false: the weight alone, row 0 [-1, -1, 0, -1.5], row 1 [-1.5, 1, 0.5, 0]
+    expect_values(run("layer_norm:normalized_shape=4,eps=0.5,bias=false", {tensor({2, 4}, rows)},
+                      {{"weight", tensor({4}, {1, 2, 0.5F, -1})}}),
+                  {-1, -1, 0, -1.5, -1.5, 1, 0.5, 0});
     // The same rows as [2, 2, 2] normalised over the trailing 2x2, no affine transform.
     expect_values(run("layer_norm:normalized_shape=2x2,eps=0.5,elementwise_affine=false", {tensor({2, 2, 2}, rows)}),
                   {-1, -0.5, 0, 1.5, -1.5, 0.5, 1, 0});

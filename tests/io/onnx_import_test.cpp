@@ -214,6 +214,24 @@ TEST(OnnxImport, ExternalDataCannotLeaveTheFolderThroughALink) {
     }
     const io::onnx_model m = io::import_onnx(model_reading("alias.bin", "c.onnx"));
     EXPECT_EQ(m.weights->tensors.at("/fc/Gemm.weight").data, w);
+    // a loop of links, and a link to nothing: each says so, not "does not exist" (also with --shapes-only,
+    // which skips only a weights file that is absent)
+    fs::create_symlink(dir / "loop_b.bin", dir / "loop_a.bin");
+    fs::create_symlink(dir / "loop_a.bin", dir / "loop_b.bin");
+    fs::create_symlink(dir / "gone.bin", dir / "dangling.bin");
+    const auto loop = model_reading("loop_a.bin", "d.onnx");
+    const auto dangling = model_reading("dangling.bin", "e.onnx");
+    for (const bool shapes_only : {false, true}) {
+        io::onnx_options o;
+        o.shapes_only = shapes_only;
+        const std::string why_loop = error_of(loop, o), why_dangling = error_of(dangling, o);
+        EXPECT_EQ(why_loop, loop.string() + ": initializer \"fc.w\" is stored in the external file \"loop_a.bin\" (" +
+                                (dir / "loop_a.bin").string() + "), which cannot be reached: " +
+                                std::make_error_code(std::errc::too_many_symbolic_link_levels).message());
+        EXPECT_EQ(why_dangling, dangling.string() + ": initializer \"fc.w\" is stored in the external file \"dangling.bin\" (" +
+                                    (dir / "dangling.bin").string() + "), a symbolic link to " +
+                                    (dir / "gone.bin").string() + ", which does not exist");
+    }
 }
 
 TEST(OnnxImport, UnsupportedNodesAreAllListed) {

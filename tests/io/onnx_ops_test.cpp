@@ -249,6 +249,47 @@ TEST(OnnxImportOps, LayerNormDecomposedBeforeOpset17IsOneLayerNorm) {
     EXPECT_EQ(a.totals.flops, 320);
 }
 
+TEST(OnnxImportOps, LayerNormWithoutABiasCountsTheWeightAlone) {
+    // nn.LayerNorm(8, bias=False) at opset 17: LayerNormalization with no B. Nothing is counted for a bias that
+    // is not there: params 8 (the weight); flops 7 per element (normalise 6, the weight's multiply 1) x 40 = 280
+    onnx_builder b(17);
+    b.input("x", {1, 5, 8});
+    b.init("norm.weight", {8}, {1, 2, 3, 4, 5, 6, 7, 8});
+    b.node("LayerNormalization", {"x", "norm.weight"}, {"out"}, "/norm/LayerNormalization");
+    b.output("out");
+    const io::onnx_model m = io::import_onnx(b.save(ridgeline::test::scratch_dir() / "layer_norm_no_b.onnx"));
+    EXPECT_EQ(layer_strings(m.model), (std::vector<std::string>{"layer_norm:normalized_shape=8,bias=false"}));
+    EXPECT_FALSE(m.weights->tensors.count("/norm/LayerNormalization.bias"));
+    const auto a = core::analyze(m.model, core::dtype::fp32);
+    EXPECT_EQ(a.totals.params, 8);
+    EXPECT_EQ(a.totals.flops, 280);
+    // bytes: input 40 + output 40 + weight 8 = 88 floats = 352
+    EXPECT_EQ(a.totals.bytes, 352);
+
+    // the same before opset 17: the decomposition's Mul by the weight with no Add after it
+    onnx_builder d(14);
+    d.input("x", {1, 5, 8});
+    auto& rm1 = d.node("ReduceMean", {"x"}, {"mean"}, "/norm/ReduceMean");
+    onnx_builder::set(rm1, "axes", std::vector<std::int64_t>{-1});
+    d.node("Sub", {"x", "mean"}, {"d"}, "/norm/Sub");
+    d.scalar("two", 2.0f);
+    d.node("Pow", {"d", "two"}, {"sq"}, "/norm/Pow");
+    auto& rm2 = d.node("ReduceMean", {"sq"}, {"var"}, "/norm/ReduceMean_1");
+    onnx_builder::set(rm2, "axes", std::vector<std::int64_t>{-1});
+    d.scalar("eps", 1e-5f);
+    d.node("Add", {"var", "eps"}, {"ve"}, "/norm/Add");
+    d.node("Sqrt", {"ve"}, {"sd"}, "/norm/Sqrt");
+    d.node("Div", {"d", "sd"}, {"n"}, "/norm/Div");
+    d.init("norm.weight", {8}, {1, 2, 3, 4, 5, 6, 7, 8});
+    d.node("Mul", {"n", "norm.weight"}, {"out"}, "/norm/Mul");
+    d.output("out");
+    const io::onnx_model md = io::import_onnx(d.save(ridgeline::test::scratch_dir() / "layer_norm_no_b_14.onnx"));
+    ASSERT_EQ(md.model.layers().size(), 1u);
+    EXPECT_EQ(core::to_string(md.model.layers()[0].op).find("bias=false") != std::string::npos, true)
+        << core::to_string(md.model.layers()[0].op);
+    EXPECT_EQ(core::analyze(md.model, core::dtype::fp32).totals.params, 8);
+}
+
 TEST(OnnxImportOps, HardSwishHardSigmoidAndSiluSpelledOut) {
     onnx_builder b(14);
     b.input("x", {1, 8, 4, 4});

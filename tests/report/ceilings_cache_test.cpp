@@ -255,3 +255,32 @@ TEST(CeilingsCache, CacheLevelsRoundTripAndAnOlderCacheWithoutThemStillAnswers) 
     EXPECT_EQ(why, report::ceilings_cache_path(c.fingerprint, false) +
                        " is not used: cache level 2 is 49152 bytes (levels must grow, each between 1 B and 1 TiB)");
 }
+
+TEST(CeilingsCache, AMistypedFieldIsNamedWithWhatItHolds) {
+    backends::ceilings c = machine();
+    c.backend = "cpu";
+    c.fingerprint = "cpu|types test";
+    const nlohmann::json good = report::ceilings_json(c);
+    auto message = [](const nlohmann::json& j) {
+        try {
+            (void)report::ceilings_from_json(j);
+        } catch (const std::runtime_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(message(good), "no error");
+    nlohmann::json j = good;
+    j["bandwidth_gbs"] = "fast";
+    EXPECT_EQ(message(j), "ceilings: field \"bandwidth_gbs\" has the wrong type (string \"fast\")");
+    j = good;
+    j["peak_gflops"] = {{"fp32", nullptr}};
+    EXPECT_EQ(message(j), "ceilings: field \"peak_gflops\" has the wrong type (object {\"fp32\":null})");
+    j = good;
+    j["working_set_gbs"] = nlohmann::json::array({{1024, 40.0}, {2048, "x"}});
+    EXPECT_EQ(message(j), "ceilings: field \"working_set_gbs[1]\" must be [bytes, GB/s], an integer and a number (got [2048,\"x\"])");
+    j = good;
+    j.erase("dispatch_overhead_ms");
+    EXPECT_EQ(message(j), "ceilings: missing field \"dispatch_overhead_ms\"");
+    EXPECT_EQ(message(nlohmann::json::array()), "ceilings: expected a JSON object, got array");
+}

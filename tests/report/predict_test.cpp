@@ -105,6 +105,40 @@ TEST(PredictReport, MatrixWorkAtTheTensorCorePeakTheRestAtTheFmaPeak) {
     }
 }
 
+TEST(PredictReport, AColdPassFetchesItsBytesOnlyWhereTheHotCacheHeldThem) {
+    // a measured target: 10 GB/s DRAM, a sweep at 40 GB/s up to 2 MB and DRAM speed at 4 MB (the hot cache holds
+    // 2 MB), fixed cost 0.01 ms hot and 0.03 ms cold, 5 GB/s for one run after a flush
+    prediction_target t;
+    t.label = t.short_label = "cpu.json";
+    auto& c = t.ceilings;
+    c.backend = "cpu";
+    c.peak_gflops = c.fma_peak_gflops = {{"fp32", 100.0}};
+    c.bandwidth_gbs = 10;
+    c.working_set_gbs = {{1'000'000, 40.0}, {2'000'000, 40.0}, {4'000'000, 10.0}};
+    c.dispatch_overhead_ms = 0.01;
+    c.cold_dispatch_overhead_ms = 0.03;
+    c.cold_bandwidth_gbs = 5;
+    compare_run src = source();
+    // D = 0.6 MB of parameters + 0.3 MB of activations = 0.9 MB: within the 1 MB a pass keeps (0.5 x 2 MB); the level
+    // is 40 GB/s, so cold adds 0.9e6 / 5e6 - 0.9e6 / 40e6 = 0.18 - 0.0225 = 0.1575 ms of bytes and 0.02 ms of fixed
+    // cost, once
+    src.report["memory"] = {{"parameter_bytes", 600'000}, {"total_activation_bytes", 300'000}};
+    const auto e2e = [&](bool cold) { return predict_json(src, t, cold)["end_to_end"]; };
+    EXPECT_NEAR(e2e(true)["time"]["median_ms"].get<double>() - e2e(false)["time"]["median_ms"].get<double>(),
+                0.1575 + 0.02, 1e-12);
+    EXPECT_NE(e2e(true)["how"].get<std::string>().find("fetches its distinct bytes (900.0 kB) from DRAM once"),
+              std::string::npos)
+        << e2e(true)["how"];
+    // D = 1.5 MB exceeds the 1 MB a pass keeps: a hot pass fetched them from DRAM too, only the 0.02 ms
+    src.report["memory"]["parameter_bytes"] = 1'200'000;
+    EXPECT_NEAR(e2e(true)["time"]["median_ms"].get<double>() - e2e(false)["time"]["median_ms"].get<double>(), 0.02,
+                1e-12);
+    EXPECT_NE(e2e(true)["how"].get<std::string>().find("its distinct bytes (1.500 MB) exceed what a pass keeps in the "
+                                                       "target's hot cache (1.000 MB, 0.5 of the 2.000 MB it holds)"),
+              std::string::npos)
+        << e2e(true)["how"];
+}
+
 TEST(PredictReport, CompareReadsAPredictionAndUsesTheSameMethod) {
     const compare_run src = source();
     const json p = predict_json(src, datasheet_target(core::datasheet_by_name("h100")));
@@ -115,6 +149,11 @@ TEST(PredictReport, CompareReadsAPredictionAndUsesTheSameMethod) {
     const json& run = c["layers"][0]["runs"][1];
     EXPECT_NEAR(run["predicted_speedup"].get<double>(), p["layers"][0]["speedup"].get<double>(), 1e-9);
     EXPECT_NEAR(run["speedup"].get<double>(), p["layers"][0]["speedup"].get<double>(), 1e-9);
+    // the prediction first: nothing measured to predict from, so no "predicted" column, and the table says why
+    const json r = compare_json({compare_run{"h100 (predicted)", p}, src});
+    ASSERT_EQ(r["layers"].size(), 1u);
+    EXPECT_TRUE(r["layers"][0]["runs"][1]["predicted_speedup"].is_null());
+    EXPECT_NE(compare_table(r).find("none here: the baseline is a prediction"), std::string::npos) << compare_table(r);
 }
 
 }  // namespace

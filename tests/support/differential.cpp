@@ -242,6 +242,10 @@ layer_case gen_layer_norm(draw& d) {
     a.maybe(d, "eps", d.pick(std::vector<std::string>{"1e-05", "1e-12", "0.01"}), false);
     const bool affine = d.coin(0.7);
     a.maybe(d, "elementwise_affine", bool_text(affine), affine);
+    if (affine) {
+        const bool bias = d.coin(0.7);
+        a.maybe(d, "bias", bool_text(bias), bias);
+    }
     return {a.text("layer_norm"), {x}};
 }
 

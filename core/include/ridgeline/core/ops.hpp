@@ -150,6 +150,7 @@ struct layer_norm {
     std::vector<std::int64_t> normalized_shape;
     double eps = 1e-5;
     bool elementwise_affine = true;
+    bool bias = true;  // with elementwise_affine: a bias as well as the weight (nn.LayerNorm(bias=False), PyTorch 2.1)
 
     static layer_norm read(attribute_reader& r);
     void write(attribute_writer& w) const;
