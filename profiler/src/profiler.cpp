@@ -155,24 +155,35 @@ std::uint64_t layer_seed(std::uint64_t seed, const std::string& name) {
     return h;
 }
 
-/// Reference outputs of a single-layer graph (the layer, maybe after the views of an input read twice) from the same
-/// host data.
+}  // namespace
 
-/// Bytes a layer needs on the device: inputs, parameters and output at the data type's size (x2 margin
-/// for layout copies and workspace).
-std::int64_t bytes_needed(const core::layer_analysis& la, core::dtype dt) {
-    std::int64_t elems = la.output_shape.numel();
-    for (const auto& s : la.input_shapes) elems = core::checked::add(elems, s.numel(), "bytes needed");
-    elems = core::checked::sum({elems, la.cost.params, la.cost.buffers}, "bytes needed");
-    return core::checked::mul(core::checked::mul(elems, core::size_bytes(dt), "bytes needed"), 2, "bytes needed");
+std::int64_t layer_bytes_needed(const core::layer_analysis& la, core::dtype dt, bool verify, bool host_memory) {
+    using core::checked::add;
+    using core::checked::mul;
+    const char* what = "bytes needed";
+    std::int64_t inputs = 0;
+    for (const auto& s : la.input_shapes) inputs = add(inputs, s.numel(), what);
+    const std::int64_t out = la.output_shape.numel();
+    const std::int64_t held = core::checked::sum({inputs, la.cost.params, la.cost.buffers}, what);
+    // the backend's own tensors, in the data type
+    const std::int64_t backend = mul(add(held, out, what), core::size_bytes(dt), what);
+    if (!host_memory) return backend;
+    // the seeded host data (float32), and verification's float32 copies: the reference's inputs and output, the
+    // copy of it the reference returns, the backend's result read back
+    const std::int64_t host = mul(add(held, verify ? add(inputs, mul(out, 3, what), what) : 0, what), 4, what);
+    return add(backend, host, what);
 }
 
+namespace {
+
 /// An upper bound on what the whole forward pass allocates: every layer's buffers (inputs, output,
-/// parameters) as if none were shared; more than any limit when the count overflows.
-std::int64_t model_bytes_needed(const core::model_analysis& a) {
+/// parameters) as if none were shared, and the host data (the pass is not verified); more than any limit when
+/// the count overflows.
+std::int64_t model_bytes_needed(const core::model_analysis& a, bool host_memory) {
     std::int64_t total = 0;
     try {
-        for (const auto& la : a.layers) total = core::checked::add(total, bytes_needed(la, a.data_type), "bytes needed");
+        for (const auto& la : a.layers)
+            total = core::checked::add(total, layer_bytes_needed(la, a.data_type, false, host_memory), "bytes needed");
     } catch (const core::overflow_error&) {
         return std::numeric_limits<std::int64_t>::max();
     }
@@ -267,7 +278,8 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
     }
     std::int64_t need = std::numeric_limits<std::int64_t>::max();  // more than any limit when the count overflows
     try {
-        need = bytes_needed(la, dt);
+        need = layer_bytes_needed(la, dt, o.verify && o.reference.outputs && b.name() != o.reference.backend,
+                                  b.device().kind != "gpu");
     } catch (const core::overflow_error&) {
     }
     const std::int64_t limit = o.max_memory_bytes > 0 ? o.max_memory_bytes : b.free_memory_bytes();
@@ -498,7 +510,7 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
         if (stopped()) {
             r.end_to_end_state = run_state::not_measured;
             r.end_to_end_reason = "interrupted";
-        } else if (const std::int64_t need = model_bytes_needed(analysis), limit = o.max_memory_bytes > 0
+        } else if (const std::int64_t need = model_bytes_needed(analysis, b.device().kind != "gpu"), limit = o.max_memory_bytes > 0
                                                                                        ? o.max_memory_bytes
                                                                                        : b.free_memory_bytes();
                    limit > 0 && need > limit) {

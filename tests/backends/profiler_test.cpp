@@ -144,12 +144,27 @@ TEST(Profiler, SameModelTwiceGivesIdenticalCountsAndIndependentTimes) {
 TEST(Profiler, MemoryLimitSkipsALayerAndTheRunGoesOn) {
     auto sel = profiler::select_backend("cpu", 0);
     auto o = fast_options();
-    o.max_memory_bytes = 4096;  // the conv needs (1152*2 + 584) * 4 * 2 bytes: over the limit
+    o.max_memory_bytes = 4096;  // the conv needs far more (profiler::layer_bytes_needed): over the limit
     o.end_to_end = false;
     const auto r = profiler::profile_model(small_model(), *sel.chosen, o);
     EXPECT_EQ(r.layers[0].state, profiler::run_state::skipped);
     EXPECT_NE(r.layers[0].reason.find("--max-memory"), std::string::npos) << r.layers[0].reason;
     EXPECT_TRUE(r.complete);
+}
+
+TEST(Profiler, TheMemoryAStepNeedsCountsVerificationsCopies) {
+    // the conv of small_model: input 8x12x12 = 1,152, output 1,152, params 8*8*9 + 8 = 584
+    const core::model_analysis m = small_model();
+    const core::layer_analysis& conv = m.layers[0];
+    // GPU memory: the backend's tensors alone, (1,152 + 584 + 1,152) x 4 = 11,552 bytes in fp32, half in bf16
+    EXPECT_EQ(profiler::layer_bytes_needed(conv, core::dtype::fp32, true, false), 11'552);
+    EXPECT_EQ(profiler::layer_bytes_needed(conv, core::dtype::bf16, true, false), 5'776);
+    // host memory, not verified: plus the float32 host data (1,152 + 584) x 4 = 6,944 -> 18,496
+    EXPECT_EQ(profiler::layer_bytes_needed(conv, core::dtype::fp32, false, true), 18'496);
+    // verified: plus the reference's inputs 1,152 and three float32 outputs 3 x 1,152, x 4 = 18,432 -> 36,928
+    EXPECT_EQ(profiler::layer_bytes_needed(conv, core::dtype::fp32, true, true), 36'928);
+    // bf16 on the host: the backend's half (5,776) and the same float32 copies (6,944 + 18,432) -> 31,152
+    EXPECT_EQ(profiler::layer_bytes_needed(conv, core::dtype::bf16, true, true), 31'152);
 }
 
 TEST(Profiler, UnknownDeviceAndMissingCuda) {

@@ -63,6 +63,18 @@ struct verification_result {
 verification_result compare_outputs(const std::vector<backends::host_tensor>& got, const std::vector<backends::host_tensor>& want,
                                     double tolerance);
 
+/// What profiling one layer allocates at its peak, in bytes: checked before anything is allocated, against
+/// --max-memory or the backend's free memory (a layer over it is skipped with the reason). The backend's tensors
+/// (inputs, parameters, buffers, output) at the data type's size; where the backend's memory is the host's
+/// (`host_memory`, the CPU backends), also the seeded host data in float32 and, with `verify`, verification's
+/// float32 copies: the reference's inputs, its output and the copy of it returned, and the backend's result read
+/// back. Against the peak RSS less the process's own (234 MB on the Xeon VM: the CUDA libraries mapped), with
+/// --quick: 1.10x for a bilinear 1x3x1000x1000 -> 4000x4000 (804 MB estimated, 731 MB measured; 1.30x with
+/// --no-verify), 1.35x for a 3x3 convolution on 8x256x56x56, 1.15x for a bf16 linear 8192 -> 8192 on 64 rows;
+/// the former rule (the backend's tensors twice) was 0.56x, 0.78x and 0.75x: below the real need.
+/// Throws core::overflow_error when the count passes int64.
+std::int64_t layer_bytes_needed(const core::layer_analysis& la, core::dtype dt, bool verify, bool host_memory);
+
 struct layer_profile {
     core::layer_analysis analysis;
     run_state state = run_state::skipped;
