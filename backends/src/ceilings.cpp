@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "ridgeline/core/roofline.hpp"
 
@@ -60,7 +61,7 @@ double ceilings::bandwidth_for_working_set_gbs(std::int64_t bytes) const {
 }
 
 std::int64_t ceilings::hot_cache_capacity_bytes() const {
-    if (working_set_gbs.empty() || !(bandwidth_gbs > 0)) return std::max<std::int64_t>(0, last_level_cache_bytes);
+    if (working_set_gbs.empty() || !(bandwidth_gbs > 0)) return last_level_cache_bytes > 0 ? last_level_cache_bytes : -1;
     const double above_dram = bandwidth_gbs * (1 + bandwidth_tolerance());
     std::int64_t held = 0;
     for (const auto& [size, gbs] : working_set_gbs)
@@ -83,11 +84,18 @@ double ceilings::bandwidth_tolerance() const {
 }
 
 std::string implausible_ceilings(const ceilings& c) {
-    auto bad = [](double v, double hi) { return !std::isfinite(v) || v <= 0 || v > hi; };
-    constexpr double max_gflops = 1e7, max_gbs = 1e6;
+    // below 1 MFLOP/s or 10 MB/s no device of any age: a value that small was damaged or edited, and would give
+    // times beyond any report's reach
+    auto bad = [](double v, double hi, double lo = 0) { return !std::isfinite(v) || v <= lo || v > hi; };
+    constexpr double max_gflops = 1e7, max_gbs = 1e6, min_gflops = 1e-3, min_gbs = 1e-2;
+    auto num = [](double v) {  // 4 significant digits, never "0.000000" for a tiny value
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.4g", v);
+        return std::string(buf);
+    };
     for (const auto* m : {&c.peak_gflops, &c.gemm_gflops, &c.fma_peak_gflops, &c.fma_peak_by_isa_gflops})
         for (const auto& [k, v] : *m)
-            if (bad(v, max_gflops)) return "compute ceiling " + k + " is " + std::to_string(v) + " GFLOP/s";
+            if (bad(v, max_gflops, min_gflops)) return "compute ceiling " + k + " is " + num(v) + " GFLOP/s";
     for (const auto& [dt, v] : c.peak_gflops) {
         const double fma = c.fma_peak_gflops.count(dt) ? c.fma_peak_gflops.at(dt) : 0.0;
         const double gemm = c.gemm_gflops.count(dt) ? c.gemm_gflops.at(dt) : 0.0;
@@ -95,23 +103,24 @@ std::string implausible_ceilings(const ceilings& c) {
             return "compute roof " + dt + " is not the highest of its FMA and GEMM ceilings";
     }
     if (c.peak_gflops.empty()) return "no compute roof";
-    if (bad(c.bandwidth_gbs, max_gbs)) return "DRAM bandwidth is " + std::to_string(c.bandwidth_gbs) + " GB/s";
+    if (bad(c.bandwidth_gbs, max_gbs, min_gbs)) return "DRAM bandwidth is " + num(c.bandwidth_gbs) + " GB/s";
     for (double k : {c.copy_gbs, c.triad_gbs, c.read_gbs, c.device_copy_gbs})
         if (!std::isfinite(k) || k < 0 || k > c.bandwidth_gbs * (1 + 1e-9)) return "a STREAM kernel beats the DRAM roof";
     std::int64_t previous = 0;
     for (const auto& [bytes, gbs] : c.working_set_gbs) {
-        if (bytes < 1024 || bytes > (std::int64_t{1} << 40) || bad(gbs, max_gbs))
-            return "a working-set point is " + std::to_string(bytes) + " B at " + std::to_string(gbs) + " GB/s";
+        if (bytes < 1024 || bytes > (std::int64_t{1} << 40) || bad(gbs, max_gbs, min_gbs))
+            return "a working-set point is " + std::to_string(bytes) + " B at " + num(gbs) + " GB/s";
         if (bytes <= previous) return "the working-set sweep's sizes do not grow (" + std::to_string(bytes) + " B after " +
                                       std::to_string(previous) + " B)";
         previous = bytes;
     }
     if (!std::isfinite(c.dispatch_overhead_ms) || c.dispatch_overhead_ms < 0 || c.dispatch_overhead_ms > 1000)
-        return "dispatch overhead is " + std::to_string(c.dispatch_overhead_ms) + " ms";
-    if (!std::isfinite(c.cold_bandwidth_gbs) || c.cold_bandwidth_gbs < 0 || c.cold_bandwidth_gbs > 1e6)
-        return "cold bandwidth is " + std::to_string(c.cold_bandwidth_gbs) + " GB/s";
+        return "dispatch overhead is " + num(c.dispatch_overhead_ms) + " ms";
+    if (!std::isfinite(c.cold_bandwidth_gbs) || c.cold_bandwidth_gbs < 0 || c.cold_bandwidth_gbs > max_gbs ||
+        (c.cold_bandwidth_gbs > 0 && c.cold_bandwidth_gbs < min_gbs))
+        return "cold bandwidth is " + num(c.cold_bandwidth_gbs) + " GB/s (0: not measured; else 0.01 GB/s or more)";
     if (!std::isfinite(c.cold_dispatch_overhead_ms) || c.cold_dispatch_overhead_ms < 0 || c.cold_dispatch_overhead_ms > 1000)
-        return "cold dispatch overhead is " + std::to_string(c.cold_dispatch_overhead_ms) + " ms";
+        return "cold dispatch overhead is " + num(c.cold_dispatch_overhead_ms) + " ms";
     if (c.last_level_cache_bytes < 0 || c.last_level_cache_bytes > (std::int64_t{1} << 40))
         return "last-level cache is " + std::to_string(c.last_level_cache_bytes) + " bytes";
     for (std::size_t i = 0; i < c.cache_level_bytes.size(); ++i)
@@ -120,7 +129,7 @@ std::string implausible_ceilings(const ceilings& c) {
             return "cache level " + std::to_string(i + 1) + " is " + std::to_string(c.cache_level_bytes[i]) +
                    " bytes (levels must grow, each between 1 B and 1 TiB)";
     for (const auto& [k, v] : c.spread)
-        if (!std::isfinite(v) || v < 0) return "spread " + k + " is " + std::to_string(v);
+        if (!std::isfinite(v) || v < 0) return "spread " + k + " is " + num(v);
     return {};
 }
 

@@ -15,7 +15,10 @@ std::optional<std::int64_t> parse_int(std::string_view s) {
     if (s.empty()) return std::nullopt;
     const char* first = s.data();
     const char* last = s.data() + s.size();
-    if (*first == '+') ++first;
+    if (*first == '+') {
+        ++first;
+        if (first != last && *first == '-') return std::nullopt;  // "+-1" is not a number
+    }
     std::int64_t v = 0;
     auto [ptr, ec] = std::from_chars(first, last, v);
     if (ec != std::errc() || ptr != last) return std::nullopt;
@@ -133,9 +136,11 @@ double attribute_reader::get_float(std::string_view key) {
     const char* last = v.data() + v.size();
     double d = 0;
     const auto [ptr, ec] = std::from_chars(first, last, d, std::chars_format::general);
-    if (ec == std::errc::result_out_of_range) fail(key, "is " + v + ", out of the range of a double");
+    const std::string shown = v.size() > 40 ? v.substr(0, 37) + "..." : v;  // a 5000-digit value is not echoed whole
+    if (ec == std::errc::result_out_of_range)
+        fail(key, "is " + shown + ", out of the range of a double (beyond 1.8e308, or too small to tell from 0)");
     if (v.empty() || first == last || ec != std::errc() || ptr != last || (first != v.data() && *first == '-'))
-        fail(key, "\"" + v + "\" is not a decimal number");
+        fail(key, "\"" + shown + "\" is not a decimal number");
     if (!std::isfinite(d)) fail(key, "is " + v + ", it must be a finite number");
     return d;
 }

@@ -1,5 +1,6 @@
 // batch_norm2d, layer_norm.
 #include "op_helpers.hpp"
+#include <cstdio>
 
 namespace ridgeline::core {
 
@@ -8,7 +9,11 @@ using detail::fail;
 namespace {
 double read_eps(attribute_reader& r, double fallback) {
     const double eps = r.get_float("eps", fallback);
-    if (eps < 0) r.fail("eps", "is " + std::to_string(eps) + ", it must be >= 0");
+    if (eps < 0) {
+        char text[32];  // 6 significant digits: -1e-10 is "-1e-10", not std::to_string's "-0.000000"
+        std::snprintf(text, sizeof text, "%.6g", eps);
+        r.fail("eps", std::string("is ") + text + ", it must be >= 0");
+    }
     return eps;
 }
 }  // namespace

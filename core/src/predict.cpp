@@ -150,12 +150,11 @@ double predict_end_to_end(double source_end_to_end_ms, double source_layers_ms, 
 }
 
 bool pass_stays_cached(double distinct_bytes, std::int64_t capacity_bytes) {
-    return capacity_bytes == 0 || distinct_bytes <= pass_cache_share * static_cast<double>(capacity_bytes);
+    return capacity_bytes < 0 || distinct_bytes <= pass_cache_share * static_cast<double>(capacity_bytes);
 }
 
 double pass_cache_shift_ms(const pass_cache_change& c) {
-    const double values[] = {c.distinct_bytes, static_cast<double>(c.capacity_bytes), c.level_gbs, c.cold_gbs,
-                             c.hot_dispatch_ms, c.cold_dispatch_ms};
+    const double values[] = {c.distinct_bytes, c.level_gbs, c.cold_gbs, c.hot_dispatch_ms, c.cold_dispatch_ms};
     for (double v : values)
         if (!std::isfinite(v) || v < 0) return std::numeric_limits<double>::quiet_NaN();
     const double cold_d = c.cold_dispatch_ms > 0 ? c.cold_dispatch_ms : c.hot_dispatch_ms;

@@ -23,6 +23,22 @@ void importer::load() {
     for (const auto& o : proto_.opset_import())
         if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
     dir_ = file_.parent_path();
+    // ridgeline's names never hold control characters (a model file refuses them): the graph's, its nodes' and
+    // its tensors' names are renamed alike, each control character to its code point ("a\nb" -> "a[U+000A]b"),
+    // so the graph stays connected and every report, export and error prints them on one line
+    auto clean = [](std::string* s) {
+        if (std::string p = core::printable(*s); p != *s) *s = std::move(p);
+    };
+    auto* g = proto_.mutable_graph();
+    clean(g->mutable_name());
+    for (auto& n : *g->mutable_node()) {
+        clean(n.mutable_name());
+        for (auto& s : *n.mutable_input()) clean(&s);
+        for (auto& s : *n.mutable_output()) clean(&s);
+    }
+    for (auto* list : {g->mutable_input(), g->mutable_output(), g->mutable_value_info()})
+        for (auto& v : *list) clean(v.mutable_name());
+    for (auto& t : *g->mutable_initializer()) clean(t.mutable_name());
 }
 
 void importer::set_input_shapes() {

@@ -31,6 +31,9 @@ std::vector<char> importer::external_bytes(const onnx::TensorProto& t, std::size
         if (kv.key() == "length") length = number("length", kv.value());
     }
     if (location.empty()) fail(where + " is stored as external data without a location");
+    if (location.find('\0') != std::string::npos)
+        fail(where + " is stored in \"" + core::printable(location.substr(0, location.find('\0'))) +
+             "\" followed by a NUL character: not a file name (the file is corrupted)");
     // ONNX external data lives in the model's folder (or below it); a location that leaves it (absolute, or
     // with "..") would let a model file make ridgeline read any file
     const fs::path rel(location);

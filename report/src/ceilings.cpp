@@ -1,6 +1,8 @@
 #include "ridgeline/report/ceilings.hpp"
 
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -77,7 +79,28 @@ backends::ceilings ceilings_from_json(const nlohmann::json& j) {
     auto wrong = [](const std::string& path, const nlohmann::json& v) {
         std::string shown = v.dump();
         if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
-        return std::runtime_error("ceilings: field \"" + path + "\" has the wrong type (" + v.type_name() + " " + shown + ")");
+        return std::runtime_error("ceilings: field \"" + path + "\" has the wrong type (" + v.type_name() +
+                                  (shown == v.type_name() ? "" : " " + shown) + ")");
+    };
+    // a map of numbers, or an array of integers: the entry at fault is named ("peak_gflops.fp32", "cache_level_bytes[1]")
+    auto numbers = [&](const std::string& key, bool required = false) {
+        std::map<std::string, double> m;
+        if (!j.contains(key)) {
+            if (required) throw std::runtime_error("ceilings: missing field \"" + key + "\"");
+            return m;
+        }
+        const nlohmann::json& v = j.at(key);
+        if (!v.is_object()) throw wrong(key, v);
+        for (const auto& [k, x] : v.items()) {
+            if (!x.is_number()) throw wrong(key + "." + k, x);
+            m[k] = x.get<double>();
+        }
+        return m;
+    };
+    auto integer = [&](const std::string& path, const nlohmann::json& v) {
+        if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX))
+            throw std::runtime_error("ceilings: field \"" + path + "\" must be an integer of int64 (got " + v.dump() + ")");
+        return v.get<std::int64_t>();
     };
     auto get = [&](const std::string& key, auto fallback, bool required = false) {
         using T = decltype(fallback);
@@ -91,14 +114,13 @@ backends::ceilings ceilings_from_json(const nlohmann::json& j) {
             throw wrong(key, j.at(key));
         }
     };
-    using names = std::map<std::string, double>;
     c.backend = get("backend", std::string(), true);
     c.fingerprint = get("fingerprint", std::string(), true);
     c.device_name = get("device_name", std::string());
-    c.peak_gflops = get("peak_gflops", names{}, true);
-    c.gemm_gflops = get("gemm_gflops", names{});
-    c.fma_peak_gflops = get("fma_peak_gflops", names{});
-    c.fma_peak_by_isa_gflops = get("fma_peak_by_isa_gflops", names{});
+    c.peak_gflops = numbers("peak_gflops", true);
+    c.gemm_gflops = numbers("gemm_gflops");
+    c.fma_peak_gflops = numbers("fma_peak_gflops");
+    c.fma_peak_by_isa_gflops = numbers("fma_peak_by_isa_gflops");
     c.bandwidth_gbs = get("bandwidth_gbs", 0.0, true);
     c.copy_gbs = get("copy_gbs", 0.0);
     c.triad_gbs = get("triad_gbs", 0.0);
@@ -111,19 +133,24 @@ backends::ceilings ceilings_from_json(const nlohmann::json& j) {
         if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number())
             throw std::runtime_error("ceilings: field \"working_set_gbs[" + std::to_string(i) +
                                      "]\" must be [bytes, GB/s], an integer and a number (got " + p.dump() + ")");
-        c.working_set_gbs.emplace_back(p[0].get<std::int64_t>(), p[1].get<double>());
+        c.working_set_gbs.emplace_back(integer("working_set_gbs[" + std::to_string(i) + "][0]", p[0]), p[1].get<double>());
     }
     c.dispatch_overhead_ms = get("dispatch_overhead_ms", 0.0, true);
     c.launch_overhead_ms = get("launch_overhead_ms", 0.0);
     c.cold_dispatch_overhead_ms = get("cold_dispatch_overhead_ms", 0.0);
     c.cold_bandwidth_gbs = get("cold_bandwidth_gbs", 0.0);
-    c.last_level_cache_bytes = get("last_level_cache_bytes", std::int64_t{0});
-    c.cache_level_bytes = get("cache_level_bytes", std::vector<std::int64_t>{});
+    if (j.contains("last_level_cache_bytes")) c.last_level_cache_bytes = integer("last_level_cache_bytes", j.at("last_level_cache_bytes"));
+    if (j.contains("cache_level_bytes")) {
+        const nlohmann::json& levels = j.at("cache_level_bytes");
+        if (!levels.is_array()) throw wrong("cache_level_bytes", levels);
+        for (std::size_t i = 0; i < levels.size(); ++i)
+            c.cache_level_bytes.push_back(integer("cache_level_bytes[" + std::to_string(i) + "]", levels[i]));
+    }
     c.measured_at = get("measured_at", std::string());
     c.ridgeline_version = get("ridgeline_version", std::string());
     c.source = get("source", std::string("measured"));
     c.method = get("method", std::map<std::string, std::string>{});
-    c.spread = get("spread", names{});
+    c.spread = numbers("spread");
     if (j.contains("measured_under") && j.at("measured_under").is_object()) {
         const auto& m = j.at("measured_under");
         try {

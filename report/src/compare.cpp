@@ -173,6 +173,7 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
                          {"predicted", str(r.report, "schema") == "ridgeline.prediction/1"}});
     out["runs"] = jruns;
     nlohmann::json layers = nlohmann::json::array();
+    nlohmann::json left_out = nlohmann::json::array();  // timed in the baseline, not in every other run
     for (const auto& base : runs[0].report["layers"]) {
         const std::string name = str(base, "name");
         if (!base.contains("time") || !base["time"].is_object()) continue;
@@ -182,7 +183,10 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
             everywhere = everywhere && it != by_name[i].end() && it->second->contains("time") &&
                          it->second->at("time").is_object();
         }
-        if (!everywhere) continue;
+        if (!everywhere) {
+            left_out.push_back(name);
+            continue;
+        }
         const double b_med = num(base["time"], "median_ms");
         const double b_lo = num(base["time"], "ci95_low_ms"), b_hi = num(base["time"], "ci95_high_ms");
         const std::string b_bound = str(base, "bound");
@@ -234,6 +238,7 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
         entry["runs"] = per;
         layers.push_back(entry);
     }
+    out["layers_left_out"] = left_out;
     if (layers.empty()) {
         // name the run that shares no timed layer with the baseline, when one does not
         auto timed = [](const nlohmann::json* l) { return l->contains("time") && l->at("time").is_object(); };
@@ -308,6 +313,10 @@ std::string compare_table(const nlohmann::json& c) {
     o << "\n";
     bool any_prediction = false;
     for (const auto& r : runs) any_prediction = any_prediction || r.value("predicted", false);
+    if (const auto& left = c.value("layers_left_out", nlohmann::json::array()); !left.empty())
+        o << left.size() << (left.size() == 1 ? " layer" : " layers") << " of the baseline left out, not timed in every run ("
+          << left[0].get<std::string>() << (left.size() > 1 ? ", ..." : "")
+          << "): a view, a skipped or failed layer, or one a prediction did not predict\n";
     o << changed << " layer(s) changed bound; \"same\": the two 95% CIs overlap"
       << (any_prediction ? " (a prediction's is its predicted interval: \"same\" says the measurement lies within reach "
                            "of the prediction)"

@@ -82,22 +82,6 @@ void text_table::add_column(std::string header, align a) {
     aligns_.push_back(a);
 }
 
-std::string printable(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (const char ch : s) {
-        const auto b = static_cast<unsigned char>(ch);
-        if (b < 0x20 || b == 0x7F) {
-            char code[16];
-            std::snprintf(code, sizeof code, "[U+%04X]", static_cast<unsigned>(b));
-            out += code;
-        } else {
-            out += ch;
-        }
-    }
-    return out;
-}
-
 void text_table::add_row(std::vector<std::string> cells) {
     cells.resize(headers_.size());
     for (auto& c : cells) c = printable(c);

@@ -353,15 +353,19 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
         const double shift = core::pass_cache_shift_ms(change);
         if (std::isfinite(shift)) pass_shift = (use_cold ? 1 : -1) * shift;
         const bool fits = core::pass_stays_cached(change.distinct_bytes, change.capacity_bytes);
-        const double kept = core::pass_cache_share * static_cast<double>(change.capacity_bytes);
-        pass_how = "; with the other cache state the pass pays the cold fixed cost once" +
-                   std::string(fits ? " and fetches its distinct bytes (" + si(change.distinct_bytes, "B") +
-                                          ") from DRAM once"
-                                    : "; its distinct bytes (" + si(change.distinct_bytes, "B") +
-                                          ") exceed what a pass keeps in the target's hot cache (" + si(kept, "B") +
-                                          ", " + shortest(core::pass_cache_share) + " of the " +
-                                          si(static_cast<double>(change.capacity_bytes), "B") +
-                                          " it holds), so a hot pass fetches them from DRAM too") +
+        const std::string bytes = si(change.distinct_bytes, "B");
+        const std::string kept =
+            change.capacity_bytes < 0
+                ? "what the target's hot cache holds is unknown (no working-set sweep): taken to hold them"
+                : "a pass keeps " + si(core::pass_cache_share * static_cast<double>(change.capacity_bytes), "B") +
+                      " in the target's hot cache, " + shortest(core::pass_cache_share) + " of the " +
+                      si(static_cast<double>(change.capacity_bytes), "B") + " it holds";
+        // the direction: a cold pass pays what a hot one saves
+        pass_how = std::string("; ") + (use_cold ? "a cold pass pays the cold fixed cost once" : "a hot pass saves the cold fixed cost") +
+                   (fits ? std::string(use_cold ? " and fetches its distinct bytes (" : " and the fetch of its distinct bytes (") +
+                               bytes + (use_cold ? ") from DRAM once (" : ") from DRAM (") + kept + ")"
+                         : "; its distinct bytes (" + bytes + ") exceed what stays cached (" + kept +
+                               "), so a hot pass fetches them from DRAM too") +
                    " (" + (pass_shift >= 0 ? "+" : "") + time_ms(pass_shift) + ")";
     }
     // layers timed on the source but not predicted (disturbed, mistrusted) are part of its end-to-end time, not

@@ -84,10 +84,13 @@ TEST(Ceilings, WhatTheHotCacheHoldsIsTheLargestSweepSizeAboveDram) {
     // a point within the tolerance of the DRAM roof (22.4 <= 22.44) is DRAM speed
     c.working_set_gbs.back().second = 22.4;
     EXPECT_EQ(c.hot_cache_capacity_bytes(), 201'326'592);
-    // no sweep: the nominal size; neither known: 0
+    // no size beat DRAM: the cache holds nothing a pass could reuse
+    c.working_set_gbs = {{49'152, 20.0}, {805'306'368, 22.0}};
+    EXPECT_EQ(c.hot_cache_capacity_bytes(), 0);
+    // no sweep: the nominal size; neither known: -1
     ceilings d;
     d.bandwidth_gbs = 22;
-    EXPECT_EQ(d.hot_cache_capacity_bytes(), 0);
+    EXPECT_EQ(d.hot_cache_capacity_bytes(), -1);
     d.last_level_cache_bytes = 50'331'648;
     EXPECT_EQ(d.hot_cache_capacity_bytes(), 50'331'648);
 }
@@ -169,4 +172,12 @@ TEST(Ceilings, ImpossibleCeilingsAreRefused) {
     refused([](ceilings& e) { e.working_set_gbs = {{49'152, 400}, {49'152, 300}}; }, "do not grow");
     refused([](ceilings& e) { e.dispatch_overhead_ms = -1; }, "dispatch");
     refused([](ceilings& e) { e.last_level_cache_bytes = static_cast<std::int64_t>(1e14); }, "last-level cache");
+    // values too small for any device, written with 4 digits, not as "0.000000" (a cold bandwidth of 1e-300 GB/s
+    // made predicted times of 300 digits)
+    refused([](ceilings& e) { e.cold_bandwidth_gbs = 1e-300; }, "cold bandwidth is 1e-300 GB/s");
+    refused([](ceilings& e) { e.bandwidth_gbs = 1e-9; }, "DRAM bandwidth is 1e-09 GB/s");
+    refused([](ceilings& e) { e.working_set_gbs = {{49'152, 1e-5}}; }, "is 49152 B at 1e-05 GB/s");
+    refused([](ceilings& e) { e.dispatch_overhead_ms = -5; }, "dispatch overhead is -5 ms");
+    c.cold_bandwidth_gbs = 0;  // not measured: allowed
+    EXPECT_EQ(backends::implausible_ceilings(c), "");
 }

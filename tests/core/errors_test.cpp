@@ -118,8 +118,10 @@ TEST(Errors, MalformedLayersAndShapes) {
         // numbers are decimal, as PyTorch's arguments are written: no hex, no sign after the '+'
         {"pad:pad=1x1,value=0x10", {"4x6"}, "pad \"net.0\": value \"0x10\" is not a decimal number"},
         {"pad:pad=1x1,value=+-1", {"4x6"}, "pad \"net.0\": value \"+-1\" is not a decimal number"},
-        {"pad:pad=1x1,value=1e400", {"4x6"}, "pad \"net.0\": value is 1e400, out of the range of a double"},
+        {"pad:pad=1x1,value=1e400", {"4x6"}, "pad \"net.0\": value is 1e400, out of the range of a double (beyond 1.8e308, or too small to tell from 0)"},
+        {"pad:pad=+-1x1", {"4x6"}, "pad \"net.0\": pad \"+-1x1\" is not a list of integers separated by 'x'"},
         {"layer_norm:normalized_shape=6,eps=nan", {"4x6"}, "layer_norm \"net.0\": eps is nan, it must be a finite number"},
+        {"layer_norm:normalized_shape=6,eps=-1e-10", {"4x6"}, "layer_norm \"net.0\": eps is -1e-10, it must be >= 0"},
         {"pad:pad=1x1,value=1e39", {"4x6"}, "pad \"net.0\": value 1e+39 is not finite in fp32 (its largest value is 3.40282e+38)"},
         {"interpolate:size=0x4", {"1x1x2x2"}, "interpolate \"net.0\": size must be >= 1, got 0x4"},
         {"interpolate:size=4,align_corners=true", {"1x1x2x2"}, "interpolate \"net.0\": align_corners can only be set with mode=bilinear (as in PyTorch)"},

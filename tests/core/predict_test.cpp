@@ -135,8 +135,11 @@ TEST(Predict, APassFetchesItsBytesColdOnlyWhereTheHotCacheHeldThem) {
     c.distinct_bytes = 1.5e8;
     EXPECT_NEAR(pass_cache_shift_ms(c), 0.014, 1e-12);
     c.distinct_bytes = 3e8;
-    // C unknown (0): the pass is taken to fit, 3e8 / 12.5e6 - 3e8 / 32e6 = 24 - 9.375 = 14.625 ms
+    // a cache that holds nothing (0): only the fixed cost
     c.capacity_bytes = 0;
+    EXPECT_NEAR(pass_cache_shift_ms(c), 0.014, 1e-12);
+    // C unknown (-1): the pass is taken to fit, 3e8 / 12.5e6 - 3e8 / 32e6 = 24 - 9.375 = 14.625 ms
+    c.capacity_bytes = -1;
     EXPECT_NEAR(pass_cache_shift_ms(c), 14.625 + 0.014, 1e-12);
     // a cold run faster than the level moves its bytes no slower: the bytes add nothing
     c.cold_gbs = 40;

@@ -10,6 +10,7 @@
 #include "onnx_test_graphs.hpp"
 #include "ridgeline/backends/tensor.hpp"
 #include "ridgeline/core/error.hpp"
+#include "ridgeline/io/model_file.hpp"
 #include "ridgeline/io/onnx_import.hpp"
 #include "ridgeline/report/weights.hpp"
 #include "../support/scratch.hpp"
@@ -232,6 +233,26 @@ TEST(OnnxImport, ExternalDataCannotLeaveTheFolderThroughALink) {
                                     (dir / "dangling.bin").string() + "), a symbolic link to " +
                                     (dir / "gone.bin").string() + ", which does not exist");
     }
+}
+
+TEST(OnnxImport, ControlCharactersInNamesBecomeCodePoints) {
+    // a graph, a node and a tensor named with a newline and an escape sequence: renamed alike, so the graph stays
+    // connected, every report prints them on one line, and an export reads back (a model file refuses control
+    // characters)
+    onnx_builder b;
+    b.proto().mutable_graph()->set_name("g\nraph");
+    b.input("x\tin", {1, 4});
+    b.node("Relu", {"x\tin"}, {"r\x1b[31m"}, "a\nb\x1b[31m");
+    b.node("Sigmoid", {"r\x1b[31m"}, {"y"}, "/s\xc2\x85ig");
+    b.output("y");
+    const io::onnx_model m = io::import_onnx(b.save(temp_dir() / "control.onnx"));
+    EXPECT_EQ(m.model.name(), "g[U+000A]raph");
+    ASSERT_EQ(m.model.layers().size(), 2u);
+    EXPECT_EQ(m.model.layers()[0].name, "a[U+000A]b[U+001B][31m");
+    EXPECT_EQ(m.model.layers()[1].name, "/s[U+0085]ig");
+    EXPECT_EQ(m.model.inputs()[0].name, "x[U+0009]in");
+    const core::model back = io::parse_model_json(nlohmann::json::parse(io::model_json(m.model).dump()), "export");
+    EXPECT_EQ(back.layers()[0].name, m.model.layers()[0].name);
 }
 
 TEST(OnnxImport, UnsupportedNodesAreAllListed) {

@@ -275,7 +275,19 @@ TEST(CeilingsCache, AMistypedFieldIsNamedWithWhatItHolds) {
     EXPECT_EQ(message(j), "ceilings: field \"bandwidth_gbs\" has the wrong type (string \"fast\")");
     j = good;
     j["peak_gflops"] = {{"fp32", nullptr}};
-    EXPECT_EQ(message(j), "ceilings: field \"peak_gflops\" has the wrong type (object {\"fp32\":null})");
+    EXPECT_EQ(message(j), "ceilings: field \"peak_gflops.fp32\" has the wrong type (null)");
+    j = good;
+    j["spread"] = {{"copy", "x"}};
+    EXPECT_EQ(message(j), "ceilings: field \"spread.copy\" has the wrong type (string \"x\")");
+    j = good;
+    j["cache_level_bytes"] = nlohmann::json::array({1024, 1.5});
+    EXPECT_EQ(message(j), "ceilings: field \"cache_level_bytes[1]\" must be an integer of int64 (got 1.5)");
+    j = good;
+    j["last_level_cache_bytes"] = 18446744073709551615ULL;  // 2^64 - 1 would wrap to -1
+    EXPECT_EQ(message(j), "ceilings: field \"last_level_cache_bytes\" must be an integer of int64 (got 18446744073709551615)");
+    j = good;
+    j["working_set_gbs"] = nullptr;
+    EXPECT_EQ(message(j), "ceilings: field \"working_set_gbs\" has the wrong type (null)");
     j = good;
     j["working_set_gbs"] = nlohmann::json::array({{1024, 40.0}, {2048, "x"}});
     EXPECT_EQ(message(j), "ceilings: field \"working_set_gbs[1]\" must be [bytes, GB/s], an integer and a number (got [2048,\"x\"])");

@@ -61,12 +61,14 @@ TEST(Format, ControlCharactersInANameStayInItsCell) {
     // a layer named "a\nb\x1b[2J" (an ONNX node name, a report's name) is one cell, shown by code points
     EXPECT_EQ(printable("a\nb\x1b[2J\x7f"), "a[U+000A]b[U+001B][2J[U+007F]");
     EXPECT_EQ(printable("conv\xc3\xa9"), "conv\xc3\xa9");  // UTF-8 stays as it is
+    EXPECT_EQ(printable("nel\xc2\x85" "x\xc2\xa0"), "nel[U+0085]x\xc2\xa0");  // C1 NEL shown; no-break space kept
     text_table t;
     t.add_column("name", text_table::align::left);
     t.add_row({"a\nb"});
     EXPECT_EQ(t.render(), "name\n----------\na[U+000A]b\n");
     // and in XML (SVG, HTML): XML 1.0 has no control characters even as references; the bidi overrides as before
     EXPECT_EQ(xml_escape("x\x01<y>"), "x[U+0001]&lt;y&gt;");
+    EXPECT_EQ(xml_escape("a\xc2\x85" "b"), "a[U+0085]b");
     EXPECT_EQ(xml_escape("a\xe2\x80\xae" "b"), "a[U+202E]b");
 }
 

@@ -87,9 +87,10 @@ struct ceilings {
     [[nodiscard]] std::vector<std::int64_t> sweep_points_for_working_set(std::int64_t bytes) const;
     /// What a hot cache holds of a working set that is read over and over, in bytes, as measured: the largest size
     /// of the working-set sweep that still moved faster than the DRAM roof (by more than the bandwidth tolerance),
-    /// at most last_level_cache_bytes where that is known. Without a sweep, last_level_cache_bytes; 0 where
-    /// neither is known. Below the last level's nominal size on a shared machine: other tenants and the OS hold
-    /// part of it (an Intel Xeon VM here: 201 MB at cache speed, 402 MB at DRAM speed, a 260 MiB L3).
+    /// at most last_level_cache_bytes where that is known; 0 where no size of the sweep beat DRAM (the cache holds
+    /// nothing a pass could reuse). Without a sweep, last_level_cache_bytes; -1 where neither is known. Below the
+    /// last level's nominal size on a shared machine: other tenants and the OS hold part of it (the Intel Xeon VM
+    /// here: 201 MB at cache speed one day, 100 MB the next, against a 260 MiB L3).
     [[nodiscard]] std::int64_t hot_cache_capacity_bytes() const;
     /// The fixed cost of a sample: the cold dispatch overhead when `cold` and it was measured, else the hot one.
     [[nodiscard]] double dispatch_ms(bool cold) const {

@@ -35,6 +35,31 @@ public:
     using error::error;
 };
 
+/// `s` with each control character shown as its code point, "[U+000A]": C0 (bytes 0x00-0x1F), DEL (0x7F) and C1
+/// (U+0080-U+009F, two bytes in UTF-8), so a name read from a file (an ONNX node, a report's layer) stays on one
+/// line and cannot move a terminal's cursor or change its colours; everything else, UTF-8 included, as it is.
+inline std::string printable(std::string_view s) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    auto code = [](unsigned v) {
+        return std::string("[U+00") + hex[(v >> 4) & 15] + hex[v & 15] + "]";
+    };
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto b = static_cast<unsigned char>(s[i]);
+        if (b < 0x20 || b == 0x7F) {
+            out += code(b);
+        } else if (b == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+                   static_cast<unsigned char>(s[i + 1]) <= 0x9F) {
+            out += code(static_cast<unsigned char>(s[i + 1]));
+            ++i;
+        } else {
+            out += s[i];
+        }
+    }
+    return out;
+}
+
 /// A JSON library's message without its "[json.exception.parse_error.101] " tag, to follow our own
 /// "FILE: not valid JSON: " prefix: "parse error at line 3, column 19: ...". Other messages are returned whole.
 inline std::string without_json_exception_tag(std::string_view what) {

@@ -124,8 +124,8 @@ double predict_end_to_end(double source_end_to_end_ms, double source_layers_ms, 
 /// The whole pass's change of cache state.
 struct pass_cache_change {
     double distinct_bytes = 0;        // D: every distinct byte of a pass (parameters, buffers, input, activations)
-    std::int64_t capacity_bytes = 0;  // C: what the target's hot cache holds (ceilings::hot_cache_capacity_bytes);
-                                      // 0: unknown, every pass taken to fit
+    std::int64_t capacity_bytes = -1;  // C: what the target's hot cache holds (ceilings::hot_cache_capacity_bytes);
+                                       // 0: nothing; -1: unknown, every pass taken to fit
     double level_gbs = 0;             // the target's hot bandwidth for a working set of D bytes
     double cold_gbs = 0;              // what one run after a flush moves on the target
     double hot_dispatch_ms = 0;       // the target's fixed cost with a hot cache
@@ -153,7 +153,7 @@ inline constexpr double pass_cache_share = 0.5;
 /// the next). NaN where an input is not finite or negative; the bandwidth term is 0 where a bandwidth is unknown.
 double pass_cache_shift_ms(const pass_cache_change& c);
 
-/// Whether a pass of `distinct_bytes` stays in a hot cache that holds `capacity_bytes` (0: unknown, taken as yes):
+/// Whether a pass of `distinct_bytes` stays in a hot cache that holds `capacity_bytes` (-1: unknown, taken as yes):
 /// distinct_bytes <= pass_cache_share x capacity_bytes.
 bool pass_stays_cached(double distinct_bytes, std::int64_t capacity_bytes);
 

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ridgeline/core/error.hpp"
+
 namespace ridgeline::report {
 
 /// 11689512 -> "11,689,512".
@@ -29,10 +31,9 @@ std::string fixed(double v, int decimals);
 /// Time in the best unit: 0.000012 ms -> "12.0 ns", 0.0123 -> "12.30 us", 3.2 -> "3.200 ms", 1500 -> "1.500 s".
 std::string time_ms(double ms);
 
-/// `s` with each control character (bytes 0x00-0x1F and 0x7F: a newline or an escape sequence in a layer's
-/// name, read from an ONNX file or a report) shown as its code point, "[U+000A]", so one name stays one table cell
-/// and cannot move the terminal's cursor; everything else, UTF-8 included, as it is.
-std::string printable(std::string_view s);
+/// Control characters shown as code points ("[U+000A]"; core::printable): every table cell and XML text goes
+/// through it, so one name stays one cell and cannot move the terminal's cursor.
+using core::printable;
 
 /// A console table: columns with a header and an alignment; rows of cells; rendered with one space
 /// of padding and a rule under the header (and above a totals row when one is marked).
