@@ -12,7 +12,10 @@
 
 namespace ridgeline::report {
 
-std::string xml_escape(const std::string& s) {
+std::string xml_escape(const std::string& raw) {
+    // XML 1.0 has no control characters but tab, newline and return, not even as references: C0, DEL and C1 become
+    // their code points first (core::printable), then the rest is escaped
+    const std::string s = printable(raw);
     std::string out;
     for (std::size_t i = 0; i < s.size(); ++i) {
         const char ch = s[i];
@@ -27,18 +30,6 @@ std::string xml_escape(const std::string& s) {
                 i += 2;
                 continue;
             }
-        }
-        // XML 1.0 has no control characters but tab, newline and return, not even as references: their code points
-        // (C1 too: U+0080-U+009F are discouraged in XML and move a terminal as C0 does)
-        if (const auto b = static_cast<unsigned char>(ch); b < 0x20 || b == 0x7F) {
-            out += printable(std::string_view(&s[i], 1));
-            continue;
-        }
-        if (static_cast<unsigned char>(ch) == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
-            static_cast<unsigned char>(s[i + 1]) <= 0x9F) {
-            out += printable(std::string_view(&s[i], 2));
-            ++i;
-            continue;
         }
         switch (ch) {
             case '&': out += "&amp;"; break;

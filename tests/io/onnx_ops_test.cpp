@@ -218,9 +218,10 @@ TEST(OnnxImportOps, SliceOfAnActivationIsOneSliceLayerPerCutAxis) {
     EXPECT_EQ(m.model.layers()[3].name, "/Slice_2#2");
 }
 
-TEST(OnnxImportOps, LayerNormDecomposedBeforeOpset17IsOneLayerNorm) {
-    // torch.onnx.export(nn.LayerNorm(8), opset 14): each Constant just before its reader
-    onnx_builder b(14);
+namespace {
+/// torch.onnx.export(nn.LayerNorm(8)) before opset 17, up to the Div (input "x" [1, 5, 8], output "n"): each
+/// Constant just before its reader; the affine Mul and Add are the caller's.
+void decomposed_layer_norm(onnx_builder& b, float eps) {
     b.input("x", {1, 5, 8});
     auto& rm1 = b.node("ReduceMean", {"x"}, {"mean"}, "/norm/ReduceMean");
     onnx_builder::set(rm1, "axes", std::vector<std::int64_t>{-1});
@@ -229,10 +230,16 @@ TEST(OnnxImportOps, LayerNormDecomposedBeforeOpset17IsOneLayerNorm) {
     b.node("Pow", {"d", "two"}, {"sq"}, "/norm/Pow");
     auto& rm2 = b.node("ReduceMean", {"sq"}, {"var"}, "/norm/ReduceMean_1");
     onnx_builder::set(rm2, "axes", std::vector<std::int64_t>{-1});
-    b.scalar("eps", 1e-6f);
+    b.scalar("eps", eps);
     b.node("Add", {"var", "eps"}, {"ve"}, "/norm/Add");
     b.node("Sqrt", {"ve"}, {"sd"}, "/norm/Sqrt");
     b.node("Div", {"d", "sd"}, {"n"}, "/norm/Div");
+}
+}  // namespace
+
+TEST(OnnxImportOps, LayerNormDecomposedBeforeOpset17IsOneLayerNorm) {
+    onnx_builder b(14);
+    decomposed_layer_norm(b, 1e-6f);
     b.init("norm.weight", {8}, {1, 2, 3, 4, 5, 6, 7, 8});
     b.node("Mul", {"n", "norm.weight"}, {"m"}, "/norm/Mul");
     b.init("norm.bias", {8}, {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f});
@@ -268,18 +275,7 @@ TEST(OnnxImportOps, LayerNormWithoutABiasCountsTheWeightAlone) {
 
     // the same before opset 17: the decomposition's Mul by the weight with no Add after it
     onnx_builder d(14);
-    d.input("x", {1, 5, 8});
-    auto& rm1 = d.node("ReduceMean", {"x"}, {"mean"}, "/norm/ReduceMean");
-    onnx_builder::set(rm1, "axes", std::vector<std::int64_t>{-1});
-    d.node("Sub", {"x", "mean"}, {"d"}, "/norm/Sub");
-    d.scalar("two", 2.0f);
-    d.node("Pow", {"d", "two"}, {"sq"}, "/norm/Pow");
-    auto& rm2 = d.node("ReduceMean", {"sq"}, {"var"}, "/norm/ReduceMean_1");
-    onnx_builder::set(rm2, "axes", std::vector<std::int64_t>{-1});
-    d.scalar("eps", 1e-5f);
-    d.node("Add", {"var", "eps"}, {"ve"}, "/norm/Add");
-    d.node("Sqrt", {"ve"}, {"sd"}, "/norm/Sqrt");
-    d.node("Div", {"d", "sd"}, {"n"}, "/norm/Div");
+    decomposed_layer_norm(d, 1e-5f);
     d.init("norm.weight", {8}, {1, 2, 3, 4, 5, 6, 7, 8});
     d.node("Mul", {"n", "norm.weight"}, {"out"}, "/norm/Mul");
     d.output("out");
