@@ -2,7 +2,8 @@
 # Checks ridgeline's measured ceilings against independent plain loops built here on their own:
 #   - FMA peak vs bench/fma_check.cpp (GCC vector extensions, -march=native): should agree within 10%
 #   - GEMM roof below the FMA peak
-#   - triad bandwidth vs bench/stream_check.cpp (classic STREAM triad, best of 10)
+#   - triad bandwidth vs bench/stream_check.cpp (classic STREAM triad, best of 20; bench/dram_roof.sh puts the DRAM
+#     roof beside it with arrays of 4x the caches, in the same minute)
 # Usage: bench/check_ceilings.sh [path/to/ridgeline] [threads]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ g++ -O3 -march=native -fopenmp bench/fma_check.cpp -o "$tmp/fma_check"
 g++ -O3 -march=native -fopenmp bench/stream_check.cpp -o "$tmp/stream_check"
 "$bin" ceilings --device cpu --threads "$threads" --recalibrate --format json --quiet > "$tmp/ceilings.json"
 fma_ind=$("$tmp/fma_check" "$threads")
-triad_ind=$("$tmp/stream_check" "$threads")
+triad_ind=$("$tmp/stream_check" "$threads" | cut -d" " -f1)  # ordinary stores (the second figure: non-temporal)
 python3 - "$tmp/ceilings.json" "$fma_ind" "$triad_ind" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))

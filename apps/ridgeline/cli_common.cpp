@@ -171,7 +171,7 @@ built_model model_options::build() const {
 }
 
 void output_options::add_to(CLI::App& cmd, const std::vector<std::string>& formats) {
-    cmd.add_option("--format,-f", format, "Output format")->check(CLI::IsMember(formats));
+    cmd.add_option("--format,-f", format_name, "Output format")->check(CLI::IsMember(formats));
     cmd.add_option("--output,-o", output,
                    "Write the report to FILE (atomically); the table still goes to standard output unless --quiet");
     cmd.add_flag("--quiet,-q", quiet,
@@ -180,7 +180,7 @@ void output_options::add_to(CLI::App& cmd, const std::vector<std::string>& forma
 }
 
 void output_options::echo_table(const std::function<std::string()>& table) const {
-    if (output.empty() || quiet || format == "table") return;
+    if (output.empty() || quiet || format() == output_format::table) return;
     const std::string t = table();
     std::fwrite(t.data(), 1, t.size(), stdout);
     std::fflush(stdout);

@@ -11,15 +11,16 @@
 #include <vector>
 
 #include "ridgeline/backends/tensor.hpp"
+#include "ridgeline/core/error.hpp"
 #include "ridgeline/core/model.hpp"
 #include "ridgeline/report/summary.hpp"
 
 namespace ridgeline::app {
 
 /// A command-line mistake found after parsing (conflicting or missing options): exit code 2.
-class usage_error : public std::runtime_error {
+class usage_error : public core::error {
 public:
-    using std::runtime_error::runtime_error;
+    using core::error::error;
 };
 
 /// A model as built from the command line: the graph, the file's real weights (ONNX; null otherwise,
@@ -59,11 +60,17 @@ struct model_options {
 };
 
 /// --format table|json|csv and --output FILE.
+/// The report formats of --format (a command offers some of them).
+enum class output_format { table, json, csv };
+
 struct output_options {
-    std::string format = "table";
+    std::string format_name = "table";  // as given to --format (checked against the command's formats)
     std::string output;
     bool quiet = false;
     void add_to(CLI::App& cmd, const std::vector<std::string>& formats = {"table", "json", "csv"});
+    [[nodiscard]] output_format format() const {
+        return format_name == "json" ? output_format::json : format_name == "csv" ? output_format::csv : output_format::table;
+    }
     /// Writes `content` to --output (atomically) or to stdout.
     void emit(const std::string& content) const;
     /// The rule of every command: when the report went to --output in another format than the table, the table

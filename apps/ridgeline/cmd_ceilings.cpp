@@ -22,7 +22,7 @@ struct ceilings_command {
         auto sel = profiler::select_backend(device, threads);
         if (!sel.notice.empty() && !out.quiet) std::fprintf(stderr, "ridgeline: info: %s\n", sel.notice.c_str());
         const backends::ceilings c = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet).ceilings;
-        if (out.format == "json")
+        if (out.format() == output_format::json)
             out.emit(report::ceilings_json(c).dump(2) + "\n");
         else
             out.emit(report::ceilings_table(c));

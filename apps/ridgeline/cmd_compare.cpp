@@ -20,7 +20,7 @@ struct compare_command {
         std::vector<report::compare_run> runs;
         for (const auto& f : files) runs.push_back(report::load_run(f));
         const nlohmann::json c = report::compare_json(runs);
-        out.emit(out.format == "json" ? c.dump(2) + "\n" : report::compare_table(c));
+        out.emit(out.format() == output_format::json ? c.dump(2) + "\n" : report::compare_table(c));
         out.echo_table([&] { return report::compare_table(c); });
         if (!svg_path.empty() || !html_path.empty()) {
             const report::chart ch = report::compare_chart(runs);

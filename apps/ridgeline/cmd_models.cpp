@@ -13,7 +13,7 @@ struct models_command {
     output_options out;
 
     int run() const {
-        if (out.format == "json") {
+        if (out.format() == output_format::json) {
             nlohmann::json j = nlohmann::json::array();
             for (const auto& e : core::zoo_models()) {
                 const auto a = core::analyze(core::build_zoo_model(e.name), core::dtype::fp32);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cli_common.hpp"
+#include "ridgeline/core/error.hpp"
 #include "commands.hpp"
 #include "ridgeline/core/model.hpp"
 #include "ridgeline/report/format.hpp"
@@ -40,7 +41,7 @@ struct predict_command {
         const std::string theirs = j.value("source", std::string()), ours = model.source();
         const bool named = ours.rfind("zoo:", 0) == 0 || ours.rfind("layer:", 0) == 0;
         if (named && !theirs.empty() && theirs != ours)
-            throw std::runtime_error("predict: \"" + from + "\" profiles " + theirs + ", not " + ours);
+            throw core::error("predict: \"" + from + "\" profiles " + theirs + ", not " + ours);
         const built_model m = model.build();
         const core::model_analysis a = core::analyze(m.model, core::parse_dtype(dtype));
         std::map<std::string, const core::layer_analysis*> by_name;
@@ -50,18 +51,18 @@ struct predict_command {
         for (const auto& l : j["layers"]) in_report.insert(l.value("name", std::string()));
         for (const auto& l : a.layers)
             if (!in_report.count(l.layer.name))
-                throw std::runtime_error("predict: " + what + " has the layer \"" + l.layer.name + "\", which \"" + from +
+                throw core::error("predict: " + what + " has the layer \"" + l.layer.name + "\", which \"" + from +
                                          "\" does not (the report profiles " + j.value("source", std::string("?")) + ")");
         for (const auto& l : j["layers"]) {
             const std::string name = l.value("name", std::string());
             auto it = by_name.find(name);
             if (it == by_name.end())
-                throw std::runtime_error("predict: \"" + from + "\" has the layer \"" + name + "\", which " + what +
+                throw core::error("predict: \"" + from + "\" has the layer \"" + name + "\", which " + what +
                                          " does not (the report profiles " + j.value("source", std::string("?")) + ")");
             for (const char* k : {"flops", "bytes"}) {
                 const std::int64_t mine = std::string(k) == "flops" ? it->second->cost.flops : it->second->cost.bytes;
                 if (!l.contains(k) || !l[k].is_number_integer() || l[k].get<std::int64_t>() != mine)
-                    throw std::runtime_error("predict: layer \"" + name + "\" has " +
+                    throw core::error("predict: layer \"" + name + "\" has " +
                                              (l.contains(k) ? l[k].dump() : std::string("no")) + " " + k + " in \"" + from +
                                              "\" but " + std::to_string(mine) + " in " + what +
                                              " (another input, batch or model; the report profiles " +
@@ -82,14 +83,14 @@ struct predict_command {
                               "datasheet entry (--list-targets)");
         const report::compare_run source = report::load_run(from);
         if (source.report.value("schema", std::string()) == "ridgeline.prediction/1")
-            throw std::runtime_error("predict --from: \"" + from + "\" is a prediction; predict from a measured profile report");
+            throw core::error("predict --from: \"" + from + "\" is a prediction; predict from a measured profile report");
         dtype_given = sub_ && sub_->count("--dtype") > 0;
         check_model(source);
         const report::prediction_target target = report::load_target(to);
         std::optional<bool> cold;
         if (!cache.empty()) cold = cache == "cold";
         const nlohmann::json p = report::predict_json(source, target, cold);
-        out.emit(out.format == "json" ? p.dump(2) + "\n" : report::predict_table(p));
+        out.emit(out.format() == output_format::json ? p.dump(2) + "\n" : report::predict_table(p));
         out.echo_table([&] { return report::predict_table(p); });
         if (!svg_path.empty() || !html_path.empty()) {
             report::compare_run predicted{target.short_label + " (predicted)", p};

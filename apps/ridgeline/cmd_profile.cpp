@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "ceilings_source.hpp"
+#include "ridgeline/core/error.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "ridgeline/profiler/registry.hpp"
@@ -117,9 +118,9 @@ struct profile_command {
         std::vector<std::string> warnings = m.warnings;  // --shapes-only
         if (!out.quiet)
             for (const auto& w : m.warnings) spdlog::warn("{}", w);
-        const double load = sel.chosen->device().kind == "cpu" ? cpu::load_average() : -1.0;
+        const double load = sel.chosen->device().kind == backends::device_kind::cpu ? cpu::load_average() : -1.0;
         if (const int cpus = cpu::host_cpu().logical_cpus;
-            sel.chosen->device().kind == "cpu" && cpus > 0 && sel.chosen->device().threads > cpus) {
+            sel.chosen->device().kind == backends::device_kind::cpu && cpus > 0 && sel.chosen->device().threads > cpus) {
             warnings.push_back(std::to_string(sel.chosen->device().threads) + " threads on " + counted_cpus(cpus) +
                                ": the team shares CPUs with itself, and its own threads' waits count as other work "
                                "(samples disturbed, ceilings not cached); --threads " + std::to_string(cpus) +
@@ -176,9 +177,9 @@ struct profile_command {
         info.load_average = load;
         info.warnings = warnings;
         std::string content;
-        if (out.format == "json")
+        if (out.format() == output_format::json)
             content = report::profile_json(r, info).dump(2) + "\n";
-        else if (out.format == "csv")
+        else if (out.format() == output_format::csv)
             content = report::profile_csv(r);
         else
             content = report::profile_table(r, m.skipped, m.folded);
@@ -214,9 +215,9 @@ struct profile_command {
             }
             if (declined.empty() && (p.state == profiler::run_state::unsupported || p.state == profiler::run_state::skipped)) declined = p.reason;
         }
-        if (!failed.empty()) throw std::runtime_error("verification or execution failed for: " + failed);
+        if (!failed.empty()) throw core::error("verification or execution failed for: " + failed);
         if (work > 0 && measured == 0)
-            throw std::runtime_error("no layer could be measured on " + dev.backend + " in " + model.dtype +
+            throw core::error("no layer could be measured on " + dev.backend + " in " + model.dtype +
                                      (declined.empty() ? std::string() : ": " + declined));
         return 0;
     }

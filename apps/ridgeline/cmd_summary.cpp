@@ -22,9 +22,9 @@ struct summary_command {
         info.warnings = m.warnings;  // --shapes-only: the counts are exact, say so anyway
         if (!out.quiet)
             for (const auto& w : m.warnings) spdlog::warn("{}", w);
-        if (out.format == "json")
+        if (out.format() == output_format::json)
             out.emit(report::summary_json(a, info).dump(2) + "\n");
-        else if (out.format == "csv")
+        else if (out.format() == output_format::csv)
             out.emit(report::summary_csv(a));
         else
             out.emit(report::summary_table(a, m.skipped, m.folded));

@@ -25,13 +25,16 @@ namespace ridgeline::app {
 
 namespace {
 
+/// One batch size: its profile in the record every report reads (profiler::layer_profile), so the sweep shows
+/// the rates and %roof profile shows (report::shown_rates): none for a disturbed or mistrusted time, GFLOP/s from
+/// the executed FLOPs. For a model the record is its end-to-end pass, counted as the whole model (totals).
 struct sweep_point {
     std::int64_t batch = 0;
-    core::cost cost;
-    backends::timing_result time;
-    std::optional<core::roofline_point> roofline;
-    profiler::run_state state = profiler::run_state::measured;
-    std::string reason;
+    profiler::layer_profile profile;
+
+    [[nodiscard]] const core::cost& cost() const { return profile.analysis.cost; }
+    [[nodiscard]] bool measured() const { return profile.has_time(); }
+    [[nodiscard]] const backends::timing_result& time() const { return *profile.time; }
 };
 
 struct sweep_fit {
@@ -41,18 +44,13 @@ struct sweep_fit {
     double r2 = 0;
 };
 
-/// Whether a point's rate is hidden, as profile hides it: its time was disturbed by other work, or beats a roof.
-bool hidden(const sweep_point& p) {
-    return p.time.disturbed || (p.roofline && (p.roofline->bound == core::bound_class::mistrusted ||
-                                               p.roofline->bound == core::bound_class::disturbed));
-}
-
-/// Ordinary least squares of median time (ms) on flops, over the measured points other work did not disturb.
+/// Ordinary least squares of median time (ms) on executed FLOPs (as the rates count them), over the measured
+/// points whose rate is shown (not disturbed by other work, not beating a roof).
 sweep_fit fit(const std::vector<sweep_point>& pts) {
     std::vector<std::pair<double, double>> xy;
     for (const auto& p : pts)
-        if (p.state == profiler::run_state::measured && !p.time.disturbed)
-            xy.emplace_back(static_cast<double>(p.cost.flops), p.time.stats.median);
+        if (p.measured() && !report::shown_rates(p.profile).hidden)
+            xy.emplace_back(static_cast<double>(p.cost().executed_flops()), p.time().stats.median);
     sweep_fit f;
     if (xy.size() < 2) return f;
     double mx = 0, my = 0;
@@ -131,6 +129,34 @@ struct sweep_command {
         return core::single_layer_model(o, shapes, {}, "sweep");
     }
 
+    /// A model's end-to-end pass as one record: its totals as the cost, judged against the roofs of its whole
+    /// working set (the DRAM roof with a cold cache).
+    static profiler::layer_profile whole_model(const core::model_analysis& a, backends::backend& b,
+                                               const profiler::profile_options& o,
+                                               const std::optional<backends::ceilings>& ceil, core::dtype dt) {
+        auto mo = o;
+        mo.per_layer = false;
+        const auto r = profiler::profile_model(a, b, mo);
+        profiler::layer_profile p;
+        p.analysis = core::layer_analysis{{}, {}, {}, a.totals};
+        p.analysis.layer.name = a.model_name;
+        p.state = r.end_to_end ? profiler::run_state::measured : r.end_to_end_state;
+        p.reason = r.end_to_end_reason;
+        if (!r.end_to_end) return p;
+        p.time = *r.end_to_end;
+        if (ceil) {
+            core::roofs whole = profiler::roofs_for(a.layers.back(), dt, *ceil, o.timing.cache);
+            whole.bandwidth_gbs = o.timing.cache == backends::cache_mode::cold
+                                      ? ceil->bandwidth_gbs
+                                      : ceil->bandwidth_for_working_set_gbs(a.totals.bytes);
+            p.roofs_used = whole;
+            p.roofline = profiler::judge(a.totals, *p.time, whole);
+        } else if (p.time->disturbed) {
+            p.roofline = profiler::judge(a.totals, *p.time, {});
+        }
+        return p;
+    }
+
     int run() const {
         if (model.empty() == layer.empty())
             throw usage_error(model.empty() ? "give --layer STRING or --model NAME" : "--model and --layer cannot be used together");
@@ -163,111 +189,100 @@ struct sweep_command {
             name = a.model_name == "sweep" ? core::to_string(a.layers.at(0).layer.op) : a.model_name;
             sweep_point p;
             p.batch = b;
-            p.cost = a.totals;
             if (!layer.empty()) {
-                const auto lp = profiler::profile_layer(a.layers.at(0), a, *sel.chosen, o);
-                p.state = lp.state;
-                p.reason = lp.reason;
-                if (lp.has_time()) p.time = *lp.time;
-                p.roofline = lp.roofline;
+                p.profile = profiler::profile_layer(a.layers.at(0), a, *sel.chosen, o);
             } else {
-                auto mo = o;
-                mo.per_layer = false;
-                const auto r = profiler::profile_model(a, *sel.chosen, mo);
-                p.state = r.end_to_end ? profiler::run_state::measured : r.end_to_end_state;
-                p.reason = r.end_to_end_reason;
-                if (r.end_to_end) {
-                    p.time = *r.end_to_end;
-                    if (ceil) {
-                        const auto roofs = profiler::roofs_for(a.layers.back(), dt, *ceil, o.timing.cache);
-                        core::roofs whole = roofs;
-                        whole.bandwidth_gbs = o.timing.cache == backends::cache_mode::cold
-                                                  ? ceil->bandwidth_gbs
-                                                  : ceil->bandwidth_for_working_set_gbs(a.totals.bytes);
-                        p.roofline = profiler::judge(a.totals, p.time, whole);
-                    } else if (p.time.disturbed) {
-                        p.roofline = profiler::judge(a.totals, p.time, {});
-                    }
-                }
+                p.profile = whole_model(a, *sel.chosen, o, ceil, dt);
             }
             pts.push_back(std::move(p));
         }
         const sweep_fit f = fit(pts);
-
-        // reports
-        if (out.format == "json") {
-            nlohmann::json j = {{"schema", "ridgeline.sweep/1"},
-                                {"subject", name},
-                                {"source", model.empty() ? "layer:" + layer : "zoo:" + model},
-                                {"command_line", command_line()},
-                                {"dtype", dtype},
-                                {"device", report::device_json(sel.chosen->device())}};
-            nlohmann::json jp = nlohmann::json::array();
-            for (const auto& p : pts) {
-                nlohmann::json e = {{"batch", p.batch}, {"flops", p.cost.flops}, {"bytes", p.cost.bytes},
-                                    {"macs", p.cost.macs}, {"state", std::string(to_string(p.state))},
-                                    {"reason", p.reason}};
-                auto ai = p.cost.arithmetic_intensity();
-                e["arithmetic_intensity"] = ai ? nlohmann::json(*ai) : nlohmann::json(nullptr);
-                if (p.state == profiler::run_state::measured) {
-                    e["time"] = report::time_json(p.time);
-                    e["achieved_gflops"] = hidden(p) ? nlohmann::json(nullptr)
-                                                     : nlohmann::json(static_cast<double>(p.cost.flops) /
-                                                                      (p.time.stats.median * 1e6));
-                }
-                if (p.roofline) {
-                    e["bound"] = std::string(to_string(p.roofline->bound));
-                    e["roof_fraction"] = p.roofline->roof_fraction;
-                }
-                jp.push_back(e);
-            }
-            j["points"] = jp;
-            j["fit"] = f.valid ? nlohmann::json{{"t0_ms", f.t0_ms}, {"throughput_gflops", f.throughput_gflops}, {"r2", f.r2}}
-                               : nlohmann::json(nullptr);
-            if (ceil) j["device"]["ceilings"] = report::ceilings_json(*ceil);
-            out.emit(j.dump(2) + "\n");
-        } else {
+        if (out.format() == output_format::json)
+            out.emit(json_report(name, sel.chosen->device(), pts, f, ceil).dump(2) + "\n");
+        else
             out.emit(table(name, pts, f));
-        }
         out.echo_table([&] { return table(name, pts, f); });
         if (!svg_path.empty() || !html_path.empty()) {
-            report::chart c;
-            c.title = "sweep of " + name + " on " + sel.chosen->name();
-            c.series.push_back(sel.chosen->name());
-            c.connect = true;
-            c.label_top = static_cast<int>(pts.size());
-            if (ceil)
-                if (auto g = ceil->compute_roof_gflops(dt)) {
-                    report::chart_roof roof{dtype, *g, ceil->bandwidth_gbs, 0, 0.0, {}};
-                    if (ceil->gemm_gflops.count(dtype) && ceil->gemm_gflops.at(dtype) < *g) roof.gemm_gflops = ceil->gemm_gflops.at(dtype);
-                    std::vector<double> judged;
-                    for (const auto& p : pts)
-                        if (p.roofline) judged.push_back(profiler::roofs_for(core::layer_analysis{{}, {}, {}, p.cost}, dt, *ceil,
-                                                                             o.timing.cache).bandwidth_gbs);
-                    roof.cache_gbs = report::cache_levels(judged, roof.bandwidth_gbs);
-                    c.roofs.push_back(roof);
-                }
-            for (const auto& p : pts)
-                if (p.state == profiler::run_state::measured && p.cost.bytes > 0 && p.cost.executed_flops() > 0 &&
-                    !p.time.disturbed && !(p.roofline && p.roofline->bound == core::bound_class::mistrusted))
-                    c.points.push_back({"batch " + std::to_string(p.batch),
-                                        static_cast<double>(p.cost.executed_flops()) / static_cast<double>(p.cost.bytes),
-                                        static_cast<double>(p.cost.executed_flops()) / (p.time.stats.median * 1e6),
-                                        p.time.stats.median, p.roofline ? std::optional(p.roofline->bound) : std::nullopt, 0});
-            const std::string svg = report::render_svg(c);
+            const std::string svg = report::render_svg(chart(name, sel.chosen->name(), pts, ceil, dt, o.timing.cache));
             if (!svg_path.empty()) report::write_file_atomic(svg_path, svg);
             if (!html_path.empty())
-                report::write_file_atomic(html_path,
-                                          report::render_html(c.title, svg, "<pre>" + report::xml_escape(table(name, pts, f)) + "</pre>"));
+                report::write_file_atomic(html_path, report::render_html("sweep of " + name + " on " + sel.chosen->name(), svg,
+                                                                         "<pre>" + report::xml_escape(table(name, pts, f)) + "</pre>"));
         }
         // the report is written; like profile, a sweep with no time at all is an error for scripts
-        const auto measured = std::count_if(pts.begin(), pts.end(), [](const sweep_point& p) {
-            return p.state == profiler::run_state::measured;
-        });
-        if (measured == 0)
-            throw std::runtime_error("no batch size could be measured on " + sel.chosen->name() +
-                                     (pts.empty() || pts.front().reason.empty() ? std::string() : ": " + pts.front().reason));
+        if (std::none_of(pts.begin(), pts.end(), [](const sweep_point& p) { return p.measured(); }))
+            throw core::error("no batch size could be measured on " + sel.chosen->name() +
+                                     (pts.empty() || pts.front().profile.reason.empty() ? std::string()
+                                                                                         : ": " + pts.front().profile.reason));
         return 0;
+    }
+
+    nlohmann::json json_report(const std::string& name, const backends::device_info& dev,
+                               const std::vector<sweep_point>& pts, const sweep_fit& f,
+                               const std::optional<backends::ceilings>& ceil) const {
+        nlohmann::json j = {{"schema", "ridgeline.sweep/1"},
+                            {"subject", name},
+                            {"source", model.empty() ? "layer:" + layer : "zoo:" + model},
+                            {"command_line", command_line()},
+                            {"dtype", dtype},
+                            {"device", report::device_json(dev)}};
+        auto number_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+        nlohmann::json jp = nlohmann::json::array();
+        for (const auto& p : pts) {
+            const core::cost& c = p.cost();
+            nlohmann::json e = {{"batch", p.batch}, {"flops", c.flops}, {"executed_flops", c.executed_flops()},
+                                {"bytes", c.bytes}, {"macs", c.macs}, {"state", std::string(to_string(p.profile.state))},
+                                {"reason", p.profile.reason}};
+            auto ai = c.arithmetic_intensity();
+            e["arithmetic_intensity"] = ai ? nlohmann::json(*ai) : nlohmann::json(nullptr);
+            const report::layer_rates shown = report::shown_rates(p.profile);
+            if (p.measured()) {
+                e["time"] = report::time_json(p.time());
+                e["achieved_gflops"] = number_or_null(shown.gflops);
+            }
+            if (p.profile.roofline) {
+                e["bound"] = std::string(to_string(p.profile.roofline->bound));
+                e["roof_fraction"] = number_or_null(shown.roof_fraction);
+                e["roof_fraction_measured"] = number_or_null(shown.hidden ? std::nan("") : p.profile.roofline->roof_fraction);
+            }
+            jp.push_back(e);
+        }
+        j["points"] = jp;
+        j["fit"] = f.valid ? nlohmann::json{{"t0_ms", f.t0_ms}, {"throughput_gflops", f.throughput_gflops}, {"r2", f.r2}}
+                           : nlohmann::json(nullptr);
+        if (ceil) j["device"]["ceilings"] = report::ceilings_json(*ceil);
+        return j;
+    }
+
+    static report::chart chart(const std::string& name, const std::string& backend_name,
+                               const std::vector<sweep_point>& pts, const std::optional<backends::ceilings>& ceil,
+                               core::dtype dt, backends::cache_mode cache) {
+        report::chart c;
+        c.title = "sweep of " + name + " on " + backend_name;
+        c.series.push_back(backend_name);
+        c.connect = true;
+        c.label_top = static_cast<int>(pts.size());
+        const std::string dtype(core::to_string(dt));
+        if (ceil)
+            if (auto g = ceil->compute_roof_gflops(dt)) {
+                report::chart_roof roof{dtype, *g, ceil->bandwidth_gbs, 0, 0.0, {}};
+                if (ceil->gemm_gflops.count(dtype) && ceil->gemm_gflops.at(dtype) < *g) roof.gemm_gflops = ceil->gemm_gflops.at(dtype);
+                std::vector<double> judged;
+                for (const auto& p : pts)
+                    if (p.profile.roofline)
+                        judged.push_back(profiler::roofs_for(core::layer_analysis{{}, {}, {}, p.cost()}, dt, *ceil, cache).bandwidth_gbs);
+                roof.cache_gbs = report::cache_levels(judged, roof.bandwidth_gbs);
+                c.roofs.push_back(roof);
+            }
+        for (const auto& p : pts) {
+            const report::layer_rates shown = report::shown_rates(p.profile);
+            if (!p.measured() || shown.hidden || p.cost().bytes <= 0 || p.cost().executed_flops() <= 0) continue;
+            c.points.push_back({"batch " + std::to_string(p.batch),
+                                static_cast<double>(p.cost().executed_flops()) / static_cast<double>(p.cost().bytes),
+                                shown.gflops, p.time().stats.median,
+                                p.profile.roofline ? std::optional(p.profile.roofline->bound) : std::nullopt, 0});
+        }
+        return c;
     }
 
     static std::string table(const std::string& name, const std::vector<sweep_point>& pts, const sweep_fit& f) {
@@ -278,34 +293,36 @@ struct sweep_command {
                  {"median", al::right}, {"GFLOP/s", al::right}, {"bound", al::left}, {"%roof", al::right}})
             t.add_column(h, a);
         for (const auto& p : pts) {
-            auto ai = p.cost.arithmetic_intensity();
-            std::vector<std::string> row{std::to_string(p.batch), report::si(static_cast<double>(p.cost.flops)),
-                                         report::si(static_cast<double>(p.cost.bytes), "B"), ai ? report::fixed(*ai, 2) : "-"};
-            if (p.state == profiler::run_state::measured) {
-                row.push_back(report::time_ms(p.time.stats.median) + (p.time.disturbed ? "!" : ""));
-                // as in profile: no rate for a time other work disturbed or one that beats a roof
-                row.push_back(hidden(p) ? std::string("?")
-                                        : report::fixed(static_cast<double>(p.cost.flops) / (p.time.stats.median * 1e6), 2));
-                row.push_back(p.roofline ? std::string(to_string(p.roofline->bound)) : std::string());
-                row.push_back(p.roofline && std::isfinite(p.roofline->roof_fraction)
-                                  ? report::fixed(100 * p.roofline->roof_fraction, 0) + "%"
-                                  : std::string());
+            auto ai = p.cost().arithmetic_intensity();
+            std::vector<std::string> row{std::to_string(p.batch), report::si(static_cast<double>(p.cost().flops)),
+                                         report::si(static_cast<double>(p.cost().bytes), "B"), ai ? report::fixed(*ai, 2) : "-"};
+            if (p.measured()) {
+                // as profile shows them (report::shown_rates): no rate for a time other work disturbed or one that
+                // beats a roof, GFLOP/s of the executed FLOPs, %roof as judged
+                const report::layer_rates shown = report::shown_rates(p.profile);
+                row.push_back(report::time_ms(p.time().stats.median) + (p.time().disturbed ? "!" : ""));
+                row.push_back(shown.hidden ? std::string("?") : report::fixed(shown.gflops, 2));
+                row.push_back(p.profile.roofline ? std::string(to_string(p.profile.roofline->bound)) : std::string());
+                row.push_back(std::isfinite(shown.roof_fraction) ? report::fixed(100 * shown.roof_fraction, 0) + "%"
+                                                                 : std::string());
             } else {
-                row.push_back(std::string(to_string(p.state)) + (p.reason.empty() ? "" : ": " + p.reason));
+                row.push_back(std::string(to_string(p.profile.state)) + (p.profile.reason.empty() ? "" : ": " + p.profile.reason));
             }
             t.add_row(row);
         }
         std::ostringstream o;
         o << "sweep of " << name << "\n\n" << t.render() << "\n";
+        o << "GFLOP/s counts executed FLOPs (the FLOPs column less the padding taps a kernel skips), as profile does\n";
         const auto disturbed = std::count_if(pts.begin(), pts.end(), [](const sweep_point& p) {
-            return p.state == profiler::run_state::measured && p.time.disturbed;
+            return p.measured() && p.time().disturbed;
         });
         if (disturbed > 0)
             o << "! " << disturbed << " batch size(s) disturbed by other work (fewer clean samples than the minimum): no "
               << "rate, no verdict, left out of the fit\n";
         if (f.valid)
-            o << "fit time = t0 + flops / throughput: t0 = " << report::time_ms(f.t0_ms) << " (fixed overhead), throughput = "
-              << report::fixed(f.throughput_gflops, 2) << " GFLOP/s (asymptotic), r^2 = " << report::fixed(f.r2, 4) << "\n";
+            o << "fit time = t0 + executed flops / throughput: t0 = " << report::time_ms(f.t0_ms)
+              << " (fixed overhead), throughput = " << report::fixed(f.throughput_gflops, 2)
+              << " GFLOP/s (asymptotic), r^2 = " << report::fixed(f.r2, 4) << "\n";
         else
             o << "fit: needs at least two measured sizes whose time grows with the work\n";
         return o.str();

@@ -23,7 +23,7 @@ struct weights_command {
         const core::model_analysis a = core::analyze(m.model, core::dtype::fp32);
         const report::weights_report r = report::weight_statistics(a, *m.weights);
         const report::run_info info{command_line(), model.source(), m.skipped, m.folded};
-        if (out.format == "json")
+        if (out.format() == output_format::json)
             out.emit(report::weights_json(r, info).dump(2) + "\n");
         else
             out.emit(report::weights_table(r, m.skipped));

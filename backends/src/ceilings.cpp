@@ -3,10 +3,26 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "ridgeline/core/roofline.hpp"
 
 namespace ridgeline::backends {
+
+std::string_view to_string(ceilings_source s) {
+    switch (s) {
+        case ceilings_source::measured: return "measured";
+        case ceilings_source::cache: return "cache";
+        case ceilings_source::datasheet: return "datasheet";
+    }
+    return "measured";
+}
+
+std::optional<ceilings_source> parse_ceilings_source(std::string_view text) {
+    for (auto s : {ceilings_source::measured, ceilings_source::cache, ceilings_source::datasheet})
+        if (to_string(s) == text) return s;
+    return std::nullopt;
+}
 
 std::optional<double> ceilings::compute_roof_gflops(core::dtype dt) const {
     auto it = peak_gflops.find(std::string(core::to_string(dt)));
@@ -20,43 +36,166 @@ std::optional<double> ceilings::ridge_point(core::dtype dt) const {
     return *roof / bandwidth_gbs;
 }
 
-std::vector<std::int64_t> ceilings::sweep_points_for_working_set(std::int64_t bytes) const {
-    // the sweep's sizes grow by 2x (4x quick): a working set just below a cache level's size is judged against
-    // the point below it too, so that the step never puts a roof under the level the data really fits
-    std::vector<std::int64_t> points;
-    std::int64_t below = -1;
-    bool found = false;
-    for (const auto& [size, gbs] : working_set_gbs) {
-        if (size >= bytes) {
-            if (below >= 0) points.push_back(below);
-            points.push_back(size);
-            found = true;
-            break;
-        }
-        below = size;
-    }
-    if (!found && below >= 0) points.push_back(below);
-    // the level `bytes` fits: every sweep point of that level (above the level below's capacity, up to its own)
+std::int64_t ceilings::dram_level_bytes() const {
+    std::int64_t sum = 0;
     std::int64_t lower = 0;
-    for (std::int64_t capacity : cache_level_bytes) {
-        if (capacity <= lower) break;  // levels are smallest first; a malformed list is not trusted further
-        if (bytes <= capacity) {
-            for (const auto& [size, gbs] : working_set_gbs)
-                if (size > lower && size <= capacity) points.push_back(size);
-            break;
-        }
+    for (std::int64_t capacity : cache_level_bytes) {  // as far as the levels grow (levels_of)
+        if (capacity <= lower || capacity > (std::int64_t{1} << 50)) break;
+        sum += capacity;
         lower = capacity;
     }
+    if (sum == 0) sum = std::max<std::int64_t>(0, last_level_cache_bytes);
+    return sum > (std::int64_t{1} << 60) ? std::int64_t{1} << 62 : 4 * sum;
+}
+
+namespace {
+/// The cache levels as (lower bound, capacity) pairs, smallest first, as far as they grow (a malformed list is
+/// not trusted past its fault).
+std::vector<std::pair<std::int64_t, std::int64_t>> levels_of(const std::vector<std::int64_t>& capacities) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    std::int64_t lower = 0;
+    for (std::int64_t capacity : capacities) {
+        if (capacity <= lower) break;
+        out.emplace_back(lower, capacity);
+        lower = capacity;
+    }
+    return out;
+}
+}  // namespace
+
+ceilings::memory_level ceilings::level_of(std::int64_t bytes) const {
+    const auto levels = levels_of(cache_level_bytes);
+    if (!levels.empty() && bytes <= levels.back().second) return memory_level::cache;
+    const std::int64_t dram = dram_level_bytes();
+    if (dram > 0 && bytes < dram && !levels.empty()) return memory_level::transition;
+    return memory_level::dram;
+}
+
+double ceilings::dram_roof_gbs() const {
+    double roof = bandwidth_gbs;
+    const std::int64_t dram = dram_level_bytes();
+    if (dram > 0)
+        for (const auto& [size, gbs] : working_set_gbs)
+            if (size >= dram) roof = std::max(roof, gbs);
+    return roof;
+}
+
+std::vector<std::int64_t> ceilings::sweep_points_for_working_set(std::int64_t bytes) const {
+    std::vector<std::int64_t> points;
+    const auto levels = levels_of(cache_level_bytes);
+    if (levels.empty()) {
+        // no levels known: the two points around `bytes` (the sweep's sizes grow by 2x, 4x quick: the point below
+        // counts too, so that the step never puts a roof under the level the data really fits)
+        std::int64_t below = -1;
+        bool found = false;
+        for (const auto& [size, gbs] : working_set_gbs) {
+            if (size >= bytes) {
+                if (below >= 0) points.push_back(below);
+                points.push_back(size);
+                found = true;
+                break;
+            }
+            below = size;
+        }
+        if (!found && below >= 0) points.push_back(below);
+        return points;
+    }
+    // the levels the roof draws on: every level up to the one `bytes` fits (all of them past the last); past the
+    // last level the transition's points around `bytes` and the DRAM level's points
+    const memory_level where = level_of(bytes);
+    std::int64_t upto = levels.back().second;
+    for (const auto& [lower, capacity] : levels)
+        if (bytes <= capacity) {
+            upto = capacity;
+            break;
+        }
+    const std::int64_t dram = dram_level_bytes();
+    for (const auto& [size, gbs] : working_set_gbs)
+        if ((where != memory_level::dram && size <= upto) || (where != memory_level::cache && dram > 0 && size >= dram))
+            points.push_back(size);
+    if (where == memory_level::transition)
+        for (std::int64_t size : transition_points_around(bytes)) points.push_back(size);
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());
     return points;
 }
 
+std::vector<std::int64_t> ceilings::transition_points_around(std::int64_t bytes) const {
+    // the transition's points nearest below and at-or-above `bytes`
+    std::vector<std::int64_t> around;
+    std::int64_t below = -1;
+    for (const auto& [size, gbs] : working_set_gbs) {
+        if (level_of(size) != memory_level::transition) continue;
+        if (size >= bytes) {
+            if (below >= 0) around.push_back(below);
+            around.push_back(size);
+            return around;
+        }
+        below = size;
+    }
+    if (below >= 0) around.push_back(below);
+    return around;
+}
+
+namespace {
+double level_roof(const std::vector<std::pair<std::int64_t, std::int64_t>>& levels, std::size_t level,
+                  const std::vector<std::pair<std::int64_t, double>>& sweep) {
+    double roof = 0;
+    if (level < levels.size())
+        for (const auto& [size, gbs] : sweep)
+            if (size > levels[level].first && size <= levels[level].second) roof = std::max(roof, gbs);
+    return roof;
+}
+}  // namespace
+
+double ceilings::level_roof_gbs(std::size_t level) const {
+    return level_roof(levels_of(cache_level_bytes), level, working_set_gbs);
+}
+
 double ceilings::bandwidth_for_working_set_gbs(std::int64_t bytes) const {
-    double roof = bandwidth_gbs;
-    for (std::int64_t size : sweep_points_for_working_set(bytes))
-        for (const auto& [s, gbs] : working_set_gbs)
-            if (s == size) roof = std::max(roof, gbs);
+    const double dram = dram_roof_gbs();
+    const auto levels = levels_of(cache_level_bytes);
+    if (levels.empty()) {
+        double roof = dram;
+        for (std::int64_t size : sweep_points_for_working_set(bytes))
+            for (const auto& [s, gbs] : working_set_gbs)
+                if (s == size) roof = std::max(roof, gbs);
+        return roof;
+    }
+    if (level_of(bytes) == memory_level::dram) return dram;
+    // derived: fastest level first, each serves at most its own capacity of the working set at its roof (as if the
+    // levels were exclusive: an upper bound), the level `bytes` fits the rest, or DRAM past the last level
+    double time = 0, remaining = static_cast<double>(std::max<std::int64_t>(1, bytes));
+    for (std::size_t i = 0; i < levels.size() && remaining > 0; ++i) {
+        const double roof = level_roof(levels, i, working_set_gbs);
+        if (!(roof > dram)) continue;  // a level without points (or no faster than DRAM) serves nothing faster
+        const bool last_needed = bytes <= levels[i].second;
+        const double take = last_needed ? remaining : std::min(remaining, static_cast<double>(levels[i].second));
+        time += take / roof;
+        remaining -= take;
+    }
+    time += remaining / dram;
+    double roof = std::max(dram, static_cast<double>(std::max<std::int64_t>(1, bytes)) / time);
+    // in the transition, what the sweep measured around `bytes` where it read more: a cache that holds more than
+    // its nominal size (a VM's two vCPUs on two L3 slices of the host, say) must not make a layer there impossible
+    // (between two of them, log-linear in the size; past them, the nearest)
+    if (level_of(bytes) == memory_level::transition) {
+        const auto around = transition_points_around(bytes);
+        auto gbs_at = [&](std::int64_t size) {
+            for (const auto& [s, g] : working_set_gbs)
+                if (s == size) return g;
+            return 0.0;
+        };
+        double measured = 0;
+        if (around.size() == 1 || (around.size() == 2 && around[1] == bytes)) {
+            measured = gbs_at(around.back());
+        } else if (around.size() == 2) {
+            const double x0 = std::log(static_cast<double>(around[0])), x1 = std::log(static_cast<double>(around[1]));
+            const double w = (std::log(static_cast<double>(bytes)) - x0) / (x1 - x0);
+            measured = gbs_at(around[0]) + w * (gbs_at(around[1]) - gbs_at(around[0]));
+        }
+        roof = std::max(roof, measured);
+    }
     return roof;
 }
 
@@ -109,18 +248,21 @@ std::string implausible_ceilings(const ceilings& c) {
     std::int64_t previous = 0;
     for (const auto& [bytes, gbs] : c.working_set_gbs) {
         if (bytes < 1024 || bytes > (std::int64_t{1} << 40) || bad(gbs, max_gbs, min_gbs))
-            return "a working-set point is " + std::to_string(bytes) + " B at " + num(gbs) + " GB/s";
+            return "a working-set point is " + std::to_string(bytes) + " B at " + num(gbs) +
+                   " GB/s (each between 1 KiB and 1 TiB, at 0.01 to 10^6 GB/s)";
         if (bytes <= previous) return "the working-set sweep's sizes do not grow (" + std::to_string(bytes) + " B after " +
                                       std::to_string(previous) + " B)";
         previous = bytes;
     }
-    if (!std::isfinite(c.dispatch_overhead_ms) || c.dispatch_overhead_ms < 0 || c.dispatch_overhead_ms > 1000)
-        return "dispatch overhead is " + num(c.dispatch_overhead_ms) + " ms";
+    // the smallest op of any device today dispatches in microseconds (a GPU launch 5-20 us): a cached 8 ms called
+    // every layer of a profile overhead-bound, 2000x faster than its "floor"
+    if (!std::isfinite(c.dispatch_overhead_ms) || c.dispatch_overhead_ms < 0 || c.dispatch_overhead_ms > 1)
+        return "dispatch overhead is " + num(c.dispatch_overhead_ms) + " ms (0 to 1 ms)";
     if (!std::isfinite(c.cold_bandwidth_gbs) || c.cold_bandwidth_gbs < 0 || c.cold_bandwidth_gbs > max_gbs ||
         (c.cold_bandwidth_gbs > 0 && c.cold_bandwidth_gbs < min_gbs))
         return "cold bandwidth is " + num(c.cold_bandwidth_gbs) + " GB/s (0: not measured; else 0.01 GB/s or more)";
-    if (!std::isfinite(c.cold_dispatch_overhead_ms) || c.cold_dispatch_overhead_ms < 0 || c.cold_dispatch_overhead_ms > 1000)
-        return "cold dispatch overhead is " + num(c.cold_dispatch_overhead_ms) + " ms";
+    if (!std::isfinite(c.cold_dispatch_overhead_ms) || c.cold_dispatch_overhead_ms < 0 || c.cold_dispatch_overhead_ms > 100)
+        return "cold dispatch overhead is " + num(c.cold_dispatch_overhead_ms) + " ms (0 to 100 ms)";
     if (c.last_level_cache_bytes < 0 || c.last_level_cache_bytes > (std::int64_t{1} << 40))
         return "last-level cache is " + std::to_string(c.last_level_cache_bytes) + " bytes";
     for (std::size_t i = 0; i < c.cache_level_bytes.size(); ++i)
@@ -128,6 +270,19 @@ std::string implausible_ceilings(const ceilings& c) {
             (i > 0 && c.cache_level_bytes[i] <= c.cache_level_bytes[i - 1]))
             return "cache level " + std::to_string(i + 1) + " is " + std::to_string(c.cache_level_bytes[i]) +
                    " bytes (levels must grow, each between 1 B and 1 TiB)";
+    if (c.cache_level_bytes.size() > max_cache_levels)
+        return std::to_string(c.cache_level_bytes.size()) + " cache levels (at most " + std::to_string(max_cache_levels) + ")";
+    if (!c.cache_level_bytes.empty() && c.last_level_cache_bytes > 0 && c.cache_level_bytes.back() > c.last_level_cache_bytes)
+        return "the last cache level (" + std::to_string(c.cache_level_bytes.back()) +
+               " bytes) is larger than the last-level cache (" + std::to_string(c.last_level_cache_bytes) + " bytes)";
+    // the DRAM roof is the plateau of the DRAM level: none of its points may read more (a recheck that raises one
+    // raises the roof too)
+    if (const std::int64_t dram = c.dram_level_bytes(); dram > 0 && !c.cache_level_bytes.empty())
+        for (const auto& [bytes, gbs] : c.working_set_gbs)
+            if (bytes >= dram && gbs > c.bandwidth_gbs * (1 + 1e-9))
+                return "the sweep's point at " + std::to_string(bytes) + " B, in the DRAM level (from " +
+                       std::to_string(dram) + " B), reads " + num(gbs) + " GB/s, above the DRAM roof " +
+                       num(c.bandwidth_gbs) + " GB/s";
     for (const auto& [k, v] : c.spread)
         if (!std::isfinite(v) || v < 0) return "spread " + k + " is " + num(v);
     return {};
@@ -169,8 +324,15 @@ void merge_ceilings(ceilings& now, const ceilings& earlier) {
     for (auto& [size, gbs] : now.working_set_gbs)
         for (const auto& [s2, g2] : earlier.working_set_gbs)
             if (s2 == size) gbs = std::max(gbs, g2);
+    now.bandwidth_gbs = std::max(now.bandwidth_gbs, now.dram_roof_gbs());
+    // the fixed costs are floors: the lower of the two
+    auto lower = [](double& into, double from) {
+        if (from > 0 && (!(into > 0) || from < into)) into = from;
+    };
+    lower(now.dispatch_overhead_ms, earlier.dispatch_overhead_ms);
+    lower(now.cold_dispatch_overhead_ms, earlier.cold_dispatch_overhead_ms);
     now.method["merged"] = "each compute and bandwidth ceiling is the higher of this measurement and the one of " +
-                           earlier.measured_at + " (--recalibrate starts afresh)";
+                           earlier.measured_at + ", each dispatch cost the lower (--recalibrate starts afresh)";
 }
 
 double sample_spread(const std::vector<double>& sample_ms) {

@@ -114,6 +114,12 @@ model single_layer_model(const op& o, const std::vector<shape>& inputs, const st
     return b.build();
 }
 
+std::string layer_signature(const layer_analysis& l, dtype dt) {
+    std::string s = to_string(l.layer.op);
+    for (const shape& in : l.input_shapes) s += "|" + in.to_string();
+    return s + "|" + std::string(to_string(dt));
+}
+
 model_analysis analyze(const model& m, dtype dt) {
     model_analysis a;
     a.model_name = m.name();

@@ -43,6 +43,12 @@ std::optional<bound_class> parse_bound(std::string_view s) {
 
 std::ostream& operator<<(std::ostream& os, bound_class b) { return os << to_string(b); }
 
+std::string_view rule_legend() {
+    return "rule: C>M compute floor above the memory floor, M>C the reverse, <=4D within 4x the dispatch cost (overhead), "
+           "~4D the CI straddles 4x the dispatch cost, ~ridge intensity within 10% of the ridge point (ambiguous: "
+           "the two candidates follow), >C / >M faster than the compute / memory roof (mistrusted)";
+}
+
 double roof_tolerance(double spread) {
     if (!(spread > 0)) spread = 0;
     return std::min(0.10, 0.02 + spread);
@@ -61,12 +67,14 @@ roofline_point classify(std::int64_t flops, std::int64_t bytes, double median_ms
     if ((flops == 0 && bytes == 0) || !(median_ms > 0)) {
         p.bound = bound_class::none;
         p.reason = flops == 0 && bytes == 0 ? "no arithmetic and no data movement" : "no time";
+        p.rule = "-";
         return p;
     }
     if (ci_high_ms < p.hard_floor_ms) {
         const bool compute = hard_compute >= hard_memory;
         const double tol = compute ? r.compute_tolerance : r.bandwidth_tolerance;
         p.bound = bound_class::mistrusted;
+        p.rule = compute ? ">C" : ">M";
         p.reason = "measured " + num(median_ms) + " ms (CI up to " + num(ci_high_ms) + ") beats the " +
                    (compute ? "compute" : "memory") + " roof's " + num(compute ? p.compute_ms : p.memory_ms) +
                    " ms by more than its tolerance " + pct(tol) + ": the time, a count or a ceiling is wrong";
@@ -76,13 +84,19 @@ roofline_point classify(std::int64_t flops, std::int64_t bytes, double median_ms
     if (r.dispatch_ms > 0 && p.roof_fraction < overhead_roof_fraction) {
         if (median_ms <= threshold && ci_high_ms <= threshold) {
             p.bound = bound_class::overhead;
+            p.rule = "<=4D";
             p.reason = "the roofs explain " + pct(p.roof_fraction) + " of the time, which is within " +
                        num(overhead_dispatch_multiple) + "x the dispatch cost " + num(r.dispatch_ms) + " ms";
             return p;
         }
         if (ci_low_ms <= threshold && threshold < ci_high_ms) {
+            const bound_class other = p.compute_ms >= p.memory_ms ? bound_class::compute : bound_class::memory;
             p.bound = bound_class::ambiguous;
-            p.reason = "the time's 95% CI straddles " + num(overhead_dispatch_multiple) + "x the dispatch cost";
+            p.rule = "~4D";
+            p.candidates = {bound_class::overhead, other};
+            p.reason = "overhead or " + std::string(to_string(other)) + ": the time's 95% CI (" + num(ci_low_ms) + "-" +
+                       num(ci_high_ms) + " ms) straddles " + num(overhead_dispatch_multiple) + "x the dispatch cost (" +
+                       num(threshold) + " ms)";
             return p;
         }
     }
@@ -92,16 +106,21 @@ roofline_point classify(std::int64_t flops, std::int64_t bytes, double median_ms
         const double ridge = r.compute_gflops / r.bandwidth_gbs;
         if (ridge >= intensity * (1.0 - ridge_tolerance) && ridge <= intensity * (1.0 + ridge_tolerance)) {
             p.bound = bound_class::ambiguous;
-            p.reason = "intensity " + num(intensity) + " FLOP/B is within 10% of the ridge point " + num(ridge);
+            p.rule = "~ridge";
+            p.candidates = {bound_class::compute, bound_class::memory};
+            p.reason = "compute or memory: intensity " + num(intensity) + " FLOP/B is within 10% of the ridge point " +
+                       num(ridge);
             return p;
         }
     }
     if (p.compute_ms >= p.memory_ms) {
         p.bound = bound_class::compute;
+        p.rule = "C>M";
         p.reason = "the compute floor (" + num(p.compute_ms) + " ms) exceeds the memory floor (" + num(p.memory_ms) +
                    " ms); at " + pct(p.roof_fraction) + " of the roof";
     } else {
         p.bound = bound_class::memory;
+        p.rule = "M>C";
         p.reason = "the memory floor (" + num(p.memory_ms) + " ms) exceeds the compute floor (" + num(p.compute_ms) +
                    " ms); at " + pct(p.roof_fraction) + " of the roof";
     }

@@ -40,7 +40,7 @@ public:
         const cpu_info& c = host_cpu();
         backends::device_info d;
         d.backend = "cpu";
-        d.kind = "cpu";
+        d.kind = backends::device_kind::cpu;
         d.name = c.model_name;
         d.cores = c.physical_cores;
         d.threads = threads_;
@@ -117,7 +117,7 @@ public:
     }
     std::optional<backends::ceilings_spot_check> spot_check_ceilings(
         const backends::ceilings& cached, const backends::ceilings_options& options) override {
-        return spot_check_cpu_ceilings(cached, options);
+        return spot_check_cpu_ceilings(*this, cached, options);
     }
     std::vector<double> remeasure_working_set(const std::vector<std::int64_t>& sizes,
                                               const backends::ceilings_options& options) override {

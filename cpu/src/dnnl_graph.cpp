@@ -6,6 +6,7 @@
 
 #include "dnnl_graph.hpp"
 #include "ridgeline/core/error.hpp"
+#include "ridgeline/cpu/cpu_backends.hpp"
 
 namespace ridgeline::cpu::dnnl_detail {
 
@@ -311,6 +312,44 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::embedding& op) 
 
 // ------------------------------------------------------------ convolution
 
+namespace {
+
+/// Whether some output row (or column) of the convolution reads only padding: every tap o*stride - pad + k*dilation
+/// of that output position lies outside [0, input). Derived from the convolution's index arithmetic.
+bool has_padding_only_output(std::int64_t input, std::int64_t output, std::int64_t kernel, std::int64_t stride,
+                             std::int64_t dilation, std::int64_t pad_before) {
+    for (std::int64_t o = 0; o < output; ++o) {
+        bool reads_input = false;
+        for (std::int64_t k = 0; k < kernel && !reads_input; ++k) {
+            const std::int64_t i = o * stride - pad_before + k * dilation;
+            reads_input = i >= 0 && i < input;
+        }
+        if (!reads_input) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+/// oneDNN 2.x's AMX convolution (brgconv:avx512_core_amx_*) crashes (SIGSEGV while executing) when an output row
+/// reads only padding, e.g. bf16 2x32x6x5, kernel 1x2, stride 2, bottom padding 1 (found by the differential suite
+/// on an AMX Xeon; a standalone oneDNN 2.6.3 program crashes the same way; stride 1 and rows that reach the input
+/// do not). For those convolutions the next implementation oneDNN offers that is not AMX runs instead (its name is
+/// the layer's note, as always). oneDNN 3 and newer are trusted as they are.
+void dnnl_graph::avoid_amx_on_padding_only_outputs(dnnl::convolution_forward::primitive_desc& pd,
+                                                   const core::conv2d& op, const core::shape& input,
+                                                   const core::shape& output) {
+    if (::dnnl_version()->major >= 3) return;
+    const core::padding2d p = op.resolved_padding();
+    const bool risky = has_padding_only_output(input[2], output[2], op.kernel_size.h, op.stride.h, op.dilation.h, p.top) ||
+                       has_padding_only_output(input[3], output[3], op.kernel_size.w, op.stride.w, op.dilation.w, p.left);
+    if (!risky) return;
+    while (std::string(pd.impl_info_str()).find("amx") != std::string::npos)
+        if (!pd.next_impl()) throw backends::unsupported("conv2d: oneDNN " + dnnl_version() +
+                                                         " offers only its AMX kernel for a convolution with an output "
+                                                         "row of padding only, and that kernel crashes");
+}
+
 void dnnl_graph::add(const core::layer_analysis& la, const core::conv2d& op) {
     const auto dt = to_dnnl(dt_);
     const auto bias_dt = dt == memory::data_type::f32 ? dt : memory::data_type::f32;
@@ -330,6 +369,7 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::conv2d& op) {
                                                        dnnl::algorithm::convolution_direct, src_any, w_any, dst_any,
                                                        strides, dil, pad_l, pad_r);
     dnnl::convolution_forward::primitive_desc pd(d, attr(), engine_);
+    avoid_amx_on_padding_only_outputs(pd, op, la.input_shapes[0], la.output_shape);
     record(pd);
     const memory src = to_layout_dense_first(la.layer.inputs[0], pd.src_desc());
     memory w = upload_param(la.layer, "weight", pd.weights_desc(), w_dims);

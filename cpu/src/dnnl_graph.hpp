@@ -72,6 +72,9 @@ private:
 
     // ------------------------------------------------------------ convolution
     void add(const core::layer_analysis& la, const core::conv2d& op);
+    static void avoid_amx_on_padding_only_outputs(dnnl::convolution_forward::primitive_desc& pd,
+                                                  const core::conv2d& op, const core::shape& input,
+                                                  const core::shape& output);
     memory to_layout_dense_first(const std::string& name, const memory::desc& md);
 
     // ------------------------------------------------------------ normalisation

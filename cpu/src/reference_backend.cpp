@@ -63,7 +63,7 @@ public:
         const cpu_info& c = host_cpu();
         backends::device_info d;
         d.backend = "cpu-ref";
-        d.kind = "cpu";
+        d.kind = backends::device_kind::cpu;
         d.name = c.model_name;
         d.cores = c.physical_cores;
         d.threads = threads_;

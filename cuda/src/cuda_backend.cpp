@@ -68,7 +68,7 @@ public:
         const cudaDeviceProp& p = ctx_.props;
         backends::device_info d;
         d.backend = "cuda:" + std::to_string(ctx_.ordinal);
-        d.kind = "gpu";
+        d.kind = backends::device_kind::gpu;
         d.name = p.name;
         d.cores = p.multiProcessorCount;
         d.threads = 0;

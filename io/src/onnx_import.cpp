@@ -111,45 +111,7 @@ void importer::handle(const onnx::NodeProto& n, int index) {
     const std::string& op = n.op_type();
     if (!(domain.empty() || domain == "ai.onnx") && !(domain == "com.microsoft" && op == "Gelu"))
         throw unsupported{"ops of domain \"" + domain + "\" are not supported"};
-    if (op == "Conv") return conv(n);
-    if (op == "Gemm") return gemm(n);
-    if (op == "MatMul") return matmul(n, index);
-    if (op == "Einsum") return einsum(n);
-    if (op == "BatchNormalization") return batch_norm(n);
-    if (op == "Relu") return unary(n, "relu");
-    if (op == "Sigmoid") return sigmoid_node(n);
-    if (op == "HardSwish") return unary(n, "hardswish");
-    if (op == "HardSigmoid") return hard_sigmoid(n);
-    if (op == "Tanh") return unary(n, "tanh");
-    if (op == "Clip") return clip(n);
-    if (op == "Gelu") return gelu_node(n);
-    if (op == "MaxPool" || op == "AveragePool") return pool(n, op == "MaxPool");
-    if (op == "GlobalAveragePool") return global_avg_pool(n);
-    if (op == "Pad") return pad(n);
-    if (op == "Resize" || op == "Upsample") return resize(n);
-    if (op == "ReduceMean") return reduce_mean(n);
-    if (op == "ReduceSum") return reduce_node(n, "sum");
-    if (op == "ReduceMax") return reduce_node(n, "amax");
-    if (op == "Slice") return slice_node(n);
-    if (op == "Squeeze" || op == "Unsqueeze") return squeeze_unsqueeze(n);
-    if (op == "Split") return split(n);
-    if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div") return binary(n, index);
-    if (op == "Pow") return pow_node(n);
-    if (op == "Erf") return unary(n, "erf");
-    if (op == "Sqrt") return unary(n, "sqrt");
-    if (op == "Exp") return unary(n, "exp");
-    if (op == "Neg") return unary(n, "neg");
-    if (op == "Where") return where_node(n);
-    if (op == "Expand") return expand_node(n);
-    if (op == "Concat") return concat(n);
-    if (op == "Flatten") return flatten(n);
-    if (op == "Reshape") return reshape(n);
-    if (op == "Transpose") return transpose(n);
-    if (op == "Softmax") return softmax(n);
-    if (op == "LayerNormalization") return layer_norm(n);
-    if (op == "Identity" || op == "Dropout") return pass_through(n);
-    if (op == "Constant") return constant_node(n);
-    if (op == "Gather") return gather(n);
+    if (auto c = converters().find(op); c != converters().end()) return c->second(*this, n, index);
     // a node reading the output of one that was not imported is not listed (the producer is): in a graph that
     // failed upstream, a Sub of a LayerNorm that would otherwise fuse is no news
     for (int i = 0; i < n.input_size(); ++i)
@@ -157,6 +119,24 @@ void importer::handle(const onnx::NodeProto& n, int index) {
             if (auto u = unavailable_.find(n.input(i)); u != unavailable_.end())
                 throw unsupported{"reads \"" + n.input(i) + "\", " + u->second.reason, !u->second.producer_listed};
     throw unsupported{"ridgeline has no layer for " + op};
+}
+
+void importer::add_converter(converter_map& table, std::string_view op_type, converter c) {
+    if (!table.emplace(std::string(op_type), c).second)
+        throw std::logic_error("ONNX op type " + std::string(op_type) + " has two converters");
+}
+
+const importer::converter_map& importer::converters() {
+    static const converter_map table = [] {
+        converter_map t;
+        add_window_converters(t);
+        add_dense_converters(t);
+        add_elementwise_converters(t);
+        add_shape_converters(t);
+        add_values_converters(t);
+        return t;
+    }();
+    return table;
 }
 
 onnx_model importer::finish() {

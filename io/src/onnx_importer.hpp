@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -77,6 +78,14 @@ using constant_ptr = std::shared_ptr<const constant>;
 
 /// Why a node cannot be imported. `listed`: the node itself is at fault (it goes into the error), as
 /// opposed to a node that only reads the output of one that is.
+/// Constant folding's caps (onnx_fold.cpp): all folded nodes of a file make at most 64 Mi elements together (one
+/// node at most 16 Mi, onnx_fold_rules.cpp); past that only small results fold (shape arithmetic).
+constexpr std::int64_t max_folded_total = std::int64_t{1} << 26;
+constexpr std::int64_t max_small_fold = 4096;
+
+/// Thrown by a fold rule (or what it calls) for a node that is no constant; try_fold() catches it.
+struct not_foldable {};
+
 struct unsupported {
     std::string reason;
     bool listed = true;
@@ -192,8 +201,38 @@ private:
     /// const_, before any layer is made; records them in folded_ and folded_nodes_.
     void fold_constants();
 
-    /// Folds one node: true when its outputs are now in const_.
+    /// Folds one node: true when its outputs are now in const_. Finds the node's rule in fold_rules() and checks
+    /// what every rule needs first (its inputs known and present, absent data only through views).
     bool fold(const onnx::NodeProto& n);
+
+    /// What a fold rule reads: the node, and its input k as a constant (null when the node has no input k).
+    struct fold_args {
+        const onnx::NodeProto& n;
+        const std::function<constant_ptr(int)>& in;
+    };
+    struct fold_rule {
+        bool (importer::*fold)(const fold_args&);
+        int inputs = 1;                    // inputs the rule reads without asking
+        bool before_inputs_known = false;  // Constant, Shape, Size: run before fold() checks the inputs
+    };
+    /// Op type -> its rule (onnx_fold_rules.cpp): the list of what folds.
+    static const std::map<std::string, fold_rule, std::less<>>& fold_rules();
+    bool fold_constant(const fold_args& a);
+    bool fold_shape(const fold_args& a);  // Shape and Size
+    bool fold_identity(const fold_args& a);
+    bool fold_transpose(const fold_args& a);
+    bool fold_cast(const fold_args& a);
+    bool fold_gather(const fold_args& a);
+    bool fold_squeeze(const fold_args& a);  // Squeeze and Unsqueeze
+    bool fold_reshape(const fold_args& a);  // Reshape and Flatten
+    bool fold_concat(const fold_args& a);
+    bool fold_slice(const fold_args& a);
+    bool fold_range(const fold_args& a);
+    bool fold_constant_of_shape(const fold_args& a);  // ConstantOfShape and Expand
+    bool fold_scatter_nd(const fold_args& a);
+    bool fold_where(const fold_args& a);
+    bool fold_unary(const fold_args& a);   // Not, Neg, Abs, Sqrt, Exp, Erf, Floor, Ceil, Reciprocal
+    bool fold_binary(const fold_args& a);  // Add, Sub, Mul, Div, Pow, Max, Min, Equal, Less, Greater, Mod
 
     /// Is `t` a constant now (an initializer or a folded output), or no tensor at all ("")?
     bool known(const std::string& t) const;
@@ -305,7 +344,23 @@ private:
 
     void cross_check(const onnx::NodeProto& n);
 
+    /// Converts one node: its op type's converter from converters(), or unsupported with the reason.
     void handle(const onnx::NodeProto& n, int index);
+
+    /// How one ONNX op type becomes layers (index: the node's position, for the pattern matchers).
+    using converter = void (*)(importer&, const onnx::NodeProto& n, int index);
+    using converter_map = std::map<std::string, converter, std::less<>>;
+    /// Op type -> converter. Each family registers its op types in the file that converts them (the
+    /// add_*_converters functions at the end of onnx_ops_window.cpp, onnx_ops_dense.cpp, onnx_ops_elementwise.cpp,
+    /// onnx_ops_shape.cpp and onnx_values.cpp); adding an ONNX op is one entry there. An op type registered
+    /// twice is a programming error (std::logic_error when the table is first built).
+    static const converter_map& converters();
+    static void add_converter(converter_map& table, std::string_view op_type, converter c);
+    static void add_window_converters(converter_map& table);
+    static void add_dense_converters(converter_map& table);
+    static void add_elementwise_converters(converter_map& table);
+    static void add_shape_converters(converter_map& table);
+    static void add_values_converters(converter_map& table);
 
     void unary(const onnx::NodeProto& n, const std::string& kind);
 

@@ -290,4 +290,13 @@ void importer::einsum(const onnx::NodeProto& n) {
     map_output(n.output(0), permute(n, y, perm));
 }
 
+// ------------------------------------------------------------------ the ONNX op types converted here
+
+void importer::add_dense_converters(converter_map& table) {
+    add_converter(table, "Gemm", [](importer& i, const onnx::NodeProto& n, int) { i.gemm(n); });
+    add_converter(table, "MatMul", [](importer& i, const onnx::NodeProto& n, int index) { i.matmul(n, index); });
+    add_converter(table, "Einsum", [](importer& i, const onnx::NodeProto& n, int) { i.einsum(n); });
+    add_converter(table, "Transpose", [](importer& i, const onnx::NodeProto& n, int) { i.transpose(n); });
+}
+
 }  // namespace ridgeline::io::onnx_detail

@@ -83,22 +83,27 @@ bool importer::scalar_near(const onnx::NodeProto& n, const std::string& t, doubl
 
 std::vector<int> importer::gelu_pattern(const onnx::NodeProto& div) {
     const auto& g = proto_.graph();
-    if (div.input_size() != 2 || !scalar_near(div, div.input(1), std::sqrt(2.0))) return {};
+    // every node of the pattern has its one output and two inputs (Erf: one): a malformed file's node with fewer is
+    // no GELU (fuzz_onnx found an Add with no input read past its end)
+    auto shaped = [&](int i, int inputs) {
+        return g.node(i).output_size() >= 1 && g.node(i).input_size() == inputs;
+    };
+    if (div.input_size() != 2 || div.output_size() < 1 || !scalar_near(div, div.input(1), std::sqrt(2.0))) return {};
     const std::string& x = div.input(0);
     const int erf = only_reader(div.output(0), "Erf");
-    if (erf < 0) return {};
+    if (erf < 0 || !shaped(erf, 1)) return {};
     const int add = only_reader(g.node(erf).output(0), "Add");
-    if (add < 0) return {};
+    if (add < 0 || !shaped(add, 2)) return {};
     const auto& an = g.node(add);
     const std::string& one = an.input(0) == g.node(erf).output(0) ? an.input(1) : an.input(0);
     if (!scalar_near(an, one, 1.0)) return {};
     const int mul1 = only_reader(an.output(0), "Mul");
-    if (mul1 < 0) return {};
+    if (mul1 < 0 || !shaped(mul1, 2)) return {};
     const auto& m1 = g.node(mul1);
     const std::string& m1_other = m1.input(0) == an.output(0) ? m1.input(1) : m1.input(0);
     if (m1_other != x) return {};
     const int mul2 = only_reader(m1.output(0), "Mul");
-    if (mul2 < 0) return {};
+    if (mul2 < 0 || !shaped(mul2, 2)) return {};
     const auto& m2 = g.node(mul2);
     const std::string& half = m2.input(0) == m1.output(0) ? m2.input(1) : m2.input(0);
     if (!scalar_near(m2, half, 0.5)) return {};
@@ -305,6 +310,28 @@ void importer::tanh_gelu(const onnx::NodeProto& n, const tanh_gelu_match& m) {
     named.set_name(slash == std::string::npos ? "Gelu_" + std::to_string(current_index_)
                                               : m.tanh.substr(0, slash + 1) + "Gelu");
     map_output(m.output, emit(named, make("gelu", {{"approximate", "tanh"}}, named.name()), {x}));
+}
+
+// ------------------------------------------------------------------ the ONNX op types converted here
+
+void importer::add_elementwise_converters(converter_map& table) {
+    add_converter(table, "Relu", [](importer& i, const onnx::NodeProto& n, int) { i.unary(n, "relu"); });
+    add_converter(table, "Sigmoid", [](importer& i, const onnx::NodeProto& n, int) { i.sigmoid_node(n); });
+    add_converter(table, "HardSwish", [](importer& i, const onnx::NodeProto& n, int) { i.unary(n, "hardswish"); });
+    add_converter(table, "HardSigmoid", [](importer& i, const onnx::NodeProto& n, int) { i.hard_sigmoid(n); });
+    add_converter(table, "Tanh", [](importer& i, const onnx::NodeProto& n, int) { i.unary(n, "tanh"); });
+    add_converter(table, "Clip", [](importer& i, const onnx::NodeProto& n, int) { i.clip(n); });
+    add_converter(table, "Gelu", [](importer& i, const onnx::NodeProto& n, int) { i.gelu_node(n); });
+    add_converter(table, "Add", [](importer& i, const onnx::NodeProto& n, int index) { i.binary(n, index); });
+    add_converter(table, "Mul", [](importer& i, const onnx::NodeProto& n, int index) { i.binary(n, index); });
+    add_converter(table, "Sub", [](importer& i, const onnx::NodeProto& n, int index) { i.binary(n, index); });
+    add_converter(table, "Div", [](importer& i, const onnx::NodeProto& n, int index) { i.binary(n, index); });
+    add_converter(table, "Pow", [](importer& i, const onnx::NodeProto& n, int) { i.pow_node(n); });
+    add_converter(table, "Erf", [](importer& i, const onnx::NodeProto& n, int) { i.unary(n, "erf"); });
+    add_converter(table, "Sqrt", [](importer& i, const onnx::NodeProto& n, int) { i.unary(n, "sqrt"); });
+    add_converter(table, "Exp", [](importer& i, const onnx::NodeProto& n, int) { i.unary(n, "exp"); });
+    add_converter(table, "Neg", [](importer& i, const onnx::NodeProto& n, int) { i.unary(n, "neg"); });
+    add_converter(table, "Where", [](importer& i, const onnx::NodeProto& n, int) { i.where_node(n); });
 }
 
 }  // namespace ridgeline::io::onnx_detail

@@ -433,4 +433,21 @@ void importer::split(const onnx::NodeProto& n) {
     }
 }
 
+// ------------------------------------------------------------------ the ONNX op types converted here
+
+void importer::add_shape_converters(converter_map& table) {
+    add_converter(table, "Squeeze", [](importer& i, const onnx::NodeProto& n, int) { i.squeeze_unsqueeze(n); });
+    add_converter(table, "Unsqueeze", [](importer& i, const onnx::NodeProto& n, int) { i.squeeze_unsqueeze(n); });
+    add_converter(table, "Split", [](importer& i, const onnx::NodeProto& n, int) { i.split(n); });
+    add_converter(table, "Concat", [](importer& i, const onnx::NodeProto& n, int) { i.concat(n); });
+    add_converter(table, "Flatten", [](importer& i, const onnx::NodeProto& n, int) { i.flatten(n); });
+    add_converter(table, "Reshape", [](importer& i, const onnx::NodeProto& n, int) { i.reshape(n); });
+    add_converter(table, "Softmax", [](importer& i, const onnx::NodeProto& n, int) { i.softmax(n); });
+    add_converter(table, "LayerNormalization", [](importer& i, const onnx::NodeProto& n, int) { i.layer_norm(n); });
+    add_converter(table, "Identity", [](importer& i, const onnx::NodeProto& n, int) { i.pass_through(n); });
+    add_converter(table, "Dropout", [](importer& i, const onnx::NodeProto& n, int) { i.pass_through(n); });
+    add_converter(table, "Constant", [](importer& i, const onnx::NodeProto& n, int) { i.constant_node(n); });
+    add_converter(table, "Gather", [](importer& i, const onnx::NodeProto& n, int) { i.gather(n); });
+}
+
 }  // namespace ridgeline::io::onnx_detail

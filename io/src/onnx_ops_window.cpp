@@ -423,4 +423,21 @@ void importer::slice_node(const onnx::NodeProto& n) {
     (void)any;
 }
 
+// ------------------------------------------------------------------ the ONNX op types converted here
+
+void importer::add_window_converters(converter_map& table) {
+    add_converter(table, "Conv", [](importer& i, const onnx::NodeProto& n, int) { i.conv(n); });
+    add_converter(table, "BatchNormalization", [](importer& i, const onnx::NodeProto& n, int) { i.batch_norm(n); });
+    add_converter(table, "MaxPool", [](importer& i, const onnx::NodeProto& n, int) { i.pool(n, true); });
+    add_converter(table, "AveragePool", [](importer& i, const onnx::NodeProto& n, int) { i.pool(n, false); });
+    add_converter(table, "GlobalAveragePool", [](importer& i, const onnx::NodeProto& n, int) { i.global_avg_pool(n); });
+    add_converter(table, "Pad", [](importer& i, const onnx::NodeProto& n, int) { i.pad(n); });
+    add_converter(table, "Resize", [](importer& i, const onnx::NodeProto& n, int) { i.resize(n); });
+    add_converter(table, "Upsample", [](importer& i, const onnx::NodeProto& n, int) { i.resize(n); });
+    add_converter(table, "ReduceMean", [](importer& i, const onnx::NodeProto& n, int) { i.reduce_mean(n); });
+    add_converter(table, "ReduceSum", [](importer& i, const onnx::NodeProto& n, int) { i.reduce_node(n, "sum"); });
+    add_converter(table, "ReduceMax", [](importer& i, const onnx::NodeProto& n, int) { i.reduce_node(n, "amax"); });
+    add_converter(table, "Slice", [](importer& i, const onnx::NodeProto& n, int) { i.slice_node(n); });
+}
+
 }  // namespace ridgeline::io::onnx_detail

@@ -541,4 +541,10 @@ std::shared_ptr<constant> importer::transposed2d(const constant& c) {
     return d;
 }
 
+// ------------------------------------------------------------------ the ONNX op types converted here
+
+void importer::add_values_converters(converter_map& table) {
+    add_converter(table, "Expand", [](importer& i, const onnx::NodeProto& n, int) { i.expand_node(n); });
+}
+
 }  // namespace ridgeline::io::onnx_detail

@@ -1,5 +1,7 @@
 #include "ridgeline/profiler/profiler.hpp"
 
+#include "profiler_detail.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -34,6 +36,7 @@ std::string_view to_string(run_state s) {
         case run_state::skipped: return "skipped";
         case run_state::failed: return "failed";
         case run_state::not_measured: return "not_measured";
+        case run_state::disturbed: return "disturbed";
     }
     return "skipped";
 }
@@ -219,6 +222,18 @@ std::string describe_bytes(std::int64_t b) {
 
 }  // namespace
 
+namespace {
+/// Why a time is disturbed: what other work took of how many samples.
+std::string disturbed_reason(const timing_result& t) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "other work took more than %.0f%% of the time of %lld of %lld samples; fewer than the minimum were clean",
+                  disturbed_lost_fraction * 100.0, static_cast<long long>(t.disturbed_samples),
+                  static_cast<long long>(t.disturbed_samples + t.clean_samples));
+    return buf;
+}
+}  // namespace
+
 core::roofline_point judge(const core::cost& cost, const timing_result& t, const core::roofs& roofs) {
     if (!t.disturbed) {
         const auto& st = t.stats;
@@ -227,13 +242,9 @@ core::roofline_point judge(const core::cost& cost, const timing_result& t, const
     // too few clean samples: the time measures the neighbours as much as the layer; no verdict
     core::roofline_point p;
     p.bound = core::bound_class::disturbed;
+    p.rule = "!";
     p.roof_fraction = std::numeric_limits<double>::quiet_NaN();
-    char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "other work took more than %.0f%% of the time of %lld of %lld samples; fewer than the minimum were clean",
-                  disturbed_lost_fraction * 100.0, static_cast<long long>(t.disturbed_samples),
-                  static_cast<long long>(t.disturbed_samples + t.clean_samples));
-    p.reason = buf;
+    p.reason = disturbed_reason(t);
     return p;
 }
 
@@ -279,7 +290,7 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
     std::int64_t need = std::numeric_limits<std::int64_t>::max();  // more than any limit when the count overflows
     try {
         need = layer_bytes_needed(la, dt, o.verify && o.reference.outputs && b.name() != o.reference.backend,
-                                  b.device().kind != "gpu");
+                                  b.device().kind != backends::device_kind::gpu);
     } catch (const core::overflow_error&) {
     }
     const std::int64_t limit = o.max_memory_bytes > 0 ? o.max_memory_bytes : b.free_memory_bytes();
@@ -409,7 +420,7 @@ void recheck_memory_roofs(profile_result& r, backend& b, const profile_options& 
     points.erase(std::unique(points.begin(), points.end()), points.end());
     std::vector<double> now;
     try {
-        now = b.remeasure_working_set(points, backends::ceilings_options{true, o.stop});
+        now = b.remeasure_working_set(points, backends::ceilings_options{true, o.stop, {}});
     } catch (const backends::ceilings_interrupted&) {
         return;
     }
@@ -447,6 +458,8 @@ void recheck_memory_roofs(profile_result& r, backend& b, const profile_options& 
         }
         if (p.has_time() && p.roofline) r.bound_ms[p.roofline->bound] += p.time->stats.median;
     }
+    // a raised point of the DRAM level raises the DRAM roof with it
+    r.ceilings->bandwidth_gbs = std::max(r.ceilings->bandwidth_gbs, r.ceilings->dram_roof_gbs());
     if (r.ceilings_raised)
         r.ceilings->method["working_set_rechecked"] =
             "sweep points measured again during a profile after layers beat their roofs; each kept the higher reading";
@@ -504,13 +517,14 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
         r.workspace_bytes += p.workspace_bytes;
         r.layers.push_back(std::move(p));
     }
+    if (!stopped()) detail::check_twins(r, b, o);
     recheck_memory_roofs(r, b, o);
     if (o.end_to_end) {
         if (o.on_progress) o.on_progress(progress_event{n, n, "end to end", elapsed(), -1});
         if (stopped()) {
             r.end_to_end_state = run_state::not_measured;
             r.end_to_end_reason = "interrupted";
-        } else if (const std::int64_t need = model_bytes_needed(analysis, b.device().kind != "gpu"), limit = o.max_memory_bytes > 0
+        } else if (const std::int64_t need = model_bytes_needed(analysis, b.device().kind != backends::device_kind::gpu), limit = o.max_memory_bytes > 0
                                                                                        ? o.max_memory_bytes
                                                                                        : b.free_memory_bytes();
                    limit > 0 && need > limit) {
@@ -527,13 +541,14 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
                                           nullptr, o.stop);
                 range.reset();
                 if (t.samples > 0) {
+                    r.end_to_end_state = t.disturbed ? run_state::disturbed : run_state::measured;
+                    if (t.disturbed) r.end_to_end_reason = disturbed_reason(t);
                     r.end_to_end = std::move(t);
-                    r.end_to_end_state = run_state::measured;
                 } else {
                     r.end_to_end_state = run_state::not_measured;
                     r.end_to_end_reason = "interrupted";
                 }
-                if (o.graph_replay && r.end_to_end_state == run_state::measured) {
+                if (o.graph_replay && r.end_to_end) {  // timed, clean or disturbed
                     // a capture that fails is the replay's failure, not the end-to-end pass's
                     try {
                         if (prep->enable_graph_replay()) {
@@ -541,8 +556,9 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
                             timing_result g = measure([&] { prep->run(); }, b.timer(), o.timing,
                                                       [&] { b.flush_cache(); }, nullptr, o.stop);
                             if (g.samples > 0) {
+                                r.graph_replay_state = g.disturbed ? run_state::disturbed : run_state::measured;
+                                if (g.disturbed) r.graph_replay_reason = disturbed_reason(g);
                                 r.graph_replay = std::move(g);
-                                r.graph_replay_state = run_state::measured;
                             } else {
                                 r.graph_replay_state = run_state::not_measured;
                                 r.graph_replay_reason = "interrupted";

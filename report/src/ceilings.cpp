@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "ridgeline/backends/disturbance.hpp"
+#include "ridgeline/core/error.hpp"
 #include "ridgeline/config.hpp"
 #include "ridgeline/core/datasheet.hpp"
 #include "ridgeline/core/file.hpp"
@@ -36,7 +37,7 @@ nlohmann::json ceilings_json(const backends::ceilings& c) {
     }
     nlohmann::json compute_tolerance = nlohmann::json::object();
     for (const auto& [dt, g] : c.peak_gflops) compute_tolerance[dt] = c.compute_tolerance(dt);
-    return {{"schema", "ridgeline.ceilings/2"},
+    return {{"schema", std::string(ceilings_schema)},
             {"backend", c.backend},
             {"device_name", c.device_name},
             {"datasheet", sheet},
@@ -58,6 +59,7 @@ nlohmann::json ceilings_json(const backends::ceilings& c) {
             {"launch_overhead_ms", c.launch_overhead_ms},
             {"last_level_cache_bytes", c.last_level_cache_bytes},
             {"cache_level_bytes", c.cache_level_bytes},
+            {"dram_level_bytes", c.dram_level_bytes()},
             {"spread", c.spread},
             {"tolerance", {{"compute", compute_tolerance}, {"bandwidth", c.bandwidth_tolerance()}}},
             {"measured_under",
@@ -68,25 +70,25 @@ nlohmann::json ceilings_json(const backends::ceilings& c) {
               {"load_average", c.load_average >= 0 ? nlohmann::json(c.load_average) : nlohmann::json(nullptr)}}},
             {"measured_at", c.measured_at},
             {"ridgeline_version", c.ridgeline_version},
-            {"source", c.source},
+            {"source", std::string(backends::to_string(c.source))},
             {"method", c.method}};
 }
 
 backends::ceilings ceilings_from_json(const nlohmann::json& j) {
     backends::ceilings c;
-    if (!j.is_object()) throw std::runtime_error(std::string("ceilings: expected a JSON object, got ") + j.type_name());
+    if (!j.is_object()) throw core::error(std::string("ceilings: expected a JSON object, got ") + j.type_name());
     // each field read on its own, so that a wrong type names the field and what it holds
     auto wrong = [](const std::string& path, const nlohmann::json& v) {
         std::string shown = v.dump();
         if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
-        return std::runtime_error("ceilings: field \"" + path + "\" has the wrong type (" + v.type_name() +
+        return core::error("ceilings: field \"" + path + "\" has the wrong type (" + v.type_name() +
                                   (shown == v.type_name() ? "" : " " + shown) + ")");
     };
     // a map of numbers, or an array of integers: the entry at fault is named ("peak_gflops.fp32", "cache_level_bytes[1]")
     auto numbers = [&](const std::string& key, bool required = false) {
         std::map<std::string, double> m;
         if (!j.contains(key)) {
-            if (required) throw std::runtime_error("ceilings: missing field \"" + key + "\"");
+            if (required) throw core::error("ceilings: missing field \"" + key + "\"");
             return m;
         }
         const nlohmann::json& v = j.at(key);
@@ -99,13 +101,13 @@ backends::ceilings ceilings_from_json(const nlohmann::json& j) {
     };
     auto integer = [&](const std::string& path, const nlohmann::json& v) {
         if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX))
-            throw std::runtime_error("ceilings: field \"" + path + "\" must be an integer of int64 (got " + v.dump() + ")");
+            throw core::error("ceilings: field \"" + path + "\" must be an integer of int64 (got " + v.dump() + ")");
         return v.get<std::int64_t>();
     };
     auto get = [&](const std::string& key, auto fallback, bool required = false) {
         using T = decltype(fallback);
         if (!j.contains(key)) {
-            if (required) throw std::runtime_error("ceilings: missing field \"" + key + "\"");
+            if (required) throw core::error("ceilings: missing field \"" + key + "\"");
             return fallback;
         }
         try {
@@ -131,7 +133,7 @@ backends::ceilings ceilings_from_json(const nlohmann::json& j) {
     for (std::size_t i = 0; i < sweep.size(); ++i) {
         const nlohmann::json& p = sweep[i];
         if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number())
-            throw std::runtime_error("ceilings: field \"working_set_gbs[" + std::to_string(i) +
+            throw core::error("ceilings: field \"working_set_gbs[" + std::to_string(i) +
                                      "]\" must be [bytes, GB/s], an integer and a number (got " + p.dump() + ")");
         c.working_set_gbs.emplace_back(integer("working_set_gbs[" + std::to_string(i) + "][0]", p[0]), p[1].get<double>());
     }
@@ -148,7 +150,12 @@ backends::ceilings ceilings_from_json(const nlohmann::json& j) {
     }
     c.measured_at = get("measured_at", std::string());
     c.ridgeline_version = get("ridgeline_version", std::string());
-    c.source = get("source", std::string("measured"));
+    {
+        const auto source_text = get("source", std::string("measured"));
+        const auto source = backends::parse_ceilings_source(source_text);
+        if (!source) throw wrong("source", j.at("source"));
+        c.source = *source;
+    }
     c.method = get("method", std::map<std::string, std::string>{});
     c.spread = numbers("spread");
     if (j.contains("measured_under") && j.at("measured_under").is_object()) {
@@ -169,7 +176,8 @@ backends::ceilings ceilings_from_json(const nlohmann::json& j) {
 std::string ceilings_table(const backends::ceilings& c) {
     std::ostringstream out;
     out << "ceilings of " << c.backend << " (" << c.fingerprint << ")\n";
-    out << c.source << (c.source == "cache" ? " (measured " : " ") << c.measured_at << (c.source == "cache" ? ")" : "")
+    const bool cached = c.source == backends::ceilings_source::cache;
+    out << backends::to_string(c.source) << (cached ? " (measured " : " ") << c.measured_at << (cached ? ")" : "")
         << " by ridgeline " << c.ridgeline_version << "\n\n";
     text_table t;
     t.add_column("ceiling", text_table::align::left);
@@ -190,6 +198,10 @@ std::string ceilings_table(const backends::ceilings& c) {
     if (c.device_copy_gbs > 0)
         t.add_row({"device copy", fixed(c.device_copy_gbs, 1) + " GB/s", spread("device_copy")});
     if (c.read_gbs > 0) t.add_row({"read", fixed(c.read_gbs, 1) + " GB/s", spread("read")});
+    if (c.spread.count("dram_level"))
+        t.add_row({"DRAM level's spread", fixed(100.0 * c.spread.at("dram_level"), 1) + "%",
+                   "the highest best over the lowest median of its kernels and points: how far a spot check may read "
+                   "below the DRAM roof without a warning"});
     for (const auto& [dt, g] : c.peak_gflops)
         if (c.bandwidth_gbs > 0) t.add_row({"ridge point " + dt, fixed(g / c.bandwidth_gbs, 2) + " FLOP/B", ""});
     t.add_row({"dispatch overhead", time_ms(c.dispatch_overhead_ms),
@@ -238,21 +250,25 @@ std::string ceilings_table(const backends::ceilings& c) {
         text_table s;
         s.add_column("working set", text_table::align::right);
         s.add_column("GB/s", text_table::align::right);
-        s.add_column("cache level", text_table::align::right);
+        s.add_column("level", text_table::align::right);
         s.add_column("roof (GB/s)", text_table::align::right);
         for (const auto& [bytes, gbs] : c.working_set_gbs) {
-            std::string level = c.cache_level_bytes.empty() ? "?" : "beyond";
-            for (std::int64_t capacity : c.cache_level_bytes)
-                if (bytes <= capacity) {
-                    level = si(static_cast<double>(capacity), "B");
-                    break;
-                }
+            using level_kind = backends::ceilings::memory_level;
+            const level_kind where = c.level_of(bytes);
+            std::string level = c.cache_level_bytes.empty() ? "?" : where == level_kind::transition ? "transition" : "DRAM";
+            if (where == level_kind::cache)
+                for (std::size_t i = 0; i < c.cache_level_bytes.size(); ++i)
+                    if (bytes <= c.cache_level_bytes[i]) {
+                        level = "L" + std::to_string(i + 1) + " " + si(static_cast<double>(c.cache_level_bytes[i]), "B");
+                        break;
+                    }
             s.add_row({si(static_cast<double>(bytes), "B"), fixed(gbs, 1), level, fixed(c.bandwidth_for_working_set_gbs(bytes), 1)});
         }
         out << s.render();
-        out << "(cache level: the capacity of the level the working set fits, as the threads fill it, \"?\" where the "
-               "cache file predates the levels; roof: what a layer of that working set is judged against, the best "
-               "point of its level or of the two sizes around it)\n";
+        out << "(level: the cache level the working set fits and its capacity as the threads fill it; transition: past the "
+               "last level and short of the DRAM level (" + si(static_cast<double>(c.dram_level_bytes()), "B") +
+               ", 4x the sum of the caches), a roof derived from the levels' and DRAM's; \"?\" where the file predates "
+               "the levels; roof: what a layer of that working set is judged against)\n";
     }
     return out.str();
 }
@@ -275,6 +291,15 @@ std::string ceilings_cache_path(const std::string& fingerprint, bool quick) {
 }
 
 namespace {
+/// Whether `schema` is a ceilings schema of a higher version than ceilings_schema ("ridgeline.ceilings/9").
+bool schema_is_newer(const std::string& schema) {
+    const std::string prefix = "ridgeline.ceilings/", mine = ceilings_schema;
+    if (schema.rfind(prefix, 0) != 0) return false;
+    const std::string v = schema.substr(prefix.size()), own = mine.substr(prefix.size());
+    if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) return false;
+    return std::stol(v) > std::stol(own);
+}
+
 /// The cache file of `fingerprint` when it answers; `why` says why an existing file does not (empty when there
 /// is no file, or the file answers).
 std::optional<backends::ceilings> load_one(const std::string& fingerprint, bool quick, std::string& why) {
@@ -285,13 +310,19 @@ std::optional<backends::ceilings> load_one(const std::string& fingerprint, bool 
         // read_regular_file: a FIFO or device at the cache's path would block or never end
         const nlohmann::json j = nlohmann::json::parse(core::read_regular_file(path, path));
         backends::ceilings c = ceilings_from_json(j);
+        const std::string schema = j.contains("schema") && j.at("schema").is_string() ? j.at("schema").get<std::string>() : "";
         if (c.fingerprint != fingerprint) why = "it is of another device";
+        else if (schema != ceilings_schema)
+            why = schema_is_newer(schema)
+                      ? "a newer ridgeline wrote it (" + schema + "; this one writes " + std::string(ceilings_schema) + ")"
+                      : "it was measured by an older method (" + (schema.empty() ? std::string("no schema") : schema) +
+                            "; " + std::string(ceilings_schema) + " has the DRAM level at 4x the sum of the caches)";
         else if (c.ridgeline_version != RIDGELINE_VERSION) why = "ridgeline " + c.ridgeline_version + " wrote it";
         else if (c.quick != quick) why = "its quick flag does not match its name";
         else if (c.disturbed) why = "it says it was disturbed";
         else why = backends::implausible_ceilings(c);  // damaged or edited: measured again
         if (!why.empty()) return std::nullopt;
-        c.source = "cache";
+        c.source = backends::ceilings_source::cache;
         return c;
     } catch (const std::exception& e) {
         why = e.what();  // a damaged cache file is measured again
@@ -326,7 +357,7 @@ std::string save_cached_ceilings(const backends::ceilings& c) {
     // or leak the ceilings elsewhere) and not replaced either (someone put it there)
     std::error_code ec;
     if (const auto st = std::filesystem::status(path, ec); std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
-        throw std::runtime_error("\"" + path + "\" is not a regular file; it was left as it is");
+        throw core::error("\"" + path + "\" is not a regular file; it was left as it is");
     nlohmann::json j = ceilings_json(c);
     j["source"] = "measured";
     write_file_atomic(path, j.dump(2) + "\n");
@@ -354,8 +385,8 @@ obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& 
     } else if (auto cached = load_cached_ceilings(fp, request.quick, &refused)) {
         std::optional<backends::ceilings_spot_check> check;
         if (request.spot_check) {
-            check = b.spot_check_ceilings(*cached, backends::ceilings_options{true, request.stop});
-            if (check && !check->clean) check = b.spot_check_ceilings(*cached, backends::ceilings_options{true, request.stop});
+            check = b.spot_check_ceilings(*cached, backends::ceilings_options{true, request.stop, {}});
+            if (check && !check->clean) check = b.spot_check_ceilings(*cached, backends::ceilings_options{true, request.stop, {}});
         }
         if (!check) {
             out.ceilings = *cached;
@@ -389,28 +420,59 @@ obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& 
             out.spot_check = found + ", disturbed";
             return out;
         }
+        // The dispatch cost is a floor: a clean check below the cached value lowers it (and the cache keeps it), as a
+        // higher roof raises the roofs below. A VM's dispatch cost has two modes minutes apart, and a cache that
+        // kept the slow one called a 512 kB relu at 5.6 us overhead-bound.
+        std::string lowered;
+        if (check->dispatch_ms > 0 && check->dispatch_ms < cached->dispatch_overhead_ms * (1 - dispatch_floor_margin)) {
+            lowered = "; dispatch cost lowered to " + time_ms(check->dispatch_ms) + " (cached " +
+                      time_ms(cached->dispatch_overhead_ms) + ")";
+            cached->dispatch_overhead_ms = check->dispatch_ms;
+            cached->method["dispatch_overhead_ms"] = "oneDNN eltwise relu of 1 element, median; lowered to " +
+                                                     time_ms(check->dispatch_ms) + " by a spot check (a floor)";
+            try {
+                backends::ceilings keep = *cached;
+                keep.source = backends::ceilings_source::measured;
+                save_cached_ceilings(keep);
+            } catch (const std::exception& e) {
+                warn(std::string("could not cache the lowered dispatch cost: ") + e.what());
+            }
+        }
+        found += (check->dispatch_ms > 0 ? ", dispatch " + time_ms(check->dispatch_ms) : std::string()) + lowered;
         // Above the cache by more than the tolerance: the cached roofs understate the machine and would make layers
         // that reach the real ones look impossible: measure again, keeping the higher of each (merge_ceilings).
-        // Below it: the machine does less now than it did (a clock, or neighbours on a shared host that the
-        // accounting cannot see); measuring again would not lower a roof, so this is said, not acted on.
-        // each ratio against 1 +- (10% plus that ceiling's own measured spread, at most 20%): a ceiling whose samples
-        // spread by 8% is not "changed" by a short check 12% under its best sample
-        auto band = [&](const std::string& key) {
+        // Below: the machine does less now than it did (a clock, or neighbours on a shared host that the accounting
+        // cannot see); measuring again would not lower a roof, so this is said, not acted on, and only beyond the
+        // ceiling's own measured spread: a short check reads anywhere between the ceiling's best sample and its
+        // median, and a VM's DRAM point spreads by 30-80% (a check 40% below such a roof says nothing).
+        auto spread_of = [&](const std::string& key) {
             const auto it = cached->spread.find(key);
-            return spot_check_tolerance + std::min(spot_check_tolerance, it != cached->spread.end() ? it->second : 0.0);
+            return it != cached->spread.end() && it->second > 0 ? it->second : 0.0;
         };
-        const double t_fma = band("fma_peak." + check->fma_isa), t_mem = band("working_set");
-        // normalised so that 1 +- 1 is each ceiling's band edge
-        const double low = std::min({(fma_ratio - 1) / t_fma, (dram_ratio - 1) / t_mem, (cache_ratio - 1) / t_mem});
-        const double high = std::max({(fma_ratio - 1) / t_fma, (dram_ratio - 1) / t_mem, (cache_ratio - 1) / t_mem});
+        auto point_spread = [&](std::int64_t bytes) {
+            const double s = spread_of("working_set." + std::to_string(bytes));
+            return s > 0 ? s : spread_of("working_set");
+        };
+        const double fma_spread = spread_of("fma_peak." + check->fma_isa);
+        const double cache_spread = point_spread(check->cache_working_set_bytes);
+        const double dram_spread = std::max(point_spread(check->dram_working_set_bytes), spread_of("dram_level"));
+        // above: 10% plus the spread, at most 20% in all; below: under the ceiling's median (best / (1 + spread))
+        // by more than 10%
+        auto above = [](double ratio, double spread) {
+            return ratio - 1 > spot_check_tolerance + std::min(spot_check_tolerance, spread);
+        };
+        auto below = [](double ratio, double spread) { return ratio * (1 + spread) < 1 - spot_check_tolerance; };
+        const bool any_above = above(fma_ratio, fma_spread) || above(cache_ratio, cache_spread) || above(dram_ratio, dram_spread);
+        const bool any_below = below(fma_ratio, fma_spread) || below(cache_ratio, cache_spread) || below(dram_ratio, dram_spread);
         const double lowest = std::min({fma_ratio, dram_ratio, cache_ratio});
         const double highest = std::max({fma_ratio, dram_ratio, cache_ratio});
-        if (high <= 1.0) {
+        if (!any_above) {
             out.ceilings = *cached;
             out.spot_check = found + ": agrees within 10% plus each ceiling's spread";
-            if (low < -1.0) {
+            if (!any_below) info("cached ceilings checked: " + out.spot_check);
+            if (any_below) {
                 warn("the machine does less now than its cached ceilings (" + found + ", " +
-                     fixed(100 * (1 - lowest), 0) + "% below, more than 10% plus the ceiling's spread): something the "
+                     fixed(100 * (1 - lowest), 0) + "% below, more than 10% under the ceiling's median): something the "
                      "per-thread accounting cannot see (a clock, neighbours on a shared host) slows it, and %roof will "
                      "read low; --recalibrate measures afresh");
                 out.spot_check = found + ": " + fixed(100 * (1 - lowest), 0) + "% below";
@@ -424,15 +486,26 @@ obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& 
         earlier = *cached;
     }
     if (!refused.empty() && why_measure == "once") why_measure = "again (" + refused + ")";
-    info("measuring the ceilings of " + b.name() + " " + why_measure + (request.quick ? " (quick)" : "") + " (cached in " +
+    info("measuring the ceilings of " + b.name() + (request.quick ? " (quick) " : " ") + why_measure + " (cached in " +
          ceilings_cache_path(fp, request.quick) + (request.recalibrate ? "" : "; --recalibrate measures again") + ")");
     const auto t0 = std::chrono::steady_clock::now();
-    backends::ceilings c = b.measure_ceilings(backends::ceilings_options{request.quick, request.stop});
+    backends::ceilings c = b.measure_ceilings(backends::ceilings_options{request.quick, request.stop, request.on_progress});
     c.fingerprint = fp;
     c.device_name = dev.name;
     c.quick = request.quick;
     if (request.quick) c.method["quick"] = "measured with --quick (smaller problems, fewer samples)";
     if (earlier && !c.disturbed) backends::merge_ceilings(c, *earlier);
+    if (earlier && c.disturbed) {
+        // measured again because a spot check found more, but the new measurement met other work: the cached
+        // ceilings (clean when measured) still judge the layers, and stay cached
+        std::string which;
+        for (const auto& k : c.disturbed_ceilings) which += (which.empty() ? "" : ", ") + k;
+        warn("the ceilings measured again were disturbed by other work (" + which +
+             "): the cached ones are used, and kept");
+        info("ceilings measured in " + fixed(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1) + " s");
+        out.ceilings = *earlier;
+        return out;
+    }
     if (c.disturbed) {
         std::string which;
         for (const auto& k : c.disturbed_ceilings) which += (which.empty() ? "" : ", ") + k;
@@ -450,7 +523,7 @@ obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& 
         }
     }
     info("ceilings measured in " + fixed(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1) + " s");
-    c.source = "measured";
+    c.source = backends::ceilings_source::measured;
     out.ceilings = std::move(c);
     out.measured = true;
     return out;

@@ -383,7 +383,9 @@ std::string render_html(const std::string& title, const std::string& svg, const 
       << xml_escape(title) << "</h1>\n<div class=\"wrap\">\n<div class=\"chart\">\n"
       << svg << "</div>\n<div class=\"tablebox\">\n" << table_html << "</div>\n</div>\n"
       << "<p style=\"font-size:11px;color:#666\">ridgeline roofline: compute roofs per data type, the bandwidth roof "
-         "and the ridge point; one point per measured layer, coloured by its bound (docs/roofline.md).</p>\n"
+         "and the ridge point; one point per measured layer, coloured by its bound (docs/roofline.md). "
+      << xml_escape(std::string(core::rule_legend())) << "; hover a rule for the whole reason; ~ after a bound: its "
+         "twins (the same op and shapes) disagree beyond their CIs.</p>\n"
       << "</body></html>\n";
     return o.str();
 }
@@ -391,7 +393,7 @@ std::string render_html(const std::string& title, const std::string& svg, const 
 std::string profile_table_html(const profiler::profile_result& r) {
     std::ostringstream o;
     o << "<table class=\"layers\"><thead><tr><th>layer</th><th>op</th><th>median</th><th>GFLOP/s</th><th>GB/s</th>"
-         "<th>FLOP/B</th><th>bound</th><th>% roof</th></tr></thead><tbody>\n";
+         "<th>FLOP/B</th><th>bound</th><th>rule</th><th>% roof</th></tr></thead><tbody>\n";
     for (const auto& p : r.layers) {
         if (!p.has_time()) continue;
         const auto ai = p.analysis.cost.arithmetic_intensity();
@@ -402,7 +404,9 @@ std::string profile_table_html(const profiler::profile_result& r) {
         o << "<tr><td>" << xml_escape(p.analysis.layer.name) << "</td><td class=\"op\">" << core::kind_of(p.analysis.layer.op)
           << "</td><td>" << time_ms(p.time->stats.median) << "</td><td>" << (shown.hidden ? "?" : fixed(shown.gflops, 2))
           << "</td><td>" << (shown.hidden ? "?" : fixed(shown.gbs, 2)) << "</td><td>" << (ai ? fixed(*ai, 2) : "-")
-          << "</td><td class=\"b-" << bound << "\">" << bound << "</td><td>"
+          << "</td><td class=\"b-" << bound << "\">" << bound << (p.twins && p.twins->disagree ? "~" : "")
+          << "</td><td title=\"" << xml_escape(p.roofline ? p.roofline->reason : std::string()) << "\">"
+          << xml_escape(p.roofline ? rule_text(*p.roofline) : std::string()) << "</td><td>"
           << (std::isfinite(shown.roof_fraction) ? fixed(100 * shown.roof_fraction, 0) + "%" : "") << "</td></tr>\n";
     }
     o << "</tbody></table>\n";

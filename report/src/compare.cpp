@@ -20,6 +20,7 @@ namespace ridgeline::report {
 using detail::disturbed;
 using detail::num;
 using detail::str;
+using detail::end_to_end_ms;
 
 namespace {
 // a time beyond this (11.6 days per layer) is not a measurement: a hand-edited or corrupted report
@@ -32,18 +33,18 @@ compare_run load_run(const std::string& path) {
     try {
         r.report = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
-        throw std::runtime_error("\"" + path + "\" is not valid JSON: " + core::without_json_exception_tag(e.what()));
+        throw core::error("\"" + path + "\" is not valid JSON: " + core::without_json_exception_tag(e.what()));
     }
     const bool prediction = str(r.report, "schema") == "ridgeline.prediction/1";
     if (!prediction && str(r.report, "schema").rfind("ridgeline.profile/", 0) != 0)
-        throw std::runtime_error("\"" + path + "\" is not a ridgeline profile report (schema \"" + str(r.report, "schema") +
+        throw core::error("\"" + path + "\" is not a ridgeline profile report (schema \"" + str(r.report, "schema") +
                                  "\"; write one with `ridgeline profile --format json --output FILE`)");
     if (const std::string schema = str(r.report, "schema");
         !prediction && schema != "ridgeline.profile/1" && schema != "ridgeline.profile/2")
-        throw std::runtime_error("\"" + path + "\" is a profile report of a schema this ridgeline does not know (\"" +
+        throw core::error("\"" + path + "\" is a profile report of a schema this ridgeline does not know (\"" +
                                  schema + "\"; it reads ridgeline.profile/1 and /2)");
     if (!r.report.contains("layers") || !r.report["layers"].is_array())
-        throw std::runtime_error("\"" + path + "\" has no layers");
+        throw core::error("\"" + path + "\" has no layers");
     // every field compare reads has the type a profile report gives it (docs/json-schema.md), so a hand-edited
     // or foreign file fails here with the field's path rather than deep inside with a JSON library error
     auto expect = [&](bool ok, const std::string& where, const char* what, const nlohmann::json& got) {
@@ -51,7 +52,7 @@ compare_run load_run(const std::string& path) {
         // the type, or the value when it is a scalar (never dump() a container: it may be nested 100,000 deep)
         std::string shown = got.is_primitive() ? got.dump() : std::string(got.type_name());
         if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
-        throw std::runtime_error("\"" + path + "\": " + where + ": expected " + what + ", got " + shown);
+        throw core::error("\"" + path + "\": " + where + ": expected " + what + ", got " + shown);
     };
     const auto& j = r.report;
     for (const char* k : {"model", "dtype", "source"})
@@ -129,18 +130,18 @@ compare_run load_run(const std::string& path) {
 }
 
 nlohmann::json compare_json(const std::vector<compare_run>& runs) {
-    if (runs.size() < 2) throw std::runtime_error("compare needs at least two profile reports");
+    if (runs.size() < 2) throw core::error("compare needs at least two profile reports");
     const std::string model = str(runs[0].report, "model");
     for (const auto& r : runs)
         if (str(r.report, "model") != model)
-            throw std::runtime_error("compare: \"" + r.label + "\" profiles model \"" + str(r.report, "model") +
+            throw core::error("compare: \"" + r.label + "\" profiles model \"" + str(r.report, "model") +
                                      "\", the baseline \"" + model + "\"");
     // every one-layer profile is the model "layer": its source ("layer:linear:in_features=256,...") says which
     const std::string source = str(runs[0].report, "source");
     if (model == "layer")
         for (const auto& r : runs)
             if (str(r.report, "source") != source)
-                throw std::runtime_error("compare: \"" + r.label + "\" profiles " + str(r.report, "source") +
+                throw core::error("compare: \"" + r.label + "\" profiles " + str(r.report, "source") +
                                          ", the baseline " + source);
     std::vector<std::map<std::string, const nlohmann::json*>> by_name(runs.size());
     for (std::size_t i = 0; i < runs.size(); ++i)
@@ -247,18 +248,17 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
             for (const auto& [name, l] : by_name[0])
                 if (timed(l) && by_name[i].count(name) && timed(by_name[i].at(name))) shares = true;
             if (!shares)
-                throw std::runtime_error("compare: no layer was measured in every run (\"" + runs[0].label + "\" and \"" +
+                throw core::error("compare: no layer was measured in every run (\"" + runs[0].label + "\" and \"" +
                                          runs[i].label + "\" have no timed layer of the same name)");
         }
-        throw std::runtime_error("compare: no layer was measured in all " + std::to_string(runs.size()) +
+        throw core::error("compare: no layer was measured in all " + std::to_string(runs.size()) +
                                  " runs (each shares timed layers with the baseline, but no layer is timed in every one)");
     }
     out["layers"] = layers;
     nlohmann::json e2e = nlohmann::json::array();
     for (const auto& r : runs) {
-        const auto& e = r.report.value("end_to_end", nlohmann::json::object());
-        e2e.push_back(e.contains("time") && e["time"].is_object() ? nlohmann::json(num(e["time"], "median_ms"))
-                                                                   : nlohmann::json(nullptr));
+        const double ms = end_to_end_ms(r.report);  // null where not measured or disturbed
+        e2e.push_back(std::isfinite(ms) ? nlohmann::json(ms) : nlohmann::json(nullptr));
     }
     out["end_to_end_ms"] = e2e;
     return out;
@@ -310,6 +310,9 @@ std::string compare_table(const nlohmann::json& c) {
         o << (i ? ", " : " ") << (e2e[i].is_number() ? time_ms(e2e[i].get<double>()) : std::string("-"));
     if (e2e.size() > 1 && e2e[0].is_number() && e2e[1].is_number())
         o << " (speedup " << fixed(e2e[0].get<double>() / e2e[1].get<double>(), 2) << "x)";
+    bool any_missing = false;
+    for (const auto& e : e2e) any_missing = any_missing || !e.is_number();
+    if (any_missing) o << " (-: no clean end-to-end time in that run: not timed, or disturbed by other work)";
     o << "\n";
     bool any_prediction = false;
     for (const auto& r : runs) any_prediction = any_prediction || r.value("predicted", false);

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ridgeline/core/error.hpp"
+
 namespace ridgeline::report {
 
 std::string with_commas(std::int64_t v) {
@@ -161,10 +163,10 @@ void check_output_path(const std::string& path) {
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
     std::error_code ec;
     if (!fs::exists(dir, ec))
-        throw std::runtime_error("cannot write \"" + path + "\": folder \"" + dir.string() + "\" does not exist");
+        throw core::error("cannot write \"" + path + "\": folder \"" + dir.string() + "\" does not exist");
     if (!fs::is_directory(dir, ec))
-        throw std::runtime_error("cannot write \"" + path + "\": \"" + dir.string() + "\" is a file, not a folder");
-    if (fs::is_directory(target, ec)) throw std::runtime_error("cannot write \"" + path + "\": it is a folder");
+        throw core::error("cannot write \"" + path + "\": \"" + dir.string() + "\" is a file, not a folder");
+    if (fs::is_directory(target, ec)) throw core::error("cannot write \"" + path + "\": it is a folder");
 }
 
 void write_file_atomic(const std::string& path, std::string_view content) {
@@ -177,31 +179,31 @@ void write_file_atomic(const std::string& path, std::string_view content) {
         // a device, FIFO or socket (/dev/stdout, /dev/null, a pipe): written in place, never replaced by a
         // rename (as root, that would put a regular file where /dev/null was); every error is reported
         const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd < 0) throw std::runtime_error("cannot write \"" + path + "\": " + std::strerror(errno));
+        if (fd < 0) throw core::error("cannot write \"" + path + "\": " + std::strerror(errno));
         std::string why = write_all(fd, content);
         if (::close(fd) != 0 && why.empty()) why = std::strerror(errno);
-        if (!why.empty()) throw std::runtime_error("cannot write \"" + path + "\": " + why);
+        if (!why.empty()) throw core::error("cannot write \"" + path + "\": " + why);
         return;
     }
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
     std::string tmpl = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
     const int fd = ::mkstemp(tmpl.data());
-    if (fd < 0) throw std::runtime_error("cannot write \"" + path + "\": " + std::strerror(errno));
+    if (fd < 0) throw core::error("cannot write \"" + path + "\": " + std::strerror(errno));
     if (std::string why = write_all(fd, content); !why.empty()) {
         ::close(fd);
         ::unlink(tmpl.c_str());
-        throw std::runtime_error("cannot write \"" + path + "\": " + why);
+        throw core::error("cannot write \"" + path + "\": " + why);
     }
     if (::fsync(fd) != 0 || ::close(fd) != 0) {
         const std::string why = std::strerror(errno);
         ::unlink(tmpl.c_str());
-        throw std::runtime_error("cannot write \"" + path + "\": " + why);
+        throw core::error("cannot write \"" + path + "\": " + why);
     }
     ::chmod(tmpl.c_str(), 0644);
     if (std::rename(tmpl.c_str(), target.c_str()) != 0) {
         const std::string why = std::strerror(errno);
         ::unlink(tmpl.c_str());
-        throw std::runtime_error("cannot write \"" + path + "\": " + why);
+        throw core::error("cannot write \"" + path + "\": " + why);
     }
 }
 

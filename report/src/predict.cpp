@@ -17,6 +17,7 @@ namespace ridgeline::report {
 
 using detail::num;
 using detail::str;
+using detail::end_to_end_ms;
 
 namespace {
 
@@ -83,7 +84,7 @@ prediction_target datasheet_target(const core::datasheet_entry& e) {
     c.backend = "datasheet";
     c.device_name = std::string(e.device);
     c.fingerprint = "datasheet:" + std::string(e.key);
-    c.source = "datasheet";
+    c.source = backends::ceilings_source::datasheet;
     for (core::dtype dt : {core::dtype::fp32, core::dtype::tf32, core::dtype::fp16, core::dtype::bf16}) {
         const auto p = e.peak_tflops(dt);
         if (!p) continue;
@@ -122,12 +123,12 @@ prediction_target load_target(const std::string& spec) {
     }
     if (!fs::exists(spec, ec)) {
         if (looks_like_a_file)
-            throw std::runtime_error("predict --to: \"" + spec + "\" does not exist (a ceilings or profile JSON file, "
+            throw core::error("predict --to: \"" + spec + "\" does not exist (a ceilings or profile JSON file, "
                                      "or a datasheet entry: predict --list-targets)");
         try {
             return datasheet_target(core::datasheet_by_name(spec));
         } catch (const std::invalid_argument& e) {
-            throw std::runtime_error(std::string("predict --to: ") + e.what());
+            throw core::error(std::string("predict --to: ") + e.what());
         }
     }
     const std::string text = core::read_regular_file(spec, "\"" + spec + "\"");
@@ -135,34 +136,34 @@ prediction_target load_target(const std::string& spec) {
     try {
         j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
-        throw std::runtime_error("\"" + spec + "\" is not valid JSON: " + core::without_json_exception_tag(e.what()));
+        throw core::error("\"" + spec + "\" is not valid JSON: " + core::without_json_exception_tag(e.what()));
     }
     const std::string schema = str(j, "schema");
     const nlohmann::json* ce = nullptr;
-    if (schema == "ridgeline.ceilings/2")
+    if (schema == "ridgeline.ceilings/2" || schema == ceilings_schema)
         ce = &j;
     else if (schema.rfind("ridgeline.ceilings/", 0) == 0)
-        throw std::runtime_error("\"" + spec + "\" is ceilings of a schema this ridgeline does not know (\"" + schema +
-                                 "\"; it reads ridgeline.ceilings/2)");
+        throw core::error("\"" + spec + "\" is ceilings of a schema this ridgeline does not know (\"" + schema +
+                                 "\"; it reads ridgeline.ceilings/2 and " + ceilings_schema + ")");
     else if (schema.rfind("ridgeline.profile/", 0) == 0 && j.contains("device") && j["device"].is_object() &&
              j["device"].contains("ceilings") && j["device"]["ceilings"].is_object())
         ce = &j["device"]["ceilings"];
     else if (schema.rfind("ridgeline.profile/", 0) == 0)
-        throw std::runtime_error("\"" + spec + "\" is a profile report without ceilings (profiled with --no-roofline?); "
+        throw core::error("\"" + spec + "\" is a profile report without ceilings (profiled with --no-roofline?); "
                                  "give the target's ceilings: ridgeline ceilings --format json --output FILE");
     else
-        throw std::runtime_error("\"" + spec + "\" is neither ceilings nor a profile report (schema \"" + schema +
+        throw core::error("\"" + spec + "\" is neither ceilings nor a profile report (schema \"" + schema +
                                  "\"; write one with `ridgeline ceilings --format json --output FILE`)");
     prediction_target t;
     try {
         t.ceilings = ceilings_from_json(*ce);
     } catch (const std::runtime_error& e) {
-        throw std::runtime_error("\"" + spec + "\": " + e.what());
+        throw core::error("\"" + spec + "\": " + e.what());
     }
     if (const std::string why = backends::implausible_ceilings(t.ceilings); !why.empty())
-        throw std::runtime_error("\"" + spec + "\" has ceilings no device has: " + why);
+        throw core::error("\"" + spec + "\" has ceilings no device has: " + why);
     if (t.ceilings.disturbed)
-        throw std::runtime_error("\"" + spec + "\" has disturbed ceilings (other work pushed them down); measure the "
+        throw core::error("\"" + spec + "\" has disturbed ceilings (other work pushed them down); measure the "
                                  "target's ceilings again on a quieter machine");
     t.gpu = t.ceilings.backend.rfind("cuda", 0) == 0;
     t.label = fs::path(spec).filename().string() + " (" + t.ceilings.backend +
@@ -290,7 +291,7 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
         layers.push_back(out);
     }
     if (layers.empty())
-        throw std::runtime_error("predict: no layer of " + source.label + " can be predicted (" +
+        throw core::error("predict: no layer of " + source.label + " can be predicted (" +
                                  (missing.empty() ? std::string("it has no layers")
                                                   : std::to_string(missing.size()) + " not predicted; the first, " +
                                                         str(missing[0], "name") + ": " + str(missing[0], "reason")) +
@@ -331,9 +332,9 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
                      {"layers_not_predicted", missing.size()}, {"bound_changes", changes}};
     // end to end (core::predict_end_to_end): the predicted layers plus the source's gap beyond its layers, scaled;
     // with a cache shift, from the layers timed like the source plus the pass's one change of fixed cost
-    const nlohmann::json e2e = j.value("end_to_end", nlohmann::json::object());
-    const double src_e2e = e2e.is_object() && e2e.contains("time") && e2e["time"].is_object() ? num(e2e["time"], "median_ms")
-                                                                                              : std::nan("");
+    const double src_e2e = end_to_end_ms(j);  // NaN where the source's pass was disturbed: no measurement to scale
+    const bool src_e2e_disturbed = j.contains("end_to_end") && j["end_to_end"].is_object() &&
+                                   str(j["end_to_end"], "state") == "disturbed";
     // a pass flushed once (cold) pays the cold fixed cost once and fetches every distinct byte (parameters,
     // buffers, input, activations) from DRAM instead of the level the whole working set fits in, unless the hot
     // pass could not keep them in the cache either (core::pass_cache_shift_ms)
@@ -398,7 +399,10 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
                              {"how", std::isfinite(src_e2e) && src_e2e > 0
                                          ? "the sum of the predicted layer times (the end-to-end prediction did not fit "
                                            "in a double)"
-                                         : "the sum of the predicted layer times (the source has no end-to-end time)"}};
+                                         : src_e2e_disturbed
+                                               ? "the sum of the predicted layer times (the source's end-to-end pass was "
+                                                 "disturbed by other work: not a measurement to scale)"
+                                               : "the sum of the predicted layer times (the source has no end-to-end time)"}};
     }
     return out;
 }

@@ -24,6 +24,15 @@ std::string name_list(const std::vector<std::string>& names, std::size_t shown =
 }
 }  // namespace
 
+std::string rule_text(const core::roofline_point& p) {
+    std::string out = p.rule;
+    for (std::size_t i = 0; i < p.candidates.size(); ++i) {
+        const core::bound_class b = p.candidates[i];
+        out += (i ? "|" : " ") + std::string(b == core::bound_class::overhead ? "O" : b == core::bound_class::compute ? "C" : "M");
+    }
+    return out;
+}
+
 layer_rates shown_rates(const profiler::layer_profile& p) {
     layer_rates r;
     if (!p.has_time()) return r;
@@ -36,6 +45,12 @@ layer_rates shown_rates(const profiler::layer_profile& p) {
     }
     r.gflops = p.achieved_gflops();
     r.gbs = p.achieved_gbs();
+    if (bound == bound_class::overhead && p.roofs_used.dispatch_ms > 0) {
+        // an overhead-bound layer's floor is its fixed cost: %roof against the dispatch cost, not against roofs that
+        // explain less than half its time (a 16% read as a slow kernel)
+        r.roof_fraction = std::min(1.0, p.roofs_used.dispatch_ms / p.time->stats.median);
+        return r;
+    }
     if (p.roofline && std::isfinite(p.roofline->roof_fraction)) {
         // within the tolerance of the roof that set the floor a layer reads as at the roof; beyond it (a wide CI
         // whose slow end stayed under the roof, or a Winograd kernel against the compute roof) the ratio as measured
@@ -58,6 +73,15 @@ std::vector<std::string> profile_warnings(const profiler::profile_result& r) {
                     " clean samples within the time budget: no verdict, their times are not to be trusted; a quieter "
                     "machine or a rerun helps)");
     for (const auto& c : r.roof_rechecks) w.push_back(c);
+    if (r.twins_interrupted)
+        w.push_back("interrupted while twins that read apart were measured again (" +
+                    name_list(r.twins_remeasured) + "): each keeps the lowest median it had, judged on what was measured");
+    if (!r.twins_disagreeing.empty())
+        w.push_back(counted(static_cast<std::int64_t>(r.twins_disagreeing.size()), "layer") +
+                    " read apart from twins of the same op and shapes, beyond their CIs, after measuring again: " +
+                    name_list(r.twins_disagreeing) + " (marked ~: something the accounting cannot see slowed the slower "
+                    "ones; their verdicts say so, and a rerun helps)");
+
     for (const auto& p : r.layers)
         if (p.has_time() && (p.time->disturbance_source.rfind("off", 0) == 0 ||
                              p.time->disturbance_source.rfind("unavailable", 0) == 0)) {
@@ -100,7 +124,7 @@ std::vector<std::string> profile_warnings(const profiler::profile_result& r) {
 nlohmann::json device_json(const backends::device_info& d) {
     nlohmann::json details = nlohmann::json::object();
     for (const auto& [k, v] : d.details) details[k] = v;
-    return {{"backend", d.backend},     {"kind", d.kind},
+    return {{"backend", d.backend},     {"kind", std::string(backends::to_string(d.kind))},
             {"name", d.name},           {"cores", d.cores},
             {"threads", d.threads},     {"isa", d.isa},
             {"memory_bytes", d.memory_bytes}, {"last_level_cache_bytes", d.last_level_cache_bytes},
@@ -226,6 +250,16 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
         l["implementation"] = p.implementation;
         l["activation_bytes"] = i < m.activation_bytes.size() ? m.activation_bytes[i] : 0;
         l["host_ms_per_run"] = number_or_null(p.host_ms_per_run);
+        if (p.twins)
+            l["twins"] = {{"names", p.twins->twins},
+                          {"group_size", p.twins->group_size},
+                          {"measurements", p.twins->measurements},
+                          {"remeasured", p.twins->remeasured},
+                          {"first_median_ms", number_or_null(p.twins->first_median_ms)},
+                          {"second_median_ms", number_or_null(p.twins->second_median_ms)},
+                          {"disagree", p.twins->disagree}};
+        else
+            l["twins"] = nullptr;
         if (p.roofline) {
             l["floor_ms"] = p.roofline->floor_ms;
             l["compute_floor_ms"] = p.roofline->compute_ms;
@@ -234,6 +268,10 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
             l["roof_fraction_measured"] = number_or_null(shown.hidden ? std::nan("") : p.roofline->roof_fraction);
             l["bound"] = std::string(to_string(p.roofline->bound));
             l["bound_reason"] = p.roofline->reason;
+            l["bound_rule"] = p.roofline->rule;
+            nlohmann::json candidates = nlohmann::json::array();
+            for (core::bound_class b : p.roofline->candidates) candidates.push_back(std::string(to_string(b)));
+            l["bound_candidates"] = candidates;
             l["roofs"] = {{"compute_gflops", p.roofs_used.compute_gflops},
                           {"gemm_gflops", p.roofs_used.gemm_gflops},
                           {"bandwidth_gbs", p.roofs_used.bandwidth_gbs},
@@ -245,6 +283,8 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
             l["floor_ms"] = nullptr;
             l["roof_fraction"] = nullptr;
             l["bound"] = nullptr;
+            l["bound_rule"] = nullptr;
+            l["bound_candidates"] = nlohmann::json::array();
         }
     }
     return j;
@@ -282,9 +322,9 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
              {"layer", al::left}, {"op", al::left}, {"output", al::left}, {"params", al::right}, {"MACs", al::right},
              {"FLOPs", al::right}, {"bytes", al::right}, {"FLOP/B", al::right}, {"median", al::right},
              {"CI95", al::right}, {"GFLOP/s", al::right}, {"GB/s", al::right}, {"bound", al::left},
-             {"%roof", al::right}, {"verify", al::left}})
+             {"rule", al::left}, {"%roof", al::right}, {"verify", al::left}})
         t.add_column(h, a);
-    int noisy = 0;
+    int noisy = 0, twins_apart = 0;
     for (const auto& p : r.layers) {
         const auto& c = p.analysis.cost;
         auto ai = c.arithmetic_intensity();
@@ -303,14 +343,18 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
             row.push_back(ci_text(*p.time));
             row.push_back(shown.hidden ? "?" : fixed(shown.gflops, 2));
             row.push_back(shown.hidden ? "?" : fixed(shown.gbs, 2));
-            row.emplace_back(p.roofline         ? to_string(p.roofline->bound)
-                             : p.time->disturbed ? to_string(core::bound_class::disturbed)
-                                                 : std::string_view());
+            const bool apart = p.twins && p.twins->disagree;
+            twins_apart += apart;
+            row.push_back(std::string(p.roofline         ? to_string(p.roofline->bound)
+                                      : p.time->disturbed ? to_string(core::bound_class::disturbed)
+                                                          : std::string_view()) +
+                          (apart ? "~" : ""));
+            row.push_back(p.roofline ? rule_text(*p.roofline) : "");
             row.push_back(std::isfinite(shown.roof_fraction) ? fixed(shown.roof_fraction * 100.0, 0) + "%" : "");
             row.emplace_back(to_string(p.verification.state));
         } else {
             row.push_back(state_text(p));
-            row.insert(row.end(), {"", "", "", "", "", p.verification.state == profiler::verification_state::skipped
+            row.insert(row.end(), {"", "", "", "", "", "", p.verification.state == profiler::verification_state::skipped
                                                          ? std::string()
                                                          : std::string(to_string(p.verification.state))});
         }
@@ -322,14 +366,14 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
                si(static_cast<double>(tot.macs)), si(static_cast<double>(tot.flops)),
                si(static_cast<double>(tot.bytes), "B"),
                tot.arithmetic_intensity() ? fixed(*tot.arithmetic_intensity(), 2) : "-", time_ms(r.sum_of_layers_ms),
-               "", "", "", "", "", ""});
+               "", "", "", "", "", "", ""});
 
     std::ostringstream out;
     const auto& d = r.device;
     out << "model " << r.analysis.model_name << "  " << inputs_text(r.analysis.inputs) << "  dtype "
         << core::to_string(r.analysis.data_type) << "\n";
     out << "device " << d.backend << ": " << d.name;
-    if (d.kind == "gpu")
+    if (d.kind == backends::device_kind::gpu)
         out << ", " << d.cores << " SMs, " << d.isa;  // a GPU has no host threads to show
     else
         out << ", " << counted(d.threads, "thread");
@@ -345,22 +389,41 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
     out << "median: per run; CI95: half-width of the median's 95% confidence interval, in % of it (* the noise "
            "target was not met, ! disturbed by other work); bound: compute, memory, overhead (fixed cost dominates), "
            "ambiguous, mistrusted (faster than a roof allows) or disturbed (no verdict); %roof: the roofs' floor / "
-           "median, 100% within a roof's tolerance (docs/roofline.md)\n";
+           "median (an overhead-bound layer's: the dispatch cost / median), 100% within a roof's tolerance "
+           "(docs/roofline.md); GFLOP/s counts the FLOPs the kernel executes (padding taps excluded), FLOPs what "
+           "PyTorch counts; "
+        << core::rule_legend() << "\n";
+    if (twins_apart > 0)
+        out << "~ " << counted(static_cast<std::int64_t>(twins_apart), "layer")
+            << " read apart from twins of the same op and shapes beyond their CIs, after measuring again: something "
+               "the accounting cannot see slowed the slower ones; the verdict's reason says so (JSON bound_reason, the "
+               "HTML page)\n";
+    if (!r.twins_remeasured.empty() && r.twins_disagreeing.empty() && !r.twins_interrupted)
+        out << counted(static_cast<std::int64_t>(r.twins_remeasured.size()), "layer")
+            << " measured again because twins of the same op and shapes read apart; they agree now, each with its lower "
+               "median\n";
     if (noisy > 0)
         out << "* " << counted(static_cast<std::int64_t>(noisy), "layer") << " stopped before the noise target was met "
             << "(at --max-time, or when more samples stopped narrowing the CI: noise stable)\n";
-    if (r.end_to_end)
+    if (r.end_to_end && r.end_to_end_state == profiler::run_state::disturbed)
+        out << "end to end: DISTURBED (" << time_ms(r.end_to_end->stats.median) << " median of "
+            << r.end_to_end->clean_samples << " clean samples, not a measurement: " << r.end_to_end_reason
+            << ")  sum of layer medians: " << time_ms(r.sum_of_layers_ms) << "\n";
+    else if (r.end_to_end)
         out << "end to end: " << time_ms(r.end_to_end->stats.median) << " median (" << ci_text(*r.end_to_end)
             << ", " << r.end_to_end->samples << " samples)  sum of layer medians: " << time_ms(r.sum_of_layers_ms)
             << "\n";
     else
         out << "end to end: " << to_string(r.end_to_end_state) << (r.end_to_end_reason.empty() ? "" : " (" + r.end_to_end_reason + ")")
             << "  sum of layer medians: " << time_ms(r.sum_of_layers_ms) << "\n";
-    if (r.graph_replay) {
+    if (r.graph_replay && r.graph_replay_state == profiler::run_state::disturbed) {
+        out << "graph replay: DISTURBED (" << time_ms(r.graph_replay->stats.median) << " median, not a measurement: "
+            << r.graph_replay_reason << ")\n";
+    } else if (r.graph_replay) {
         // --graph: the same forward pass replayed as one captured graph; the difference is launch overhead
         out << "graph replay: " << time_ms(r.graph_replay->stats.median) << " median (" << ci_text(*r.graph_replay) << ", "
             << r.graph_replay->samples << " samples)";
-        if (r.end_to_end)
+        if (r.end_to_end && r.end_to_end_state == profiler::run_state::measured)
             out << "  launch overhead removed: " << time_ms(r.end_to_end->stats.median - r.graph_replay->stats.median);
         out << "\n";
     } else if (r.graph_replay_state != profiler::run_state::skipped) {
@@ -382,7 +445,7 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
     if (r.ceilings) {
         const auto& c = *r.ceilings;
         const std::string dt(core::to_string(r.analysis.data_type));
-        out << "roofs (" << (c.source == "cache" ? "cached ceilings measured " : "ceilings measured ") << c.measured_at
+        out << "roofs (" << (c.source == backends::ceilings_source::cache ? "cached ceilings measured " : "ceilings measured ") << c.measured_at
             << (c.quick ? ", quick" : "") << (c.disturbed ? ", DISTURBED: not cached" : "") << "): compute " << dt << " "
             << (c.peak_gflops.count(dt) ? fixed(c.peak_gflops.at(dt), 1) + " GFLOP/s" : std::string("unknown"))
             << (c.fma_peak_gflops.count(dt) && c.peak_gflops.count(dt) && c.fma_peak_gflops.at(dt) >= c.peak_gflops.at(dt)
@@ -456,7 +519,7 @@ std::string profile_csv(const profiler::profile_result& r) {
     std::ostringstream out;
     out << "name,op,layer,inputs,input_shapes,output_shape,params,buffers,macs,flops,bytes,arithmetic_intensity,"
            "state,median_ms,ci95_low_ms,ci95_high_ms,samples,runs,noise_target_met,achieved_gflops,achieved_gbs,"
-           "verification,rel_l2_error,executed_macs,disturbed,disturbed_samples,stolen_fraction,bound,roof_fraction\n";
+           "verification,rel_l2_error,executed_macs,disturbed,disturbed_samples,stolen_fraction,bound,roof_fraction,bound_rule,twins_disagree\n";
     for (const auto& p : r.layers) {
         const auto& l = p.analysis;
         std::string inputs;
@@ -483,7 +546,9 @@ std::string profile_csv(const profiler::profile_result& r) {
                 << shortest(p.time->stolen_fraction);
         else
             out << ",,";
-        out << ',' << (p.roofline ? to_string(p.roofline->bound) : std::string_view()) << ',' << number(shown.roof_fraction) << '\n';
+        out << ',' << (p.roofline ? to_string(p.roofline->bound) : std::string_view()) << ',' << number(shown.roof_fraction)
+            << ',' << csv_field(p.roofline ? rule_text(*p.roofline) : std::string()) << ','
+            << (p.twins ? (p.twins->disagree ? "true" : "false") : "") << '\n';
     }
     return out.str();
 }

@@ -27,6 +27,17 @@ inline bool disturbed(const nlohmann::json& layer) {
     return layer.contains("time") && layer.at("time").is_object() && layer.at("time").value("disturbed", false);
 }
 
+/// The end-to-end median of a report, in ms, where it is a measurement or a prediction; NaN where the pass was not
+/// timed or was disturbed (`end_to_end.state` "disturbed", or a time marked disturbed: other work took its samples,
+/// and it is never used as a measurement).
+inline double end_to_end_ms(const nlohmann::json& report) {
+    if (!report.is_object() || !report.contains("end_to_end") || !report.at("end_to_end").is_object()) return std::nan("");
+    const auto& e = report.at("end_to_end");
+    if (const std::string state = str(e, "state"); !state.empty() && state != "measured") return std::nan("");
+    if (!e.contains("time") || !e.at("time").is_object() || e.at("time").value("disturbed", false)) return std::nan("");
+    return num(e.at("time"), "median_ms");
+}
+
 /// Whether the layer has a time object (measured, or predicted).
 inline bool timed(const nlohmann::json& layer) { return layer.contains("time") && layer.at("time").is_object(); }
 

@@ -144,7 +144,7 @@ TEST(Roofline, CeilingsAreCachedAndReported) {
     EXPECT_TRUE(fma_wins(a)) << a.dump();
     EXPECT_DOUBLE_EQ(a["peak_gflops"]["fp32"].get<double>(), a["fma_peak_gflops"]["fp32"].get<double>());
     EXPECT_NE(a["method"]["peak_gflops.fp32"].get<std::string>().find("FMA kernel"), std::string::npos);
-    EXPECT_EQ(a["schema"], "ridgeline.ceilings/2");
+    EXPECT_EQ(a["schema"], "ridgeline.ceilings/3");
     // what it was measured under, and the spread behind the tolerances (2% plus the spread, at most 10%)
     EXPECT_EQ(a["measured_under"]["quick"], false);
     EXPECT_EQ(a["measured_under"]["disturbed"], false);
@@ -337,6 +337,38 @@ TEST(Roofline, PredictAnotherThreadCount) {
     ASSERT_EQ(h.exit_code, 0) << h.err;
     EXPECT_NE(h.out.find("predicted from datasheet peaks, not measured"), std::string::npos) << h.out;
     EXPECT_NE(h.out.find("dispatch cost assumed 5 us per layer"), std::string::npos) << h.out;
+}
+
+// sweep reads its points through the record profile prints (report::shown_rates): GFLOP/s of the executed FLOPs
+// (a padded conv's padding taps are counted in flops, not executed), %roof as profile shows it, no rate where the
+// time is hidden. conv2d 8->8, 3x3, padding 1 on 8x8: flops = 2 * N*8*8*8 * 8*9 (MACs, taps included) + N*8*64 bias
+// adds; the border outputs skip taps, so executed_flops < flops.
+TEST(Roofline, SweepShowsTheRatesProfileShows) {
+    (void)work_dir();
+    auto r = run_ridgeline({"sweep", "--layer", "conv2d:in_channels=8,out_channels=8,kernel_size=3,padding=1", "--input",
+                            "1x8x8x8", "--batch", "1,4", "--device", "cpu", "--threads", "1", "--quick", "--quiet",
+                            "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    ASSERT_EQ(j["points"].size(), 2u);
+    for (const auto& p : j["points"]) {
+        const long long b = p["batch"];
+        EXPECT_EQ(p["flops"].get<long long>(), 2 * b * 8 * 64 * 8 * 9 + b * 8 * 64);
+        EXPECT_LT(p["executed_flops"].get<long long>(), p["flops"].get<long long>());
+        const double median_ms = p["time"]["median_ms"];
+        if (p["achieved_gflops"].is_null()) {  // hidden: disturbed or beating a roof, and then no %roof either
+            EXPECT_TRUE(p["time"]["disturbed"].get<bool>() || p["bound"] == "mistrusted" || p["bound"] == "disturbed") << p;
+            EXPECT_TRUE(!p.contains("roof_fraction") || p["roof_fraction"].is_null()) << p;
+            continue;
+        }
+        EXPECT_NEAR(p["achieved_gflops"].get<double>(), p["executed_flops"].get<double>() / (median_ms * 1e6),
+                    1e-9 * p["achieved_gflops"].get<double>())
+            << p;
+        if (p.contains("roof_fraction") && !p["roof_fraction"].is_null()) {
+            EXPECT_GT(p["roof_fraction"].get<double>(), 0.0);
+            EXPECT_TRUE(p["roof_fraction_measured"].is_number()) << p;
+        }
+    }
 }
 
 TEST(Roofline, SweepFitsOverheadAndThroughput) {

@@ -45,26 +45,57 @@ TEST(Ceilings, AWorkingSetIsJudgedAgainstTheLevelItFits) {
     EXPECT_DOUBLE_EQ(c.bandwidth_for_working_set_gbs(1'000'000'000), 33);
     // no levels known: a point's neighbours only
     EXPECT_EQ(c.sweep_points_for_working_set(6'400'000), (std::vector<std::int64_t>{786'432, 12'582'912}));
-    // levels known (L1 48 KiB, L2 2 MiB, L3 256 MiB): every point of the level counts. A sweep that read L2 at
-    // 180 at 196 kB and 150 at 1.57 MB gives a 1.2 MB working set the level's best, 180 (the two points around it
-    // alone, 786 kB and 1.57 MB, would say 160)
+    // levels known (L1 48 KiB, L2 2 MiB, L3 256 MiB): a level's roof is its best point (L1 400; L2 180 of 180, 160
+    // and 150; L3 90), and a working set draws on each level up to the one it fits, fastest first, each level serving
+    // at most its capacity (bytes / GB/s = ns below)
     ceilings l;
     l.bandwidth_gbs = 30;
     l.cache_level_bytes = {49'152, 2'097'152, 268'435'456};
     l.working_set_gbs = {{49'152, 400}, {196'608, 180}, {786'432, 160}, {1'572'864, 150}, {6'291'456, 90}, {402'653'184, 31}};
-    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(1'204'224), 180);
-    EXPECT_EQ(l.sweep_points_for_working_set(1'204'224), (std::vector<std::int64_t>{196'608, 786'432, 1'572'864}));
-    // just above L1: the L1 point below still counts (the sweep's step), as before
-    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(60'000), 400);
-    // in L3: its one point, and the L2 point below it (around 6.3 MB: 1.57 MB and 6.3 MB)
-    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(5'000'000), 150);
-    // beyond every level: the last point, or DRAM
-    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(1'000'000'000), 31);
-    // levels that do not grow are not trusted past the fault
+    EXPECT_DOUBLE_EQ(l.level_roof_gbs(1), 180);
+    // the DRAM level: 4 x (49,152 + 2,097,152 + 268,435,456) = 1,082,327,040 B; the 402 MB point is the transition's
+    EXPECT_EQ(l.dram_level_bytes(), 1'082'327'040);
+    EXPECT_EQ(l.level_of(1'204'224), ceilings::memory_level::cache);
+    EXPECT_EQ(l.level_of(402'653'184), ceilings::memory_level::transition);
+    EXPECT_EQ(l.level_of(1'082'327'040), ceilings::memory_level::dram);
+    // all of a working set that fits L1 comes from L1
+    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(49'152), 400);
+    // 1.2 MB in L2: 49,152 B from L1 (122.88 ns), 1,155,072 from L2 (6,417.07 ns): 1,204,224 / 6,539.95 = 184.1
+    EXPECT_NEAR(l.bandwidth_for_working_set_gbs(1'204'224), 1'204'224 / (49'152 / 400.0 + 1'155'072 / 180.0), 1e-9);
+    EXPECT_NEAR(l.bandwidth_for_working_set_gbs(1'204'224), 184.13, 0.01);
+    EXPECT_EQ(l.sweep_points_for_working_set(1'204'224), (std::vector<std::int64_t>{49'152, 196'608, 786'432, 1'572'864}));
+    // just past L1: 60,000 B = 49,152 at 400 and 10,848 at 180: 327.6, between the two levels' roofs
+    EXPECT_NEAR(l.bandwidth_for_working_set_gbs(60'000), 60'000 / (122.88 + 10'848 / 180.0), 1e-9);
+    // 5 MB in L3: 122.88 + 2,097,152 / 180 + 2,853,696 / 90 ns = 43,481.45 ns: 115.0 (not L2's 180: the step from
+    // one level to the next is the capacities', not the sweep's)
+    EXPECT_NEAR(l.bandwidth_for_working_set_gbs(5'000'000), 115.0, 0.05);
+    // the transition: every level full, DRAM the rest; 402,653,184 B: 122.88 + 11,650.84 + 268,435,456 / 90 +
+    // 132,071,424 / 30 ns = 7,396,770.7 ns: 54.44, above the point measured there (31)
+    EXPECT_NEAR(l.bandwidth_for_working_set_gbs(402'653'184), 54.44, 0.01);
+    EXPECT_EQ(l.sweep_points_for_working_set(402'653'184),
+              (std::vector<std::int64_t>{49'152, 196'608, 786'432, 1'572'864, 6'291'456, 402'653'184}));
+    // 1e9 B: (1e9 - 270,581,760) / 30 ns from DRAM, 27,308,331 ns in all: 36.62
+    EXPECT_NEAR(l.bandwidth_for_working_set_gbs(1'000'000'000), 36.62, 0.01);
+    // the DRAM level: the DRAM roof only
+    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(2'000'000'000), 30);
+    // a transition point that read more than the derived roof (a cache larger than its nominal size) is the roof
+    // there, log-linear between two points: 469,762,048 B between 402,653,184 (31) and 536,870,912 (70):
+    // w = ln(7/6) / ln(4/3) = 0.5358, 31 + 0.5358 x 39 = 51.90 (derived: 48.76)
+    l.working_set_gbs.emplace_back(536'870'912, 70);
+    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(536'870'912), 70);
+    EXPECT_NEAR(l.bandwidth_for_working_set_gbs(469'762'048), 31 + std::log(7.0 / 6.0) / std::log(4.0 / 3.0) * 39, 1e-9);
+    EXPECT_NEAR(l.bandwidth_for_working_set_gbs(469'762'048), 51.90, 0.01);
+    // a DRAM-level point above bandwidth_gbs (raised by a recheck) is the DRAM roof
+    l.working_set_gbs.emplace_back(2'147'483'648, 33);
+    EXPECT_DOUBLE_EQ(l.dram_roof_gbs(), 33);
+    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(4'000'000'000), 33);
+    // levels that do not grow are not trusted past the fault: one level of 2 MiB (its roof 400), DRAM from 8 MiB
     l.cache_level_bytes = {2'097'152, 49'152};
-    // the first level is read as given: every point up to 2 MiB, the 48 KiB one's 400 too
+    l.working_set_gbs.resize(6);  // the sweep as first given (DRAM roof 30)
+    EXPECT_EQ(l.dram_level_bytes(), 8'388'608);
     EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(1'204'224), 400);
-    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(3'000'000), 150);  // the bad second level ignored
+    // 3 MB: the transition, where the 6.3 MB point read 90, above the derived 2,097,152 / 400 + 902,848 / 30 = 84.9
+    EXPECT_DOUBLE_EQ(l.bandwidth_for_working_set_gbs(3'000'000), 90);
     // no sweep: DRAM
     ceilings d;
     d.bandwidth_gbs = 30;
@@ -109,7 +140,7 @@ TEST(Ceilings, SampleSpreadIsMedianOverBest) {
     EXPECT_DOUBLE_EQ(backends::sample_spread({}), 0.0);
 }
 
-TEST(Ceilings, MergingKeepsTheHigherOfEachCeiling) {
+TEST(Ceilings, MergingKeepsTheHigherOfEachCeilingAndTheLowerDispatchCost) {
     ceilings earlier, now;
     earlier.measured_at = "2026-11-30T10:00:00Z";
     earlier.peak_gflops = {{"fp32", 240}};
@@ -131,7 +162,8 @@ TEST(Ceilings, MergingKeepsTheHigherOfEachCeiling) {
     EXPECT_DOUBLE_EQ(now.bandwidth_gbs, 40);
     EXPECT_DOUBLE_EQ(now.working_set_gbs[0].second, 400);  // the new one was higher
     EXPECT_DOUBLE_EQ(now.working_set_gbs[1].second, 240);  // the old one was
-    EXPECT_DOUBLE_EQ(now.dispatch_overhead_ms, 0.002);     // not a roof: the new measurement's
+    // a floor: the lower of the two (a measurement in a VM's slow mode must not raise it: 1 us kept, not 2)
+    EXPECT_DOUBLE_EQ(now.dispatch_overhead_ms, 0.001);
     EXPECT_NE(now.method.at("merged").find("2026-11-30T10:00:00Z"), std::string::npos);
 }
 
@@ -178,6 +210,21 @@ TEST(Ceilings, ImpossibleCeilingsAreRefused) {
     refused([](ceilings& e) { e.bandwidth_gbs = 1e-9; }, "DRAM bandwidth is 1e-09 GB/s");
     refused([](ceilings& e) { e.working_set_gbs = {{49'152, 1e-5}}; }, "is 49152 B at 1e-05 GB/s");
     refused([](ceilings& e) { e.dispatch_overhead_ms = -5; }, "dispatch overhead is -5 ms");
+    // a dispatch cost above 1 ms (a cached 8 ms once called a profile's every layer overhead-bound, each 2000x
+    // faster than its "floor"), a cold one above 100 ms
+    refused([](ceilings& e) { e.dispatch_overhead_ms = 8; }, "dispatch overhead is 8 ms (0 to 1 ms)");
+    refused([](ceilings& e) { e.cold_dispatch_overhead_ms = 500; }, "cold dispatch overhead is 500 ms (0 to 100 ms)");
+    // at most 8 cache levels (100,000 of them made a prediction run for minutes); the last no larger than the LLC
+    refused([](ceilings& e) {
+        e.cache_level_bytes.clear();
+        for (int i = 1; i <= 9; ++i) e.cache_level_bytes.push_back(1024 * i);
+    }, "9 cache levels (at most 8)");
+    refused([](ceilings& e) { e.cache_level_bytes = {49'152, std::int64_t{1} << 40}; },
+            "the last cache level (1099511627776 bytes) is larger than the last-level cache (33554432 bytes)");
+    // a point of the DRAM level above the DRAM roof: levels of 1 KiB put the DRAM level at 4 KiB, and the 49 kB
+    // point's 400 GB/s above the 31 GB/s roof
+    refused([](ceilings& e) { e.cache_level_bytes = {1024}; },
+            "the sweep's point at 49152 B, in the DRAM level (from 4096 B), reads 400 GB/s, above the DRAM roof 31 GB/s");
     c.cold_bandwidth_gbs = 0;  // not measured: allowed
     EXPECT_EQ(backends::implausible_ceilings(c), "");
 }

@@ -172,3 +172,22 @@ TEST(Differential, AvgPoolCeilModePastThePaddingDividesAsPyTorch) {
     ASSERT_EQ(out.size(), 9U);
     for (std::size_t i = 0; i < 9; ++i) EXPECT_NEAR(out[i], want[i], 1e-5) << i;
 }
+
+// Convolutions with an output row or column of padding only, the shapes on which oneDNN 2.6.3's AMX convolution
+// (brgconv:avx512_core_amx_bf16) crashed the process on an AMX Xeon: 2x32x6x5, kernel 1x2, stride 2, padding
+// TxLxBxR 0x0x1x1 (output row 3 reads input row 6: padding). Both the row and the column case, in bf16 where the
+// CPU runs bf16 and in fp32 everywhere; they must match the reference (and, above all, not crash).
+TEST(Differential, ConvolutionWithAnOutputRowOfPaddingOnly) {
+    const std::vector<diff::layer_case> cases = {
+        {"conv2d:in_channels=32,out_channels=2,kernel_size=1x2,stride=2,padding=0x0x1x1", {core::shape{2, 32, 6, 5}}},
+        {"conv2d:in_channels=32,out_channels=8,kernel_size=2x1,stride=2,padding=0x0x0x2", {core::shape{2, 32, 6, 6}}},
+        {"conv2d:in_channels=64,out_channels=64,kernel_size=1,stride=2,padding=1x0x1x0", {core::shape{2, 64, 12, 12}}}};
+    for (const core::dtype dt : {core::dtype::fp32, core::dtype::bf16}) {
+        const auto probe = diff::graph_of({"relu", {core::shape{4}}}, dt);
+        if (!cpu_backend()->supports(probe.layers.at(0), dt).supported) continue;  // bf16: the CPU lacks it
+        for (const auto& c : cases) {
+            const auto r = diff::run_case(*cpu_backend(), c, dt, seed);
+            EXPECT_EQ(r.what, diff::outcome::matched) << core::to_string(dt) << " " << c.layer << ": " << r.detail;
+        }
+    }
+}

@@ -96,3 +96,27 @@ TEST(Roofline, ToleranceFromSpread) {
 TEST(Roofline, ViewsHaveNoBound) {
     EXPECT_EQ(classify(0, 0, 0.001, 0.001, 0.001, r).bound, bound_class::none);
 }
+
+// Every verdict names its deciding rule as a short code (the table's "rule" column), and an ambiguous one its two
+// candidates; the roofs as above (ridge 10 FLOP/B, 4 x dispatch = 0.008 ms).
+TEST(Roofline, EachVerdictNamesItsRuleAndAnAmbiguousOneItsCandidates) {
+    const auto compute = classify(1'000'000'000, 1'000'000, 12.5, 12.0, 13.0, r);
+    EXPECT_EQ(compute.rule, "C>M");
+    EXPECT_TRUE(compute.candidates.empty());
+    EXPECT_EQ(classify(1'000'000, 100'000'000, 20.0, 19.0, 21.0, r).rule, "M>C");
+    EXPECT_EQ(classify(42, 200, 0.005, 0.0048, 0.0052, r).rule, "<=4D");
+    // the CI 0.006-0.0095 ms straddles 0.008 ms; the memory floor (2e-5 ms) is the larger: overhead or memory
+    const auto straddles = classify(42, 200, 0.0075, 0.006, 0.0095, r);
+    EXPECT_EQ(straddles.rule, "~4D");
+    EXPECT_EQ(straddles.candidates, (std::vector<bound_class>{bound_class::overhead, bound_class::memory}));
+    EXPECT_NE(straddles.reason.find("overhead or memory"), std::string::npos) << straddles.reason;
+    // intensity 10.5 against the ridge 10: compute or memory
+    const auto ridge = classify(10'500'000'000, 1'000'000'000, 200.0, 190.0, 210.0, r);
+    EXPECT_EQ(ridge.rule, "~ridge");
+    EXPECT_EQ(ridge.candidates, (std::vector<bound_class>{bound_class::compute, bound_class::memory}));
+    // 9 ms against a 10 ms compute floor (hard floor 9.52): beats the compute roof
+    EXPECT_EQ(classify(1'000'000'000, 1'000'000, 9.0, 8.9, 9.1, r).rule, ">C");
+    // 1e8 bytes at 10 GB/s = 10 ms, measured 8 ms: beats the memory roof
+    EXPECT_EQ(classify(1'000, 100'000'000, 8.0, 7.9, 8.1, r).rule, ">M");
+    EXPECT_EQ(classify(0, 0, 1.0, 0.9, 1.1, r).rule, "-");
+}

@@ -204,7 +204,7 @@ TEST(CudaBackend, DeviceDescription) {
     REQUIRE_GPU();
     const auto d = gpu()->device();
     EXPECT_EQ(d.backend, "cuda:0");
-    EXPECT_EQ(d.kind, "gpu");
+    EXPECT_EQ(d.kind, backends::device_kind::gpu);
     EXPECT_FALSE(d.name.empty());
     EXPECT_GT(d.cores, 0);
     EXPECT_EQ(d.isa.rfind("sm_", 0), 0u);

@@ -316,6 +316,24 @@ TEST(OnnxFold, HostileGraphsFailWithOneLine) {
         b.output("out");
         EXPECT_NE(error_of(b, "slice_twice.onnx").find("axes 2x2 name an axis twice"), std::string::npos);
     }
+    {  // a Where and a ScatterND of constants with an input left out (the fuzzer's null read in the folding)
+        for (const std::string op : {"Where", "ScatterND", "Range", "Gather"}) {
+            onnx_builder b(16);
+            b.input("x", {1, 4});
+            constant_ints(b, "c", {4}, {1, 0, 1, 0});
+            b.node(op, {"c", "c"}, {"w"}, "/" + op);  // Where/ScatterND/Range take 3 inputs
+            if (op == "Gather") b.proto().mutable_graph()->mutable_node()->rbegin()->mutable_input()->RemoveLast();
+            b.node("Add", {"x", "w"}, {"out"}, "/Add");
+            b.output("out");
+            const std::string what = error_of(b, op + "_missing_input.onnx");
+            // derived: not folded, so ONNX shape inference names the input out of bounds (Range, Gather) or the
+            // node, computing on integers only, is not imported and its reader names it (Where, ScatterND)
+            const bool by_shape_inference = op == "Range" || op == "Gather";
+            EXPECT_NE(what.find(by_shape_inference ? "is out of bounds" : "\"/" + op + "\""), std::string::npos)
+                << op << ": " << what;
+            EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+        }
+    }
     {  // a constant of 2^26 elements is not folded (was 2 GB of index vectors per Add), and says what it is
         onnx_builder b(13);
         b.input("x", {1, 16});

@@ -30,7 +30,7 @@ public:
     [[nodiscard]] backends::device_info device() const override {
         backends::device_info d;
         d.backend = "fake";
-        d.kind = "cpu";
+        d.kind = ridgeline::backends::device_kind::cpu;
         d.name = "Fake CPU";
         d.threads = 1;
         return d;
@@ -126,7 +126,7 @@ TEST(CeilingsCache, ADisturbedMeasurementIsNeverCached) {
     EXPECT_TRUE(std::filesystem::exists(report::ceilings_cache_path(fp)));
     const auto again = report::obtain_ceilings(b, {});
     EXPECT_FALSE(again.measured);
-    EXPECT_EQ(again.ceilings.source, "cache");
+    EXPECT_EQ(again.ceilings.source, ridgeline::backends::ceilings_source::cache);
     EXPECT_EQ(b.measured, 3);
 }
 
@@ -254,6 +254,32 @@ TEST(CeilingsCache, CacheLevelsRoundTripAndAnOlderCacheWithoutThemStillAnswers) 
     EXPECT_FALSE(report::load_cached_ceilings(c.fingerprint, false, &why).has_value());
     EXPECT_EQ(why, report::ceilings_cache_path(c.fingerprint, false) +
                        " is not used: cache level 2 is 49152 bytes (levels must grow, each between 1 B and 1 TiB)");
+
+    // a file of schema 2 was measured by the older method (its sweep's streaming copy read a cached source, its
+    // DRAM roof came from past twice the LLC): measured again, and the reason says so
+    c.cache_level_bytes = {49'152, 2'097'152, 272'629'760};
+    {
+        nlohmann::json j = report::ceilings_json(c);
+        j["schema"] = "ridgeline.ceilings/2";
+        std::ofstream f(report::ceilings_cache_path(c.fingerprint, false));
+        f << j.dump();
+    }
+    EXPECT_FALSE(report::load_cached_ceilings(c.fingerprint, false, &why).has_value());
+    EXPECT_NE(why.find("it was measured by an older method (ridgeline.ceilings/2; ridgeline.ceilings/3 has the DRAM "
+                       "level at 4x the sum of the caches)"),
+              std::string::npos)
+        << why;
+    // a newer schema is not "older"
+    {
+        nlohmann::json j = report::ceilings_json(c);
+        j["schema"] = "ridgeline.ceilings/9";
+        std::ofstream f(report::ceilings_cache_path(c.fingerprint, false));
+        f << j.dump();
+    }
+    EXPECT_FALSE(report::load_cached_ceilings(c.fingerprint, false, &why).has_value());
+    EXPECT_NE(why.find("a newer ridgeline wrote it (ridgeline.ceilings/9; this one writes ridgeline.ceilings/3)"),
+              std::string::npos)
+        << why;
 }
 
 TEST(CeilingsCache, AMistypedFieldIsNamedWithWhatItHolds) {
@@ -295,4 +321,87 @@ TEST(CeilingsCache, AMistypedFieldIsNamedWithWhatItHolds) {
     j.erase("dispatch_overhead_ms");
     EXPECT_EQ(message(j), "ceilings: missing field \"dispatch_overhead_ms\"");
     EXPECT_EQ(message(nlohmann::json::array()), "ceilings: expected a JSON object, got array");
+}
+
+// The dispatch cost is a floor: a clean spot check below the cached one lowers it and the cache keeps it (a VM's
+// 1-element relu ran at 0.9-1.5 us in some minutes and 2.2-2.7 us in others; a cache that kept 2.14 us called a
+// 5.6 us relu overhead-bound). A check above it changes nothing: one slow minute must not raise a floor.
+TEST(CeilingsCache, TheDispatchCostIsAFloorTheSpotCheckLowers) {
+    private_cache("dispatch_floor");
+    fake_backend b;
+    b.next = machine();  // dispatch 0.001 ms
+    const std::string fp = backends::device_fingerprint(b.device());
+    (void)report::obtain_ceilings(b, {});
+    auto slower = spot(100, 20, 100);
+    slower.dispatch_ms = 0.0025;
+    b.checks = {slower};
+    auto got = report::obtain_ceilings(b, {});
+    EXPECT_DOUBLE_EQ(got.ceilings.dispatch_overhead_ms, 0.001);
+    EXPECT_TRUE(got.warnings.empty()) << got.warnings[0];
+    auto faster = spot(100, 20, 100);
+    faster.dispatch_ms = 0.0006;  // 40% below the cached 1 us: beyond the 2% margin
+    b.checks = {faster};
+    b.spot_checks = 0;
+    got = report::obtain_ceilings(b, {});
+    EXPECT_DOUBLE_EQ(got.ceilings.dispatch_overhead_ms, 0.0006);
+    EXPECT_NE(got.spot_check.find("dispatch cost lowered to 600.0 ns (cached 1.00 us)"), std::string::npos) << got.spot_check;
+    EXPECT_EQ(b.measured, 1);  // lowered in place, not measured again
+    // the cache keeps the lower floor
+    b.checks = {spot(100, 20, 100)};  // dispatch not measured (0): nothing changes
+    const auto next = report::obtain_ceilings(b, {});
+    EXPECT_DOUBLE_EQ(next.ceilings.dispatch_overhead_ms, 0.0006);
+    EXPECT_NE(next.ceilings.method.at("dispatch_overhead_ms").find("lowered to 600.0 ns"), std::string::npos);
+}
+
+// "The machine does less now" is said only below the ceiling's median: a short check reads anywhere between a
+// ceiling's best sample and its median, and a VM's DRAM readings spread by 30-60%.
+TEST(CeilingsCache, BelowTheCacheWarnsOnlyBeyondTheCeilingsSpread) {
+    private_cache("below_spread");
+    fake_backend b;
+    b.next = machine();                // DRAM point 20 GB/s
+    b.next.spread["dram_level"] = 0.5;  // its readings: best 20, lowest median 20 / 1.5 = 13.3
+    (void)report::obtain_ceilings(b, {});
+    // 13 GB/s: 13 x 1.5 = 19.5 >= 0.9 x 20 = 18: within the spread, no warning
+    b.checks = {spot(100, 13, 100)};
+    auto got = report::obtain_ceilings(b, {});
+    EXPECT_TRUE(got.warnings.empty()) << got.warnings[0];
+    EXPECT_NE(got.spot_check.find("agrees"), std::string::npos) << got.spot_check;
+    // 11 GB/s: 11 x 1.5 = 16.5 < 18: more than 10% under the ceiling's median
+    b.checks = {spot(100, 11, 100)};
+    b.spot_checks = 0;
+    got = report::obtain_ceilings(b, {});
+    ASSERT_EQ(got.warnings.size(), 1u);
+    EXPECT_NE(got.warnings[0].find("does less now"), std::string::npos) << got.warnings[0];
+    EXPECT_NE(got.warnings[0].find("45% below"), std::string::npos) << got.warnings[0];  // 1 - 11 / 20
+    // without a measured spread the band is 10%: 17 GB/s (15% below) warns
+    b.next.spread.clear();
+    report::ceilings_request again;
+    again.recalibrate = true;
+    (void)report::obtain_ceilings(b, again);
+    b.checks = {spot(100, 17, 100)};
+    b.spot_checks = 0;
+    got = report::obtain_ceilings(b, {});
+    ASSERT_EQ(got.warnings.size(), 1u);
+}
+
+// A spot check that finds more measures again; when that measurement meets other work, the cached ceilings (clean
+// when measured) still judge the layers and stay cached: a run once had no verdicts at all for it.
+TEST(CeilingsCache, ADisturbedMeasurementAfterASpotCheckKeepsTheCachedCeilings) {
+    private_cache("more_then_disturbed");
+    fake_backend b;
+    b.next = machine();
+    const std::string fp = backends::device_fingerprint(b.device());
+    (void)report::obtain_ceilings(b, {});
+    b.checks = {spot(100, 30, 100)};  // DRAM 30 against 20 cached: 50% above
+    b.next.disturbed = true;
+    b.next.disturbed_ceilings = {"copy"};
+    auto got = report::obtain_ceilings(b, {});
+    EXPECT_EQ(b.measured, 2);
+    EXPECT_FALSE(got.ceilings.disturbed);
+    EXPECT_DOUBLE_EQ(got.ceilings.bandwidth_gbs, 20);
+    ASSERT_TRUE(std::move(got).roofs_for_verdicts().has_value());
+    bool said = false;
+    for (const auto& w : report::obtain_ceilings(b, {}).warnings) said = said || w.find("the cached ones are used") != std::string::npos;
+    EXPECT_TRUE(said);
+    EXPECT_TRUE(report::load_cached_ceilings(fp, false).has_value());
 }

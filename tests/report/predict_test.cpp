@@ -165,4 +165,25 @@ TEST(PredictReport, CompareReadsAPredictionAndUsesTheSameMethod) {
 }
 
 }  // namespace
+// An end-to-end pass that other work disturbed (state "disturbed", too few clean samples) is not a measurement:
+// predict does not scale it (the sum of the predicted layers stands in, and says why) and compare shows none.
+// Beside another ridgeline process a 7.3 ms pass once read 804 ms, and both read it as a clean time.
+TEST(PredictReport, ADisturbedEndToEndIsNeverUsedAsAMeasurement) {
+    compare_run src = source();
+    src.report["end_to_end"] = {{"state", "disturbed"}, {"time", {{"median_ms", 804.0}, {"disturbed", true}}}};
+    const json p = predict_json(src, datasheet_target(core::datasheet_by_name("h100")));
+    EXPECT_TRUE(p["end_to_end"]["source_ms"].is_null());
+    EXPECT_DOUBLE_EQ(p["end_to_end"]["time"]["median_ms"].get<double>(), p["totals"]["predicted_ms"].get<double>());
+    EXPECT_NE(p["end_to_end"]["how"].get<std::string>().find("the source's end-to-end pass was disturbed by other work"),
+              std::string::npos)
+        << p["end_to_end"]["how"];
+    compare_run other = source();
+    const json c = compare_json({src, other});
+    EXPECT_TRUE(c["end_to_end_ms"][0].is_null());
+    EXPECT_DOUBLE_EQ(c["end_to_end_ms"][1].get<double>(), 0.2);
+    // the state alone is enough (a time not marked disturbed in an edited file)
+    src.report["end_to_end"]["time"].erase("disturbed");
+    EXPECT_TRUE(compare_json({src, other})["end_to_end_ms"][0].is_null());
+}
+
 }  // namespace ridgeline::report

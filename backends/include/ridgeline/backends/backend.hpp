@@ -14,16 +14,19 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "ridgeline/backends/ceilings.hpp"
 #include "ridgeline/backends/disturbance.hpp"
 #include "ridgeline/backends/tensor.hpp"
+#include "ridgeline/core/error.hpp"
 #include "ridgeline/core/model.hpp"
 
 namespace ridgeline::backends {
@@ -37,21 +40,25 @@ struct support {
 };
 
 /// A problem the backend declines.
-class unsupported : public std::runtime_error {
+class unsupported : public core::error {
 public:
-    using std::runtime_error::runtime_error;
+    using core::error::error;
 };
 
 /// A failure inside the backend or its library (the message has the library's own error name).
-class backend_error : public std::runtime_error {
+class backend_error : public core::error {
 public:
-    using std::runtime_error::runtime_error;
+    using core::error::error;
 };
+
+/// What kind of processor a backend runs on; reports write it by to_string ("cpu", "gpu").
+enum class device_kind { cpu, gpu };
+inline std::string_view to_string(device_kind k) { return k == device_kind::gpu ? "gpu" : "cpu"; }
 
 /// What a report says about the device.
 struct device_info {
     std::string backend;       // "cpu", "cpu-ref", "cuda:0"
-    std::string kind;          // "cpu" or "gpu"
+    device_kind kind = device_kind::cpu;
     std::string name;          // "AMD EPYC 7B13", "NVIDIA H200"
     int cores = 0;             // physical cores (CPU) or SMs (GPU)
     int threads = 0;           // threads the backend uses (CPU)
@@ -102,12 +109,23 @@ public:
     virtual bool enable_graph_replay() { return false; }
 };
 
+/// One step of a ceilings measurement, announced as it starts (ceilings_options::on_progress).
+struct ceilings_progress {
+    std::string step;   // what is measured now: "FMA fp32 avx512", "sweep 6.29 MB", "STREAM triad 435 MB"
+    int index = 0;      // 0-based, of `total` planned steps
+    int total = 0;
+    double elapsed_s = 0;
+    double left_s = -1;  // an estimate of the time left (the plan's seconds at the pace so far); < 0 unknown
+};
+
 /// What measure_ceilings() may spend.
 struct ceilings_options {
     bool quick = false;  // smaller problems and fewer repetitions (tests, --quick)
     /// When set (SIGINT/SIGTERM), the measurement stops between samples and measure_ceilings throws
     /// ceilings_interrupted: nothing half-measured is returned or cached. May be null.
     const std::atomic<bool>* stop = nullptr;
+    /// Called as each step of the measurement starts; may be empty.
+    std::function<void(const ceilings_progress&)> on_progress;
 };
 
 /// A short check of cached ceilings (backend::spot_check_ceilings): the FMA kernel behind the fp32 compute roof,
@@ -120,14 +138,17 @@ struct ceilings_spot_check {
     double cache_gbs = 0;                      // what it measured there (0: not checked)
     std::int64_t dram_working_set_bytes = 0;   // a point of the sweep beyond the last-level cache
     double dram_gbs = 0;                       // what it measured there (0: not checked)
+    /// The dispatch cost measured again (the smallest op's median, ms; 0: not measured or disturbed): a floor,
+    /// which the cached value is lowered to when this is lower (obtain_ceilings).
+    double dispatch_ms = 0;
     bool clean = true;       // false: a sample was disturbed by other work, so the check proves nothing
     double seconds = 0;      // what the check took
 };
 
 /// Thrown by measure_ceilings when ceilings_options::stop was set.
-class ceilings_interrupted : public std::runtime_error {
+class ceilings_interrupted : public core::error {
 public:
-    ceilings_interrupted() : std::runtime_error("the ceilings measurement was interrupted") {}
+    ceilings_interrupted() : core::error("the ceilings measurement was interrupted") {}
 };
 
 class backend {

@@ -5,12 +5,23 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "ridgeline/core/dtype.hpp"
 
 namespace ridgeline::backends {
+
+/// The most cache levels a ceilings file may list (a CPU has 3 or 4, a GPU 1 or 2).
+inline constexpr std::size_t max_cache_levels = 8;
+
+/// Where a device's ceilings came from: measured in this run, read from the ceilings cache, or a datasheet's numbers
+/// (predict's targets). Reports write it by to_string ("measured", "cache", "datasheet").
+enum class ceilings_source { measured, cache, datasheet };
+std::string_view to_string(ceilings_source s);
+/// The source named by `text`; nullopt for a name that is none of them.
+std::optional<ceilings_source> parse_ceilings_source(std::string_view text);
 
 struct ceilings {
     std::string backend;      // "cpu", "cuda:0"
@@ -26,14 +37,17 @@ struct ceilings {
     std::map<std::string, double> fma_peak_gflops;
     /// The FMA kernel per instruction set ("fp32 fma128", "fp32 avx2", "fp32 avx512", "bf16 avx512_bf16").
     std::map<std::string, double> fma_peak_by_isa_gflops;
-    /// Memory roof in GB/s (10^9 B/s), bytes read plus bytes written, far beyond the last-level cache: the
-    /// higher of STREAM copy and triad on the CPU, of the STREAM kernels and the device-to-device copy on a GPU.
+    /// The DRAM roof in GB/s (10^9 B/s), bytes read plus bytes written, on working sets of the DRAM level
+    /// (dram_level_bytes: 4x the sum of the caches): on the CPU the highest of STREAM copy, triad and read over
+    /// arrays of that size each and of the sweep's points in that level; on a GPU the highest of the STREAM
+    /// kernels and the device-to-device copy.
     double bandwidth_gbs = 0;
     double copy_gbs = 0;   // STREAM copy (CPU loops; GPU: ridgeline's vectorised kernel)
     double triad_gbs = 0;  // STREAM triad (CPU loops; GPU: ridgeline's vectorised kernel); 0 where not measured
     double read_gbs = 0;   // STREAM-style read of three arrays (CPU); 0 where not measured
     double device_copy_gbs = 0;  // the driver's device-to-device copy (GPU: cudaMemcpyAsync); 0 where not measured
-    /// Working-set sweep: bytes of the working set -> GB/s (shows the cache levels).
+    /// Working-set sweep: bytes of the working set (what one pass of a kernel reads and writes) -> GB/s: the
+    /// cache levels, the transition past the last one and the DRAM level.
     std::vector<std::pair<std::int64_t, double>> working_set_gbs;
     /// Time of the smallest op through the backend (dispatch cost), in ms.
     double dispatch_overhead_ms = 0;
@@ -55,7 +69,7 @@ struct ceilings {
     std::vector<std::int64_t> cache_level_bytes;
     std::string measured_at;        // ISO 8601 UTC
     std::string ridgeline_version;  // of the build that measured them
-    std::string source = "measured";  // "measured" now, or "cache" (read from the cache file)
+    ceilings_source source = ceilings_source::measured;
     /// How each number was obtained ("peak_gflops.fp32": "oneDNN sgemm 2048^3, best of 10").
     std::map<std::string, std::string> method;
     /// The relative spread of each ceiling's clean samples, (median - best) / best of the sample times, by the
@@ -74,17 +88,43 @@ struct ceilings {
     [[nodiscard]] std::optional<double> ridge_point(core::dtype dt) const;
     /// Compute roof of a data type (peak_gflops); empty when not measured.
     [[nodiscard]] std::optional<double> compute_roof_gflops(core::dtype dt) const;
-    /// Memory roof for a working set of `bytes` with a hot cache: the bandwidth of the cache level the data fits
-    /// in (the cache-aware roofline: Ilic, Pratas and Sousa, IEEE CAL 2014). That is the highest of
-    /// - the working-set sweep's bandwidths at the two sizes around `bytes` (the sweep's step must not put a
-    ///   roof under the level the data fits);
-    /// - every sweep point of the same cache level (cache_level_bytes): the points of one level scatter by
-    ///   10% and more on a shared VM, and a level's roof is the best of them, not the one nearest in size;
-    /// - bandwidth_gbs (the DRAM roof).
+    /// The smallest working set of the DRAM level, in bytes: 4x the sum of cache_level_bytes (STREAM's rule,
+    /// J. McCalpin, "STREAM: Sustainable Memory Bandwidth in High Performance Computers": each array at least 4x
+    /// the sum of the caches, so that no cache holds a useful part of it); 4 x last_level_cache_bytes where the
+    /// levels are unknown; 0 where neither is known (then every size past the sweep is DRAM).
+    [[nodiscard]] std::int64_t dram_level_bytes() const;
+    /// The DRAM roof: bandwidth_gbs, or a point of the working-set sweep in the DRAM level that read higher (a
+    /// point raised by a recheck, or a file written by hand).
+    [[nodiscard]] double dram_roof_gbs() const;
+    /// Where a working set of `bytes` falls: a cache level (it fits the capacity of cache_level_bytes[i]), the
+    /// transition between the last cache level and the DRAM level (judged by neither plateau's points), or DRAM.
+    enum class memory_level { cache, transition, dram };
+    [[nodiscard]] memory_level level_of(std::int64_t bytes) const;
+    /// The roof of cache level `level` (0-based, as cache_level_bytes): the best sweep point of the level (its points
+    /// scatter by 10% and more on a shared VM, and a level's roof is the best of them); 0 where it has none.
+    [[nodiscard]] double level_roof_gbs(std::size_t level) const;
+    /// Memory roof for a working set of `bytes` with a hot cache (the cache-aware roofline: Ilic, Pratas and Sousa,
+    /// IEEE CAL 2014), never below the DRAM roof:
+    /// - up to the DRAM level (dram_level_bytes), derived from the level roofs: at most each level's capacity of the
+    ///   working set comes from that level at its roof, fastest first, the level `bytes` fits serves the rest (past
+    ///   the last level, DRAM does): bytes / (sum of bytes_i / roof_i). An upper bound (as if the levels were
+    ///   exclusive, with a replacement that keeps what fits): a working set that fits a level reads that level's
+    ///   roof, one a little past it somewhat less, never a lower level's whole roof (a 3.1 MB working set past a
+    ///   2.1 MB L2 once took the L2 point's 358 GB/s where the L3 gave 209). In the transition (past the last
+    ///   level, short of the DRAM level) what the sweep's points there read around `bytes` (log-linear between the
+    ///   two around it, the nearest past them) where that is more: a VM's L3 can hold more than its nominal size
+    ///   (two vCPUs on two slices of the host's); those points set no other roof;
+    /// - in the DRAM level: the DRAM roof (dram_roof_gbs).
+    /// Without cache levels (older files, a GPU without an L2 size): the highest of the sweep's two points around
+    /// `bytes` and the DRAM roof.
     [[nodiscard]] double bandwidth_for_working_set_gbs(std::int64_t bytes) const;
     /// The sweep points (sizes in working_set_gbs) that bandwidth_for_working_set_gbs(bytes) takes its roof
-    /// from: the two around `bytes` and every point of its cache level, smallest first; empty without a sweep.
+    /// from, smallest first: the points of every level up to the one `bytes` fits; in the transition those of every
+    /// level, the transition's points around `bytes` and the DRAM level's; in DRAM the DRAM level's. Without levels, the two points around `bytes`.
+    /// Empty without a sweep.
     [[nodiscard]] std::vector<std::int64_t> sweep_points_for_working_set(std::int64_t bytes) const;
+    /// The sweep's points in the transition nearest below and at or above `bytes` (one or two; none without any).
+    [[nodiscard]] std::vector<std::int64_t> transition_points_around(std::int64_t bytes) const;
     /// What a hot cache holds of a working set that is read over and over, in bytes, as measured: the largest size
     /// of the working-set sweep that still moved faster than the DRAM roof (by more than the bandwidth tolerance),
     /// at most last_level_cache_bytes where that is known; 0 where no size of the sweep beat DRAM (the cache holds
@@ -108,8 +148,9 @@ struct ceilings {
 
 /// Why `c` cannot be true ceilings of a device, or "" when it can: every roof positive and finite and within
 /// what any device of today could reach (compute at most 10^7 GFLOP/s, bandwidth at most 10^6 GB/s), the
-/// compute roof the highest of the FMA and GEMM ceilings, the DRAM roof at least each STREAM kernel, the sweep's
-/// sizes and rates positive, the dispatch cost between 0 and 1 s. A cache file that fails this was damaged or
+/// compute roof the highest of the FMA and GEMM ceilings, the DRAM roof at least each STREAM kernel and each sweep
+/// point of the DRAM level, the sweep's sizes and rates positive, at most max_cache_levels growing cache levels,
+/// the last no larger than the last-level cache, the dispatch cost at most 1 ms (cold: 100 ms). A cache file that fails this was damaged or
 /// edited: it is measured again.
 std::string implausible_ceilings(const ceilings& c);
 
@@ -119,8 +160,8 @@ void finish_compute_roofs(ceilings& c);
 
 /// Keeps in `now` the higher of each compute and bandwidth ceiling of `now` and `earlier` (same device): a
 /// ceiling is what the machine can do, and a measurement that met neighbours the accounting cannot see (a
-/// shared last-level cache, memory bandwidth, a sibling hyperthread) must not lower it. The dispatch overhead,
-/// spreads and the rest stay `now`'s; method["merged"] says so.
+/// shared last-level cache, memory bandwidth, a sibling hyperthread) must not lower it; and the lower of each
+/// dispatch cost, a floor, for the same reason. Spreads and the rest stay `now`'s; method["merged"] says so.
 void merge_ceilings(ceilings& now, const ceilings& earlier);
 
 /// (median - min) / min of a measurement's sample times (the spread kept in ceilings::spread); 0 when empty.

@@ -70,6 +70,12 @@ struct layer_analysis {
     core::cost cost;
 };
 
+/// What makes two layers the same work: the op's kind and canonical attributes, the input shapes and the data
+/// type ("conv2d:in_channels=512,...|1x512x7x7|fp32"); not the name, nor which layers feed it. Layers of one model
+/// with equal signatures are twins (resnet18's layer4.0.conv2 and layer4.1.conv2, a transformer's repeated
+/// blocks): the same kernel on the same shapes, so their times must agree (the profiler's twin check).
+std::string layer_signature(const layer_analysis& l, dtype dt);
+
 struct model_analysis {
     std::string model_name;
     dtype data_type = dtype::fp32;

@@ -16,8 +16,8 @@
 // Errors: parse_error for bad attributes, invalid_layer for inputs that break a rule; both start with
 // `<kind> "<name>":`. Formulas and their sources are in docs/conventions.md.
 //
-// To add an op: define its struct here, implement it in core/src/ops_*.cpp, add it to `op` in layer.hpp,
-// and handle it in each backend.
+// To add an op, follow docs/adding-an-op.md (every place an op must be named, in order; a test checks that
+// the JSON schema, the docs' op list and the golden file agree with op_kinds()).
 
 #include <cstdint>
 #include <string>
@@ -34,6 +34,21 @@ namespace ridgeline::core {
 
 using shapes = std::vector<shape>;
 
+// The members every op declares (see the list at the top), spelled once: RIDGELINE_OP_MEMBERS for an op with
+// parameters or buffers (parameters() defined in its .cpp), RIDGELINE_OP_MEMBERS_NO_PARAMS for one without.
+#define RIDGELINE_OP_COMMON_MEMBERS(T)                                                     \
+    static T read(attribute_reader& r);                                                    \
+    void write(attribute_writer& w) const;                                                 \
+    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;          \
+    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;           \
+    bool operator==(const T&) const = default;
+#define RIDGELINE_OP_MEMBERS(T)                                                            \
+    RIDGELINE_OP_COMMON_MEMBERS(T)                                                         \
+    [[nodiscard]] std::vector<param_spec> parameters() const;
+#define RIDGELINE_OP_MEMBERS_NO_PARAMS(T)                                                  \
+    RIDGELINE_OP_COMMON_MEMBERS(T)                                                         \
+    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
+
 // ---------------------------------------------------------------- dense: linear, matmul, embedding
 
 /// y = x W^T + b. Input [..., in_features] (rank >= 1; all leading dims are rows), output
@@ -45,12 +60,7 @@ struct linear {
     std::int64_t out_features = 0;
     bool bias = true;
 
-    static linear read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const;
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const linear&) const = default;
+    RIDGELINE_OP_MEMBERS(linear)
 };
 
 /// Batched matrix product of two activations (torch.matmul): A [..., M, K] x B [..., K, N] ->
@@ -59,12 +69,7 @@ struct matmul {
     static constexpr std::string_view kind = "matmul";
     static constexpr int min_inputs = 2, max_inputs = 2;
 
-    static matmul read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const;
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const matmul&) const = default;
+    RIDGELINE_OP_MEMBERS(matmul)
 };
 
 /// Table lookup (torch.nn.Embedding, or F.embedding / table[index] of a parameter). Input: int64 token ids of any
@@ -78,12 +83,7 @@ struct embedding {
     std::int64_t embedding_dim = 0;
     std::vector<std::int64_t> indices;  // shape of the held ids; empty: the ids are the input
 
-    static embedding read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const;
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const embedding&) const = default;
+    RIDGELINE_OP_MEMBERS(embedding)
 };
 
 // ---------------------------------------------------------------- convolution
@@ -115,12 +115,7 @@ struct conv2d {
     /// Pads actually applied (top, left, bottom, right), "same" resolved for this kernel and dilation.
     [[nodiscard]] padding2d resolved_padding() const;
 
-    static conv2d read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const;
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const conv2d&) const = default;
+    RIDGELINE_OP_MEMBERS(conv2d)
 };
 
 // ---------------------------------------------------------------- normalisation
@@ -134,12 +129,7 @@ struct batch_norm2d {
     double eps = 1e-5;
     bool affine = true;
 
-    static batch_norm2d read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const;
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const batch_norm2d&) const = default;
+    RIDGELINE_OP_MEMBERS(batch_norm2d)
 };
 
 /// torch.nn.LayerNorm over the trailing dims `normalized_shape`. flops 8 per element with the affine
@@ -152,12 +142,7 @@ struct layer_norm {
     bool elementwise_affine = true;
     bool bias = true;  // with elementwise_affine: a bias as well as the weight (nn.LayerNorm(bias=False), PyTorch 2.1)
 
-    static layer_norm read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const;
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const layer_norm&) const = default;
+    RIDGELINE_OP_MEMBERS(layer_norm)
 };
 
 // ---------------------------------------------------------------- elementwise and activations
@@ -165,13 +150,8 @@ struct layer_norm {
 /// Unary elementwise ops share one shape rule (output = input) and differ in flops per element.
 #define RIDGELINE_UNARY_OP_MEMBERS(T)                                                      \
     static constexpr int min_inputs = 1, max_inputs = 1;                                   \
-    static T read(attribute_reader& r);                                                    \
-    void write(attribute_writer& w) const;                                                 \
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;          \
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }                \
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;           \
-    [[nodiscard]] std::int64_t flops_per_element() const;                                  \
-    bool operator==(const T&) const = default;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(T)                                                      \
+    [[nodiscard]] std::int64_t flops_per_element() const;
 
 /// max(x, 0): 1 flop per element.
 struct relu {
@@ -265,12 +245,7 @@ struct pow_op {
 /// torch.div); 1 flop per output element.
 #define RIDGELINE_BINARY_OP_MEMBERS(T)                                                     \
     static constexpr int min_inputs = 2, max_inputs = 2;                                   \
-    static T read(attribute_reader& r);                                                    \
-    void write(attribute_writer& w) const;                                                 \
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;          \
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }                \
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;           \
-    bool operator==(const T&) const = default;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(T)
 struct add {
     static constexpr std::string_view kind = "add";
     RIDGELINE_BINARY_OP_MEMBERS(add)
@@ -295,12 +270,7 @@ struct div {
 struct where_op {
     static constexpr std::string_view kind = "where";
     static constexpr int min_inputs = 3, max_inputs = 3;
-    static where_op read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const where_op&) const = default;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(where_op)
 };
 
 // ---------------------------------------------------------------- reductions
@@ -312,12 +282,7 @@ struct where_op {
     static constexpr int min_inputs = 1, max_inputs = 1;                                   \
     std::vector<std::int64_t> dim;                                                         \
     bool keepdim = false;                                                                  \
-    static T read(attribute_reader& r);                                                    \
-    void write(attribute_writer& w) const;                                                 \
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;          \
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }                \
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;           \
-    bool operator==(const T&) const = default;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(T)
 struct mean_op {
     static constexpr std::string_view kind = "mean";
     RIDGELINE_REDUCE_OP_MEMBERS(mean_op)
@@ -349,12 +314,7 @@ struct max_pool2d {
     pair2d dilation{1, 1};
     bool ceil_mode = false;
 
-    static max_pool2d read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const max_pool2d&) const = default;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(max_pool2d)
 };
 
 /// torch.nn.AvgPool2d. flops kh*kw per output element (kh*kw-1 adds and one divide).
@@ -367,12 +327,7 @@ struct avg_pool2d {
     bool ceil_mode = false;
     bool count_include_pad = true;
 
-    static avg_pool2d read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const avg_pool2d&) const = default;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(avg_pool2d)
 };
 
 /// torch.nn.AdaptiveAvgPool2d. Window of output i: [floor(i*H/out), ceil((i+1)*H/out)); flops per output
@@ -382,12 +337,7 @@ struct adaptive_avg_pool2d {
     static constexpr int min_inputs = 1, max_inputs = 1;
     pair2d output_size{};
 
-    static adaptive_avg_pool2d read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const adaptive_avg_pool2d&) const = default;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(adaptive_avg_pool2d)
 };
 
 // ---------------------------------------------------------------- data movement and views
@@ -398,12 +348,7 @@ struct concat {
     static constexpr int min_inputs = 1, max_inputs = -1;
     std::int64_t dim = 1;
 
-    static concat read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const concat&) const = default;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(concat)
 };
 
 /// Views: no arithmetic and no data movement (0 flops, 0 bytes).
@@ -414,12 +359,7 @@ struct flatten {
     std::int64_t start_dim = 1;
     std::int64_t end_dim = -1;
 
-    static flatten read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const flatten&) const = default;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(flatten)
 };
 
 /// Reshape to `shape` ("0x0x12x64"): 0 copies the input's dimension at that position, -1 is inferred
@@ -429,12 +369,7 @@ struct reshape {
     static constexpr int min_inputs = 1, max_inputs = 1;
     std::vector<std::int64_t> target;
 
-    static reshape read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const reshape&) const = default;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(reshape)
 };
 
 /// torch.transpose(dim0, dim1).
@@ -444,12 +379,7 @@ struct transpose {
     std::int64_t dim0 = 0;
     std::int64_t dim1 = 1;
 
-    static transpose read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const transpose&) const = default;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(transpose)
 };
 
 /// x[..., start:end:step, ...] along `dim`, Python rules (negative indices count from the end, end is
@@ -463,12 +393,7 @@ struct slice {
     std::int64_t end = to_end;
     std::int64_t step = 1;
 
-    static slice read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const slice&) const = default;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(slice)
 };
 
 /// torch.nn.functional.pad(x, pad, mode, value): `pad` lists (before, after) pairs from the last dimension
@@ -488,12 +413,7 @@ struct pad {
     [[nodiscard]] std::pair<std::int64_t, std::int64_t> of_dim(std::size_t d, std::size_t rank) const;
     /// The input index each output index of dimension d reads (-1: the constant `value`), for the backends.
     [[nodiscard]] std::vector<std::int64_t> source_indices(std::size_t d, const shape& in) const;
-    static pad read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const pad&) const = default;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(pad)
 };
 
 /// Tensor.expand(size) made contiguous (ONNX Expand of an activation): dimensions of size 1 repeat, new leading
@@ -507,12 +427,7 @@ struct expand {
     /// The input index each output index reads, per output dimension (0 on a repeated or new leading dimension;
     /// the backends index the input aligned on the right).
     [[nodiscard]] std::vector<std::vector<std::int64_t>> source_indices(const shape& in, const shape& out) const;
-    static expand read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const expand&) const = default;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(expand)
 };
 
 /// torch.nn.functional.interpolate(x, size, mode, align_corners) of an NCHW input to `size` (H_out x W_out).
@@ -528,12 +443,7 @@ struct interpolate {
     mode_t mode = mode_t::nearest;
     bool align_corners = false;
 
-    static interpolate read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const { return {}; }
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const interpolate&) const = default;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(interpolate)
 };
 
 /// Source coordinates of one output axis of `interpolate`, shared by every backend so that they cannot differ:
@@ -556,12 +466,11 @@ struct parameter {
     std::vector<std::int64_t> expand;  // empty: no broadcast
     bool trainable = true;
 
-    static parameter read(attribute_reader& r);
-    void write(attribute_writer& w) const;
-    [[nodiscard]] shape infer(const shapes& in, const std::string& where) const;
-    [[nodiscard]] std::vector<param_spec> parameters() const;
-    [[nodiscard]] cost work(const shapes& in, const shape& out, dtype dt) const;
-    bool operator==(const parameter&) const = default;
+    RIDGELINE_OP_MEMBERS(parameter)
 };
+
+#undef RIDGELINE_OP_MEMBERS_NO_PARAMS
+#undef RIDGELINE_OP_MEMBERS
+#undef RIDGELINE_OP_COMMON_MEMBERS
 
 }  // namespace ridgeline::core

@@ -38,6 +38,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ridgeline::core {
 
@@ -68,7 +69,18 @@ struct roofline_point {
     double roof_fraction = 0;  // floor / median; NaN without a time
     bound_class bound = bound_class::none;
     std::string reason;        // one line: why this bound
+    /// The deciding rule as a short code, for tables (rule_legend explains them): "C>M" compute (the compute floor
+    /// is the larger), "M>C" memory, "<=4D" overhead (within 4x the dispatch cost), "~4D" ambiguous (the CI
+    /// straddles 4x the dispatch cost), "~ridge" ambiguous (within 10% of the ridge point), ">C" / ">M" mistrusted
+    /// (beats the compute / memory roof), "-" none.
+    std::string rule;
+    /// The two bounds an ambiguous layer lies between (overhead and compute or memory; compute and memory); empty
+    /// otherwise.
+    std::vector<bound_class> candidates;
 };
+
+/// One line explaining roofline_point::rule's codes (for a table's footnote).
+std::string_view rule_legend();
 
 inline constexpr double overhead_roof_fraction = 0.5;
 inline constexpr double overhead_dispatch_multiple = 4.0;

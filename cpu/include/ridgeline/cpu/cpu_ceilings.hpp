@@ -9,20 +9,21 @@
 
 namespace ridgeline::cpu {
 
-/// FMA peak per instruction set and data type, a large GEMM per data type through `b`, STREAM copy and
-/// triad, a working-set sweep and the dispatch overhead of the smallest op. Uses every OpenMP thread.
+/// FMA peak per instruction set and data type, a large GEMM per data type through `b`, a working-set sweep into the
+/// DRAM level, STREAM copy, triad and read over arrays of 4x the sum of the caches each, and the dispatch overhead
+/// of the smallest op. Uses every OpenMP thread; announces each step through options.on_progress.
 backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ceilings_options& options);
 
-/// The spot check of cached ceilings: the fp32 FMA kernel of the instruction set that set the cached peak, and
-/// two points of the cached working-set sweep measured as the sweep measured them: a cache level and DRAM (the
-/// smallest point of at least twice the LLC). A short protocol; about 0.3 s. Throws ceilings_interrupted when
-/// options.stop is set.
-backends::ceilings_spot_check spot_check_cpu_ceilings(const backends::ceilings& cached,
+/// The spot check of cached ceilings: the fp32 FMA kernel of the instruction set that set the cached peak, two
+/// points of the cached working-set sweep measured as the sweep measured them (a cache level, and the DRAM level's
+/// smallest point: at least 4x the sum of the caches), and the dispatch cost of the smallest op through `b`. A
+/// short protocol; about 0.3 s. Throws ceilings_interrupted when options.stop is set.
+backends::ceilings_spot_check spot_check_cpu_ceilings(backends::backend& b, const backends::ceilings& cached,
                                                       const backends::ceilings_options& options);
 
 /// Points of the working-set sweep measured again (sizes in bytes, as in ceilings::working_set_gbs), each
 /// the way the sweep measured it (the highest of triad, read and the streaming-store copy on arrays of just
-/// that size) with a protocol of about 0.1 s; GB/s per size, 0 where the samples were disturbed. Throws
+/// that working set) with a protocol of about 0.1 s; GB/s per size, 0 where the samples were disturbed. Throws
 /// ceilings_interrupted when options.stop is set.
 std::vector<double> remeasure_cpu_working_set(const std::vector<std::int64_t>& sizes,
                                               const backends::ceilings_options& options);

@@ -37,6 +37,10 @@ enum class run_state {
     skipped,       // not attempted: does not fit in memory, its allocation failed, or not asked for
     failed,        // ran and disagreed with the reference, or threw
     not_measured,  // interrupted before it was timed
+    /// the end-to-end pass or the graph replay only: timed, but fewer than the minimum of samples were clean (other
+    /// work took them); its time is kept for the record and never used as a measurement (a layer keeps `measured`
+    /// and takes the bound "disturbed" instead)
+    disturbed,
 };
 std::string_view to_string(run_state s);
 std::ostream& operator<<(std::ostream& os, run_state s);
@@ -75,6 +79,38 @@ verification_result compare_outputs(const std::vector<backends::host_tensor>& go
 /// Throws core::overflow_error when the count passes int64.
 std::int64_t layer_bytes_needed(const core::layer_analysis& la, core::dtype dt, bool verify, bool host_memory);
 
+/// The twin check of a layer (profile_model): layers of one run with the same signature (core::layer_signature: op,
+/// attributes, input shapes, data type) are the same work, so their medians must agree. When two twins' 95% CIs lie
+/// apart by more than twin_tolerance, every twin of the group is measured again and keeps the lower of its two
+/// medians (other work only slows a layer: an unseen neighbour on the memory bus, a cache another tenant holds), and a
+/// twin still apart from the group's fastest is measured up to twin_extra_tries times more; if they still lie apart,
+/// each says so (`disagree`, the verdict's reason, the table's mark, a warning).
+struct twin_check {
+    /// the other measured layers of the same signature, in model order (the first twin_names_listed of them)
+    std::vector<std::string> twins;
+    int group_size = 0;              // the layers of its signature in this run, itself included
+    int measurements = 1;            // how often it was measured (1, or 2 to 2 + twin_extra_tries)
+    bool remeasured = false;         // its group disagreed, so it was measured again
+    double first_median_ms = std::numeric_limits<double>::quiet_NaN();   // its median before that
+    double second_median_ms = std::numeric_limits<double>::quiet_NaN();  // and measured again (NaN: disturbed)
+    bool disagree = false;           // still apart from a twin after measuring again
+};
+
+/// How far apart two twins' CIs may lie before they disagree: 10% of the faster one's upper bound. On the 2-core VM,
+/// separately allocated copies of one small layer (a 3 us relu, a 12 us BatchNorm of resnet18) stayed 5-15% apart
+/// through three measurements each, with CIs of +-2%; a VM's speed modes put a layer 1.6-2x apart (resnet18's
+/// layer4.0.conv2 once read 1.600 ms beside its twin's 0.874 ms, layer1's 3x3 convolutions 0.52 and 0.98 ms).
+inline constexpr double twin_tolerance = 0.10;
+
+/// More measurements of a twin still apart from its group's fastest after everyone was measured again.
+inline constexpr int twin_extra_tries = 2;
+/// How many of its twins a layer names (a transformer's 24 blocks would list 23 names in each of 24 layers).
+inline constexpr std::size_t twin_names_listed = 8;
+
+/// Whether two measurements of the same work disagree: the slower one's CI starts above the faster one's end by
+/// more than twin_tolerance.
+bool twins_disagree(const backends::timing_result& a, const backends::timing_result& b);
+
 struct layer_profile {
     core::layer_analysis analysis;
     run_state state = run_state::skipped;
@@ -89,6 +125,7 @@ struct layer_profile {
     /// Roofline verdict against the device's ceilings (when the profile had them and the layer a time).
     std::optional<core::roofline_point> roofline;
     core::roofs roofs_used;  // the roofs this layer was judged against
+    std::optional<twin_check> twins;  // set where the run measured other layers of the same signature
 
     [[nodiscard]] bool has_time() const { return state == run_state::measured && time && time->samples > 0; }
     /// Executed FLOPs (padding taps excluded, core::cost::executed_flops) / median time, in GFLOP/s: the rate
@@ -167,6 +204,10 @@ struct profile_result {
     bool ceilings_raised = false;  // a recheck raised a sweep point: the caller may cache the raised ceilings
     /// Sum of layer medians per roofline bound, in ms.
     std::map<core::bound_class, double> bound_ms;
+    /// Layers measured again because their twins disagreed, and those that still disagree (in model order).
+    std::vector<std::string> twins_remeasured;
+    std::vector<std::string> twins_disagreeing;
+    bool twins_interrupted = false;  // stopped while twins were measured again: judged on what was measured
 };
 
 /// The roofs a layer is judged against: the compute roof of its data type, the bandwidth of its working set

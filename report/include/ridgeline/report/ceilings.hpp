@@ -15,11 +15,11 @@
 
 namespace ridgeline::report {
 
-/// {"schema": "ridgeline.ceilings/2", "backend", "fingerprint", "peak_gflops": {dtype: GFLOP/s} (the compute
+/// {"schema": "ridgeline.ceilings/3", "backend", "fingerprint", "peak_gflops": {dtype: GFLOP/s} (the compute
 ///  roof: the highest measured ceiling), "gemm_gflops", "fma_peak_gflops", "fma_peak_by_isa_gflops",
 ///  "bandwidth_gbs", "copy_gbs", "triad_gbs", "working_set_gbs": [[bytes, GB/s]...], "ridge_point": {dtype: FLOP/B},
 ///  "dispatch_overhead_ms", "launch_overhead_ms", "last_level_cache_bytes", "cache_level_bytes": [bytes of each
-///  level the threads fill, smallest first], "spread": {...}, "tolerance":
+///  level the threads fill, smallest first], "dram_level_bytes" (derived: 4x their sum), "spread": {...}, "tolerance":
 ///  {"compute": {dtype: fraction}, "bandwidth": fraction}, "measured_under": {"quick", "disturbed",
 ///  "disturbed_ceilings", "stolen_fraction", "load_average"}, "measured_at", "ridgeline_version", "source",
 ///  "method": {...}} (docs/json-schema.md)
@@ -54,6 +54,8 @@ struct ceilings_request {
     std::function<void(const std::string&)> on_info;
     /// Called with each warning as it arises (they are also in obtained_ceilings::warnings).
     std::function<void(const std::string&)> on_warning;
+    /// Called as each step of a measurement starts (the kernel measured, the time left).
+    std::function<void(const backends::ceilings_progress&)> on_progress;
 };
 
 struct obtained_ceilings {
@@ -72,11 +74,18 @@ struct obtained_ceilings {
 /// The device's ceilings (docs/roofline.md, "Ceilings that stay true"): from the cache when present, checked by
 /// the backend's spot check (a disturbed one is tried once more, then not trusted). A clean spot check above a
 /// cached ceiling by more than 10% plus that ceiling's measured spread (at most 20% in all) measures them again
-/// and keeps the higher of each (backends::merge_ceilings); as far below is a warning (the machine does less
-/// now; a roof is what it can do). Measured ceilings are cached unless disturbed.
+/// and keeps the higher of each (backends::merge_ceilings); more than 10% under the ceiling's median (its best
+/// over 1 + its spread) is a warning (the machine does less now; a roof is what it can do). A clean dispatch cost
+/// below the cached one lowers it, and the cache keeps it (a floor). Measured ceilings are cached unless disturbed.
 obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& request);
 
-/// Relative difference above which a clean spot check says the machine changed: 10%, plus the ceiling's spread.
+/// Relative difference above which a clean spot check says the machine changed: 10%, plus the ceiling's spread
+/// (above: at most 20% in all; below: under the ceiling's median).
 inline constexpr double spot_check_tolerance = 0.10;
+/// A spot check's dispatch cost lowers the cached one when it is lower by more than this fraction (a floor).
+inline constexpr double dispatch_floor_margin = 0.02;
+/// The schema of the ceilings JSON; a cache file of another schema was measured by an older method and is measured
+/// again (a ceilings file of an older schema is still read by predict and compare).
+inline constexpr const char* ceilings_schema = "ridgeline.ceilings/3";
 
 }  // namespace ridgeline::report

@@ -35,6 +35,9 @@ struct layer_rates {
     core::bound_class why_hidden = core::bound_class::none;  // mistrusted or disturbed when hidden
 };
 layer_rates shown_rates(const profiler::layer_profile& p);
+/// The deciding rule of a verdict as the table writes it: its code (core::roofline_point::rule) and, for an
+/// ambiguous layer, its two candidates ("~4D O|M": overhead or memory; "~ridge C|M").
+std::string rule_text(const core::roofline_point& p);
 
 /// What other work did to a run, one line each, for stderr, the table's footer and the JSON `warnings`:
 /// layers disturbed by other work, a disturbed end-to-end pass, and an end-to-end time that disagrees with the

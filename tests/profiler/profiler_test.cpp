@@ -1,5 +1,7 @@
 // The Profiler on the oneDNN backend: states, verification, views, interruption, repeatability.
 #include <gtest/gtest.h>
+
+#include "../support/delegating_backend.hpp"
 #include <omp.h>
 
 #include "ridgeline/profiler/profiler.hpp"
@@ -19,28 +21,19 @@ profiler::profile_options fast_options() {
 
 /// The CPU backend, except that it declines adaptive_avg_pool2d (the CPU backend itself runs every op the
 /// differential tests generate, so a declined layer is made here).
-class declining_backend final : public backends::backend {
+class declining_backend final : public test::delegating_backend {
 public:
-    declining_backend() : inner_(profiler::select_backend("cpu", 0).chosen) {}
-    [[nodiscard]] std::string name() const override { return inner_->name(); }
-    [[nodiscard]] backends::device_info device() const override { return inner_->device(); }
+    declining_backend() : delegating_backend(0) {}
     [[nodiscard]] backends::support supports(const core::layer_analysis& l, core::dtype dt) const override {
         if (std::holds_alternative<core::adaptive_avg_pool2d>(l.layer.op))
             return backends::support::no("this test's backend declines adaptive pooling");
-        return inner_->supports(l, dt);
+        return inner().supports(l, dt);
     }
     std::unique_ptr<backends::prepared> prepare(const core::model_analysis& g, const backends::graph_data& d) override {
         for (const auto& la : g.layers)
             if (const auto s = supports(la, g.data_type); !s.supported) throw backends::unsupported(s.reason);
-        return inner_->prepare(g, d);
+        return inner().prepare(g, d);
     }
-    void synchronize() override { inner_->synchronize(); }
-    backends::device_timer& timer() override { return inner_->timer(); }
-    void flush_cache() override { inner_->flush_cache(); }
-    [[nodiscard]] std::int64_t free_memory_bytes() const override { return inner_->free_memory_bytes(); }
-
-private:
-    std::unique_ptr<backends::backend> inner_;
 };
 
 core::model_analysis small_model() {
@@ -92,9 +85,14 @@ TEST(Profiler, EndToEndOfAModelTheBackendRuns) {
     auto o = fast_options();
     const auto a = core::analyze(core::build_zoo_model("squeezenet1_0", core::shape{1, 3, 64, 64}), core::dtype::fp32);
     const auto r = profiler::profile_model(a, *sel.chosen, o);
-    EXPECT_EQ(r.end_to_end_state, profiler::run_state::measured) << r.end_to_end_reason;
-    ASSERT_TRUE(r.end_to_end.has_value());
-    EXPECT_GT(r.end_to_end->stats.median, 0.0);
+    // measured; or, on a busy machine (CI beside other builds), disturbed with the reason: other work took the samples
+    EXPECT_TRUE(r.end_to_end_state == profiler::run_state::measured ||
+                r.end_to_end_state == profiler::run_state::disturbed)
+        << r.end_to_end_state << ": " << r.end_to_end_reason;
+    if (r.end_to_end_state == profiler::run_state::disturbed)
+        EXPECT_NE(r.end_to_end_reason.find("other work"), std::string::npos) << r.end_to_end_reason;
+    else
+        EXPECT_GT(r.end_to_end.value().stats.median, 0.0);
     for (const auto& l : r.layers) {
         SCOPED_TRACE(l.analysis.layer.name);
         EXPECT_TRUE(l.state == profiler::run_state::measured || l.state == profiler::run_state::view) << l.state << ": " << l.reason;
@@ -293,24 +291,12 @@ private:
 };
 
 /// The CPU backend timed by always_disturbed_timer.
-class disturbed_backend final : public backends::backend {
+class disturbed_backend final : public test::delegating_backend {
 public:
-    disturbed_backend() : inner_(profiler::select_backend("cpu", 1).chosen) {}
-    [[nodiscard]] std::string name() const override { return inner_->name(); }
-    [[nodiscard]] backends::device_info device() const override { return inner_->device(); }
-    [[nodiscard]] backends::support supports(const core::layer_analysis& l, core::dtype dt) const override {
-        return inner_->supports(l, dt);
-    }
-    std::unique_ptr<backends::prepared> prepare(const core::model_analysis& g, const backends::graph_data& d) override {
-        return inner_->prepare(g, d);
-    }
-    void synchronize() override { inner_->synchronize(); }
+    disturbed_backend() : delegating_backend(1) {}
     backends::device_timer& timer() override { return timer_; }
-    void flush_cache() override { inner_->flush_cache(); }
-    [[nodiscard]] std::int64_t free_memory_bytes() const override { return inner_->free_memory_bytes(); }
 
 private:
-    std::unique_ptr<backends::backend> inner_;
     always_disturbed_timer timer_;
 };
 
@@ -332,6 +318,22 @@ TEST(Profiler, ADisturbedLayerIsDisturbedWithoutRoofsToo) {
     EXPECT_EQ(p.roofline->bound, core::bound_class::disturbed);
     ASSERT_EQ(r.bound_ms.count(core::bound_class::disturbed), 1u);
     EXPECT_DOUBLE_EQ(r.bound_ms.at(core::bound_class::disturbed), p.time->stats.median);
+    EXPECT_EQ(p.roofline->rule, "!");
+}
+
+// The end-to-end pass takes the layers' rule: without enough clean samples it is "disturbed", its time kept for
+// the record (report/predict and compare read no measurement from it).
+TEST(Profiler, ADisturbedEndToEndPassIsDisturbedNotMeasured) {
+    disturbed_backend b;
+    const auto a = core::analyze(core::single_layer_model(core::parse_op("relu"), {core::shape{64, 64}}), core::dtype::fp32);
+    profiler::profile_options o = fast_options();
+    o.end_to_end = true;
+    const auto r = profiler::profile_model(a, b, o);
+    EXPECT_EQ(r.end_to_end_state, profiler::run_state::disturbed);
+    ASSERT_TRUE(r.end_to_end.has_value());
+    EXPECT_TRUE(r.end_to_end->disturbed);
+    EXPECT_NE(r.end_to_end_reason.find("other work took more than 5% of the time"), std::string::npos) << r.end_to_end_reason;
+    EXPECT_EQ(profiler::to_string(r.end_to_end_state), "disturbed");
 }
 
 // A roof that a layer beats is measured again at once (a shared host's cache bandwidth drifts by 10-20% between
