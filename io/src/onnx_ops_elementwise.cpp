@@ -113,7 +113,7 @@ std::vector<int> importer::gelu_pattern(const onnx::NodeProto& div) {
 void importer::binary(const onnx::NodeProto& n, int index) {
     (void)index;
     const std::string& op = n.op_type();
-    if (n.input_size() != 2) throw unsupported{op + " with " + std::to_string(n.input_size()) + " inputs"};
+    if (n.input_size() != 2) throw unsupported{op + " has " + std::to_string(n.input_size()) + " input(s), it takes 2"};
     if (op == "Div") {
         if (auto nodes = gelu_pattern(n); !nodes.empty()) {
             const std::string x = activation(n, 0);
@@ -173,7 +173,7 @@ void importer::where_node(const onnx::NodeProto& n) {
     // infinite fill, x + (mask ? -inf : 0) is the same tensor for every finite x: an add of a held buffer. Any
     // other Where with a constant condition (a finite fill such as HF GPT-2's finfo.min): a where layer reading
     // the condition as a held 0/1 buffer
-    if (n.input_size() != 3) throw unsupported{"Where with " + std::to_string(n.input_size()) + " inputs"};
+    if (n.input_size() != 3) throw unsupported{"Where has " + std::to_string(n.input_size()) + " input(s), it takes 3"};
     value cond = input(n, 0), a = input(n, 1), b = input(n, 2);
     for (const auto* v : {&cond, &a, &b})
         if (v->k == source::unavailable) throw unsupported{"reads " + v->why, !v->producer_listed};

@@ -336,6 +336,32 @@ TEST(OnnxImport, BrokenFiles) {
                                                         "the file is truncated or corrupted");
 }
 
+// fuzz_onnx's finding (fuzz/corpus/onnx/gelu_pattern_add_without_inputs.onnx, a mutation of transformer.onnx whose
+// misspelt op types keep ONNX's shape inference from refusing it first): the GELU pattern
+// x/sqrt2 -> Erf -> Add -> Mul(x) -> Mul(0.5) read past the inputs of a pattern node that had none (under the asan
+// preset a heap-buffer-overflow). A node of the pattern short of inputs is no GELU: every node is converted on its
+// own, and those that cannot be are listed by name.
+TEST(OnnxImport, AGeluPatternWithANodeShortOfInputsIsRefusedByName) {
+    const fs::path corpus = fs::path(RIDGELINE_SOURCE_DIR) / "fuzz/corpus/onnx/gelu_pattern_add_without_inputs.onnx";
+    EXPECT_EQ(error_of(corpus),
+              corpus.string() + ": 3 node(s) cannot be imported: LayerN \"/mm/MatMul\": ridgeline has no layer for LayerN; "
+                                "Mul \"/ge/Mul\": Mul has 1 input(s), it takes 2; LayerNormlzatiiaon \"/ln/LayerNormalization\": "
+                                "ridgeline has no layer for LayerNormlzatiiaon (--skip-unsupported imports the rest)");
+    // the same pattern written with known op types: ONNX's shape inference refuses the Add without inputs
+    onnx_builder b;
+    b.input("x", {2, 3});
+    b.scalar("sqrt2", 1.4142135f);
+    b.scalar("half", 0.5f);
+    b.node("Div", {"x", "sqrt2"}, {"g1"}, "/act/Div");
+    b.node("Erf", {"g1"}, {"g2"}, "/act/Erf");
+    b.node("Add", {}, {"g3"}, "/act/Add");
+    b.node("Mul", {"x", "g3"}, {"g4"}, "/act/Mul");
+    b.node("Mul", {"g4", "half"}, {"ge"}, "/act/Mul_1");
+    b.output("ge");
+    const auto p = b.save(temp_dir() / "gelu_short.onnx");
+    EXPECT_EQ(error_of(p), p.string() + ": ONNX shape inference failed: Input 0 is out of bounds.");
+}
+
 TEST(OnnxImport, WeightStatisticsOfAnImportedModel) {
     onnx_builder b;
     b.input("x", {1, 2});
