@@ -91,7 +91,92 @@ def parameters(kind, a, gen):
                 p["bias"] = grid(gen, ns, 1 / 16, -0.5, 0.5)
     elif kind == "parameter":
         p["value"] = grid(gen, tuple(ints(a["shape"])), 1 / 16, -1, 1)
+    elif kind == "rms_norm":
+        if boolean(a.get("elementwise_affine"), True):
+            p["weight"] = grid(gen, tuple(ints(a["normalized_shape"])), 1 / 16, 0.5, 1.5)
+    elif kind == "kv_cache":
+        shape = (int(a["batch"]), int(a["num_heads"]), int(a["past"]) + int(a.get("new_tokens", 1)), int(a["head_dim"]))
+        p["cache"] = grid(gen, shape, 1 / 16, -1, 1)
     return p
+
+
+def rope_inv_freq(a, dim, seq_end):
+    """Hugging Face's modeling_rope_utils.py (_compute_*_parameters), in float32 as there: inv_freq and the factor
+    cos and sin are scaled by."""
+    base = float(a.get("theta", 10000))
+    kind = a.get("scaling", "none")
+    factor = float(a.get("factor", 1))
+    exponent = torch.arange(0, dim, 2, dtype=torch.int64).float() / dim
+    scale = 1.0
+    if kind == "dynamic":
+        max_pos = int(a["max_position_embeddings"])
+        if seq_end > max_pos:
+            base = base * ((factor * seq_end / max_pos) - (factor - 1)) ** (dim / (dim - 2))
+    inv = 1.0 / (base ** exponent)
+    if kind == "linear":
+        inv = inv / factor
+    elif kind == "yarn":
+        max_pos = int(a["max_position_embeddings"])
+        af = float(a.get("attention_factor", 0))
+        scale = af if af > 0 else 0.1 * math.log(factor) + 1.0
+        beta_fast, beta_slow = float(a.get("beta_fast", 32)), float(a.get("beta_slow", 1))
+
+        def correction(rot):
+            return (dim * math.log(max_pos / (rot * 2 * math.pi))) / (2 * math.log(base))
+
+        low = max(math.floor(correction(beta_fast)), 0)
+        high = min(math.ceil(correction(beta_slow)), dim - 1)
+        if low == high:
+            high += 0.001
+        ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
+        extrapolation = 1 - ramp
+        inv = inv / factor * (1 - extrapolation) + inv * extrapolation
+    elif kind == "llama3":
+        old = int(a["original_max_position_embeddings"])
+        low_f, high_f = float(a["low_freq_factor"]), float(a["high_freq_factor"])
+        wavelen = 2 * math.pi / inv
+        scaled = torch.where(wavelen > old / low_f, inv / factor, inv)
+        smooth = (old / wavelen - low_f) / (high_f - low_f)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = ~(wavelen < old / high_f) * ~(wavelen > old / low_f)
+        inv = torch.where(medium, smoothed, scaled)
+    return inv.float(), scale
+
+
+def rotary(a, x):
+    """apply_rotary_pos_emb of modeling_llama.py: x * cos + rotate_half(x) * sin, positions offset .. offset + S - 1;
+    the tables in float32 as LlamaRotaryEmbedding computes them."""
+    seq, dim = x.shape[2], x.shape[3]
+    offset = int(a.get("offset", 0))
+    inv, scale = rope_inv_freq(a, dim, offset + seq)
+    pos = torch.arange(offset, offset + seq, dtype=torch.float32)
+    freqs = pos[:, None] * inv[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = (emb.cos() * scale).double(), (emb.sin() * scale).double()
+    x1, x2 = x[..., : dim // 2], x[..., dim // 2:]
+    return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+
+def attention(a, xs):
+    """scaled_dot_product_attention with repeat_kv (grouped-query heads) and Hugging Face's causal alignment (query i
+    at position Skv - Sq + i), a sliding window of `sliding_window` keys (Mistral), or an additive mask."""
+    q, k, v = xs[0], xs[1], xs[2]
+    group = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+    sq, skv = q.shape[2], k.shape[2]
+    scale = float(a.get("scale", 0)) or 1 / math.sqrt(q.shape[3])
+    scores = q @ k.transpose(-1, -2) * scale
+    if boolean(a.get("is_causal"), False):
+        pos = torch.arange(skv - sq, skv)[:, None]
+        j = torch.arange(skv)[None, :]
+        keep = j <= pos
+        window = int(a.get("sliding_window", 0))
+        if window > 0:
+            keep = keep & (pos - j < window)
+        scores = scores.masked_fill(~keep, float("-inf"))
+    elif len(xs) == 4:
+        scores = scores + xs[3]
+    return torch.softmax(scores, dim=-1) @ v
 
 
 def forward(kind, a, xs, p):
@@ -203,6 +288,19 @@ def forward(kind, a, xs, p):
         return x.expand(*ints(a["size"])).contiguous()
     if kind == "where":  # the condition is a float tensor, true where > 0
         return torch.where(xs[0] > 0, xs[1], xs[2])
+    if kind == "rms_norm":  # LlamaRMSNorm
+        dims = tuple(range(-len(ints(a["normalized_shape"])), 0))
+        y = x * torch.rsqrt(x.pow(2).mean(dims, keepdim=True) + float(a.get("eps", 1e-6)))
+        return y * p["weight"] if "weight" in p else y
+    if kind == "rotary":
+        return rotary(a, x)
+    if kind == "attention":
+        return attention(a, xs)
+    if kind == "kv_cache":  # StaticCache.update: the new entries written at positions past ..
+        y = p["cache"].clone()
+        past = int(a["past"])
+        y[:, :, past:past + x.shape[2]] = x
+        return y
     if kind == "interpolate":
         mode = a.get("mode", "nearest")
         corners = boolean(a.get("align_corners"), False) if mode == "bilinear" else None

@@ -206,7 +206,10 @@ void attribute_writer::add(std::string_view key, bool value) {
 }
 void attribute_writer::add(std::string_view key, double value) {
     char buf[64];
-    auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, value);
+    // integral values in plain digits (theta=500000, not the shortest form's 5e+05), others in the shortest form
+    const bool integral = std::abs(value) < 1e15 && value == std::trunc(value);
+    auto [ptr, ec] = integral ? std::to_chars(buf, buf + sizeof buf, value, std::chars_format::fixed)
+                              : std::to_chars(buf, buf + sizeof buf, value);
     attrs_.push_back({std::string(key), ec == std::errc() ? std::string(buf, ptr) : std::to_string(value)});
 }
 void attribute_writer::add(std::string_view key, const std::vector<std::int64_t>& values) {

@@ -29,7 +29,12 @@ memory_summary memory_of(const model_analysis& a) {
         const auto& la = a.layers[i];
         const std::size_t step = i + 1;
         for (const auto& t : la.layer.inputs) last_use[storage.at(t)] = step;
-        if (is_view(la.layer.op) && la.layer.inputs.empty()) {  // a parameter: weight memory, not activations
+        const bool cache = std::holds_alternative<kv_cache>(la.layer.op);
+        if (cache) {  // the KV cache's output is its buffer: counted in buffer_bytes and kv_cache_bytes
+            const std::int64_t b = checked::mul(la.output_shape.numel(), esize, "KV cache bytes");
+            m.kv_cache_bytes = checked::add(m.kv_cache_bytes, b, "KV cache bytes");
+        }
+        if ((is_view(la.layer.op) && la.layer.inputs.empty()) || cache) {  // a parameter, a cache: not activations
             storage[la.layer.name] = la.layer.name;
             bytes[la.layer.name] = 0;
             first_step[la.layer.name] = step;

@@ -179,12 +179,12 @@ cost conv2d::work(const shapes& in, const shape& out, dtype dt) const {
     // Every output element takes (in_channels/groups) * kh * kw MACs, padding taps included (torchvision).
     c.macs = checked::product({out.numel(), in_channels / groups, kernel_size.h, kernel_size.w}, "conv2d macs");
     // The kernel skips the taps that fall in the padding (benchdnn counts its rates the same way): those MACs
-    // are counted in macs (as torchvision does) and apart in padding_macs.
+    // are counted in macs (as torchvision does) and apart in skipped_macs.
     const padding2d p = resolved_padding();
     const std::int64_t rows = taps_inside(in.at(0)[2], out[2], kernel_size.h, stride.h, dilation.h, p.top);
     const std::int64_t cols = taps_inside(in.at(0)[3], out[3], kernel_size.w, stride.w, dilation.w, p.left);
     const std::int64_t executed = checked::product({out[0], out[1], in_channels / groups, rows, cols}, "conv2d macs");
-    c.padding_macs = c.macs - executed;
+    c.skipped_macs = c.macs - executed;
     c.bias_flops = bias ? out.numel() : 0;
     c.flops = checked::add(checked::mul(2, c.macs, "conv2d flops"), c.bias_flops, "conv2d flops");
     c.bytes = detail::standard_bytes(in, out, detail::param_elements(parameters()), dt);

@@ -1,4 +1,4 @@
-// batch_norm2d, layer_norm.
+// batch_norm2d, layer_norm, rms_norm.
 #include "op_helpers.hpp"
 #include <cstdio>
 
@@ -103,6 +103,49 @@ cost layer_norm::work(const shapes& in, const shape& out, dtype dt) const {
     cost c;
     // 6 per element normalising (docs/conventions.md), then a multiply by the weight and an add of the bias
     c.flops = checked::mul(6 + (elementwise_affine ? 1 : 0) + (bias ? 1 : 0), out.numel(), "layer_norm flops");
+    c.bytes = detail::standard_bytes(in, out, detail::param_elements(parameters()), dt);
+    return c;
+}
+
+// ------------------------------------------------------------------ rms_norm
+rms_norm rms_norm::read(attribute_reader& r) {
+    rms_norm n;
+    n.normalized_shape = r.get_int_list("normalized_shape");
+    n.eps = read_eps(r, 1e-6);
+    n.elementwise_affine = r.get_bool("elementwise_affine", true);
+    if (n.normalized_shape.empty()) r.fail("normalized_shape", "is empty: it names at least one trailing dimension");
+    for (auto d : n.normalized_shape)
+        if (d < 1) r.fail("normalized_shape", "has dimension " + std::to_string(d) + ", every dimension must be >= 1");
+    (void)shape(n.normalized_shape).numel();
+    return n;
+}
+
+void rms_norm::write(attribute_writer& w) const {
+    w.add("normalized_shape", normalized_shape);
+    if (eps != 1e-6) w.add("eps", eps);
+    if (!elementwise_affine) w.add("elementwise_affine", false);
+}
+
+shape rms_norm::infer(const shapes& in, const std::string& where) const {
+    const shape& x = in.at(0);
+    const std::size_t k = normalized_shape.size();
+    bool ok = x.rank() >= k;
+    for (std::size_t i = 0; ok && i < k; ++i) ok = x[x.rank() - k + i] == normalized_shape[i];
+    if (!ok)
+        fail(where, "normalized_shape " + shape(normalized_shape).to_string() +
+                        " does not match the trailing dimensions of the input " + x.to_string());
+    return x;
+}
+
+std::vector<param_spec> rms_norm::parameters() const {
+    if (!elementwise_affine) return {};
+    return {{"weight", shape(normalized_shape), true}};
+}
+
+cost rms_norm::work(const shapes& in, const shape& out, dtype dt) const {
+    cost c;
+    // square, accumulate and normalise: 3 per element (docs/conventions.md), then a multiply by the weight
+    c.flops = checked::mul(3 + (elementwise_affine ? 1 : 0), out.numel(), "rms_norm flops");
     c.bytes = detail::standard_bytes(in, out, detail::param_elements(parameters()), dt);
     return c;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The oneDNN lowering of a graph (dnnl_graph.cpp: tensors, layouts, dense ops, convolution, normalisation;
-// dnnl_graph_ops.cpp: elementwise, binary, pooling, copies and views; dnnl_graph_resample.cpp: pad, interpolate). Private to cpu/.
+// dnnl_graph_ops.cpp: elementwise, binary, pooling, copies and views; dnnl_graph_resample.cpp: pad, interpolate;
+// dnnl_graph_attention.cpp: rms_norm, rotary, attention, kv_cache). Private to cpu/.
 //
 // A graph (a whole model, or one layer as a one-layer model) is prepared once: every tensor gets a
 // dnnl::memory, weights are reordered into the layouts the primitives prefer, scratchpads are allocated,
@@ -28,6 +29,7 @@ struct slot {
     bool constant = false;  // a model input: layout changes happen at prepare time
     bool strided = false;  // a non-dense view (transpose, slice): dense consumers need a copy
     bool view = false;  // aliases another tensor's buffer
+    bool holds_state = false;  // a KV cache's buffer: the run writes only the new entries, so it is never poisoned
 };
 
 class dnnl_graph final : public backends::prepared {
@@ -136,6 +138,12 @@ private:
     void add(const core::layer_analysis& la, const core::pad& op);
     void add(const core::layer_analysis& la, const core::expand& op);
     void add(const core::layer_analysis& la, const core::interpolate& op);
+
+    // ------------------------------------------------------------ transformer layers (dnnl_graph_attention.cpp)
+    void add(const core::layer_analysis& la, const core::rms_norm& op);
+    void add(const core::layer_analysis& la, const core::rotary& op);
+    void add(const core::layer_analysis& la, const core::attention& op);
+    void add(const core::layer_analysis& la, const core::kv_cache& op);
 
     dnnl::engine& engine_;
     dnnl::stream& stream_;

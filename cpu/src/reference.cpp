@@ -665,6 +665,10 @@ host_tensor forward(const core::where_op&, const layer_io& io) {
     return out;
 }
 host_tensor forward(const core::interpolate& op, const layer_io& io) { return interpolate_forward(op, io); }
+host_tensor forward(const core::rms_norm& op, const layer_io& io) { return rms_norm_forward(op, io); }
+host_tensor forward(const core::rotary& op, const layer_io& io) { return rotary_forward(op, io); }
+host_tensor forward(const core::attention& op, const layer_io& io) { return attention_forward(op, io); }
+host_tensor forward(const core::kv_cache& op, const layer_io& io) { return kv_cache_forward(op, io); }
 
 }  // namespace
 

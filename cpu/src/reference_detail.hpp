@@ -108,4 +108,10 @@ host_tensor conv2d_forward(const core::conv2d& op, const layer_io& io);
 host_tensor pad_forward(const core::pad& op, const layer_io& io);
 host_tensor interpolate_forward(const core::interpolate& op, const layer_io& io);
 
+/// The transformer layers (reference_attention.cpp).
+host_tensor rms_norm_forward(const core::rms_norm& op, const layer_io& io);
+host_tensor rotary_forward(const core::rotary& op, const layer_io& io);
+host_tensor attention_forward(const core::attention& op, const layer_io& io);
+host_tensor kv_cache_forward(const core::kv_cache& op, const layer_io& io);
+
 }  // namespace ridgeline::cpu::reference_detail

@@ -13,7 +13,8 @@
 //
 // The class is split along its seams: this header holds its state and the build / run machinery,
 // cuda_graph.cpp the dense layers (cuBLASLt, cuDNN), cuda_graph_elementwise.cpp the elementwise, reduction,
-// pooling, data-movement and view layers and held tensors (ridgeline's own kernels, kernels.cu).
+// pooling, data-movement and view layers and held tensors (ridgeline's own kernels, kernels.cu),
+// cuda_graph_attention.cpp the transformer layers (kernels_attention.cu).
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -37,6 +38,7 @@ struct dev_tensor {
     i64 element_bytes = 4;
     bool ids = false;    // int64 token ids (a model input read by embeddings)
     bool alias = false;  // shares another tensor's buffer (a view) or is a model input
+    bool holds_state = false;  // a KV cache's buffer: a run writes only the new entries, so it is never poisoned
     [[nodiscard]] void* data() const {
         return static_cast<unsigned char*>(buffer->get()) + view.offset * element_bytes;
     }
@@ -95,6 +97,7 @@ public:
         // all-ones bytes are a NaN in fp32 (0xffffffff), fp16 (0xffff) and bf16 (0xffff)
         for (const auto& o : outputs_) {
             const dev_tensor& t = tensor(o);
+            if (t.holds_state) continue;
             RIDGELINE_CUDA_CHECK(cudaMemsetAsync(t.data(), 0xff, static_cast<std::size_t>(t.numel() * t.element_bytes),
                                                  ctx_.s()));
         }
@@ -307,6 +310,11 @@ private:
     void add(const core::layer_analysis& la, const core::expand& op);
     void add(const core::layer_analysis& la, const core::interpolate& op);
     void add(const core::layer_analysis& la, const core::where_op&);
+    // ------------------------------------------------------------ transformer layers (cuda_graph_attention.cpp)
+    void add(const core::layer_analysis& la, const core::rms_norm& op);
+    void add(const core::layer_analysis& la, const core::rotary& op);
+    void add(const core::layer_analysis& la, const core::attention& op);
+    void add(const core::layer_analysis& la, const core::kv_cache& op);
 
     device_context& ctx_;
     core::dtype dt_;

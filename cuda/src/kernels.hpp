@@ -113,6 +113,24 @@ cudaError_t bilinear(elem t, const void* x, void* y, std::int64_t planes, std::i
                      std::int64_t oh, std::int64_t ow, const std::int64_t* rows, const std::int64_t* cols,
                      const float* row_lambda, const float* col_lambda, cudaStream_t stream);
 
+/// The transformer layers (kernels_attention.cu). RMSNorm over the last `inner` elements of each row (gamma may be
+/// null); rotate-half RoPE of `rows` rows of `dim` (row r is token r % seq), cos and sin tables [seq, dim] in float.
+cudaError_t rms_norm(elem t, const void* x, void* y, const float* gamma, std::int64_t rows, std::int64_t inner,
+                     float eps, cudaStream_t stream);
+cudaError_t rotary(elem t, const void* x, void* y, const float* cos, const float* sin, std::int64_t rows,
+                   std::int64_t seq, std::int64_t dim, cudaStream_t stream);
+/// Attention's scores [groups, rows, skv] (float; a group is a (batch, kv head), its rows the query heads it serves
+/// times sq queries) -> probabilities in the storage type: the causal bound and window of core::attention::keeps,
+/// an additive float mask [B, H, Sq, Skv] read through `stride` (0 on a broadcast dimension), a softmax per row.
+struct attention_mask {
+    std::int64_t groups = 0, rows = 0, sq = 0, skv = 0, kv_heads = 1;
+    bool causal = false;
+    std::int64_t window = 0;
+    const float* mask = nullptr;
+    std::int64_t stride[4] = {};
+};
+cudaError_t attention_softmax(elem t, const float* scores, void* probs, const attention_mask& m, cudaStream_t stream);
+
 /// y[i] = a hash of (seed, i) mapped to [-1, 1): non-trivial inputs for the ceilings' GEMMs and copies
 /// (zeros would let the hardware save power and run faster than on real data).
 cudaError_t fill_random(elem t, void* y, std::int64_t n, std::uint32_t seed, cudaStream_t stream);

@@ -73,6 +73,14 @@ double verification_tolerance(core::dtype dt) {
     return 1e-4;
 }
 
+double verification_tolerance(core::dtype dt, const core::model_analysis& g) {
+    const double t = verification_tolerance(dt);
+    if (dt != core::dtype::fp16 && dt != core::dtype::bf16) return t;
+    for (const auto& la : g.layers)
+        if (std::holds_alternative<core::attention>(la.layer.op)) return 2 * t;
+    return t;
+}
+
 verification_result compare_outputs(const std::vector<host_tensor>& got, const std::vector<host_tensor>& want,
                                     double tolerance) {
     verification_result v;
@@ -329,7 +337,7 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
             prep->poison_outputs();
             prep->run();
             const auto got = prep->outputs();
-            p.verification = compare_outputs(got, o.reference.outputs(g, data), verification_tolerance(dt));
+            p.verification = compare_outputs(got, o.reference.outputs(g, data), verification_tolerance(dt, g));
             if (p.verification.state == verification_state::failed) {
                 p.state = run_state::failed;
                 p.reason = "verification: " + p.verification.message;

@@ -343,7 +343,7 @@ TEST(Cost, ExecutedMacsLeaveOutThePaddingTaps) {
     // no padding: every tap reads the input
     auto none = one_layer("conv2d:in_channels=3,out_channels=8,kernel_size=3", {{2, 3, 9, 9}});
     EXPECT_EQ(none.cost.executed_macs(), none.cost.macs);
-    EXPECT_EQ(none.cost.padding_macs, 0);
+    EXPECT_EQ(none.cost.skipped_macs, 0);
     // stride 2, padding 1, 3x3 over 32 -> 16 outputs: tap 0 reads 2o-1 (misses o=0: 15), tap 1 reads 2o (16),
     // tap 2 reads 2o+1 <= 31 (16) -> 47 of 48 per dimension; 16->32 channels: executed 32*16*47*47 = 1,131,008 of
     // macs 32*16*16*16*9 = 1,179,648

@@ -71,7 +71,7 @@ TEST(Errors, MalformedLayersAndShapes) {
          "layer \"net.0\": unknown op \"conv3d\" (known ops: linear, matmul, embedding, conv2d, batch_norm2d, "
          "layer_norm, relu, relu6, gelu, tanh, sigmoid, scale, softmax, add, mul, max_pool2d, avg_pool2d, "
          "adaptive_avg_pool2d, concat, flatten, reshape, transpose, slice, hardswish, hardsigmoid, silu, parameter, erf, "
-         "sqrt, exp, neg, pow, sub, div, mean, sum, amax, pad, interpolate, where, expand)"},
+         "sqrt, exp, neg, pow, sub, div, mean, sum, amax, pad, interpolate, where, expand, rms_norm, rotary, attention, kv_cache)"},
         {"relu:inplace=true", {"1x3"}, "relu \"net.0\": unknown attribute \"inplace\" (this op takes no attributes)"},
         {"sum", {"1x3"},
          "sum \"net.0\": reduces every dimension of 1x3 to a scalar; ridgeline's tensors have rank >= 1 (use keepdim=true)"},

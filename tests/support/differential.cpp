@@ -249,6 +249,75 @@ layer_case gen_layer_norm(draw& d) {
     return {a.text("layer_norm"), {x}};
 }
 
+layer_case gen_rms_norm(draw& d) {
+    const core::shape x = d.any_shape(1, 4, 12, 4);
+    const auto k = static_cast<std::size_t>(d.between(1, static_cast<i64>(x.rank())));
+    std::string ns;
+    for (std::size_t i = x.rank() - k; i < x.rank(); ++i) ns += (ns.empty() ? "" : "x") + std::to_string(x[i]);
+    attrs a;
+    a.add("normalized_shape", ns);
+    a.maybe(d, "eps", d.pick(std::vector<std::string>{"1e-06", "1e-05", "0.01"}), false);
+    const bool affine = d.coin(0.7);
+    a.maybe(d, "elementwise_affine", bool_text(affine), affine);
+    return {a.text("rms_norm"), {x}};
+}
+
+/// [B, heads, S, D] with D even; every scaling type with its keys (Hugging Face's modeling_rope_utils.py).
+layer_case gen_rotary(draw& d) {
+    core::shape x{d.dim(2, 1), d.dim(4, 2), d.dim(9, 3), 2 * d.dim(8, 2)};
+    attrs a;
+    a.maybe(d, "theta", d.pick(std::vector<std::string>{"10000", "500000", "1000000", "100"}), false);
+    const i64 offset = d.coin(0.5) ? d.between(0, 3000) : 0;
+    a.maybe(d, "offset", std::to_string(offset), offset == 0);
+    const std::string sc = d.pick(std::vector<std::string>{"none", "linear", "dynamic", "yarn", "llama3"});
+    a.maybe(d, "scaling", sc, sc == "none");
+    if (sc != "none") a.add("factor", d.pick(std::vector<std::string>{"2", "4", "8", "32"}));
+    if (sc == "dynamic" || sc == "yarn") a.add("max_position_embeddings", d.pick(std::vector<i64>{16, 512, 4096}));
+    if (sc == "dynamic" && x[3] <= 2) x = core::shape{x[0], x[1], x[2], 4};  // its exponent is D / (D - 2)
+    if (sc == "yarn") {
+        a.maybe(d, "attention_factor", d.pick(std::vector<std::string>{"1.2", "0"}), false);
+        a.maybe(d, "beta_fast", d.pick(std::vector<std::string>{"32", "16"}), false);
+        a.maybe(d, "beta_slow", d.pick(std::vector<std::string>{"1", "2"}), false);
+    }
+    if (sc == "llama3") {
+        a.add("original_max_position_embeddings", d.pick(std::vector<i64>{8192, 64, 1024}));
+        a.add("low_freq_factor", d.pick(std::vector<std::string>{"1", "2"}));
+        a.add("high_freq_factor", d.pick(std::vector<std::string>{"4", "8"}));
+    }
+    return {a.text("rotary"), {x}};
+}
+
+/// Queries [B, H, Sq, D], keys and values [B, KVH, Skv, D / Dv] (H a multiple of KVH), causal with or without a
+/// window (Skv >= Sq), or an additive mask broadcast from one of its shapes.
+layer_case gen_attention(draw& d) {
+    const i64 b = d.dim(2, 1), kv = d.dim(3, 1), group = d.dim(3, 2), sq = d.dim(9, 3), dh = d.dim(16, 4);
+    const bool causal = d.coin(0.5);
+    const i64 skv = causal ? sq + d.between(0, d.tiny() ? 2 : 12) : d.dim(12, 4);
+    const i64 dv = d.coin(0.8) ? dh : d.dim(12, 3);
+    attrs a;
+    a.maybe(d, "is_causal", bool_text(causal), !causal);
+    a.maybe(d, "scale", d.pick(std::vector<std::string>{"0.125", "1", "0"}), false);
+    if (causal) a.maybe(d, "sliding_window", std::to_string(d.coin(0.5) ? d.between(1, skv) : 0), true);
+    core::shapes in{core::shape{b, kv * group, sq, dh}, core::shape{b, kv, skv, dh}, core::shape{b, kv, skv, dv}};
+    if (!causal && d.coin(0.5))
+        in.push_back(d.pick(std::vector<core::shape>{core::shape{b, kv * group, sq, skv}, core::shape{b, 1, 1, skv},
+                                                     core::shape{1, 1, sq, skv}, core::shape{skv}}));
+    return {a.text("attention"), in};
+}
+
+/// A KV cache of `past` tokens appending new ones.
+layer_case gen_kv_cache(draw& d) {
+    const i64 b = d.dim(2, 1), h = d.dim(4, 2), dh = d.dim(16, 4), past = d.between(0, d.tiny() ? 3 : 20);
+    const i64 fresh = d.coin(0.7) ? 1 : d.dim(4, 2);
+    attrs a;
+    a.add("batch", b);
+    a.add("num_heads", h);
+    a.add("head_dim", dh);
+    a.add("past", past);
+    a.maybe(d, "new_tokens", std::to_string(fresh), fresh == 1);
+    return {a.text("kv_cache"), {core::shape{b, h, fresh, dh}}};
+}
+
 /// An activation for an elementwise op: now and then an image whose channels give a blocked layout, else any rank.
 core::shape activation(draw& d, i64 max_normal, i64 max_tiny) {
     if (d.coin(0.2)) return image(d.dim(2, 1), d.channels(max_normal, max_tiny), d.dim(6, 3), d.dim(6, 3));
@@ -490,7 +559,11 @@ const std::map<std::string_view, std::function<layer_case(draw&)>>& generators()
                                                                        {"pad", gen_pad},
                                                                        {"interpolate", gen_interpolate},
                                                                        {"where", gen_where},
-                                                                       {"expand", gen_expand}};
+                                                                       {"expand", gen_expand},
+                                                                       {"rms_norm", gen_rms_norm},
+                                                                       {"rotary", gen_rotary},
+                                                                       {"attention", gen_attention},
+                                                                       {"kv_cache", gen_kv_cache}};
         for (std::string_view k :
              {"relu", "relu6", "gelu", "tanh", "sigmoid", "hardswish", "hardsigmoid", "silu", "scale", "softmax", "erf",
               "sqrt", "exp", "neg", "pow"})
@@ -574,7 +647,7 @@ profiler::verification_result verify(backends::backend& b, const core::model_ana
     const auto got = prep->outputs();
     // the reference loops directly: a cpu-ref backend would set the OpenMP thread count the backend under test uses
     return profiler::compare_outputs(got, cpu::reference_graph_outputs(g, data),
-                                     profiler::verification_tolerance(g.data_type));
+                                     profiler::verification_tolerance(g.data_type, g));
 }
 
 case_result run_case(backends::backend& b, const layer_case& c, core::dtype dt, std::uint64_t seed) {

@@ -3,8 +3,9 @@
 // - params: trainable parameter elements (weights, biases, BatchNorm/LayerNorm gamma and beta), as
 //   torchvision counts them; buffers: non-trainable state (BatchNorm running mean and variance).
 // - macs: multiply-accumulates of Linear, Conv2d and MatMul (padding taps included, as PyTorch counts).
-// - padding_macs: the part of macs on Conv2d taps that fall in the padding, which a kernel skips;
-//   executed_macs() = macs - padding_macs is the work a kernel must do (benchdnn's rates count the same).
+// - skipped_macs: the part of macs a kernel skips: conv2d taps that fall in the padding, attention's query-key
+//   pairs the causal mask or sliding window removes; executed_macs() = macs - skipped_macs is the work a kernel
+//   must do (benchdnn's rates count the same for convolutions).
 // - flops: everything the layer computes: 2*macs, plus one add per output element for a bias, plus the
 //   elementwise work of each op. bias_flops is the part of flops spent on bias adds.
 // - bytes: minimal compulsory traffic at the data type's size: every input element read once, every
@@ -23,15 +24,15 @@ struct cost {
     std::int64_t params = 0;
     std::int64_t buffers = 0;
     std::int64_t macs = 0;
-    std::int64_t padding_macs = 0;  // conv2d: MACs on padding taps (included in macs)
+    std::int64_t skipped_macs = 0;  // MACs on padding taps (conv2d) or masked pairs (attention), included in macs
     std::int64_t flops = 0;
     std::int64_t bias_flops = 0;
     std::int64_t bytes = 0;
 
     /// MACs a kernel must execute: macs without the padding taps.
-    [[nodiscard]] std::int64_t executed_macs() const { return macs - padding_macs; }
-    /// FLOPs a kernel must execute: flops without the 2 FLOP of each padding tap.
-    [[nodiscard]] std::int64_t executed_flops() const { return flops - 2 * padding_macs; }
+    [[nodiscard]] std::int64_t executed_macs() const { return macs - skipped_macs; }
+    /// FLOPs a kernel must execute: flops without the 2 FLOP of each skipped MAC.
+    [[nodiscard]] std::int64_t executed_flops() const { return flops - 2 * skipped_macs; }
 
     /// flops / bytes (FLOP per byte); empty when the layer moves no bytes (views).
     [[nodiscard]] std::optional<double> arithmetic_intensity() const;

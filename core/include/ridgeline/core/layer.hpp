@@ -26,7 +26,8 @@ namespace ridgeline::core {
 using op = std::variant<linear, matmul, embedding, conv2d, batch_norm2d, layer_norm, relu, relu6, gelu, tanh_op,
                         sigmoid, scale, softmax, add, mul, max_pool2d, avg_pool2d, adaptive_avg_pool2d, concat,
                         flatten, reshape, transpose, slice, hardswish, hardsigmoid, silu, parameter, erf_op, sqrt_op,
-                        exp_op, neg, pow_op, sub, div, mean_op, sum_op, amax, pad, interpolate, where_op, expand>;
+                        exp_op, neg, pow_op, sub, div, mean_op, sum_op, amax, pad, interpolate, where_op, expand,
+                        rms_norm, rotary, attention, kv_cache>;
 
 /// Kind names of every op, in the order of `op` ("linear", "matmul", ...).
 const std::vector<std::string_view>& op_kinds();

@@ -4,7 +4,7 @@
 // Activation liveness (derived): executing layers in the analysis' topological order, a tensor is live
 // from the step that produces it (model inputs: from the start) until the last step that reads it.
 // A view (flatten, reshape, transpose, slice) allocates nothing: it aliases its source, whose life is
-// extended to the view's last reader. The peak is the largest sum of live tensor bytes at any step,
+// extended to the view's last reader. A kv_cache's output is its buffer (buffer_bytes, kv_cache_bytes), not an activation. The peak is the largest sum of live tensor bytes at any step,
 // counting the step's inputs and its output together (no in-place reuse).
 
 #include <cstdint>
@@ -17,7 +17,10 @@ namespace ridgeline::core {
 
 struct memory_summary {
     std::int64_t parameter_bytes = 0;        // distinct trainable tensors at the data type's size
-    std::int64_t buffer_bytes = 0;           // distinct non-trainable tensors
+    std::int64_t buffer_bytes = 0;           // distinct non-trainable tensors (the KV cache among them)
+    /// The KV cache of a decode step: every kv_cache layer's buffer (keys and values of every layer), which
+    /// is 2 * layers * kv_heads * head_dim * (past + new tokens) * batch * the data type's size.
+    std::int64_t kv_cache_bytes = 0;
     std::int64_t input_bytes = 0;            // model inputs (token ids at 8 bytes)
     std::vector<std::int64_t> activation_bytes;  // per layer (analysis order): its output, 0 for views
     std::int64_t total_activation_bytes = 0;     // sum of activation_bytes

@@ -145,6 +145,21 @@ struct layer_norm {
     RIDGELINE_OP_MEMBERS(layer_norm)
 };
 
+/// Root-mean-square normalisation over the trailing dims `normalized_shape` (torch.nn.RMSNorm; Hugging Face's
+/// LlamaRMSNorm, Qwen2RMSNorm, MistralRMSNorm): y = x / sqrt(mean(x^2) + eps) * weight, the statistics in float32.
+/// flops 4 per element with the weight (square, accumulate, normalise, weight), 3 without (derived: the per-row
+/// divide, add and rsqrt are not counted, as layer_norm's). params: weight (normalized_shape) when
+/// elementwise_affine. eps: Hugging Face's rms_norm_eps (its default 1e-6).
+struct rms_norm {
+    static constexpr std::string_view kind = "rms_norm";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    std::vector<std::int64_t> normalized_shape;
+    double eps = 1e-6;
+    bool elementwise_affine = true;
+
+    RIDGELINE_OP_MEMBERS(rms_norm)
+};
+
 // ---------------------------------------------------------------- elementwise and activations
 
 /// Unary elementwise ops share one shape rule (output = input) and differ in flops per element.
@@ -271,6 +286,93 @@ struct where_op {
     static constexpr std::string_view kind = "where";
     static constexpr int min_inputs = 3, max_inputs = 3;
     RIDGELINE_OP_MEMBERS_NO_PARAMS(where_op)
+};
+
+// ---------------------------------------------------------------- attention
+
+/// Rotary position embedding (RoPE, Su et al. arXiv 2104.09864) in Hugging Face's rotate-half convention
+/// (modeling_llama.apply_rotary_pos_emb): input [B, heads, S, D] (D even), output the same; token s sits at
+/// position offset + s. With x1 = x[..., :D/2], x2 = x[..., D/2:] and angle(p, i) = p * inv_freq[i mod D/2]:
+///   y[..., i] = x1 * cos - x2 * sin,   y[..., D/2 + i] = x2 * cos + x1 * sin
+/// with cos and sin scaled by the attention factor of the scaling type. inv_freq = 1 / theta^(2i/D), changed by
+/// `scaling` as Hugging Face's modeling_rope_utils.py: linear (/ factor), dynamic (NTK: theta grows once
+/// offset + S passes max_position_embeddings), yarn (ramped interpolation between beta_fast and beta_slow; the
+/// attention factor 0.1 ln(factor) + 1 unless given), llama3 (low and high frequency bands of
+/// original_max_position_embeddings). flops 3 per element (two multiplies and an add or subtract; the negation of
+/// rotate_half folds into the subtract). bytes: input read, output written, and the cos and sin tables (S x D each)
+/// read once. The tables are computed once per forward (Hugging Face's rotary_emb), not by this layer: not counted.
+struct rotary {
+    static constexpr std::string_view kind = "rotary";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    enum class scaling_t { none, linear, dynamic, yarn, llama3 };
+    double theta = 10000.0;
+    std::int64_t offset = 0;
+    scaling_t scaling = scaling_t::none;
+    double factor = 1.0;
+    std::int64_t max_position_embeddings = 0;           // dynamic, yarn
+    std::int64_t original_max_position_embeddings = 0;  // llama3
+    double low_freq_factor = 1.0, high_freq_factor = 4.0;  // llama3
+    double attention_factor = 0.0;                       // yarn; 0: 0.1 ln(factor) + 1
+    double beta_fast = 32.0, beta_slow = 1.0;            // yarn
+
+    /// inv_freq (D/2 values, float32 as Hugging Face computes them) for head dimension `dim` when the last position
+    /// is `seq_end - 1` (dynamic scaling reads it).
+    [[nodiscard]] std::vector<float> inv_freq(std::int64_t dim, std::int64_t seq_end) const;
+    /// The factor cos and sin are multiplied by (yarn's attention factor; 1 otherwise).
+    [[nodiscard]] double table_scale() const;
+    /// cos and sin tables [S, D] (row s: position offset + s), float32 as Hugging Face's rotary_emb computes them
+    /// (angle = float(position) * inv_freq in float32); shared by every backend so that they cannot differ.
+    struct tables {
+        std::vector<float> cos, sin;
+    };
+    [[nodiscard]] tables make_tables(std::int64_t dim, std::int64_t seq) const;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(rotary)
+};
+
+/// Scaled dot-product attention as one layer (torch.nn.functional.scaled_dot_product_attention; the attention of
+/// Hugging Face's BERT, GPT-2, OPT, Llama, Mistral, Qwen2). Inputs: queries [B, H, Sq, D], keys [B, KVH, Skv, D],
+/// values [B, KVH, Skv, Dv], optionally an additive mask broadcastable to [B, H, Sq, Skv]; H a multiple of KVH
+/// (grouped-query attention: query head h reads kv head h / (H / KVH), as repeat_kv, without a copy). Output
+/// [B, H, Sq, Dv] = softmax(q k^T * scale + mask) v, scale 1/sqrt(D) unless given.
+/// is_causal: query i sits at position Skv - Sq + i (after the cached tokens: prefill has Skv = Sq, a decode step
+/// Sq = 1 over the cache and itself; Hugging Face's cache_position) and attends keys j <= its position. This is
+/// Hugging Face's convention; PyTorch's own is_causal aligns to the top left (query i sees keys j <= i), which
+/// differs only when Sq != Skv. sliding_window W (with is_causal; Mistral): keys within W positions,
+/// position - j < W. An explicit mask and is_causal together are refused, as PyTorch does.
+/// macs B*H*Sq*Skv*(D + Dv) (q k^T and p v), flops 2*macs: what PyTorch's FlopCounterMode counts for SDPA (softmax
+/// and scaling not counted). skipped_macs: the (D + Dv) MACs of each pair the causal mask or window removes, so
+/// executed_flops counts only the pairs kept (attention_pairs). bytes: q, k, v (kv heads once), the mask, the output.
+struct attention {
+    static constexpr std::string_view kind = "attention";
+    static constexpr int min_inputs = 3, max_inputs = 4;
+    bool is_causal = false;
+    double scale = 0.0;               // 0: 1/sqrt(D)
+    std::int64_t sliding_window = 0;  // 0: none
+
+    /// Whether query row i (0-based, of Sq) may attend key j (of Skv).
+    [[nodiscard]] bool keeps(std::int64_t i, std::int64_t j, std::int64_t sq, std::int64_t skv) const;
+    /// Query-key pairs one head computes: Sq*Skv, or those the causal mask and window keep (exact, closed form).
+    [[nodiscard]] std::int64_t pairs(std::int64_t sq, std::int64_t skv) const;
+    /// The scale applied to q k^T for head dimension d.
+    [[nodiscard]] double scale_for(std::int64_t d) const;
+    RIDGELINE_OP_MEMBERS_NO_PARAMS(attention)
+};
+
+/// A KV cache that a decode step appends to (Hugging Face's StaticCache: a preallocated buffer per layer for keys,
+/// another for values). Holds the buffer "cache" [batch, num_heads, past + new_tokens, head_dim] whose first `past`
+/// positions hold earlier tokens; the input [batch, num_heads, new_tokens, head_dim] is written at positions past ..
+/// past + new_tokens - 1 and the output is the whole buffer (a view of it: attention reads it in place). bytes: the
+/// new entries read and written (0 flops); the buffer counts in buffers and in the memory summary's KV cache.
+struct kv_cache {
+    static constexpr std::string_view kind = "kv_cache";
+    static constexpr int min_inputs = 1, max_inputs = 1;
+    std::int64_t batch = 0;
+    std::int64_t num_heads = 0;
+    std::int64_t head_dim = 0;
+    std::int64_t past = 0;
+    std::int64_t new_tokens = 1;
+
+    RIDGELINE_OP_MEMBERS(kv_cache)
 };
 
 // ---------------------------------------------------------------- reductions

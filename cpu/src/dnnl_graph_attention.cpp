@@ -1,0 +1,275 @@
+// The oneDNN lowering of the transformer layers (dnnl_graph.hpp): rms_norm, rotary, attention, kv_cache.
+// oneDNN 2.6 has no RMS normalisation, rotary embedding or fused attention: rms_norm and rotary are ridgeline's own
+// loops over float32 and bf16 (no conversion steps around them), attention is oneDNN's matmul and softmax around a
+// masking loop of ridgeline's, and the KV cache append is a oneDNN reorder into the cache's buffer. Each is named in
+// the layer's notes.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "dnnl_graph.hpp"
+#include "ridgeline/core/error.hpp"
+
+namespace ridgeline::cpu::dnnl_detail {
+
+namespace {
+
+/// bf16 <-> float: a bf16 is the high half of a float32 (rounded to nearest even on the way down, as oneDNN does).
+inline float bf16_to_f32(std::uint16_t v) {
+    const std::uint32_t u = static_cast<std::uint32_t>(v) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+inline std::uint16_t f32_to_bf16(float f) {
+    std::uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((u >> 16) | 0x40);  // NaN stays NaN
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<std::uint16_t>(u >> 16);
+}
+
+template <class T>
+inline float load(const T* p, std::int64_t i) {
+    if constexpr (std::is_same_v<T, float>)
+        return p[i];
+    else
+        return bf16_to_f32(p[i]);
+}
+template <class T>
+inline void store(T* p, std::int64_t i, float v) {
+    if constexpr (std::is_same_v<T, float>)
+        p[i] = v;
+    else
+        p[i] = f32_to_bf16(v);
+}
+
+/// y = x / sqrt(mean(x^2) + eps) * w per row of `inner` values (the statistics in float32, as LlamaRMSNorm).
+template <class T>
+void rms_rows(const T* x, T* y, const float* w, std::int64_t rows, std::int64_t inner, float eps) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+        const T* xr = x + r * inner;
+        T* yr = y + r * inner;
+        float sq = 0;
+#pragma omp simd reduction(+ : sq)
+        for (std::int64_t i = 0; i < inner; ++i) {
+            const float v = load(xr, i);
+            sq += v * v;
+        }
+        const float inv = 1.0f / std::sqrt(sq / static_cast<float>(inner) + eps);
+#pragma omp simd
+        for (std::int64_t i = 0; i < inner; ++i) store(yr, i, load(xr, i) * inv * (w ? w[i] : 1.0f));
+    }
+}
+
+/// Rotate-half RoPE over x [B, H, S, D] read through its element strides `xs` (a transposed view is read in place),
+/// written dense to y.
+template <class T>
+void rotary_rows(const T* x, const dims& xs, T* y, const float* cos, const float* sin, const dims& d) {
+    const std::int64_t heads = d[1], seq = d[2], dim = d[3], half = dim / 2;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (std::int64_t b = 0; b < d[0]; ++b)
+        for (std::int64_t h = 0; h < heads; ++h)
+            for (std::int64_t s = 0; s < seq; ++s) {
+                const T* xr = x + b * xs[0] + h * xs[1] + s * xs[2];
+                T* yr = y + ((b * heads + h) * seq + s) * dim;
+                const float* c = cos + s * dim;
+                const float* sn = sin + s * dim;
+                const std::int64_t e = xs[3];
+#pragma omp simd
+                for (std::int64_t i = 0; i < half; ++i) {
+                    const float x1 = load(xr, i * e), x2 = load(xr, (i + half) * e);
+                    store(yr, i, x1 * c[i] - x2 * sn[i]);
+                    store(yr, i + half, x2 * c[i + half] + x1 * sn[i + half]);
+                }
+            }
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ rms_norm
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::rms_norm& op) {
+    const auto dt = to_dnnl(dt_);
+    if (dt != memory::data_type::f32 && dt != memory::data_type::bf16)
+        throw backends::unsupported(core::where(la.layer) + ": ridgeline's rms_norm loop runs float32 and bf16 only");
+    const memory x = dense(la.layer.inputs[0]);
+    const std::int64_t inner = core::shape(op.normalized_shape).numel();
+    const std::int64_t rows = la.input_shapes[0].numel() / inner;
+    memory w;
+    if (op.elementwise_affine) {
+        w = upload_param(la.layer, "weight", plain_md({inner}, memory::data_type::f32), dims{inner});
+        keep_.push_back(w);
+    }
+    memory y(plain_md(to_dims(la.output_shape), dt), engine_);
+    const float eps = static_cast<float>(op.eps);
+    steps_.push_back({{}, {}, [x, y, w, rows, inner, eps, dt] {
+                          const auto* wp = w ? static_cast<const float*>(w.get_data_handle()) : nullptr;
+                          if (dt == memory::data_type::f32)
+                              rms_rows(static_cast<const float*>(x.get_data_handle()),
+                                       static_cast<float*>(y.get_data_handle()), wp, rows, inner, eps);
+                          else
+                              rms_rows(static_cast<const std::uint16_t*>(x.get_data_handle()),
+                                       static_cast<std::uint16_t*>(y.get_data_handle()), wp, rows, inner, eps);
+                      }});
+    notes_.emplace_back("ridgeline rms_norm loop");
+    set_output(la.layer.name, y);
+}
+
+// ------------------------------------------------------------ rotary
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::rotary& op) {
+    const auto dt = to_dnnl(dt_);
+    if (dt != memory::data_type::f32 && dt != memory::data_type::bf16)
+        throw backends::unsupported(core::where(la.layer) + ": ridgeline's rotary loop runs float32 and bf16 only");
+    memory x = slots_.at(la.layer.inputs[0]).mem;
+    dims xs = plain_strides(x.get_desc());
+    if (xs.empty()) {  // blocked: a dense copy first
+        x = dense(la.layer.inputs[0]);
+        xs = row_major_strides(x.get_desc().dims());
+    }
+    const dims d = to_dims(la.output_shape);
+    const core::rotary::tables t = op.make_tables(d[3], d[2]);
+    memory cos(plain_md({d[2], d[3]}, memory::data_type::f32), engine_);
+    memory sin(plain_md({d[2], d[3]}, memory::data_type::f32), engine_);
+    std::memcpy(cos.get_data_handle(), t.cos.data(), t.cos.size() * sizeof(float));
+    std::memcpy(sin.get_data_handle(), t.sin.data(), t.sin.size() * sizeof(float));
+    keep_.push_back(cos);
+    keep_.push_back(sin);
+    memory y(plain_md(d, dt), engine_);
+    steps_.push_back({{}, {}, [x, xs, y, cos, sin, d, dt] {
+                          const auto* c = static_cast<const float*>(cos.get_data_handle());
+                          const auto* s = static_cast<const float*>(sin.get_data_handle());
+                          if (dt == memory::data_type::f32)
+                              rotary_rows(static_cast<const float*>(x.get_data_handle()), xs,
+                                          static_cast<float*>(y.get_data_handle()), c, s, d);
+                          else
+                              rotary_rows(static_cast<const std::uint16_t*>(x.get_data_handle()), xs,
+                                          static_cast<std::uint16_t*>(y.get_data_handle()), c, s, d);
+                      }});
+    notes_.emplace_back("ridgeline rotary loop");
+    set_output(la.layer.name, y);
+}
+
+// ------------------------------------------------------------ attention
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::attention& op) {
+    const auto dt = to_dnnl(dt_);
+    const core::shape& qs = la.input_shapes[0];
+    const core::shape& ks = la.input_shapes[1];
+    const core::shape& vs = la.input_shapes[2];
+    const std::int64_t batch = qs[0], heads = qs[1], sq = qs[2], d = qs[3];
+    const std::int64_t kv_heads = ks[1], skv = ks[2], dv = vs[3];
+    const std::int64_t groups = batch * kv_heads, rows = heads / kv_heads * sq;  // a kv head's query rows, grouped
+    const memory q = dense(la.layer.inputs[0]);
+    const memory k = dense(la.layer.inputs[1]);
+    const memory v = dense(la.layer.inputs[2]);
+    // scores = q k^T * scale: q as [B*KVH, G*Sq, D] (a kv head's query heads are adjacent), k read transposed in place
+    const memory q3(memory::desc({groups, rows, d}, dt, tag::abc), engine_, q.get_data_handle());
+    const memory kt(memory::desc({groups, d, skv}, dt, dims{skv * d, 1, d}), engine_, k.get_data_handle());
+    memory scores(plain_md({groups, rows, skv}, memory::data_type::f32), engine_);
+    dnnl::primitive_attr sa = attr();
+    sa.set_output_scales(0, {static_cast<float>(op.scale_for(d))});
+    dnnl::matmul::primitive_desc qk(dnnl::matmul::desc(q3.get_desc(), kt.get_desc(), scores.get_desc()), sa, engine_);
+    record(qk);
+    steps_.push_back({dnnl::matmul(qk),
+                      {{DNNL_ARG_SRC, q3}, {DNNL_ARG_WEIGHTS, kt}, {DNNL_ARG_DST, scores},
+                       {DNNL_ARG_SCRATCHPAD, scratchpad(qk)}},
+                      {}});
+    // the mask: the causal and window bounds as -inf (only the masked entries are written), or the additive mask
+    // read through its broadcast strides
+    if (op.is_causal) {
+        const std::int64_t window = op.sliding_window;
+        steps_.push_back({{}, {}, [scores, groups, rows, sq, skv, window] {
+                              auto* s = static_cast<float*>(scores.get_data_handle());
+                              const float ninf = -std::numeric_limits<float>::infinity();
+#pragma omp parallel for collapse(2) schedule(static)
+                              for (std::int64_t g = 0; g < groups; ++g)
+                                  for (std::int64_t r = 0; r < rows; ++r) {
+                                      const std::int64_t pos = skv - sq + r % sq;
+                                      float* row = s + (g * rows + r) * skv;
+                                      for (std::int64_t j = pos + 1; j < skv; ++j) row[j] = ninf;
+                                      if (window > 0)
+                                          for (std::int64_t j = 0; j <= pos - window; ++j) row[j] = ninf;
+                                  }
+                          }});
+        notes_.emplace_back("ridgeline causal mask loop");
+    } else if (la.input_shapes.size() == 4) {
+        const core::shape& ms = la.input_shapes[3];
+        const memory m = to_layout(la.layer.inputs[3], plain_md(to_dims(ms), memory::data_type::f32));
+        dims st(4, 0);
+        std::int64_t unit = 1;
+        for (std::size_t i = ms.rank(); i-- > 0;) {
+            st[4 - ms.rank() + i] = ms[i] == 1 ? 0 : unit;
+            unit *= ms[i];
+        }
+        steps_.push_back({{}, {}, [scores, m, st, batch, heads, sq, skv] {
+                              auto* s = static_cast<float*>(scores.get_data_handle());
+                              const auto* mp = static_cast<const float*>(m.get_data_handle());
+#pragma omp parallel for collapse(2) schedule(static)
+                              for (std::int64_t b = 0; b < batch; ++b)
+                                  for (std::int64_t h = 0; h < heads; ++h)
+                                      for (std::int64_t i = 0; i < sq; ++i) {
+                                          float* row = s + ((b * heads + h) * sq + i) * skv;
+                                          const float* mr = mp + b * st[0] + h * st[1] + i * st[2];
+                                          for (std::int64_t j = 0; j < skv; ++j) row[j] += mr[j * st[3]];
+                                      }
+                          }});
+        notes_.emplace_back("ridgeline mask loop");
+    }
+    // softmax over the keys, into the data type of the second matmul
+    memory probs(plain_md({groups * rows, skv}, dt), engine_);
+    const memory s2(plain_md({groups * rows, skv}, memory::data_type::f32), engine_, scores.get_data_handle());
+    dnnl::softmax_v2_forward::primitive_desc sm(
+        dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::softmax_accurate,
+                                       s2.get_desc(), probs.get_desc(), 1),
+        attr(), engine_);
+    record(sm);
+    steps_.push_back({dnnl::softmax_v2_forward(sm),
+                      {{DNNL_ARG_SRC, s2}, {DNNL_ARG_DST, probs}, {DNNL_ARG_SCRATCHPAD, scratchpad(sm)}},
+                      {}});
+    // out = probs v: [B*KVH, G*Sq, Skv] x [B*KVH, Skv, Dv] -> [B*KVH, G*Sq, Dv], which is [B, H, Sq, Dv]
+    const memory p3(memory::desc({groups, rows, skv}, dt, tag::abc), engine_, probs.get_data_handle());
+    const memory v3(memory::desc({groups, skv, dv}, dt, tag::abc), engine_, v.get_data_handle());
+    memory out(plain_md(to_dims(la.output_shape), dt), engine_);
+    const memory o3(memory::desc({groups, rows, dv}, dt, tag::abc), engine_, out.get_data_handle());
+    dnnl::matmul::primitive_desc pv(dnnl::matmul::desc(p3.get_desc(), v3.get_desc(), o3.get_desc()), attr(), engine_);
+    record(pv);
+    steps_.push_back({dnnl::matmul(pv),
+                      {{DNNL_ARG_SRC, p3}, {DNNL_ARG_WEIGHTS, v3}, {DNNL_ARG_DST, o3},
+                       {DNNL_ARG_SCRATCHPAD, scratchpad(pv)}},
+                      {}});
+    // the scores and probabilities are the unfused kernel's intermediates: workspace
+    workspace_ += static_cast<std::int64_t>(scores.get_desc().get_size() + probs.get_desc().get_size());
+    keep_.push_back(scores);
+    keep_.push_back(probs);
+    set_output(la.layer.name, out);
+}
+
+// ------------------------------------------------------------ kv_cache
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::kv_cache& op) {
+    const auto dt = to_dnnl(dt_);
+    const dims full = to_dims(la.output_shape);
+    memory cache = upload_param(la.layer, "cache", plain_md(full, dt));
+    keep_.push_back(cache);
+    // the new entries' place in the buffer: positions past .. past + new - 1 of every (batch, head)
+    const std::int64_t len = op.past + op.new_tokens;
+    auto* at = static_cast<unsigned char*>(cache.get_data_handle()) +
+               static_cast<std::size_t>(op.past * op.head_dim) * memory::data_type_size(dt);
+    const memory::desc dst_md({op.batch, op.num_heads, op.new_tokens, op.head_dim}, dt,
+                              dims{op.num_heads * len * op.head_dim, len * op.head_dim, op.head_dim, 1});
+    const memory dst(dst_md, engine_, at);
+    memory src = slots_.at(la.layer.inputs[0]).mem;
+    if (plain_strides(src.get_desc()).empty()) src = dense(la.layer.inputs[0]);
+    dnnl::reorder::primitive_desc pd(engine_, src.get_desc(), engine_, dst_md);
+    record(pd);
+    steps_.push_back({dnnl::reorder(pd), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}, {}});
+    set_output(la.layer.name, cache);
+    slots_.at(la.layer.name).holds_state = true;
+}
+
+}  // namespace ridgeline::cpu::dnnl_detail
