@@ -8,6 +8,7 @@
 
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/zoo.hpp"
+#include "ridgeline/io/hf_config.hpp"
 #include "ridgeline/io/model_file.hpp"
 #include "ridgeline/io/onnx_import.hpp"
 #include "ridgeline/report/format.hpp"
@@ -90,6 +91,16 @@ std::int64_t parse_bytes(const std::string& text) {
 
 void model_options::add_to(CLI::App& cmd) {
     cmd.add_option("--model,-m", model, "Built-in model by name (see `ridgeline models`)");
+    cmd.add_option("--hf-config", hf_config,
+                   "A Hugging Face config.json (model_type bert, gpt2, opt, llama, mistral or qwen2): the transformer "
+                   "it describes, with random weights");
+    cmd.add_option("--phase", phase, "Transformers: prefill (the prompt, --seq tokens; the default) or decode (one new "
+                                     "token per sequence over a KV cache of --kv-len tokens)")
+        ->check(CLI::IsMember({"prefill", "decode"}));
+    cmd.add_option("--seq", seq, "Transformers, prefill: tokens per sequence (default: the model's, see `ridgeline models`)")
+        ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(1) << 40));
+    cmd.add_option("--kv-len", kv_len, "Transformers, decode: tokens already in the KV cache per sequence")
+        ->check(CLI::Range(static_cast<std::int64_t>(0), static_cast<std::int64_t>(1) << 40));
     cmd.add_option("--layer,-l", layer,
                    "One layer as a string, e.g. \"conv2d:in_channels=16,out_channels=32,kernel_size=3\"");
     cmd.add_option("--model-file", model_file, "A model in ridgeline's JSON model format (docs/model-format.md)");
@@ -112,24 +123,50 @@ core::dtype model_options::data_type() const { return core::parse_dtype(dtype); 
 
 std::string model_options::source() const {
     if (!model.empty()) return "zoo:" + model;
+    if (!hf_config.empty()) return "hf-config:" + hf_config;
     if (!model_file.empty()) return "file:" + model_file;
     if (!onnx.empty()) return "onnx:" + onnx;
     return "layer:" + core::to_string(core::parse_op(layer));
 }
 
+bool model_options::transformer() const {
+    if (!hf_config.empty()) return true;
+    for (const auto& e : core::zoo_models())
+        if (e.name == model) return e.transformer;
+    return false;
+}
+
 built_model model_options::build() const {
     std::vector<std::string> given;
     if (!model.empty()) given.push_back("--model");
+    if (!hf_config.empty()) given.push_back("--hf-config");
     if (!layer.empty()) given.push_back("--layer");
     if (!model_file.empty()) given.push_back("--model-file");
     if (!onnx.empty()) given.push_back("--onnx");
     if (given.empty())
-        throw usage_error("give a model: --model NAME, --layer STRING, --model-file FILE or --onnx FILE (see `ridgeline models`)");
+        throw usage_error("give a model: --model NAME, --hf-config FILE, --layer STRING, --model-file FILE or --onnx FILE "
+                          "(see `ridgeline models`)");
     if (given.size() > 1) throw usage_error(given[0] + " and " + given[1] + " cannot be used together");
     if (skip_unsupported && onnx.empty()) throw usage_error("--skip-unsupported applies to --onnx only");
     if (shapes_only && onnx.empty()) throw usage_error("--shapes-only applies to --onnx only");
+    if ((!phase.empty() || seq || kv_len) && model.empty() && hf_config.empty())
+        throw usage_error(std::string(!phase.empty() ? "--phase" : seq ? "--seq" : "--kv-len") +
+                          " applies to a transformer (--model NAME of one, or --hf-config FILE)");
     std::vector<core::shape> shapes;
     for (const auto& s : inputs) shapes.push_back(core::parse_shape(s));
+    core::zoo_request request;
+    request.batch = batch;
+    request.phase = phase == "decode" ? core::transformer_phase::decode : core::transformer_phase::prefill;
+    request.phase_given = !phase.empty();
+    request.seq = seq;
+    request.kv_len = kv_len;
+    if (!hf_config.empty()) {
+        if (shapes.size() > 1) throw usage_error("--hf-config takes one --input, got " + std::to_string(shapes.size()));
+        if (!shapes.empty()) request.input = shapes[0];
+        const core::transformer_config c = io::read_hf_config(hf_config);
+        return {core::build_transformer(c, core::transformer_run_of(c.name, request, io::default_sequence(c))), nullptr,
+                {}, {}, {}};
+    }
     if (!model_file.empty()) return {io::read_model_file(model_file, io::input_overrides{shapes, batch}), nullptr, {}, {}, {}};
     if (!onnx.empty()) {
         io::onnx_model m = io::import_onnx(onnx, io::onnx_options{shapes, batch, skip_unsupported, shapes_only});
@@ -146,7 +183,8 @@ built_model model_options::build() const {
     }
     if (!model.empty()) {
         if (shapes.size() > 1) throw usage_error("--model takes one --input, got " + std::to_string(shapes.size()));
-        return {core::build_zoo_model(model, shapes.empty() ? std::nullopt : std::optional(shapes[0]), batch), nullptr, {}, {}, {}};
+        if (!shapes.empty()) request.input = shapes[0];
+        return {core::build_zoo_model(model, request), nullptr, {}, {}, {}};
     }
     core::op o = core::parse_op(layer);
     if (std::holds_alternative<core::parameter>(o))

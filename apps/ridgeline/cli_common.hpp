@@ -38,13 +38,18 @@ struct built_model {
     operator const core::model&() const { return model; }  // NOLINT(google-explicit-constructor)
 };
 
-/// Where the model comes from: --model NAME | --layer STRING | --model-file FILE.json | --onnx FILE.onnx
-/// (exactly one); with --input, --batch, --dtype, and --skip-unsupported for ONNX.
+/// Where the model comes from: --model NAME | --hf-config FILE | --layer STRING | --model-file FILE.json |
+/// --onnx FILE.onnx (exactly one); with --input, --batch, --dtype, --skip-unsupported for ONNX, and for a transformer
+/// (a built-in one or --hf-config) --phase prefill|decode, --seq and --kv-len.
 struct model_options {
     std::string model;
+    std::string hf_config;
     std::string layer;
     std::string model_file;
     std::string onnx;
+    std::string phase;                     // "", prefill or decode
+    std::optional<std::int64_t> seq;       // prefill tokens per sequence
+    std::optional<std::int64_t> kv_len;    // decode: tokens in the KV cache
     bool shapes_only = false;
     bool skip_unsupported = false;
     std::vector<std::string> inputs;
@@ -54,8 +59,10 @@ struct model_options {
     void add_to(CLI::App& cmd);
     /// Builds the model; throws usage_error for option mistakes and core::error for bad models and files.
     [[nodiscard]] built_model build() const;
+    /// Whether the model is a transformer that takes --phase (a built-in transformer or --hf-config).
+    [[nodiscard]] bool transformer() const;
     [[nodiscard]] core::dtype data_type() const;
-    /// "zoo:resnet18", "layer:<canonical string>", "file:<path>" or "onnx:<path>".
+    /// "zoo:resnet18", "hf-config:<path>", "layer:<canonical string>", "file:<path>" or "onnx:<path>".
     [[nodiscard]] std::string source() const;
 };
 

@@ -21,6 +21,11 @@ struct models_command {
                              {"description", e.description},
                              {"default_input", e.default_input.dims()},
                              {"input_kind", e.token_input ? "token_ids" : "image_nchw"},
+                             {"source", e.source},
+                             {"phases", e.transformer ? (e.token_input && e.name.rfind("bert", 0) != 0
+                                                             ? nlohmann::json{"prefill", "decode"}
+                                                             : nlohmann::json{"prefill"})
+                                                      : nlohmann::json::array()},
                              {"params", a.totals.params},
                              {"macs", a.totals.macs}});
             }
@@ -34,11 +39,12 @@ struct models_command {
         t.add_column("params", al::right);
         t.add_column("MACs", al::right);
         t.add_column("description", al::left);
+        t.add_column("source", al::left);
         for (const auto& e : core::zoo_models()) {
             const auto a = core::analyze(core::build_zoo_model(e.name), core::dtype::fp32);
             t.add_row({e.name, e.default_input.to_string() + (e.token_input ? " (token ids)" : ""),
                        report::with_commas(a.totals.params), report::si(static_cast<double>(a.totals.macs)),
-                       e.description});
+                       e.description, e.source});
         }
         out.emit(t.render());
         return 0;

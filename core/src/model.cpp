@@ -10,6 +10,14 @@
 
 namespace ridgeline::core {
 
+std::string_view to_string(transformer_phase p) { return p == transformer_phase::decode ? "decode" : "prefill"; }
+
+std::string describe(const transformer_run& r) {
+    if (r.phase == transformer_phase::decode)
+        return "decode step over a KV cache of " + std::to_string(r.kv_len) + " tokens";
+    return "prefill of " + std::to_string(r.seq) + " tokens";
+}
+
 std::string model_builder::input(const std::string& name, shape dims, bool indices) {
     model_.add_input({name, std::move(dims), indices});
     current_ = name;
@@ -125,6 +133,7 @@ model_analysis analyze(const model& m, dtype dt) {
     a.model_name = m.name();
     a.data_type = dt;
     a.inputs = m.inputs();
+    a.run = m.run();
     const std::string model_where = "model \"" + m.name() + "\"";
     if (m.inputs().empty()) throw invalid_layer(model_where + ": has no inputs");
     if (m.layers().empty()) throw invalid_layer(model_where + ": has no layers");

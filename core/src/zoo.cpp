@@ -39,14 +39,6 @@ op maxpool(i64 k, i64 s, i64 p = 0, bool ceil = false) {
     return m;
 }
 op adaptive(i64 h, i64 w) { return adaptive_avg_pool2d{{h, w}}; }
-op ln(i64 d, double eps) {
-    layer_norm l;
-    l.normalized_shape = {d};
-    l.eps = eps;
-    return l;
-}
-op view(std::vector<i64> target) { return reshape{std::move(target)}; }
-op swap(i64 a, i64 b) { return transpose{a, b}; }
 
 // ------------------------------------------------------------------ ResNet
 void basic_block(model_builder& b, const std::string& p, i64 inplanes, i64 planes, i64 stride) {
@@ -245,126 +237,40 @@ model mobilenet_v2(const shape& in) {
     return b.build();
 }
 
-// ------------------------------------------------------------------ transformers
-/// Multi-head self-attention core from q, k, v tensors of shape [B, S, heads*head_dim]; returns the
-/// merged context [B, S, heads*head_dim]. Matmuls are counted in full (no causal skipping).
-std::string attention(model_builder& b, const std::string& p, const std::string& q, const std::string& k,
-                      const std::string& v, i64 heads, i64 head_dim) {
-    b.add(p + "q_heads", view({0, 0, heads, head_dim}), {q});
-    const std::string qh = b.then(p + "q_perm", swap(1, 2));  // B x heads x S x d
-    b.add(p + "k_heads", view({0, 0, heads, head_dim}), {k});
-    b.then(p + "k_perm", swap(1, 2));
-    const std::string kt = b.then(p + "k_t", swap(2, 3));  // B x heads x d x S
-    b.add(p + "v_heads", view({0, 0, heads, head_dim}), {v});
-    const std::string vh = b.then(p + "v_perm", swap(1, 2));
-    b.add(p + "scores", matmul{}, {qh, kt});
-    b.then(p + "scale", scale{1.0 / std::sqrt(static_cast<double>(head_dim))});
-    const std::string probs = b.then(p + "softmax", softmax{-1});
-    b.add(p + "context", matmul{}, {probs, vh});
-    b.then(p + "context_perm", swap(1, 2));
-    return b.then(p + "context_merge", view({0, 0, heads * head_dim}));
-}
-
-model bert_base(const shape& in) {
-    const i64 hidden = 768, heads = 12, ffn = 3072, layers = 12, vocab = 30522, max_pos = 512;
-    const i64 seq = in[1];
-    if (seq > max_pos)
-        throw invalid_layer("model \"bert_base\": sequence length " + std::to_string(seq) +
-                            " is longer than its " + std::to_string(max_pos) + " position embeddings");
-    model_builder b("bert_base");
-    b.input("input_ids", in, true);
-    b.input("token_type_ids", in, true);
-    b.input("position_ids", shape{1, seq}, true);
-    b.add("embeddings.word_embeddings", embedding{vocab, hidden, {}}, {"input_ids"});
-    b.add("embeddings.token_type_embeddings", embedding{2, hidden, {}}, {"token_type_ids"});
-    b.add("embeddings.position_embeddings", embedding{max_pos, hidden, {}}, {"position_ids"});
-    b.add("embeddings.add_token_type", add{}, {"embeddings.word_embeddings", "embeddings.token_type_embeddings"});
-    b.add("embeddings.add_position", add{}, {"embeddings.add_token_type", "embeddings.position_embeddings"});
-    std::string h = b.then("embeddings.LayerNorm", ln(hidden, 1e-12));
-    for (i64 i = 0; i < layers; ++i) {
-        const std::string p = "encoder.layer." + std::to_string(i) + ".";
-        const std::string q = b.add(p + "attention.self.query", fc(hidden, hidden), {h});
-        const std::string k = b.add(p + "attention.self.key", fc(hidden, hidden), {h});
-        const std::string v = b.add(p + "attention.self.value", fc(hidden, hidden), {h});
-        attention(b, p + "attention.self.", q, k, v, heads, hidden / heads);
-        const std::string o = b.then(p + "attention.output.dense", fc(hidden, hidden));
-        b.add(p + "attention.output.add", add{}, {o, h});
-        const std::string a = b.then(p + "attention.output.LayerNorm", ln(hidden, 1e-12));
-        b.then(p + "intermediate.dense", fc(hidden, ffn));
-        b.then(p + "intermediate.gelu", gelu{});
-        const std::string f = b.then(p + "output.dense", fc(ffn, hidden));
-        b.add(p + "output.add", add{}, {f, a});
-        h = b.then(p + "output.LayerNorm", ln(hidden, 1e-12));
-    }
-    b.then("pooler.first_token", slice{1, 0, 1, 1});
-    b.then("pooler.squeeze", view({0, hidden}));
-    b.then("pooler.dense", fc(hidden, hidden));
-    b.then("pooler.activation", tanh_op{});
-    return b.build();
-}
-
-model gpt2(const shape& in) {
-    const i64 hidden = 768, heads = 12, layers = 12, vocab = 50257, max_pos = 1024;
-    const i64 seq = in[1];
-    if (seq > max_pos)
-        throw invalid_layer("model \"gpt2\": sequence length " + std::to_string(seq) + " is longer than its " +
-                            std::to_string(max_pos) + " position embeddings");
-    model_builder b("gpt2");
-    b.input("input_ids", in, true);
-    b.input("position_ids", shape{1, seq}, true);
-    b.add("transformer.wte", embedding{vocab, hidden, {}}, {"input_ids"});
-    b.add("transformer.wpe", embedding{max_pos, hidden, {}}, {"position_ids"});
-    std::string h = b.add("transformer.embed_add", add{}, {"transformer.wte", "transformer.wpe"});
-    for (i64 i = 0; i < layers; ++i) {
-        const std::string p = "transformer.h." + std::to_string(i) + ".";
-        b.then(p + "ln_1", ln(hidden, 1e-5));
-        const std::string qkv = b.then(p + "attn.c_attn", fc(hidden, 3 * hidden));
-        const std::string q = b.add(p + "attn.q", slice{2, 0, hidden, 1}, {qkv});
-        const std::string k = b.add(p + "attn.k", slice{2, hidden, 2 * hidden, 1}, {qkv});
-        const std::string v = b.add(p + "attn.v", slice{2, 2 * hidden, 3 * hidden, 1}, {qkv});
-        attention(b, p + "attn.", q, k, v, heads, hidden / heads);
-        const std::string o = b.then(p + "attn.c_proj", fc(hidden, hidden));
-        const std::string r1 = b.add(p + "add_1", add{}, {o, h});
-        b.then(p + "ln_2", ln(hidden, 1e-5));
-        b.then(p + "mlp.c_fc", fc(hidden, 4 * hidden));
-        gelu g;
-        g.tanh_approximation = true;  // GPT-2's "gelu_new"
-        b.then(p + "mlp.gelu", g);
-        const std::string m = b.then(p + "mlp.c_proj", fc(4 * hidden, hidden));
-        h = b.add(p + "add_2", add{}, {m, r1});
-    }
-    b.then("transformer.ln_f", ln(hidden, 1e-5));
-    b.then("lm_head", fc(hidden, vocab, false));
-    b.tie_last("weight", "transformer.wte.weight");
-    return b.build();
-}
-
 struct zoo_builder {
     zoo_entry entry;
-    std::function<model(const shape&)> build;
+    std::function<model(const shape&)> build;  // null: a transformer (named_transformers)
 };
+
+/// The named transformer behind a zoo entry (bert_base is bert-base).
+const named_transformer& transformer_of(const std::string& name) {
+    const named_transformer* n = find_named_transformer(name == "bert_base" ? "bert-base" : name);
+    if (!n) throw error("model \"" + name + "\": no such transformer");
+    return *n;
+}
 
 const std::vector<zoo_builder>& builders() {
     static const std::vector<zoo_builder> all{
-        {{"resnet18", "ResNet-18 (torchvision)", shape{1, 3, 224, 224}, false},
+        {{"resnet18", "ResNet-18 (torchvision)", shape{1, 3, 224, 224}, false, "torchvision", false},
          [](const shape& s) { return resnet("resnet18", s, false, {2, 2, 2, 2}); }},
-        {{"resnet34", "ResNet-34 (torchvision)", shape{1, 3, 224, 224}, false},
+        {{"resnet34", "ResNet-34 (torchvision)", shape{1, 3, 224, 224}, false, "torchvision", false},
          [](const shape& s) { return resnet("resnet34", s, false, {3, 4, 6, 3}); }},
-        {{"resnet50", "ResNet-50 v1.5 (torchvision)", shape{1, 3, 224, 224}, false},
+        {{"resnet50", "ResNet-50 v1.5 (torchvision)", shape{1, 3, 224, 224}, false, "torchvision", false},
          [](const shape& s) { return resnet("resnet50", s, true, {3, 4, 6, 3}); }},
-        {{"resnet101", "ResNet-101 v1.5 (torchvision)", shape{1, 3, 224, 224}, false},
+        {{"resnet101", "ResNet-101 v1.5 (torchvision)", shape{1, 3, 224, 224}, false, "torchvision", false},
          [](const shape& s) { return resnet("resnet101", s, true, {3, 4, 23, 3}); }},
-        {{"mobilenet_v2", "MobileNetV2 (torchvision)", shape{1, 3, 224, 224}, false}, mobilenet_v2},
-        {{"vgg11", "VGG-11 (torchvision)", shape{1, 3, 224, 224}, false},
+        {{"mobilenet_v2", "MobileNetV2 (torchvision)", shape{1, 3, 224, 224}, false, "torchvision", false}, mobilenet_v2},
+        {{"vgg11", "VGG-11 (torchvision)", shape{1, 3, 224, 224}, false, "torchvision", false},
          [](const shape& s) { return vgg("vgg11", s, vgg_a, false); }},
-        {{"vgg16", "VGG-16 (torchvision)", shape{1, 3, 224, 224}, false},
+        {{"vgg16", "VGG-16 (torchvision)", shape{1, 3, 224, 224}, false, "torchvision", false},
          [](const shape& s) { return vgg("vgg16", s, vgg_d, false); }},
-        {{"vgg16_bn", "VGG-16 with BatchNorm (torchvision)", shape{1, 3, 224, 224}, false},
+        {{"vgg16_bn", "VGG-16 with BatchNorm (torchvision)", shape{1, 3, 224, 224}, false, "torchvision", false},
          [](const shape& s) { return vgg("vgg16_bn", s, vgg_d, true); }},
-        {{"alexnet", "AlexNet (torchvision)", shape{1, 3, 224, 224}, false}, alexnet},
-        {{"squeezenet1_0", "SqueezeNet 1.0 (torchvision)", shape{1, 3, 224, 224}, false}, squeezenet1_0},
-        {{"bert_base", "BERT-base encoder with pooler (Hugging Face BertModel)", shape{1, 128}, true}, bert_base},
-        {{"gpt2", "GPT-2 small with the LM head tied to the token embedding", shape{1, 1024}, true}, gpt2},
+        {{"alexnet", "AlexNet (torchvision)", shape{1, 3, 224, 224}, false, "torchvision", false}, alexnet},
+        {{"squeezenet1_0", "SqueezeNet 1.0 (torchvision)", shape{1, 3, 224, 224}, false, "torchvision", false}, squeezenet1_0},
+        {{"bert_base", "BERT-base encoder with pooler (Hugging Face BertModel); bert-base at sequence 128",
+          shape{1, 128}, true, "google-bert/bert-base-uncased", true},
+         nullptr},
     };
     return all;
 }
@@ -374,15 +280,68 @@ const std::vector<zoo_builder>& builders() {
 const std::vector<zoo_entry>& zoo_models() {
     static const std::vector<zoo_entry> entries = [] {
         std::vector<zoo_entry> e;
-        for (const auto& b : builders()) e.push_back(b.entry);
+        for (const auto& b : builders()) {
+            e.push_back(b.entry);
+        }
+        for (const auto& n : named_transformers())
+            e.push_back({n.name, n.description, shape{1, n.default_seq}, true, n.config.source, true});
         return e;
     }();
     return entries;
 }
 
+transformer_run transformer_run_of(const std::string& model_name, const zoo_request& q, std::int64_t default_seq) {
+    const std::string where = "model \"" + model_name + "\": ";
+    transformer_run r;
+    r.phase = q.phase;
+    if (q.input) {
+        if (q.input->rank() != 2)
+            throw invalid_layer(where + "input " + q.input->to_string() + " has rank " + std::to_string(q.input->rank()) +
+                                ", expected batch x sequence_length of token ids, e.g. 1x" + std::to_string(default_seq));
+        if (q.batch && (*q.input)[0] != *q.batch)
+            throw invalid_layer(where + "--batch " + std::to_string(*q.batch) +
+                                " disagrees with the batch dimension of --input " + q.input->to_string());
+    }
+    r.batch = q.batch ? *q.batch : q.input ? (*q.input)[0] : 1;
+    if (r.batch < 1) throw invalid_layer(where + "batch " + std::to_string(r.batch) + " must be >= 1");
+    if (q.phase == transformer_phase::decode) {
+        if (q.seq) throw error(where + "--seq is the prefill's length; a decode step has one new token (give --kv-len)");
+        if (!q.kv_len) throw error(where + "--phase decode needs --kv-len: the tokens already in the KV cache");
+        if (q.input && (*q.input)[1] != 1)
+            throw invalid_layer(where + "a decode step reads one new token per sequence: --input " +
+                                q.input->to_string() + " has " + std::to_string((*q.input)[1]));
+        r.kv_len = *q.kv_len;
+        return r;
+    }
+    if (q.kv_len) throw error(where + "--kv-len applies to --phase decode");
+    if (q.input && q.seq && (*q.input)[1] != *q.seq)
+        throw invalid_layer(where + "--seq " + std::to_string(*q.seq) + " disagrees with the sequence of --input " +
+                            q.input->to_string());
+    r.seq = q.seq ? *q.seq : q.input ? (*q.input)[1] : default_seq;
+    return r;
+}
+
+model build_zoo_model(std::string_view name, const zoo_request& q) {
+    for (const auto& b : builders())
+        if (b.entry.name == name && b.build) {
+            if (q.phase_given || q.seq || q.kv_len)
+                throw error("model \"" + b.entry.name + "\" is not a transformer: --phase, --seq and --kv-len apply to "
+                            "transformers");
+            return build_zoo_model(name, q.input, q.batch);
+        }
+    for (const auto& e : zoo_models())
+        if (e.name == name && e.transformer) {
+            const named_transformer& n = transformer_of(e.name);
+            transformer_config c = n.config;
+            c.name = e.name;
+            return build_transformer(c, transformer_run_of(e.name, q, n.default_seq));
+        }
+    return build_zoo_model(name, q.input, q.batch);  // the unknown-name error
+}
+
 model build_zoo_model(std::string_view name, std::optional<shape> input, std::optional<std::int64_t> batch) {
     for (const auto& b : builders()) {
-        if (b.entry.name != name) continue;
+        if (b.entry.name != name || !b.build) continue;
         const zoo_entry& e = b.entry;
         shape in = e.default_input;
         if (input) {
@@ -401,6 +360,8 @@ model build_zoo_model(std::string_view name, std::optional<shape> input, std::op
         }
         return b.build(in);
     }
+    for (const auto& e : zoo_models())
+        if (e.name == name && e.transformer) return build_zoo_model(name, zoo_request{input, batch, {}, false, {}, {}});
     std::string list;
     for (const auto& e : zoo_models()) list += (list.empty() ? "" : ", ") + e.name;
     throw error("unknown model \"" + std::string(name) + "\" (built-in models: " + list + ")");

@@ -81,6 +81,22 @@ struct plan {
     std::vector<std::pair<std::string, double>> steps;
 };
 
+}  // namespace
+
+std::int64_t last_level_from_sweep(const std::vector<std::pair<std::int64_t, double>>& sweep, std::int64_t below) {
+    double best = 0;
+    std::int64_t last = 0;
+    for (const auto& [bytes, gbs] : sweep) {
+        if (bytes <= below) continue;
+        if (best > 0 && gbs < 0.75 * best) return last;
+        best = std::max(best, gbs);
+        last = bytes;
+    }
+    return 0;
+}
+
+namespace {
+
 plan make_plan(backends::backend& b, const cpu_info& info, const backends::ceilings& c, bool quick) {
     plan p;
     const double per_kernel = ceiling_protocol(quick).min_time_s * 1.6;
@@ -143,7 +159,7 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
     c.quick = quick;
     c.load_average = load_average();
     const backends::timing_options protocol = ceiling_protocol(quick);
-    const plan p = make_plan(b, info, c, quick);
+    plan p = make_plan(b, info, c, quick);
     progress step(options, p.steps);
     auto stopped = [&] { return options.stop && options.stop->load(); };
 
@@ -218,6 +234,23 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
         bool clean = true;
         const double gbs = sweep_point_gbs(ws, protocol, options, c, clean);
         if (gbs > 0) c.working_set_gbs.emplace_back(24 * (ws / 24), gbs);
+    }
+    // without the OS's cache topology the last level's size is what the CPU reports, which a hypervisor may inflate
+    // (the host socket's L3): where the sweep falls off to DRAM sets it, and the STREAM arrays follow
+    if (info.cache_source == "cpuid" && c.cache_level_bytes.size() >= 2) {
+        const std::int64_t below = c.cache_level_bytes[c.cache_level_bytes.size() - 2];
+        if (const std::int64_t seen = last_level_from_sweep(c.working_set_gbs, below);
+            seen > 0 && seen < c.cache_level_bytes.back()) {
+            c.cache_level_bytes.back() = seen;
+            c.last_level_cache_bytes = seen;
+            p.stream_bytes = std::min(3 * std::max<std::int64_t>(c.dram_level_bytes(), std::int64_t{128} << 20),
+                                      p.stream_bytes);
+        }
+        c.method["cache_level_bytes"] = "the OS gives no cache topology: L1d and L2 as the CPU reports them (" +
+                                        mb(info.l1d_bytes) + ", " + mb(info.l2_bytes) + " per core); the last level (" +
+                                        mb(info.l3_bytes) + " reported) read from the sweep: " +
+                                        mb(c.cache_level_bytes.back()) +
+                                        ", the largest working set within 25% of the best point past the level below";
     }
     c.method["working_set_gbs"] = "the highest of STREAM triad, read and a copy with non-temporal stores, each moving the "
                                   "working set once a pass (triad and read over 3 arrays of a third, the copy from one "

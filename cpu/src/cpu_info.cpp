@@ -88,6 +88,14 @@ cpu_info read_host() {
         if (level == "2") c.l2_bytes = size;
         if (level == "3") c.l3_bytes = size;
     }
+    c.cache_source = c.l1d_bytes > 0 || c.l2_bytes > 0 ? "sysfs" : "none";
+    if (c.cache_source == "none") {  // no cache topology in /sys (some VMs): what the CPU (or hypervisor) reports
+        const auto conf = [](int name) { const long v = sysconf(name); return v > 0 ? static_cast<std::int64_t>(v) : 0; };
+        c.l1d_bytes = conf(_SC_LEVEL1_DCACHE_SIZE);
+        c.l2_bytes = conf(_SC_LEVEL2_CACHE_SIZE);
+        c.l3_bytes = conf(_SC_LEVEL3_CACHE_SIZE);
+        if (c.l1d_bytes > 0 || c.l2_bytes > 0) c.cache_source = "cpuid";
+    }
     {
         // distinct instances of the last-level cache among the allowed CPUs
         const int llc_index = [&] {
@@ -106,6 +114,9 @@ cpu_info read_host() {
                 if (!shared.empty()) instances.insert(shared);
             }
         c.llc_total_bytes = per * static_cast<std::int64_t>(std::max<std::size_t>(1, instances.size()));
+        // from CPUID the last level is an upper bound (a hypervisor may report the host socket's): at most 128 MiB
+        // until the ceilings' sweep reads where it ends (cpu_ceilings.cpp); the cold-cache flush covers that much
+        if (c.cache_source == "cpuid") c.llc_total_bytes = std::min<std::int64_t>(per, std::int64_t{128} << 20);
     }
     c.governor = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
     const std::string maxf = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");

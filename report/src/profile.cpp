@@ -192,6 +192,7 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
     const auto& m = r.memory;
     j["memory"] = {{"parameter_bytes", m.parameter_bytes},
                    {"buffer_bytes", m.buffer_bytes},
+                   {"kv_cache_bytes", m.kv_cache_bytes},
                    {"input_bytes", m.input_bytes},
                    {"total_activation_bytes", m.total_activation_bytes},
                    {"peak_activation_bytes", m.peak_activation_bytes},
@@ -370,7 +371,7 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
 
     std::ostringstream out;
     const auto& d = r.device;
-    out << "model " << r.analysis.model_name << "  " << inputs_text(r.analysis.inputs) << "  dtype "
+    out << model_heading(r.analysis) << "  " << inputs_text(r.analysis.inputs) << "  dtype "
         << core::to_string(r.analysis.data_type) << "\n";
     out << "device " << d.backend << ": " << d.name;
     if (d.kind == backends::device_kind::gpu)
@@ -487,7 +488,9 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
     for (const auto& w : profile_warnings(r)) out << "WARNING: " << w << "\n";
     const auto& m = r.memory;
     out << "memory: parameters " << si(static_cast<double>(m.parameter_bytes), "B") << ", buffers "
-        << si(static_cast<double>(m.buffer_bytes), "B") << ", peak activations "
+        << si(static_cast<double>(m.buffer_bytes), "B")
+        << (m.kv_cache_bytes > 0 ? " (the KV cache " + si(static_cast<double>(m.kv_cache_bytes), "B") + ")" : std::string())
+        << ", peak activations "
         << si(static_cast<double>(m.peak_activation_bytes), "B") << " (at " << m.peak_at << "), workspace "
         << si(static_cast<double>(r.workspace_bytes), "B") << "\n";
     const auto& tr = r.training;

@@ -1,5 +1,7 @@
 #include "ridgeline/report/summary.hpp"
 
+#include "ridgeline/core/memory.hpp"
+
 #include <sstream>
 
 #include "ridgeline/config.hpp"
@@ -23,10 +25,12 @@ nlohmann::json conventions_json(core::dtype dt) {
         {"buffers", "non-trainable state elements (BatchNorm running mean and variance, held tensors that are not parameters)"},
         {"macs", "multiply-accumulates of linear, conv2d and matmul, padding taps included (torchvision, fvcore, "
                  "thop report this number)"},
-        {"executed_macs", "macs without the conv2d taps that fall in the padding, which a kernel skips (benchdnn "
-                          "counts the same); the roofline's compute floor counts these"},
+        {"executed_macs", "macs without the work a kernel skips: conv2d taps that fall in the padding (benchdnn "
+                          "counts the same), attention's query-key pairs the causal mask or window removes; the "
+                          "roofline's compute floor counts these"},
         {"flops", "2*macs + one add per output element for a bias + elementwise work per op (docs/conventions.md); "
-                  "PyTorch's FlopCounterMode reports 2*macs"},
+                  "PyTorch's FlopCounterMode reports 2*macs (attention: 2*macs, every query-key pair)"},
+        {"executed_flops", "flops without the 2 FLOP of each skipped MAC (padding taps, masked attention pairs)"},
         {"bytes", "minimal compulsory traffic: every input, parameter and buffer element read once, every output "
                   "element written once; views move 0 bytes"},
         {"arithmetic_intensity", "flops / bytes"},
@@ -34,8 +38,14 @@ nlohmann::json conventions_json(core::dtype dt) {
 }
 
 nlohmann::json totals_json(const core::cost& c) {
-    return {{"params", c.params}, {"buffers", c.buffers}, {"macs", c.macs}, {"executed_macs", c.executed_macs()},
-            {"flops", c.flops},   {"bytes", c.bytes},     {"arithmetic_intensity", intensity_json(c)}};
+    return {{"params", c.params},
+            {"buffers", c.buffers},
+            {"macs", c.macs},
+            {"executed_macs", c.executed_macs()},
+            {"flops", c.flops},
+            {"executed_flops", c.executed_flops()},
+            {"bytes", c.bytes},
+            {"arithmetic_intensity", intensity_json(c)}};
 }
 
 nlohmann::json layer_json(const core::layer_analysis& l) {
@@ -53,6 +63,7 @@ nlohmann::json layer_json(const core::layer_analysis& l) {
         {"macs", l.cost.macs},
         {"executed_macs", l.cost.executed_macs()},
         {"flops", l.cost.flops},
+        {"executed_flops", l.cost.executed_flops()},
         {"bytes", l.cost.bytes},
         {"arithmetic_intensity", intensity_json(l.cost)},
     };
@@ -70,6 +81,7 @@ nlohmann::json summary_json(const core::model_analysis& a, const run_info& info)
         {"schema", "ridgeline.summary/1"},
         {"ridgeline_version", RIDGELINE_VERSION},
         {"model", a.model_name},
+        {"pass", pass_json(a)},
         {"source", info.source},
         {"command_line", info.command_line},
         {"batch", a.batch},
@@ -115,6 +127,21 @@ std::string folded_nodes_footer(const std::vector<skipped_node>& folded) {
     return s + "; JSON lists them as folded_nodes)\n";
 }
 
+std::string model_heading(const core::model_analysis& a) {
+    std::string s = "model " + a.model_name;
+    if (a.run) s += " (" + core::describe(*a.run) + ")";
+    return s;
+}
+
+nlohmann::json pass_json(const core::model_analysis& a) {
+    if (!a.run) return nullptr;
+    return {{"phase", std::string(core::to_string(a.run->phase))},
+            {"batch", a.run->batch},
+            {"seq", a.run->seq},
+            {"kv_len", a.run->kv_len},
+            {"kv_cache_bytes", core::memory_of(a).kv_cache_bytes}};
+}
+
 std::string inputs_text(const std::vector<core::model_input>& inputs) {
     if (inputs.size() == 1) return "input " + inputs[0].dims.to_string();
     std::string out = "inputs ";
@@ -155,11 +182,15 @@ std::string summary_table(const core::model_analysis& a, const std::vector<skipp
                si(static_cast<double>(a.totals.macs)), si(static_cast<double>(a.totals.flops)),
                si(static_cast<double>(a.totals.bytes), "B"), intensity(a.totals)});
     std::ostringstream out;
-    out << "model " << a.model_name << "  " << inputs_text(a.inputs) << "  dtype " << core::to_string(a.data_type) << "\n\n";
+    out << model_heading(a) << "  " << inputs_text(a.inputs) << "  dtype " << core::to_string(a.data_type) << "\n\n";
     out << t.render();
     out << "\nparams " << with_commas(a.totals.params) << "  buffers " << with_commas(a.totals.buffers) << "  MACs "
         << with_commas(a.totals.macs) << "  FLOPs " << with_commas(a.totals.flops) << "  bytes "
         << with_commas(a.totals.bytes) << "\n";
+    if (const std::int64_t kv = core::memory_of(a).kv_cache_bytes; kv > 0)
+        out << "KV cache " << si(static_cast<double>(kv), "B") << " (" << with_commas(kv)
+            << " bytes: keys and values of every layer, " << a.run->kv_len + 1 << " positions per sequence, batch "
+            << a.run->batch << ")\n";
     out << skipped_nodes_footer(skipped) << folded_nodes_footer(folded);
     return out.str();
 }

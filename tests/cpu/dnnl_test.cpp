@@ -5,6 +5,7 @@
 
 #include "ridgeline/profiler/profiler.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
+#include "ridgeline/cpu/cpu_ceilings.hpp"
 #include "ridgeline/cpu/reference.hpp"
 
 using namespace ridgeline;
@@ -201,4 +202,20 @@ TEST(Dnnl, ASqueezeExciteGateRunsJitNotOneDnnsReference) {
     ref->run();
     const auto v = profiler::compare_outputs(fast->outputs(), ref->outputs(), 1e-4);
     EXPECT_EQ(v.state, profiler::verification_state::passed) << v.message;
+}
+
+// Without /sys cache topology (some VMs) the last level's size comes from the sweep itself. The points of a 2-vCPU Zen 5
+// VM whose CPUID reports 508 MB of L3 (cpu_info::cache_source "cpuid"): L2 (2 MB for 2 cores) and below first, then
+// 155-160 GB/s from 3 to 25 MB, 107 at 50 MB (under 0.75 x 160 = 120), DRAM beyond: the level ends at 25.17 MB.
+TEST(CpuCeilings, TheLastLevelEndsWhereTheSweepFallsOff) {
+    const std::vector<std::pair<std::int64_t, double>> sweep = {
+        {49152, 443.6},    {98304, 363.1},    {196608, 288.4},    {393216, 283.1},    {786432, 299.2},
+        {1572864, 245.4},  {3145728, 160.2},  {6291456, 160.5},   {12582912, 156.2},  {25165824, 157.5},
+        {50331648, 107.6}, {100663296, 87.3}, {201326592, 86.5}};
+    EXPECT_EQ(ridgeline::cpu::last_level_from_sweep(sweep, 2097152), 25165824);
+    // no fall within the sweep: nothing is read from it (the reported size stands)
+    const std::vector<std::pair<std::int64_t, double>> flat = {{3145728, 160.2}, {6291456, 158.0}, {12582912, 150.0}};
+    EXPECT_EQ(ridgeline::cpu::last_level_from_sweep(flat, 2097152), 0);
+    // past the last level, DRAM's points (107.6, 87.3, 86.5) stay within 25% of their best: nothing to read
+    EXPECT_EQ(ridgeline::cpu::last_level_from_sweep(sweep, 25165824), 0);
 }

@@ -20,6 +20,22 @@ struct model_input {
     bool indices = false;
 };
 
+enum class transformer_phase { prefill, decode };
+std::string_view to_string(transformer_phase p);
+
+/// What one forward pass of a transformer processes: a prefill of `seq` tokens per sequence, or a decode step (one
+/// new token per sequence) over a KV cache of `kv_len` tokens. Reports print it beside the model's name.
+struct transformer_run {
+    transformer_phase phase = transformer_phase::prefill;
+    std::int64_t batch = 1;
+    std::int64_t seq = 0;     // prefill: tokens per sequence
+    std::int64_t kv_len = 0;  // decode: cached tokens per sequence
+    bool operator==(const transformer_run&) const = default;
+};
+
+/// "prefill of 128 tokens" / "decode step over a KV cache of 1024 tokens" (the batch is printed elsewhere).
+std::string describe(const transformer_run& r);
+
 class model {
 public:
     explicit model(std::string name = "model") : name_(std::move(name)) {}
@@ -32,9 +48,13 @@ public:
     [[nodiscard]] const std::vector<layer>& layers() const { return layers_; }
     std::vector<model_input>& inputs() { return inputs_; }
     std::vector<layer>& layers() { return layers_; }
+    /// The pass a transformer was built for (build_transformer sets it); empty for other models.
+    [[nodiscard]] const std::optional<transformer_run>& run() const { return run_; }
+    void set_run(transformer_run r) { run_ = r; }
 
 private:
     std::string name_;
+    std::optional<transformer_run> run_;
     std::vector<model_input> inputs_;
     std::vector<layer> layers_;
 };
@@ -56,6 +76,7 @@ public:
     [[nodiscard]] const std::string& current() const { return current_; }
     void set_current(std::string t) { current_ = std::move(t); }
     [[nodiscard]] model build() const { return model_; }
+    void set_run(transformer_run r) { model_.set_run(r); }
 
 private:
     model model_;
@@ -83,6 +104,7 @@ struct model_analysis {
     std::vector<model_input> inputs;
     std::vector<layer_analysis> layers;  // in topological order
     std::vector<std::string> outputs;    // tensors that no layer reads
+    std::optional<transformer_run> run;  // the model's transformer pass, if any
     /// Sum over layers, except that params and buffers count every distinct tensor once (tied tensors).
     core::cost totals;
 };

@@ -28,6 +28,13 @@ backends::ceilings_spot_check spot_check_cpu_ceilings(backends::backend& b, cons
 std::vector<double> remeasure_cpu_working_set(const std::vector<std::int64_t>& sizes,
                                               const backends::ceilings_options& options);
 
+/// Where a working-set sweep (bytes, GB/s in ascending size) shows the last cache level ending, for a machine whose OS
+/// gives no cache topology (cpu_info::cache_source "cpuid", where a hypervisor may report the host socket's L3): past
+/// `below` (the level under it), the largest working set that still reads within 25% of the best point so far. 0 when
+/// the sweep shows no such fall. Derived from the sweeps of a 2-vCPU Zen 5 VM without /sys cache topology, whose
+/// CPUID says 508 MB of L3: 155-160 GB/s from 3 to 25 MB, then 107 at 50 MB and 87 beyond.
+std::int64_t last_level_from_sweep(const std::vector<std::pair<std::int64_t, double>>& sweep, std::int64_t below);
+
 /// "cpu|<model>|<cores> cores|<threads> threads|<isa flags>|oneDNN <version>": the cache key of ceilings.
 std::string cpu_fingerprint(int threads);
 

@@ -14,6 +14,11 @@ struct cpu_info {
     std::vector<std::string> flags;  // the ISA flags ridgeline cares about: avx2 fma avx512f avx512_bf16 amx_bf16 ...
     std::int64_t memory_bytes = 0;   // MemTotal
     std::int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;  // per instance, from /sys cache index
+    /// Where the cache sizes come from: "sysfs" (/sys/devices/system/cpu/cpu0/cache), "cpuid" (the C library's
+    /// sysconf, which asks the CPU, or on a VM the hypervisor; some report the host socket's whole L3 there: 508 MB
+    /// on a 2-vCPU Zen 5 VM whose L3 holds 32 MB), or "none". With "cpuid" the ceilings read the last level's
+    /// capacity from their own working-set sweep (cpu_ceilings.hpp).
+    std::string cache_source;
     /// The last-level cache this process's CPUs can fill together: the L3 (else L2) size times the number of
     /// distinct instances among the allowed CPUs (/sys .../cache/indexN/shared_cpu_list). A server with 12 L3
     /// slices of 32 MB has 384 MB of it: "beyond the LLC" (STREAM's arrays, the cold-cache flush) means beyond

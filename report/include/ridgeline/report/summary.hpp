@@ -66,5 +66,9 @@ std::string shapes_text(const core::shapes& s);
 /// The model's inputs for a report's header: "input 1x3x224x224" for one input, "inputs a 1x4, b 1x4" for
 /// several (their names in the JSON either way).
 std::string inputs_text(const std::vector<core::model_input>& inputs);
+/// "model llama-3-8b (decode step over a KV cache of 1024 tokens)": a report's first words.
+std::string model_heading(const core::model_analysis& a);
+/// {"phase", "batch", "seq", "kv_len", "kv_cache_bytes"} of a transformer's pass, or null.
+nlohmann::json pass_json(const core::model_analysis& a);
 
 }  // namespace ridgeline::report

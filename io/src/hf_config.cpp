@@ -1,0 +1,294 @@
+// A Hugging Face config.json -> core::transformer_config (hf_config.hpp). The defaults of each family are those of its
+// configuration class in transformers (configuration_bert.py, configuration_gpt2.py, configuration_opt.py,
+// configuration_llama.py, configuration_mistral.py, configuration_qwen2.py).
+#include "ridgeline/io/hf_config.hpp"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "ridgeline/core/error.hpp"
+#include "ridgeline/core/file.hpp"
+
+namespace ridgeline::io {
+
+namespace {
+
+using nlohmann::json;
+using core::transformer_family;
+
+/// Keys that do not change what a forward pass computes or costs: training-only rates, token ids, bookkeeping.
+const std::set<std::string> harmless = {
+    "_name_or_path", "architectures", "model_type", "torch_dtype", "dtype", "transformers_version", "bos_token_id",
+    "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id", "use_cache", "initializer_range",
+    "init_std", "attention_dropout", "hidden_dropout_prob", "attention_probs_dropout_prob", "hidden_dropout",
+    "resid_pdrop", "embd_pdrop", "attn_pdrop", "dropout", "activation_dropout", "layerdrop", "classifier_dropout",
+    "summary_type", "summary_use_proj", "summary_activation", "summary_proj_to_labels", "summary_first_dropout",
+    "task_specific_params", "prefix", "id2label", "label2id", "num_labels", "problem_type", "tokenizer_class",
+    "gradient_checkpointing", "output_past", "return_dict", "torchscript", "keys_to_ignore_at_inference",
+    "pretraining_tp", "reorder_and_upcast_attn", "n_ctx", "is_encoder_decoder", "chunk_size_feed_forward",
+    "finetuning_task", "output_attentions", "output_hidden_states", "use_return_dict", "bad_words_ids",
+    "max_length", "min_length", "do_sample", "num_beams", "temperature", "top_k", "top_p", "repetition_penalty",
+    "length_penalty", "no_repeat_ngram_size", "early_stopping", "num_return_sequences", "forced_bos_token_id",
+    "forced_eos_token_id", "remove_invalid_values", "_attn_implementation", "attn_implementation"};
+
+class reader {
+public:
+    reader(const json& doc, std::string_view label) : doc_(doc), label_(label) {}
+
+    [[noreturn]] void fail(const std::string& key, const std::string& message) const {
+        throw core::parse_error(label_ + ": \"" + key + "\" " + message);
+    }
+    bool has(const std::string& key) {
+        used_.insert(key);
+        return doc_.contains(key) && !doc_[key].is_null();
+    }
+    std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t minimum = 1) {
+        if (!has(key)) return fallback;
+        const json& v = doc_[key];
+        if (!v.is_number_integer()) fail(key, "must be an integer >= " + std::to_string(minimum) + ", got " + v.dump());
+        const std::int64_t x = v.get<std::int64_t>();
+        if (x < minimum) fail(key, "must be an integer >= " + std::to_string(minimum) + ", got " + v.dump());
+        return x;
+    }
+    std::int64_t required(const std::string& key, std::int64_t minimum = 1) {
+        if (!has(key)) fail(key, "is required for model_type " + type_ + " (the config has no such key)");
+        return integer(key, 0, minimum);
+    }
+    double number(const std::string& key, double fallback) {
+        if (!has(key)) return fallback;
+        const json& v = doc_[key];
+        if (!v.is_number()) fail(key, "must be a number, got " + v.dump());
+        return v.get<double>();
+    }
+    bool boolean(const std::string& key, bool fallback) {
+        if (!has(key)) return fallback;
+        const json& v = doc_[key];
+        if (!v.is_boolean()) fail(key, "must be true or false, got " + v.dump());
+        return v.get<bool>();
+    }
+    std::string word(const std::string& key, const std::string& fallback) {
+        if (!has(key)) return fallback;
+        const json& v = doc_[key];
+        if (!v.is_string()) fail(key, "must be a string, got " + v.dump());
+        return v.get<std::string>();
+    }
+    /// A key whose only modelled value is `expected` (cross-attention, a decoder flag): refused otherwise.
+    template <class T>
+    void only(const std::string& key, const T& expected, const std::string& why) {
+        if (!has(key)) return;
+        if (doc_[key] != json(expected)) fail(key, "is " + doc_[key].dump() + ": " + why);
+    }
+    const json& at(const std::string& key) const { return doc_[key]; }
+    void set_type(std::string t) { type_ = std::move(t); }
+    /// Every key not read and not harmless, refused by name.
+    void finish() const {
+        for (const auto& [key, value] : doc_.items()) {
+            (void)value;
+            if (used_.count(key) || harmless.count(key)) continue;
+            throw core::parse_error(label_ + ": key \"" + key + "\" (model_type " + type_ +
+                                    ") is not one ridgeline knows: it may change the architecture, so it is refused "
+                                    "rather than ignored");
+        }
+    }
+
+private:
+    const json& doc_;
+    std::string label_;
+    std::string type_;
+    std::set<std::string> used_;
+};
+
+void read_rope(reader& r, core::transformer_config& c, const std::string& label) {
+    c.rope.theta = r.number("rope_theta", 10000.0);
+    if (!(c.rope.theta > 0)) r.fail("rope_theta", "must be > 0");
+    if (!r.has("rope_scaling")) return;
+    const json& s = r.at("rope_scaling");
+    if (!s.is_object()) r.fail("rope_scaling", "must be an object or null, got " + s.dump());
+    const char* type_key = s.contains("rope_type") ? "rope_type" : "type";
+    if (!s.contains(type_key) || !s[type_key].is_string())
+        throw core::parse_error(label + ": \"rope_scaling\" needs \"rope_type\" (or \"type\") as a string, got " +
+                                s.dump());
+    const std::string type = s[type_key].get<std::string>();
+    auto num = [&](const char* key, double fallback, bool required) {
+        if (!s.contains(key) || s[key].is_null()) {
+            if (required)
+                throw core::parse_error(label + ": \"rope_scaling\" of type " + type + " needs \"" + key + "\"");
+            return fallback;
+        }
+        if (!s[key].is_number())
+            throw core::parse_error(label + ": \"rope_scaling." + key + "\" must be a number, got " + s[key].dump());
+        return s[key].get<double>();
+    };
+    const std::set<std::string> known = {"rope_type", "type", "factor", "original_max_position_embeddings",
+                                         "low_freq_factor", "high_freq_factor", "attention_factor", "beta_fast",
+                                         "beta_slow"};
+    for (const auto& [key, v] : s.items()) {
+        (void)v;
+        if (!known.count(key))
+            throw core::parse_error(label + ": \"rope_scaling." + key + "\" is not a key ridgeline models (rope type " +
+                                    type + ")");
+    }
+    using st = core::rotary::scaling_t;
+    if (type == "default") return;
+    if (type == "linear") c.rope.scaling = st::linear;
+    else if (type == "dynamic") c.rope.scaling = st::dynamic;
+    else if (type == "yarn") c.rope.scaling = st::yarn;
+    else if (type == "llama3") c.rope.scaling = st::llama3;
+    else
+        throw core::parse_error(label + ": \"rope_scaling\" type \"" + type +
+                                "\" is not modelled (ridgeline has default, linear, dynamic, yarn and llama3)");
+    c.rope.factor = num("factor", 1, true);
+    if (!(c.rope.factor > 0)) throw core::parse_error(label + ": \"rope_scaling.factor\" must be > 0");
+    if (type == "dynamic" || type == "yarn")
+        c.rope.max_position_embeddings = static_cast<std::int64_t>(
+            num("original_max_position_embeddings", static_cast<double>(c.max_position_embeddings), false));
+    if (type == "yarn") {
+        c.rope.attention_factor = num("attention_factor", 0, false);
+        c.rope.beta_fast = num("beta_fast", 32, false);
+        c.rope.beta_slow = num("beta_slow", 1, false);
+    }
+    if (type == "llama3") {
+        c.rope.original_max_position_embeddings =
+            static_cast<std::int64_t>(num("original_max_position_embeddings", 0, true));
+        c.rope.low_freq_factor = num("low_freq_factor", 1, true);
+        c.rope.high_freq_factor = num("high_freq_factor", 4, true);
+    }
+    // the same rules as a layer string's (a round trip through the parser checks them)
+    try {
+        (void)core::parse_op(core::to_string(core::op{c.rope}));
+    } catch (const core::error& e) {
+        throw core::parse_error(label + ": \"rope_scaling\": " + e.what());
+    }
+}
+
+void read_llama_like(reader& r, core::transformer_config& c, const std::string& label) {
+    // LlamaConfig's defaults, MistralConfig's and Qwen2Config's where they differ
+    const bool mistral = c.family == transformer_family::mistral, qwen2 = c.family == transformer_family::qwen2;
+    c.vocab_size = r.integer("vocab_size", qwen2 ? 151936 : 32000);
+    c.hidden_size = r.integer("hidden_size", 4096);
+    c.intermediate_size = r.integer("intermediate_size", mistral ? 14336 : qwen2 ? 22016 : 11008);
+    c.num_layers = r.integer("num_hidden_layers", 32);
+    c.num_heads = r.integer("num_attention_heads", 32);
+    c.num_kv_heads = r.integer("num_key_value_heads", mistral ? 8 : c.num_heads);
+    c.head_dim = r.integer("head_dim", c.hidden_size / c.num_heads);
+    c.hidden_act = r.word("hidden_act", "silu");
+    c.max_position_embeddings = r.integer("max_position_embeddings", mistral ? 4096 * 32 : qwen2 ? 32768 : 2048);
+    c.norm_eps = r.number("rms_norm_eps", 1e-6);
+    c.tie_word_embeddings = r.boolean("tie_word_embeddings", false);
+    c.qkv_bias = c.o_bias = c.mlp_bias = false;
+    if (c.family == transformer_family::llama) {
+        c.qkv_bias = c.o_bias = r.boolean("attention_bias", false);
+        c.mlp_bias = r.boolean("mlp_bias", false);
+    }
+    if (c.family == transformer_family::mistral) {
+        c.sliding_window = r.integer("sliding_window", 4096);
+    }
+    if (c.family == transformer_family::qwen2) {
+        c.qkv_bias = true;  // Qwen2Attention: q, k and v with bias, o_proj without
+        const bool use = r.boolean("use_sliding_window", false);
+        const std::int64_t window = r.integer("sliding_window", 4096);
+        c.max_window_layers = r.integer("max_window_layers", 28, 0);
+        c.sliding_window = use ? window : 0;
+    }
+    read_rope(r, c, label);
+}
+
+}  // namespace
+
+core::transformer_config parse_hf_config(const nlohmann::json& doc, std::string_view label,
+                                         std::string_view fallback_name) {
+    const std::string lab(label);
+    if (!doc.is_object()) throw core::parse_error(lab + ": a config.json is a JSON object, got " + doc.type_name());
+    reader r(doc, label);
+    if (!r.has("model_type")) r.fail("model_type", "is required (bert, gpt2, opt, llama, mistral or qwen2)");
+    const std::string type = r.word("model_type", "");
+    r.set_type(type);
+    core::transformer_config c;
+    c.name = r.has("_name_or_path") && doc["_name_or_path"].is_string() && !doc["_name_or_path"].get<std::string>().empty()
+                 ? doc["_name_or_path"].get<std::string>()
+                 : std::string(fallback_name);
+    c.source = lab;
+    if (type == "bert") {
+        c.family = transformer_family::bert;
+        c.vocab_size = r.integer("vocab_size", 30522);
+        c.hidden_size = r.integer("hidden_size", 768);
+        c.num_layers = r.integer("num_hidden_layers", 12);
+        c.num_heads = r.integer("num_attention_heads", 12);
+        c.intermediate_size = r.integer("intermediate_size", 3072);
+        c.hidden_act = r.word("hidden_act", "gelu");
+        c.max_position_embeddings = r.integer("max_position_embeddings", 512);
+        c.type_vocab_size = r.integer("type_vocab_size", 2);
+        c.norm_eps = r.number("layer_norm_eps", 1e-12);
+        r.only("position_embedding_type", "absolute", "relative position embeddings are not modelled");
+        r.only("is_decoder", false, "BERT as a decoder is not modelled");
+        r.only("add_cross_attention", false, "cross-attention is not modelled");
+        c.pre_norm = false;
+        c.tie_word_embeddings = r.boolean("tie_word_embeddings", true);  // BertModel has no LM head to tie
+    } else if (type == "gpt2") {
+        c.family = transformer_family::gpt2;
+        c.vocab_size = r.integer("vocab_size", 50257);
+        c.max_position_embeddings = r.integer("n_positions", 1024);
+        c.hidden_size = r.integer("n_embd", 768);
+        c.num_layers = r.integer("n_layer", 12);
+        c.num_heads = r.integer("n_head", 12);
+        c.intermediate_size = r.integer("n_inner", 4 * c.hidden_size);
+        c.hidden_act = r.word("activation_function", "gelu_new");
+        c.norm_eps = r.number("layer_norm_epsilon", 1e-5);
+        c.scale_attn_weights = r.boolean("scale_attn_weights", true);
+        c.scale_attn_by_inverse_layer_idx = r.boolean("scale_attn_by_inverse_layer_idx", false);
+        r.only("add_cross_attention", false, "cross-attention is not modelled");
+        c.tie_word_embeddings = r.boolean("tie_word_embeddings", true);
+    } else if (type == "opt") {
+        c.family = transformer_family::opt;
+        c.vocab_size = r.integer("vocab_size", 50272);
+        c.hidden_size = r.integer("hidden_size", 768);
+        c.num_layers = r.integer("num_hidden_layers", 12);
+        c.intermediate_size = r.integer("ffn_dim", 3072);
+        c.num_heads = r.integer("num_attention_heads", 12);
+        c.max_position_embeddings = r.integer("max_position_embeddings", 2048);
+        c.word_embed_proj_dim = r.integer("word_embed_proj_dim", c.hidden_size);
+        c.pre_norm = r.boolean("do_layer_norm_before", true);
+        c.final_norm = !r.boolean("_remove_final_layer_norm", false);
+        c.hidden_act = r.word("activation_function", "relu");
+        const bool bias = r.boolean("enable_bias", true);
+        c.qkv_bias = c.o_bias = c.mlp_bias = bias;
+        c.norm_affine = r.boolean("layer_norm_elementwise_affine", true);
+        c.tie_word_embeddings = r.boolean("tie_word_embeddings", true);
+    } else if (type == "llama" || type == "mistral" || type == "qwen2") {
+        c.family = type == "llama" ? transformer_family::llama
+                   : type == "mistral" ? transformer_family::mistral : transformer_family::qwen2;
+        read_llama_like(r, c, lab);
+    } else {
+        r.fail("model_type", "is \"" + type + "\"; ridgeline builds bert, gpt2, opt, llama, mistral and qwen2");
+    }
+    if (c.num_kv_heads == 0) c.num_kv_heads = c.num_heads;
+    if (c.head_dim == 0) c.head_dim = c.hidden_size / c.num_heads;
+    r.finish();
+    try {
+        c.validate();
+    } catch (const core::error& e) {
+        throw core::parse_error(lab + ": " + e.what());
+    }
+    return c;
+}
+
+core::transformer_config read_hf_config(const std::filesystem::path& path) {
+    const std::string label = path.string();
+    const std::string text = core::read_regular_file(path, label);
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw core::parse_error(label + ": not valid JSON (" + std::string(e.what()) + ")");
+    }
+    return parse_hf_config(doc, label, path.stem().string() == "config" ? path.parent_path().filename().string()
+                                                                        : path.stem().string());
+}
+
+std::int64_t default_sequence(const core::transformer_config& c) {
+    if (!c.causal()) return std::min<std::int64_t>(128, c.max_position_embeddings);
+    return std::min<std::int64_t>(2048, c.max_position_embeddings);
+}
+
+}  // namespace ridgeline::io
