@@ -76,6 +76,7 @@ struct profile_command {
     bool quick = false;
     bool no_verify = false;
     bool no_end_to_end = false;
+    bool every_layer = false;
     bool graph = false;
     bool no_roofline = false;
     std::string svg_path;
@@ -134,6 +135,7 @@ struct profile_command {
         o.verify = !no_verify;
         o.end_to_end = !no_end_to_end;
         o.graph_replay = graph;
+        o.every_layer = every_layer;
         o.seed = seed;
         o.weights = m.weights;  // the file's real weights (ONNX); random where null
         o.stop = &g_stop;
@@ -251,6 +253,9 @@ void register_profile(CLI::App& cli, runner_list& runners) {
     sub->add_flag("--quick", cmd->quick, "A fast look: >= 5 samples, 5% noise target, <= 0.2 s per layer");
     sub->add_flag("--no-verify", cmd->no_verify, "Do not compare outputs with the reference");
     sub->add_flag("--no-end-to-end", cmd->no_end_to_end, "Do not time the whole forward pass");
+    sub->add_flag("--every-layer", cmd->every_layer,
+                  "Measure every layer; by default a layer identical to one measured before (op, attributes, input "
+                  "shapes, dtype) reports that measurement, marked '=' (then twins must agree: docs/roofline.md)");
     sub->add_flag("--graph", cmd->graph,
                   "Also time the forward pass replayed as one CUDA Graph (cuda only): the difference to the "
                   "end-to-end time is launch overhead");

@@ -55,7 +55,8 @@ std::string iso_now() {
 /// "6.29 MB": decimal, 3 significant digits (the ceilings table's way of writing sizes).
 std::string mb(std::int64_t bytes) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g MB", static_cast<double>(bytes) / 1e6);
+    const double m = static_cast<double>(bytes) / 1e6;
+    std::snprintf(buf, sizeof buf, m < 1000 ? "%.3g MB" : "%.0f MB", m);
     return buf;
 }
 
@@ -263,11 +264,11 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
         backends::timing_options longer = protocol;
         longer.min_time_s *= 4;
         longer.max_time_s *= 4;
-        step.next();
+        step.next("STREAM copy " + mb(p.stream_bytes));  // the size the sweep settled (a cache read from it)
         if (!stopped()) c.copy_gbs = stream_gbs(s, stream_kernel::copy, longer, options, c, "copy");
-        step.next();
+        step.next("STREAM triad " + mb(p.stream_bytes));
         if (!stopped()) c.triad_gbs = stream_gbs(s, stream_kernel::triad, longer, options, c, "triad");
-        step.next();
+        step.next("STREAM read " + mb(p.stream_bytes));
         if (!stopped()) c.read_gbs = stream_gbs(s, stream_kernel::read, longer, options, c, "read");
     }
     // the DRAM roof: the highest of the three and of the sweep's points in the DRAM level (they are DRAM too,

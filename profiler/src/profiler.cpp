@@ -3,6 +3,7 @@
 #include "profiler_detail.hpp"
 
 #include <algorithm>
+#include <map>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -497,8 +498,19 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     const std::size_t n = analysis.layers.size();
     std::size_t done_work = 0, total_work = 0;
-    for (const auto& la : analysis.layers)
-        if (!core::is_view(la.layer.op)) ++total_work;
+    // the first layer of each signature is measured; later ones report it unless every layer is asked for
+    std::map<std::string, std::size_t> first_of;  // signature -> index in r.layers
+    std::vector<std::string> signature(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& la = analysis.layers[i];
+        if (core::is_view(la.layer.op)) continue;
+        signature[i] = core::layer_signature(la, analysis.data_type);
+        if (o.every_layer || !first_of.count(signature[i])) {
+            ++total_work;
+            if (!o.every_layer) first_of[signature[i]] = n;  // reserved: filled when measured
+        }
+    }
+    first_of.clear();
     for (std::size_t i = 0; i < n && o.per_layer; ++i) {
         const auto& la = analysis.layers[i];
         if (o.on_progress) {
@@ -515,8 +527,28 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
             r.not_measured.push_back(la.layer.name);
             continue;
         }
+        if (!o.every_layer && !signature[i].empty()) {
+            const auto it = first_of.find(signature[i]);
+            if (it != first_of.end()) {  // the same work as a layer measured before: its measurement, said so
+                layer_profile p = r.layers[it->second];
+                p.analysis = la;
+                p.measured_as = r.layers[it->second].analysis.layer.name;
+                ++r.layers_reused;
+                if (p.has_time()) {
+                    r.sum_of_layers_ms += p.time->stats.median;
+                    if (p.roofline) r.bound_ms[p.roofline->bound] += p.time->stats.median;
+                }
+                if (p.state == run_state::not_measured) r.not_measured.push_back(la.layer.name);
+                r.layers.push_back(std::move(p));
+                continue;
+            }
+            first_of[signature[i]] = r.layers.size();
+        }
         layer_profile p = profile_layer(la, analysis, b, o);
-        if (!core::is_view(la.layer.op)) ++done_work;
+        if (!core::is_view(la.layer.op)) {
+            ++done_work;
+            ++r.layers_measured;
+        }
         if (p.state == run_state::not_measured) r.not_measured.push_back(la.layer.name);
         if (p.has_time()) {
             r.sum_of_layers_ms += p.time->stats.median;
@@ -525,7 +557,7 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
         r.workspace_bytes += p.workspace_bytes;
         r.layers.push_back(std::move(p));
     }
-    if (!stopped()) detail::check_twins(r, b, o);
+    if (!stopped() && o.every_layer) detail::check_twins(r, b, o);
     recheck_memory_roofs(r, b, o);
     if (o.end_to_end) {
         if (o.on_progress) o.on_progress(progress_event{n, n, "end to end", elapsed(), -1});

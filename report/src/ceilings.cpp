@@ -320,6 +320,9 @@ std::optional<backends::ceilings> load_one(const std::string& fingerprint, bool 
         else if (c.ridgeline_version != RIDGELINE_VERSION) why = "ridgeline " + c.ridgeline_version + " wrote it";
         else if (c.quick != quick) why = "its quick flag does not match its name";
         else if (c.disturbed) why = "it says it was disturbed";
+        else if (c.backend == "cpu" && c.cache_level_bytes.empty())
+            why = "it has no cache levels (measured where the OS gave no cache topology, before ridgeline read them "
+                  "from CPUID and its own sweep), so its DRAM roof may be a cache's";
         else why = backends::implausible_ceilings(c);  // damaged or edited: measured again
         if (!why.empty()) return std::nullopt;
         c.source = backends::ceilings_source::cache;

@@ -210,6 +210,8 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
                                 {"adam", tr.adam_state_bytes}}},
                               {"saved_activation_bytes", tr.saved_activation_bytes}};
     j["complete"] = r.complete;
+    j["layers_measured"] = r.layers_measured;
+    j["layers_reused"] = r.layers_reused;
     j["not_measured"] = r.not_measured;
     if (r.ceilings) j["device"]["ceilings"] = ceilings_json(*r.ceilings);
     nlohmann::json libs = nlohmann::json::object();
@@ -251,6 +253,7 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
         l["implementation"] = p.implementation;
         l["activation_bytes"] = i < m.activation_bytes.size() ? m.activation_bytes[i] : 0;
         l["host_ms_per_run"] = number_or_null(p.host_ms_per_run);
+        l["measured_as"] = p.measured_as.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.measured_as);
         if (p.twins)
             l["twins"] = {{"names", p.twins->twins},
                           {"group_size", p.twins->group_size},
@@ -340,7 +343,7 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
         if (p.has_time()) {
             if (!p.time->noise_target_met && !p.time->disturbed) ++noisy;
             const layer_rates shown = shown_rates(p);
-            row.push_back(time_ms(p.time->stats.median));
+            row.push_back(time_ms(p.time->stats.median) + (p.measured_as.empty() ? "" : "="));
             row.push_back(ci_text(*p.time));
             row.push_back(shown.hidden ? "?" : fixed(shown.gflops, 2));
             row.push_back(shown.hidden ? "?" : fixed(shown.gbs, 2));
@@ -403,6 +406,10 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
         out << counted(static_cast<std::int64_t>(r.twins_remeasured.size()), "layer")
             << " measured again because twins of the same op and shapes read apart; they agree now, each with its lower "
                "median\n";
+    if (r.layers_reused > 0)
+        out << "= " << counted(static_cast<std::int64_t>(r.layers_reused), "layer")
+            << " report the measurement of an identical earlier layer (the same op, attributes, input shapes and dtype; "
+            << r.layers_measured << " distinct layers measured); --every-layer measures each\n";
     if (noisy > 0)
         out << "* " << counted(static_cast<std::int64_t>(noisy), "layer") << " stopped before the noise target was met "
             << "(at --max-time, or when more samples stopped narrowing the CI: noise stable)\n";

@@ -75,6 +75,7 @@ profiler::profile_options options() {
     o.timing = backends::timing_options::quick();
     o.timing.max_time_s = 0.05;
     o.end_to_end = false;
+    o.every_layer = true;  // twins are checked where each is measured
     return o;
 }
 

@@ -130,6 +130,9 @@ struct layer_profile {
     std::optional<core::roofline_point> roofline;
     core::roofs roofs_used;  // the roofs this layer was judged against
     std::optional<twin_check> twins;  // set where the run measured other layers of the same signature
+    /// The earlier layer of the same signature whose measurement this layer reports (profile_options::every_layer
+    /// false); empty when this layer was measured itself.
+    std::string measured_as;
 
     [[nodiscard]] bool has_time() const { return state == run_state::measured && time && time->samples > 0; }
     /// Executed FLOPs (padding taps excluded, core::cost::executed_flops) / median time, in GFLOP/s: the rate
@@ -168,6 +171,11 @@ struct profile_options {
     std::uint64_t seed = 20261130;
     std::int64_t max_memory_bytes = 0;  // 0: what the backend reports free
     bool graph_replay = false;          // also time the forward pass replayed as one captured graph
+    /// Measure every layer, twins included (then twins must agree: check_twins). false (the default): a layer with
+    /// the signature of one measured before (core::layer_signature: the same op, attributes, input shapes and data
+    /// type: a transformer's repeated blocks, resnet's repeated convolutions) reports that layer's measurement and
+    /// says so (layer_profile::measured_as), which is what lets a 32-block model profile in minutes.
+    bool every_layer = false;
     /// Real parameter values (a model file's weights) by param_key; random where absent.
     std::shared_ptr<const backends::graph_data> weights;
     /// The device's ceilings: when given, every measured layer gets a roofline verdict.
@@ -211,6 +219,9 @@ struct profile_result {
     /// Layers measured again because their twins disagreed, and those that still disagree (in model order).
     std::vector<std::string> twins_remeasured;
     std::vector<std::string> twins_disagreeing;
+    /// Layers that report an identical earlier layer's measurement (measured_as), and how many distinct layers ran.
+    std::size_t layers_reused = 0;
+    std::size_t layers_measured = 0;
     bool twins_interrupted = false;  // stopped while twins were measured again: judged on what was measured
 };
 
