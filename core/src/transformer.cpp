@@ -149,11 +149,14 @@ struct block_builder {
     /// Position ids of this pass (positions past .. past + tokens - 1; learned tables read them).
     std::string positions(i64 table_rows, i64 first_row) {
         const i64 last = first_row + past + tokens;  // one past the last row read
-        if (last > table_rows)
-            throw invalid_layer("model \"" + c.name + "\": positions up to " + std::to_string(past + tokens) + " (" +
-                        (r.phase == transformer_phase::decode ? "--kv-len " + std::to_string(past) + " and the new token"
-                                                              : "sequence " + std::to_string(tokens)) +
-                        ") pass its " + std::to_string(c.max_position_embeddings) + " learned position embeddings");
+        if (last > table_rows) {
+            const std::string table = std::to_string(c.max_position_embeddings) + " learned position embeddings";
+            if (r.phase == transformer_phase::decode)
+                throw invalid_layer("model \"" + c.name + "\": positions up to " + std::to_string(past + tokens) +
+                                    " (--kv-len " + std::to_string(past) + " and the new token) pass its " + table);
+            throw invalid_layer("model \"" + c.name + "\": sequence length " + std::to_string(tokens) +
+                                " is longer than its " + table);
+        }
         return b.input("position_ids", shape{1, tokens}, true);
     }
 };

@@ -35,7 +35,7 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
     };
     const c cases[] = {
         {{}, "A subcommand is required"},
-        {{"summary"}, "give a model: --model NAME, --layer STRING"},
+        {{"summary"}, "give a model: --model NAME, --hf-config FILE, --layer STRING"},
         {{"summary", "--model", "resnet18", "--layer", "relu"}, "--model and --layer cannot be used together"},
         {{"summary", "--layer", "relu"}, "--layer needs --input"},
         {{"summary", "--model", "resnet18", "--format", "xml"}, "--format"},
