@@ -11,6 +11,7 @@
 
 #include "ceilings_source.hpp"
 #include "cli_common.hpp"
+#include "sweep_transformer.hpp"
 #include "commands.hpp"
 #include "ridgeline/profiler/profiler.hpp"
 #include "ridgeline/profiler/registry.hpp"
@@ -75,28 +76,12 @@ sweep_fit fit(const std::vector<sweep_point>& pts) {
     return f;
 }
 
-std::vector<std::int64_t> parse_batches(const std::string& text) {
-    std::vector<std::int64_t> out;
-    std::stringstream ss(text);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-        std::size_t used = 0;
-        long long v = 0;
-        try {
-            v = std::stoll(item, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used != item.size() || item.empty() || v < 1)
-            throw usage_error("--batch \"" + text + "\": \"" + item + "\" is not a batch size >= 1 (expected e.g. 1,8,32)");
-        out.push_back(v);
-    }
-    if (out.empty()) throw usage_error("--batch needs at least one size, e.g. 1,8,32,128");
-    return out;
-}
+std::vector<std::int64_t> parse_batches(const std::string& text) { return parse_size_list(text, "--batch", 1); }
 
 struct sweep_command {
     std::string model, layer, batches = "1,8,32,128,512", device = "auto", dtype = "fp32", cache = "hot";
+    std::string hf_config, phase, kv_lens, to;
+    std::optional<std::int64_t> seq;
     std::vector<std::string> inputs;
     int threads = 0;
     bool quick = false, recalibrate = false;
@@ -158,6 +143,10 @@ struct sweep_command {
     }
 
     int run() const {
+        if (!phase.empty() || !hf_config.empty()) return run_transformer();
+        if (!kv_lens.empty() || seq || !to.empty())
+            throw usage_error(std::string(!kv_lens.empty() ? "--kv-len" : seq ? "--seq" : "--to") +
+                              " applies to a transformer's sweep (--model NAME or --hf-config FILE with --phase)");
         if (model.empty() == layer.empty())
             throw usage_error(model.empty() ? "give --layer STRING or --model NAME" : "--model and --layer cannot be used together");
         const auto sizes = parse_batches(batches);
@@ -207,7 +196,7 @@ struct sweep_command {
             if (!svg_path.empty()) report::write_file_atomic(svg_path, svg);
             if (!html_path.empty())
                 report::write_file_atomic(html_path, report::render_html("sweep of " + name + " on " + sel.chosen->name(), svg,
-                                                                         "<pre>" + report::xml_escape(table(name, pts, f)) + "</pre>"));
+                                                                         "<pre>" + report::pre_escape(table(name, pts, f)) + "</pre>"));
         }
         // the report is written; like profile, a sweep with no time at all is an error for scripts
         if (std::none_of(pts.begin(), pts.end(), [](const sweep_point& p) { return p.measured(); }))
@@ -215,6 +204,30 @@ struct sweep_command {
                                      (pts.empty() || pts.front().profile.reason.empty() ? std::string()
                                                                                          : ": " + pts.front().profile.reason));
         return 0;
+    }
+
+    int run_transformer() const {
+        if (!layer.empty()) throw usage_error("--phase sweeps a transformer: --model NAME or --hf-config FILE, not --layer");
+        if (model.empty() == hf_config.empty())
+            throw usage_error(model.empty() ? "give --model NAME or --hf-config FILE" : "--model and --hf-config cannot be used together");
+        if (!inputs.empty()) throw usage_error("a transformer's sweep takes --batch, --seq and --kv-len, not --input");
+        transformer_sweep_options s;
+        s.model = model;
+        s.hf_config = hf_config;
+        s.phase = phase.empty() ? "prefill" : phase;
+        s.batches = parse_batches(batches);
+        if (!kv_lens.empty()) s.kv_lens = parse_size_list(kv_lens, "--kv-len", 0);
+        s.seq = seq;
+        s.device = device;
+        s.dtype = dtype;
+        s.cache = cache;
+        s.to = to;
+        s.threads = threads;
+        s.quick = quick;
+        s.recalibrate = recalibrate;
+        s.svg_path = svg_path;
+        s.html_path = html_path;
+        return run_transformer_sweep(s, out);
     }
 
     nlohmann::json json_report(const std::string& name, const backends::device_info& dev,
@@ -336,6 +349,15 @@ void register_sweep(CLI::App& cli, runner_list& runners) {
     CLI::App* sub = cli.add_subcommand("sweep", "One layer or model over growing batch sizes: the roofline path and a fit");
     sub->add_option("--layer,-l", cmd->layer, "One layer as a string (see README, Layer strings)");
     sub->add_option("--model,-m", cmd->model, "A built-in model (its end-to-end time is swept)");
+    sub->add_option("--hf-config", cmd->hf_config, "A Hugging Face config.json (a transformer; with --phase)");
+    sub->add_option("--phase", cmd->phase, "A transformer's step: prefill or decode; each batch size (or --kv-len) is "
+                                           "profiled layer by layer, with where the step turns compute-bound")
+        ->check(CLI::IsMember({"prefill", "decode"}));
+    sub->add_option("--kv-len", cmd->kv_lens, "Decode: tokens in the KV cache, one size or a list (then one --batch)");
+    sub->add_option("--seq", cmd->seq, "Prefill: tokens per sequence")
+        ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(1) << 40));
+    sub->add_option("--to", cmd->to, "With --phase: also predict each step on this device (a datasheet entry or a "
+                                     "ceilings JSON; see `ridgeline predict --list-targets`)");
     sub->add_option("--input,-i", cmd->inputs, "Input shape(s); dimension 0 is replaced by each batch size "
                                                "(optional for linear: batch x in_features)");
     sub->add_option("--batch,-b", cmd->batches, "Comma-separated batch sizes (default 1,8,32,128,512)");
@@ -348,7 +370,8 @@ void register_sweep(CLI::App& cli, runner_list& runners) {
     sub->add_option("--svg", cmd->svg_path, "Write the roofline chart of the sweep as SVG");
     sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page of the sweep");
     cmd->out.add_to(*sub, {"table", "json"});
-    sub->footer("Example:\n  ridgeline sweep --layer \"linear:in_features=256,out_features=256\" --batch 1,8,32,128,512");
+    sub->footer("Examples:\n  ridgeline sweep --layer \"linear:in_features=256,out_features=256\" --batch 1,8,32,128,512\n"
+                "  ridgeline sweep --model llama-3.2-1b --phase decode --kv-len 1024 --batch 1,4,16,64,256 --to h100");
     runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
 }
 

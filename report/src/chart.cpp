@@ -12,6 +12,19 @@
 
 namespace ridgeline::report {
 
+std::string pre_escape(const std::string& text) {
+    std::string out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t end = text.find('\n', start);
+        out += xml_escape(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        if (end == std::string::npos) break;
+        out += '\n';
+        start = end + 1;
+    }
+    return out;
+}
+
 std::string xml_escape(const std::string& raw) {
     // XML 1.0 has no control characters but tab, newline and return, not even as references: C0, DEL and C1 become
     // their code points first (core::printable), then the rest is escaped

@@ -63,5 +63,7 @@ std::string profile_table_html(const profiler::profile_result& r);
 
 /// Escapes &, <, >, " for HTML/XML text and attributes.
 std::string xml_escape(const std::string& s);
+/// Preformatted text (a table) for a <pre> element: each line escaped as xml_escape does, the newlines kept.
+std::string pre_escape(const std::string& text);
 
 }  // namespace ridgeline::report

@@ -1,0 +1,366 @@
+// `ridgeline sweep` of a transformer's step (sweep_transformer.hpp).
+#include "sweep_transformer.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "ceilings_source.hpp"
+#include "ridgeline/core/error.hpp"
+#include "ridgeline/core/zoo.hpp"
+#include "ridgeline/io/hf_config.hpp"
+#include "ridgeline/profiler/profiler.hpp"
+#include "ridgeline/profiler/registry.hpp"
+#include "ridgeline/report/chart.hpp"
+#include "ridgeline/report/compare.hpp"
+#include "ridgeline/report/format.hpp"
+#include "ridgeline/report/predict.hpp"
+#include "ridgeline/report/profile.hpp"
+
+namespace ridgeline::app {
+
+namespace {
+
+using i64 = std::int64_t;
+
+/// The layer classes a decode step is read by: the projections and MLP, attention, the cache append, the rest.
+const char* class_of(const core::layer_analysis& la) {
+    const auto kind = core::kind_of(la.layer.op);
+    if (kind == "linear") return "linear";
+    if (kind == "attention") return "attention";
+    if (kind == "kv_cache") return "kv_cache";
+    return "other";
+}
+constexpr const char* classes[] = {"linear", "attention", "kv_cache", "other"};
+
+/// Where one step spends its time: per bound, and per layer class and bound (ms).
+struct time_split {
+    double step_ms = std::nan("");
+    std::string step_from;  // "end to end" or "sum of layers"
+    std::map<std::string, double> by_bound;
+    std::map<std::string, std::map<std::string, double>> by_class;
+    [[nodiscard]] double total() const {
+        double t = 0;
+        for (const auto& [b, ms] : by_bound) t += ms;
+        return t;
+    }
+    [[nodiscard]] bool compute_bound() const {
+        const auto at = [&](const char* k) { return by_bound.count(k) ? by_bound.at(k) : 0.0; };
+        return at("compute") > at("memory");
+    }
+};
+
+struct point {
+    i64 batch = 0, kv_len = 0, seq = 0, tokens = 0;  // tokens: what the step produces or reads (per step)
+    core::cost totals;
+    time_split measured, predicted;
+    bool has_prediction = false;
+    std::string state;  // "" or why the step has no time
+};
+
+/// The step's colour in the chart: compute where compute takes more of the layers' time than memory, else memory.
+std::optional<core::bound_class> step_bound(const time_split& t) {
+    if (!(t.total() > 0)) return std::nullopt;
+    return t.compute_bound() ? core::bound_class::compute : core::bound_class::memory;
+}
+
+std::string pct(double part, double whole) {
+    return whole > 0 && std::isfinite(part) ? report::fixed(100 * part / whole, 0) + "%" : "-";
+}
+
+/// "memory 71%": a class's leading bound and its share of the step's layer time.
+std::string class_cell(const time_split& t, const std::string& cls) {
+    const auto it = t.by_class.find(cls);
+    if (it == t.by_class.end()) return "-";
+    double sum = 0, best = -1;
+    std::string lead;
+    for (const auto& [b, ms] : it->second) {
+        sum += ms;
+        if (ms > best) {
+            best = ms;
+            lead = b;
+        }
+    }
+    return lead + " " + pct(sum, t.total());
+}
+
+time_split split_of(const profiler::profile_result& r) {
+    time_split t;
+    for (const auto& p : r.layers) {
+        if (!p.has_time() || !p.roofline) continue;
+        const std::string b(to_string(p.roofline->bound));
+        t.by_bound[b] += p.time->stats.median;
+        t.by_class[class_of(p.analysis)][b] += p.time->stats.median;
+    }
+    if (r.end_to_end && r.end_to_end_state == profiler::run_state::measured) {
+        t.step_ms = r.end_to_end->stats.median;
+        t.step_from = "end to end";
+    } else {
+        t.step_ms = r.sum_of_layers_ms;
+        t.step_from = "sum of layers";
+    }
+    return t;
+}
+
+time_split split_of(const nlohmann::json& prediction, const core::model_analysis& a) {
+    std::map<std::string, const core::layer_analysis*> by_name;
+    for (const auto& la : a.layers) by_name[la.layer.name] = &la;
+    time_split t;
+    for (const auto& l : prediction.value("layers", nlohmann::json::array())) {
+        const std::string name = l.value("name", "");
+        if (!by_name.count(name) || !l.contains("time") || !l["time"].is_object()) continue;
+        const double ms = l["time"].value("median_ms", 0.0);
+        const std::string b = l.value("bound", "none");
+        t.by_bound[b] += ms;
+        t.by_class[class_of(*by_name[name])][b] += ms;
+    }
+    const auto& e = prediction.value("end_to_end", nlohmann::json::object());
+    t.step_ms = e.contains("time") && e["time"].is_object() ? e["time"].value("median_ms", std::nan("")) : std::nan("");
+    t.step_from = "predicted";
+    return t;
+}
+
+core::model build(const transformer_sweep_options& s, i64 batch, i64 kv_len) {
+    core::zoo_request q;
+    q.batch = batch;
+    q.phase = s.phase == "decode" ? core::transformer_phase::decode : core::transformer_phase::prefill;
+    q.phase_given = true;
+    if (q.phase == core::transformer_phase::decode) q.kv_len = kv_len;
+    q.seq = s.seq;
+    if (!s.hf_config.empty()) {
+        const core::transformer_config c = io::read_hf_config(s.hf_config);
+        return core::build_transformer(c, core::transformer_run_of(c.name, q, io::default_sequence(c)));
+    }
+    return core::build_zoo_model(s.model, q);
+}
+
+std::string tokens_per_s(const point& p, const time_split& t) {
+    return t.step_ms > 0 && std::isfinite(t.step_ms) ? report::fixed(static_cast<double>(p.tokens) / (t.step_ms * 1e-3), 1)
+                                                     : "-";
+}
+
+/// The first point whose step is compute-bound (compute time above memory time), or none.
+std::optional<std::size_t> turn(const std::vector<point>& pts, bool predicted) {
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+        const time_split& t = predicted ? pts[i].predicted : pts[i].measured;
+        if ((!predicted || pts[i].has_prediction) && t.total() > 0 && t.compute_bound()) return i;
+    }
+    return std::nullopt;
+}
+
+std::string turn_text(const std::vector<point>& pts, bool predicted, bool over_batch, const std::string& where) {
+    const auto i = turn(pts, predicted);
+    const std::string axis = over_batch ? "batch" : "--kv-len";
+    if (!i) {
+        const point& last = pts.back();
+        return "the step stays memory-bound " + where + " up to " + axis + " " +
+               std::to_string(over_batch ? last.batch : last.kv_len) + " (no size where compute takes more of the "
+               "layers' time than memory)";
+    }
+    const point& p = pts[*i];
+    const time_split& t = predicted ? p.predicted : p.measured;
+    return "the step turns compute-bound " + where + " at " + axis + " " +
+           std::to_string(over_batch ? p.batch : p.kv_len) + " (compute " +
+           pct(t.by_bound.count("compute") ? t.by_bound.at("compute") : 0.0, t.total()) + " of the layers' time)";
+}
+
+std::string table(const std::string& subject, const std::vector<point>& pts, bool over_batch, const std::string& target) {
+    report::text_table t;
+    using al = report::text_table::align;
+    t.add_column("batch", al::right);
+    t.add_column("kv_len", al::right);
+    t.add_column("step", al::right);
+    t.add_column("tokens/s", al::right);
+    for (const char* c : {"compute", "memory", "overhead"}) t.add_column(c, al::right);
+    for (const char* c : classes) t.add_column(c, al::left);
+    if (!target.empty()) {
+        t.add_column("predicted step", al::right);
+        t.add_column("tokens/s", al::right);
+        t.add_column("compute", al::right);
+    }
+    for (const auto& p : pts) {
+        const time_split& m = p.measured;
+        std::vector<std::string> row{std::to_string(p.batch), std::to_string(p.kv_len)};
+        if (!p.state.empty()) {
+            row.push_back(p.state);
+            t.add_row(row);
+            continue;
+        }
+        row.push_back(report::time_ms(m.step_ms) + (m.step_from == "end to end" ? "" : "+"));
+        row.push_back(tokens_per_s(p, m));
+        for (const char* b : {"compute", "memory", "overhead"}) row.push_back(pct(m.by_bound.count(b) ? m.by_bound.at(b) : 0.0, m.total()));
+        for (const char* c : classes) row.push_back(class_cell(m, c));
+        if (!target.empty()) {
+            row.push_back(p.has_prediction ? report::time_ms(p.predicted.step_ms) : "-");
+            row.push_back(p.has_prediction ? tokens_per_s(p, p.predicted) : "-");
+            row.push_back(p.has_prediction ? pct(p.predicted.by_bound.count("compute") ? p.predicted.by_bound.at("compute") : 0.0,
+                                                 p.predicted.total())
+                                           : "-");
+        }
+        t.add_row(row);
+    }
+    std::ostringstream o;
+    o << "sweep of " << subject << "\n\n" << t.render() << "\n";
+    o << "step: the end-to-end median (+: the sum of the layers' medians, where the pass was not measured clean); "
+         "tokens/s: the tokens of a step (decode: one per sequence) over its time; compute/memory/overhead: shares of the "
+         "layers' time by bound; a class column: its leading bound and its share of the layers' time\n";
+    o << turn_text(pts, false, over_batch, "here") << "\n";
+    if (!target.empty()) o << turn_text(pts, true, over_batch, "on " + target + " (predicted from datasheet peaks and op-class "
+                                                                "models, not measured)") << "\n";
+    return o.str();
+}
+
+nlohmann::json split_json(const time_split& t) {
+    return {{"step_ms", std::isfinite(t.step_ms) ? nlohmann::json(t.step_ms) : nlohmann::json(nullptr)},
+            {"step_from", t.step_from},
+            {"by_bound_ms", t.by_bound},
+            {"by_class_ms", t.by_class}};
+}
+
+}  // namespace
+
+std::vector<std::int64_t> parse_size_list(const std::string& text, const std::string& flag, std::int64_t minimum) {
+    std::vector<std::int64_t> out;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        std::size_t used = 0;
+        long long v = 0;
+        try {
+            v = std::stoll(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != item.size() || item.empty() || v < minimum)
+            throw usage_error(flag + " \"" + text + "\": \"" + item + "\" is not a size >= " + std::to_string(minimum) +
+                              " (expected e.g. 1,8,32)");
+        out.push_back(v);
+    }
+    if (out.empty()) throw usage_error(flag + " needs at least one size, e.g. 1,8,32,128");
+    return out;
+}
+
+int run_transformer_sweep(const transformer_sweep_options& s, const output_options& out) {
+    const bool decode = s.phase == "decode";
+    if (decode && s.kv_lens.empty()) throw usage_error("sweep --phase decode needs --kv-len (one size, or a list)");
+    if (!decode && !s.kv_lens.empty()) throw usage_error("--kv-len applies to --phase decode");
+    if (s.batches.size() > 1 && s.kv_lens.size() > 1)
+        throw usage_error("sweep over --batch or over --kv-len, not both (one of them a single size)");
+    const bool over_batch = s.kv_lens.size() <= 1;
+    const std::vector<i64> kv = s.kv_lens.empty() ? std::vector<i64>{0} : s.kv_lens;
+    const core::dtype dt = core::parse_dtype(s.dtype);
+    for (const std::string* path : {&out.output, &s.svg_path, &s.html_path})
+        if (!path->empty()) report::check_output_path(*path);
+    std::optional<report::prediction_target> target;
+    if (!s.to.empty()) target = report::load_target(s.to);
+    // every step built and counted first: a bad size or config fails now, not after the ceilings
+    std::vector<point> pts;
+    std::vector<core::model_analysis> analyses;
+    for (i64 b : s.batches)
+        for (i64 l : kv) {
+            analyses.push_back(core::analyze(build(s, b, l), dt));
+            point p;
+            p.batch = b;
+            p.kv_len = l;
+            p.seq = analyses.back().run ? analyses.back().run->seq : 0;
+            p.tokens = decode ? b : b * p.seq;
+            p.totals = analyses.back().totals;
+            pts.push_back(p);
+        }
+    auto sel = profiler::select_backend(s.device, s.threads);
+    if (!sel.notice.empty() && !out.quiet) spdlog::info("{}", sel.notice);
+    profiler::profile_options o;
+    o.timing = s.quick ? backends::timing_options::quick() : backends::timing_options{};
+    o.timing.cache = s.cache == "cold" ? backends::cache_mode::cold : backends::cache_mode::hot;
+    try {
+        o.ceilings = obtain_ceilings(*sel.chosen, s.recalibrate, s.quick, out.quiet).roofs_for_verdicts();
+    } catch (const backends::unsupported& e) {
+        if (!out.quiet) spdlog::warn("no roofline verdicts: {}", e.what());
+    }
+    const std::string subject = analyses.front().model_name + " " + (decode ? "decode" : "prefill") + " on " + sel.chosen->name();
+    report::chart chart;
+    chart.title = "sweep of " + subject;
+    chart.series.push_back(sel.chosen->name());
+    chart.connect = true;
+    chart.label_top = static_cast<int>(pts.size());
+    if (o.ceilings)
+        if (auto g = o.ceilings->compute_roof_gflops(dt))
+            chart.roofs.push_back({std::string(core::to_string(dt)), *g, o.ceilings->bandwidth_gbs, 0, 0.0, {}});
+    if (target) {
+        chart.series.push_back(target->short_label + " (predicted)");
+        if (auto g = target->ceilings.compute_roof_gflops(dt))
+            chart.roofs.push_back({std::string(core::to_string(dt)), *g, target->ceilings.bandwidth_gbs, 1, 0.0, {}});
+    }
+    nlohmann::json jpoints = nlohmann::json::array();
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+        point& p = pts[i];
+        if (!out.quiet) spdlog::info("batch {}{}", p.batch, decode ? ", kv_len " + std::to_string(p.kv_len) : "");
+        const profiler::profile_result r = profiler::profile_model(analyses[i], *sel.chosen, o);
+        p.measured = split_of(r);
+        if (!(p.measured.step_ms > 0)) p.state = "not measured";
+        const std::string label = "batch " + std::to_string(p.batch) + (over_batch ? "" : ", kv " + std::to_string(p.kv_len));
+        const double exec = static_cast<double>(p.totals.executed_flops()), bytes = static_cast<double>(p.totals.bytes);
+        if (p.state.empty() && bytes > 0 && exec > 0)
+            chart.points.push_back({label, exec / bytes, exec / (p.measured.step_ms * 1e6), p.measured.step_ms,
+                                    step_bound(p.measured), 0});
+        nlohmann::json jp = {{"batch", p.batch}, {"kv_len", p.kv_len}, {"seq", p.seq}, {"tokens", p.tokens},
+                             {"flops", p.totals.flops}, {"executed_flops", p.totals.executed_flops()},
+                             {"bytes", p.totals.bytes}, {"measured", split_json(p.measured)}};
+        if (target && p.state.empty()) {
+            try {
+                const nlohmann::json pred = report::predict_json(report::compare_run{label, report::profile_json(r, {})}, *target);
+                p.predicted = split_of(pred, analyses[i]);
+                p.has_prediction = std::isfinite(p.predicted.step_ms);
+                if (p.has_prediction && exec > 0 && bytes > 0)
+                    chart.points.push_back({label, exec / bytes, exec / (p.predicted.step_ms * 1e6), p.predicted.step_ms,
+                                            step_bound(p.predicted), 1});
+                jp["predicted"] = split_json(p.predicted);
+            } catch (const std::exception& e) {
+                jp["predicted"] = nullptr;
+                jp["prediction_error"] = e.what();
+            }
+        }
+        jpoints.push_back(jp);
+    }
+    const std::string text = table(subject, pts, over_batch, target ? target->short_label : "");
+    if (out.format() == output_format::json) {
+        auto turn_json = [&](bool predicted) -> nlohmann::json {
+            const auto i = turn(pts, predicted);
+            if (!i) return nullptr;
+            return {{"batch", pts[*i].batch}, {"kv_len", pts[*i].kv_len}};
+        };
+        nlohmann::json j = {{"schema", "ridgeline.transformer_sweep/1"},
+                            {"subject", subject},
+                            {"phase", s.phase},
+                            {"over", over_batch ? "batch" : "kv_len"},
+                            {"dtype", s.dtype},
+                            {"command_line", command_line()},
+                            {"device", report::device_json(sel.chosen->device())},
+                            {"points", jpoints},
+                            {"turns_compute_bound_at", turn_json(false)}};
+        if (target) {
+            j["target"] = {{"label", target->label}, {"datasheet", target->datasheet},
+                           {"turns_compute_bound_at", turn_json(true)},
+                           {"note", "predicted from datasheet peaks and op-class models, not measured"}};
+        }
+        out.emit(j.dump(2) + "\n");
+    } else {
+        out.emit(text);
+    }
+    out.echo_table([&] { return text; });
+    if (!s.svg_path.empty() || !s.html_path.empty()) {
+        const std::string svg = report::render_svg(chart);
+        if (!s.svg_path.empty()) report::write_file_atomic(s.svg_path, svg);
+        if (!s.html_path.empty())
+            report::write_file_atomic(s.html_path, report::render_html("sweep of " + subject, svg,
+                                                                       "<pre>" + report::pre_escape(text) + "</pre>"));
+    }
+    if (std::none_of(pts.begin(), pts.end(), [](const point& p) { return p.state.empty(); }))
+        throw core::error("no step could be measured on " + sel.chosen->name());
+    return 0;
+}
+
+}  // namespace ridgeline::app
