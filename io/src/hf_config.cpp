@@ -120,6 +120,15 @@ void read_rope(reader& r, core::transformer_config& c, const std::string& label)
             throw core::parse_error(label + ": \"rope_scaling." + key + "\" must be a number, got " + s[key].dump());
         return s[key].get<double>();
     };
+    using st = core::rotary::scaling_t;
+    if (type == "default") {
+    } else if (type == "linear") c.rope.scaling = st::linear;
+    else if (type == "dynamic") c.rope.scaling = st::dynamic;
+    else if (type == "yarn") c.rope.scaling = st::yarn;
+    else if (type == "llama3") c.rope.scaling = st::llama3;
+    else
+        throw core::parse_error(label + ": \"rope_scaling\" type \"" + type +
+                                "\" is not modelled (ridgeline has default, linear, dynamic, yarn and llama3)");
     const std::set<std::string> known = {"rope_type", "type", "factor", "original_max_position_embeddings",
                                          "low_freq_factor", "high_freq_factor", "attention_factor", "beta_fast",
                                          "beta_slow"};
@@ -129,15 +138,7 @@ void read_rope(reader& r, core::transformer_config& c, const std::string& label)
             throw core::parse_error(label + ": \"rope_scaling." + key + "\" is not a key ridgeline models (rope type " +
                                     type + ")");
     }
-    using st = core::rotary::scaling_t;
     if (type == "default") return;
-    if (type == "linear") c.rope.scaling = st::linear;
-    else if (type == "dynamic") c.rope.scaling = st::dynamic;
-    else if (type == "yarn") c.rope.scaling = st::yarn;
-    else if (type == "llama3") c.rope.scaling = st::llama3;
-    else
-        throw core::parse_error(label + ": \"rope_scaling\" type \"" + type +
-                                "\" is not modelled (ridgeline has default, linear, dynamic, yarn and llama3)");
     c.rope.factor = num("factor", 1, true);
     if (!(c.rope.factor > 0)) throw core::parse_error(label + ": \"rope_scaling.factor\" must be > 0");
     if (type == "dynamic" || type == "yarn")

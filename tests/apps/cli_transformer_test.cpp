@@ -1,0 +1,109 @@
+// Transformers from the command line as a user runs them: a config.json of their own, a decode step with its KV
+// cache, each distinct layer measured once, and the decode sweep with a prediction.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "process.hpp"
+#include "../support/scratch.hpp"
+
+using ridgeline::test::run_ridgeline;
+using json = nlohmann::json;
+
+namespace {
+
+/// A two-layer Llama with GQA: hidden 64, 4 heads of 16, 2 kv heads, MLP 128, vocabulary 100.
+std::string tiny_llama() {
+    const auto dir = ridgeline::test::scratch_dir() / "tiny-llama";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "config.json") << R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+        "max_position_embeddings": 64, "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "tie_word_embeddings": false})";
+    return (dir / "config.json").string();
+}
+
+}  // namespace
+
+TEST(CliTransformer, SummaryOfADecodeStepNamesItsKvCache) {
+    auto r = run_ridgeline({"summary", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "8", "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j["model"], "tiny-llama");
+    EXPECT_EQ(j["pass"]["phase"], "decode");
+    EXPECT_EQ(j["pass"]["kv_len"], 8);
+    // 2 layers x keys and values x 2 kv heads x 16 x (8 + 1) positions x batch 1 x 4 bytes = 4,608
+    EXPECT_EQ(j["pass"]["kv_cache_bytes"], 4608);
+    // one new token: the embedding reads 1x1 ids
+    EXPECT_EQ(j["inputs"][0]["shape"], json::array({1, 1}));
+    // every attention pair of a decode step executes: executed_flops = flops for attention
+    for (const auto& l : j["layers"])
+        if (l["op"] == "attention") {
+            EXPECT_EQ(l["executed_flops"], l["flops"]);
+        }
+    // the table says the pass and the cache
+    auto t = run_ridgeline({"summary", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "8"});
+    EXPECT_NE(t.out.find("model tiny-llama (decode step over a KV cache of 8 tokens)"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("KV cache 4.608 kB"), std::string::npos) << t.out;
+}
+
+TEST(CliTransformer, ProfileMeasuresEachDistinctLayerOnce) {
+    auto r = run_ridgeline({"profile", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "8", "--quick",
+                            "--quiet", "--no-roofline", "--device", "cpu", "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    // layer 1 repeats layer 0: its layers report layer 0's measurement, named
+    EXPECT_GT(j["layers_reused"].get<int>(), 0);
+    // each reused layer names an earlier one of the same layer string and input shapes (the same work)
+    int reused = 0;
+    std::map<std::string, json> seen;
+    for (const auto& l : j["layers"]) {
+        if (l["state"] == "view") continue;
+        EXPECT_EQ(l["verification"]["state"], "passed") << l["name"];
+        if (!l["measured_as"].is_null()) {
+            ++reused;
+            ASSERT_TRUE(seen.count(l["measured_as"])) << l["name"] << " reports a later or unknown layer";
+            const json& first = seen[l["measured_as"]];
+            EXPECT_EQ(first["layer"], l["layer"]) << l["name"];
+            EXPECT_EQ(first["input_shapes"], l["input_shapes"]) << l["name"];
+            EXPECT_EQ(first["time"]["median_ms"], l["time"]["median_ms"]) << l["name"];
+        }
+        seen[l["name"]] = l;
+    }
+    // layer 1 repeats all of layer 0
+    EXPECT_TRUE(seen["model.layers.1.mlp.down_proj"]["measured_as"] == "model.layers.0.mlp.down_proj");
+    EXPECT_EQ(reused, j["layers_reused"].get<int>());
+    EXPECT_EQ(j["memory"]["kv_cache_bytes"], 4608);
+    // --every-layer measures each
+    auto every = run_ridgeline({"profile", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "8", "--quick",
+                                "--quiet", "--no-roofline", "--device", "cpu", "--format", "json", "--every-layer",
+                                "--no-end-to-end"});
+    ASSERT_EQ(every.exit_code, 0) << every.err;
+    EXPECT_EQ(json::parse(every.out)["layers_reused"], 0);
+}
+
+TEST(CliTransformer, DecodeSweepNamesWhereTheStepTurnsAndPredicts) {
+    auto r = run_ridgeline({"sweep", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "8", "--batch", "1,2",
+                            "--quick", "--quiet", "--device", "cpu", "--to", "h100", "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j["schema"], "ridgeline.transformer_sweep/1");
+    EXPECT_EQ(j["over"], "batch");
+    ASSERT_EQ(j["points"].size(), 2u);
+    for (const auto& p : j["points"]) {
+        EXPECT_GT(p["measured"]["step_ms"].get<double>(), 0.0);
+        EXPECT_TRUE(p["measured"]["by_class_ms"].contains("linear"));
+        EXPECT_GT(p["predicted"]["step_ms"].get<double>(), 0.0);
+    }
+    // batch 2 does twice batch 1's work per step, two tokens
+    EXPECT_EQ(j["points"][1]["tokens"], 2);
+    EXPECT_EQ(j["target"]["note"], "predicted from datasheet peaks and op-class models, not measured");
+    // the mistakes say what to give
+    auto both = run_ridgeline({"sweep", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "8,16", "--batch", "1,2"});
+    EXPECT_EQ(both.exit_code, 2);
+    EXPECT_NE(both.err.find("sweep over --batch or over --kv-len, not both"), std::string::npos) << both.err;
+    auto missing = run_ridgeline({"sweep", "--hf-config", tiny_llama(), "--phase", "decode"});
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_NE(missing.err.find("needs --kv-len"), std::string::npos) << missing.err;
+}

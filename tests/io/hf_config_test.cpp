@@ -1,0 +1,152 @@
+// Hugging Face config.json -> transformer: each family's keys and defaults, the refusals (a key that may change the
+// architecture, a value ridgeline does not model), and the built model against the named built-in of the same config.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "ridgeline/core/error.hpp"
+#include "ridgeline/core/zoo.hpp"
+#include "ridgeline/io/hf_config.hpp"
+#include "../support/scratch.hpp"
+
+namespace core = ridgeline::core;
+namespace io = ridgeline::io;
+using nlohmann::json;
+
+namespace {
+
+std::string error_of(const json& doc) {
+    try {
+        (void)io::parse_hf_config(doc, "config.json", "m");
+    } catch (const core::error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+// TinyLlama-1.1B-Chat-v1.0's config.json as published (its keys and values)
+json tinyllama() {
+    return json::parse(R"({
+      "architectures": ["LlamaForCausalLM"], "attention_bias": false, "bos_token_id": 1, "eos_token_id": 2,
+      "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 5632,
+      "max_position_embeddings": 2048, "model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 22,
+      "num_key_value_heads": 4, "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": null,
+      "rope_theta": 10000.0, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+      "transformers_version": "4.35.0", "use_cache": true, "vocab_size": 32000})");
+}
+
+std::int64_t params_of(const core::transformer_config& c, core::transformer_phase phase = core::transformer_phase::prefill) {
+    core::transformer_run r;
+    r.phase = phase;
+    r.seq = 16;
+    r.kv_len = 16;
+    return core::analyze(core::build_transformer(c, r), core::dtype::fp32).totals.params;
+}
+
+}  // namespace
+
+TEST(HfConfig, APublishedConfigBuildsTheNamedModel) {
+    const core::transformer_config c = io::parse_hf_config(tinyllama(), "config.json", "tinyllama");
+    EXPECT_EQ(c.family, core::transformer_family::llama);
+    EXPECT_EQ(c.num_kv_heads, 4);
+    EXPECT_EQ(c.head_dim, 64);  // 2048 / 32
+    // the same 1,100,048,384 parameters as the built-in (tests/core/transformer_test.cpp derives them)
+    EXPECT_EQ(params_of(c), 1100048384);
+    // and the same MACs per decode step
+    core::zoo_request q;
+    q.phase = core::transformer_phase::decode;
+    q.phase_given = true;
+    q.kv_len = 16;
+    core::transformer_run r{core::transformer_phase::decode, 1, 0, 16};
+    EXPECT_EQ(core::analyze(core::build_transformer(c, r), core::dtype::fp32).totals.macs,
+              core::analyze(core::build_zoo_model("tinyllama-1.1b", q), core::dtype::fp32).totals.macs);
+}
+
+TEST(HfConfig, EachFamilysDefaultsAreItsConfigClasss) {
+    // GPT2Config(): 124,439,808 parameters; BertConfig(): BERT-base, 109,482,240 with the pooler
+    EXPECT_EQ(params_of(io::parse_hf_config(json{{"model_type", "gpt2"}}, "c", "gpt2")), 124439808);
+    EXPECT_EQ(params_of(io::parse_hf_config(json{{"model_type", "bert"}}, "c", "bert")), 109482240);
+    // OPTConfig(): opt-125m's shape, 125,239,296
+    EXPECT_EQ(params_of(io::parse_hf_config(json{{"model_type", "opt"}}, "c", "opt")), 125239296);
+    // MistralConfig(): 8 kv heads, 14336 intermediate, a 4096 window
+    const auto m = io::parse_hf_config(json{{"model_type", "mistral"}}, "c", "mistral");
+    EXPECT_EQ(m.num_kv_heads, 8);
+    EXPECT_EQ(m.intermediate_size, 14336);
+    EXPECT_EQ(m.sliding_window, 4096);
+    // Qwen2: q, k and v with bias, o_proj without; no window unless use_sliding_window
+    const auto q = io::parse_hf_config(json{{"model_type", "qwen2"}, {"sliding_window", 128}}, "c", "qwen2");
+    EXPECT_TRUE(q.qkv_bias);
+    EXPECT_FALSE(q.o_bias);
+    EXPECT_EQ(q.sliding_window, 0);
+    EXPECT_EQ(io::parse_hf_config(json{{"model_type", "qwen2"}, {"use_sliding_window", true}, {"sliding_window", 128}},
+                                  "c", "qwen2")
+                  .sliding_window,
+              128);
+}
+
+TEST(HfConfig, Llama3RopeScalingIsRead) {
+    json doc = tinyllama();
+    doc["rope_theta"] = 500000.0;
+    doc["rope_scaling"] = {{"factor", 32.0}, {"high_freq_factor", 4.0}, {"low_freq_factor", 1.0},
+                           {"original_max_position_embeddings", 8192}, {"rope_type", "llama3"}};
+    const auto c = io::parse_hf_config(doc, "config.json", "m");
+    EXPECT_EQ(c.rope.scaling, core::rotary::scaling_t::llama3);
+    EXPECT_EQ(c.rope.factor, 32);
+    EXPECT_EQ(c.rope.original_max_position_embeddings, 8192);
+    // the older spelling "type" is Hugging Face's too
+    doc["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}};
+    EXPECT_EQ(io::parse_hf_config(doc, "config.json", "m").rope.scaling, core::rotary::scaling_t::linear);
+}
+
+TEST(HfConfig, WhatCouldChangeTheArchitectureIsRefusedByName) {
+    json extra = tinyllama();
+    extra["rope_interleaved"] = true;
+    EXPECT_EQ(error_of(extra), "config.json: key \"rope_interleaved\" (model_type llama) is not one ridgeline knows: it "
+                               "may change the architecture, so it is refused rather than ignored");
+    json longrope = tinyllama();
+    longrope["rope_scaling"] = {{"rope_type", "longrope"}, {"short_factor", {1.0}}, {"long_factor", {1.0}}};
+    EXPECT_EQ(error_of(longrope), "config.json: \"rope_scaling\" type \"longrope\" is not modelled (ridgeline has "
+                                  "default, linear, dynamic, yarn and llama3)");
+    json unknown = tinyllama();
+    unknown["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}, {"mscale", 1.0}};
+    EXPECT_EQ(error_of(unknown), "config.json: \"rope_scaling.mscale\" is not a key ridgeline models (rope type linear)");
+    json cross = json{{"model_type", "gpt2"}, {"add_cross_attention", true}};
+    EXPECT_EQ(error_of(cross), "config.json: \"add_cross_attention\" is true: cross-attention is not modelled");
+    json relative = json{{"model_type", "bert"}, {"position_embedding_type", "relative_key"}};
+    EXPECT_EQ(error_of(relative),
+              "config.json: \"position_embedding_type\" is \"relative_key\": relative position embeddings are not modelled");
+    json t5 = json{{"model_type", "t5"}};
+    EXPECT_EQ(error_of(t5), "config.json: \"model_type\" is \"t5\"; ridgeline builds bert, gpt2, opt, llama, mistral and qwen2");
+    EXPECT_EQ(error_of(json{{"hidden_size", 8}}),
+              "config.json: \"model_type\" is required (bert, gpt2, opt, llama, mistral or qwen2)");
+}
+
+TEST(HfConfig, BadValuesNameTheKey) {
+    json heads = tinyllama();
+    heads["num_key_value_heads"] = "8";
+    EXPECT_EQ(error_of(heads), "config.json: \"num_key_value_heads\" must be an integer >= 1, got \"8\"");
+    json uneven = tinyllama();
+    uneven["num_key_value_heads"] = 5;
+    EXPECT_EQ(error_of(uneven), "config.json: config \"m\": num_attention_heads 32 is not a multiple of "
+                                "num_key_value_heads 5");
+    json act = tinyllama();
+    act["hidden_act"] = "mish";
+    EXPECT_NE(error_of(act).find("hidden_act \"mish\" is not one ridgeline models"), std::string::npos);
+    json negative = tinyllama();
+    negative["rope_scaling"] = {{"rope_type", "linear"}, {"factor", -2.0}};
+    EXPECT_EQ(error_of(negative), "config.json: \"rope_scaling.factor\" must be > 0");
+}
+
+TEST(HfConfig, AFileIsReadWithItsFolderAsTheName) {
+    const auto dir = ridgeline::test::scratch_dir() / "TinyLlama-1.1B";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "config.json") << tinyllama().dump();
+    EXPECT_EQ(io::read_hf_config(dir / "config.json").name, "TinyLlama-1.1B");
+    std::ofstream(dir / "broken.json") << "{\"model_type\": ";
+    try {
+        (void)io::read_hf_config(dir / "broken.json");
+        FAIL() << "a broken file was read";
+    } catch (const core::error& e) {
+        EXPECT_EQ(std::string(e.what()).rfind((dir / "broken.json").string() + ": not valid JSON", 0), 0u) << e.what();
+    }
+}
