@@ -73,6 +73,84 @@ def gpt2_block():
     return GPT2Block(), torch.randn(1, 16, 64)
 
 
+class RMSNorm(nn.Module):
+    """Hugging Face's LlamaRMSNorm."""
+
+    def __init__(self, d, eps=1e-5):
+        super().__init__()
+        self.weight, self.eps = nn.Parameter(torch.ones(d)), eps
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
+
+
+class LlamaLayer(nn.Module):
+    """modeling_llama.LlamaDecoderLayer written out in plain torch: RMSNorm, q/k/v without bias, rotary embeddings
+    (rotate-half), grouped-query attention (repeat_kv), a causal mask by masked_fill, o_proj, SwiGLU MLP."""
+
+    def __init__(self, d, heads, kv_heads, ffn, t):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, d // heads
+        self.input_layernorm, self.post_attention_layernorm = RMSNorm(d), RMSNorm(d)
+        self.q_proj = nn.Linear(d, heads * self.hd, bias=False)
+        self.k_proj = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.v_proj = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.o_proj = nn.Linear(heads * self.hd, d, bias=False)
+        self.gate_proj, self.up_proj = nn.Linear(d, ffn, bias=False), nn.Linear(d, ffn, bias=False)
+        self.down_proj = nn.Linear(ffn, d, bias=False)
+        self.register_buffer("causal", torch.tril(torch.ones(t, t)).view(1, 1, t, t))
+
+    def forward(self, x, cos, sin):
+        b, t, _ = x.shape
+        h = self.input_layernorm(x)
+        q = self.q_proj(h).view(b, t, self.heads, self.hd).transpose(1, 2)
+        k = self.k_proj(h).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
+        v = self.v_proj(h).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        g = self.heads // self.kv_heads  # repeat_kv
+        k = k[:, :, None].expand(b, self.kv_heads, g, t, self.hd).reshape(b, self.heads, t, self.hd)
+        v = v[:, :, None].expand(b, self.kv_heads, g, t, self.hd).reshape(b, self.heads, t, self.hd)
+        att = (q @ k.transpose(2, 3)) / math.sqrt(self.hd)
+        att = att.masked_fill(self.causal[:, :, :t, :t] == 0, float("-inf"))
+        y = (torch.softmax(att, dim=-1) @ v).transpose(1, 2).reshape(b, t, -1)
+        x = x + self.o_proj(y)
+        h = self.post_attention_layernorm(x)
+        return x + self.down_proj(nn.functional.silu(self.gate_proj(h)) * self.up_proj(h))
+
+
+class LlamaModel(nn.Module):
+    """A two-layer LlamaForCausalLM in plain torch (hidden 64, 4 heads of 16, 2 kv heads, MLP 128, vocabulary 100,
+    theta 10000, LM head untied): the config of the built-in check in tests/io/onnx_fixtures_test.cpp."""
+
+    def __init__(self, vocab=100, d=64, heads=4, kv_heads=2, ffn=128, layers=2, t=16):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(vocab, d)
+        self.layers = nn.ModuleList(LlamaLayer(d, heads, kv_heads, ffn, t) for _ in range(layers))
+        self.norm = RMSNorm(d)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+        hd = d // heads
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, hd, 2).float() / hd)))
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        freqs = torch.arange(t).float()[:, None] * self.inv_freq[None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        x = self.embed_tokens(ids)
+        for layer in self.layers:
+            x = layer(x, cos, sin)
+        return self.lm_head(self.norm(x))
+
+
+def llama_block():
+    return LlamaModel(), torch.randint(0, 100, (1, 16))
+
+
 def tv(name, size=224, **kw):
     return lambda: (getattr(torchvision.models, name)(**kw), torch.randn(1, 3, size, size))
 
@@ -97,10 +175,11 @@ MODELS = {
     "vit_b_16": tv("vit_b_16"),
     "gpt2_block": gpt2_block,
     "swin_t": tv("swin_t"),
+    "llama_block": llama_block,
 }
 
 # buffers kept in the graph (not moved to external data): the causal mask's values decide which scores are masked
-INLINE = {"gpt2_block": {"bias"}}
+INLINE = {"gpt2_block": {"bias"}, "llama_block": {"inv_freq", "layers.0.causal", "layers.1.causal"}}
 
 
 def randomise(model, seed, model_name=""):
@@ -138,6 +217,8 @@ def hook_macs(model, x):
 
 def externalise(path, data_name, keep=()):
     m = onnx.load(path)
+    # the angles a rotary embedding takes the cos and sin of are values of the computation, not weights: kept
+    keep = set(keep) | {i for n in m.graph.node if n.op_type in ("Cos", "Sin") for i in n.input}
     moved = 0
     for t in m.graph.initializer:
         if t.name in keep:

@@ -8,7 +8,7 @@
 //
 // Each op's rule is in onnx_fold_rules.cpp (its table, fold_rules(), is the list of what folds). What folds: Constant, Identity, Dropout, Shape, Size, Cast, Gather, Unsqueeze, Squeeze, Concat, Reshape,
 // Flatten, Slice, Range, ConstantOfShape, Expand, Transpose, Where, Add, Sub, Mul, Div, Pow, Max, Min, Equal,
-// Less, Greater, Not, Neg, Abs, Sqrt, Exp, Erf, Floor, Ceil, Reciprocal; each with ONNX's semantics (numpy
+// Less, Greater, Not, Neg, Abs, Sqrt, Exp, Erf, Cos, Sin, Floor, Ceil, Reciprocal; each with ONNX's semantics (numpy
 // broadcasting, C integer division, Cast to an integer truncates). A folded node is listed in
 // onnx_model::folded, never skipped; a node that cannot fold (an input computed at run time, an output of more
 // than max_folded_elements) is imported as usual.

@@ -521,6 +521,8 @@ bool importer::fold_unary(const fold_args& args) {
         else if (op == "Sqrt") r = std::sqrt(v);
         else if (op == "Exp") r = std::exp(v);
         else if (op == "Erf") r = std::erf(v);
+        else if (op == "Cos") r = std::cos(v);  // rotary tables computed in the graph from constant positions
+        else if (op == "Sin") r = std::sin(v);
         else if (op == "Floor") r = std::floor(v);
         else if (op == "Ceil") r = std::ceil(v);
         else r = 1.0 / v;
@@ -625,6 +627,8 @@ const std::map<std::string, importer::fold_rule, std::less<>>& importer::fold_ru
         {"Sqrt", {&importer::fold_unary, 1, false}},
         {"Exp", {&importer::fold_unary, 1, false}},
         {"Erf", {&importer::fold_unary, 1, false}},
+        {"Cos", {&importer::fold_unary, 1, false}},
+        {"Sin", {&importer::fold_unary, 1, false}},
         {"Floor", {&importer::fold_unary, 1, false}},
         {"Ceil", {&importer::fold_unary, 1, false}},
         {"Reciprocal", {&importer::fold_unary, 1, false}},

@@ -231,7 +231,7 @@ private:
     bool fold_constant_of_shape(const fold_args& a);  // ConstantOfShape and Expand
     bool fold_scatter_nd(const fold_args& a);
     bool fold_where(const fold_args& a);
-    bool fold_unary(const fold_args& a);   // Not, Neg, Abs, Sqrt, Exp, Erf, Floor, Ceil, Reciprocal
+    bool fold_unary(const fold_args& a);   // Not, Neg, Abs, Sqrt, Exp, Erf, Cos, Sin, Floor, Ceil, Reciprocal
     bool fold_binary(const fold_args& a);  // Add, Sub, Mul, Div, Pow, Max, Min, Equal, Less, Greater, Mod
 
     /// Is `t` a constant now (an initializer or a folded output), or no tensor at all ("")?
@@ -461,6 +461,16 @@ private:
     void tanh_gelu(const onnx::NodeProto& n, const tanh_gelu_match& m);
 
     void binary(const onnx::NodeProto& n, int index);
+
+    /// Scaled dot-product attention as exported (onnx_ops_attention.cpp): MatMul(q, kT) -> [Div/Mul by a scalar] ->
+    /// [Add of a constant mask | Where(constant causal condition, x, a large negative fill)] -> Softmax(last axis)
+    /// -> MatMul(., v), every intermediate read once, q/kT/v of rank 4: one attention layer (is_causal for the
+    /// causal mask, an all-zero mask dropped, another additive mask held). False, changing nothing, otherwise.
+    bool attention_pattern(const onnx::NodeProto& mm);
+    /// RMSNorm as exported: Pow(x, 2) -> ReduceMean(last axis) -> Add(eps) -> Sqrt -> Div(1, .) or Reciprocal ->
+    /// Mul(x, .) -> [Mul by a constant of the last dim], every intermediate read once: one rms_norm layer (with that
+    /// weight). False, changing nothing, otherwise.
+    bool rms_norm_pattern(const onnx::NodeProto& pow);
 
     /// Pow(x, a constant scalar exponent) -> pow.
     void pow_node(const onnx::NodeProto& n);

@@ -99,6 +99,7 @@ void importer::matmul(const onnx::NodeProto& n, int index) {
     value b = input(n, 1);
     if (b.k == source::unavailable) throw unsupported{"reads \"" + n.input(1) + "\", " + b.why, !b.producer_listed};
     if (b.k == source::activation) {
+        if (attention_pattern(n)) return;  // MatMul, scale, mask, Softmax, MatMul: one attention layer
         map_output(n.output(0), emit(n, make("matmul", {}, node_name(n)), {a.tensor, b.tensor}));
         return;
     }

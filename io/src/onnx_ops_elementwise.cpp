@@ -159,6 +159,7 @@ void importer::binary(const onnx::NodeProto& n, int index) {
 }
 
 void importer::pow_node(const onnx::NodeProto& n) {
+    if (rms_norm_pattern(n)) return;  // x / sqrt(mean(x^2) + eps) * w: one rms_norm layer
     const std::string x = activation(n, 0);
     const auto e = constant_input(n, 1);
     if (e->size() != 1)

@@ -12,6 +12,7 @@
 
 #include "onnx_test_graphs.hpp"
 #include "ridgeline/core/error.hpp"
+#include "ridgeline/core/transformer.hpp"
 #include "ridgeline/io/onnx_import.hpp"
 #include "../support/scratch.hpp"
 
@@ -62,9 +63,12 @@ io::onnx_options shapes_only() {
 /// two matmuls, per block (HW / 49 windows) x heads x 49 x 49 x 32 each, 2 x HW x 49 x C in all: 29,503,488 per
 /// block at every stage halving (2 x 3136 x 49 x 96; 14,751,744; 7,375,872; 3,687,936), x 2, 2, 6, 2 blocks =
 /// 59,006,976 + 29,503,488 + 44,255,232 + 7,375,872 = 140,141,568. Together 1,527,407,616.
+/// The Llama block (scripts/onnx_fixtures.py: 2 layers, 16 tokens, 4 heads of 16 after repeat_kv) has its two
+/// attention matmuls outside the hooks: 4 x 16 x 16 x (16 + 16) = 32,768 per layer, 65,536.
 const std::map<std::string, std::int64_t> macs_hooks_miss = {{"transformer_encoder", 589'824},
                                                             {"vit_b_16", 6'292'703'232},
                                                             {"gpt2_block", 32'768},
+                                                            {"llama_block", 65'536},
                                                             {"swin_t", 1'387'266'048 + 140'141'568}};
 
 }  // namespace
@@ -137,5 +141,57 @@ TEST(OnnxFixtures, AShuffledNodeOrderGivesTheSameModel) {
             ASSERT_TRUE(proto.SerializeToOstream(&f));
         }
         EXPECT_EQ(ridgeline::test::fingerprint(io::import_onnx(shuffled, shapes_only())), expected);
+    }
+}
+
+// A Llama decoder written in plain torch (scripts/onnx_fixtures.py's LlamaModel: RMSNorm, rotary, GQA through
+// repeat_kv, a causal masked_fill, SwiGLU) and exported by torch 1.13 imports with the built-in's counts for the same
+// config: its RMSNorms as rms_norm layers, each MatMul -> Div -> Where -> Softmax -> MatMul as one causal attention
+// layer. Parameters 86,848 (tests/data/onnx/manifest.json, PyTorch's count) and MACs 1,347,584 (the projections and
+// head 1,282,048 by hooks, attention 2 x 4 x 16 x 16 x 32 = 65,536) equal the config's built transformer; the rotary
+// embedding stays elementwise layers (slices, a negation, a concat, multiplies and adds), so FLOPs and bytes differ.
+TEST(OnnxFixtures, AnExportedLlamaHasTheBuiltInsCounts) {
+    const auto j = manifest();
+    core::transformer_config c;
+    c.family = core::transformer_family::llama;
+    c.name = "llama_block";
+    c.vocab_size = 100;
+    c.hidden_size = 64;
+    c.intermediate_size = 128;
+    c.num_layers = 2;
+    c.num_heads = 4;
+    c.num_kv_heads = 2;
+    c.head_dim = 16;
+    c.max_position_embeddings = 16;
+    c.hidden_act = "silu";
+    c.tie_word_embeddings = false;
+    c.qkv_bias = c.o_bias = c.mlp_bias = false;
+    const auto built = core::analyze(core::build_transformer(c, {core::transformer_phase::prefill, 1, 16, 0}),
+                                     core::dtype::fp32);
+    for (const char* variant : {"folded", "bn"}) {
+        SCOPED_TRACE(variant);
+        const io::onnx_model m =
+            io::import_onnx(graph_only(j["models"]["llama_block"]["files"][variant]), shapes_only());
+        ASSERT_TRUE(m.skipped.empty());
+        const auto a = core::analyze(m.model, core::dtype::fp32);
+        EXPECT_EQ(a.totals.params, 86848);
+        EXPECT_EQ(a.totals.params, built.totals.params);
+        EXPECT_EQ(a.totals.macs, 1347584);
+        EXPECT_EQ(a.totals.macs, built.totals.macs);
+        int attention = 0, rms = 0, softmax = 0;
+        for (const auto& l : a.layers) {
+            if (const auto* at = std::get_if<core::attention>(&l.layer.op)) {
+                ++attention;
+                EXPECT_TRUE(at->is_causal) << l.layer.name;
+                EXPECT_EQ(at->scale, 0.0) << "1/sqrt(16), the default";
+            }
+            rms += std::holds_alternative<core::rms_norm>(l.layer.op);
+            softmax += std::holds_alternative<core::softmax>(l.layer.op);
+        }
+        EXPECT_EQ(attention, 2);
+        EXPECT_EQ(rms, 5);  // two per layer and the final norm
+        EXPECT_EQ(softmax, 0);
+        // causal: the executed MACs are those of the kept pairs, 16 x 17 / 2 of 256 per head
+        EXPECT_EQ(a.totals.skipped_macs, 2LL * 4 * (256 - 136) * 32);
     }
 }

@@ -465,3 +465,42 @@ TEST(OnnxImportOps, ExpandOfAnActivationIsAnExpandLayer) {
     const std::string what = import_error(r, "bad_expand.onnx");
     EXPECT_NE(what.find("Expand \"/Expand\": cannot expand 2x3 to 4x3 (dimension 0: 2 vs 4)"), std::string::npos) << what;
 }
+
+// Attention as exported, spelled out: MatMul(q, kT) -> Div(sqrt d) -> Add(mask) -> Softmax -> MatMul(., v). An all-zero
+// mask (BERT's extended mask without padding) is dropped; a causal 0/-inf mask is is_causal; any other additive mask
+// stays, held as the attention's fourth input; without a Softmax after it the MatMul is a plain matmul.
+TEST(OnnxImportOps, AttentionSpelledOutIsOneAttentionLayer) {
+    auto graph = [](const std::vector<float>& mask, bool with_softmax) {
+        onnx_builder b;
+        b.input("q", {1, 2, 3, 4});
+        b.input("kt", {1, 2, 4, 3});
+        b.input("v", {1, 2, 3, 4});
+        b.scalar("d", 2.0f);  // sqrt(4)
+        b.init("mask", {1, 1, 3, 3}, mask);
+        b.node("MatMul", {"q", "kt"}, {"s"}, "/attn/MatMul");
+        b.node("Div", {"s", "d"}, {"sd"}, "/attn/Div");
+        b.node("Add", {"sd", "mask"}, {"sm"}, "/attn/Add");
+        if (with_softmax) {
+            auto& sm = b.node("Softmax", {"sm"}, {"p"}, "/attn/Softmax");
+            onnx_builder::set(sm, "axis", std::int64_t{-1});
+        } else {
+            b.node("Relu", {"sm"}, {"p"}, "/attn/Relu");
+        }
+        b.node("MatMul", {"p", "v"}, {"y"}, "/attn/MatMul_1");
+        b.output("y");
+        return b;
+    };
+    const float inf = std::numeric_limits<float>::infinity();
+    auto import = [](onnx_builder b, const std::string& file) {
+        return io::import_onnx(b.save(ridgeline::test::scratch_dir() / file)).model;
+    };
+    const auto zeros = import(graph(std::vector<float>(9, 0.0f), true), "zeros.onnx");
+    EXPECT_EQ(layer_strings(zeros), (std::vector<std::string>{"transpose:dim0=2,dim1=3", "attention"}));
+    const auto causal = import(graph({0, -inf, -inf, 0, 0, -inf, 0, 0, 0}, true), "causal.onnx");
+    EXPECT_EQ(layer_strings(causal), (std::vector<std::string>{"transpose:dim0=2,dim1=3", "attention:is_causal=true"}));
+    const auto padded = import(graph({0, 0, -inf, 0, 0, -inf, 0, 0, -inf}, true), "padded.onnx");
+    EXPECT_EQ(kinds(padded), (std::vector<std::string>{"transpose", "parameter", "attention"}));
+    EXPECT_EQ(padded.layers().back().inputs.size(), 4u);
+    const auto plain = import(graph(std::vector<float>(9, 0.0f), false), "plain.onnx");
+    EXPECT_EQ(kinds(plain), (std::vector<std::string>{"matmul", "scale", "parameter", "add", "relu", "matmul"}));
+}

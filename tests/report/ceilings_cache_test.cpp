@@ -234,13 +234,21 @@ TEST(CeilingsCache, CacheLevelsRoundTripAndAnOlderCacheWithoutThemStillAnswers) 
     EXPECT_EQ(loaded->cache_level_bytes, c.cache_level_bytes);
     EXPECT_EQ(report::ceilings_json(c)["cache_level_bytes"], nlohmann::json({49'152, 2'097'152, 272'629'760}));
 
-    // a cache written before the levels were recorded still answers (the sweep's points are then used one by
-    // one, and a roof that a layer beats is measured again by the profile)
+    // a CPU cache without levels was measured where the OS gave no cache topology, before ridgeline read them from
+    // CPUID and its sweep: every sweep point counted as DRAM, and its DRAM roof was the L1 point (443-586 GB/s on a
+    // 2-vCPU Zen 5 VM whose STREAM reads 40-60). It is measured again, saying why
     c.cache_level_bytes.clear();
+    (void)report::save_cached_ceilings(c);
+    std::string refused;
+    EXPECT_FALSE(report::load_cached_ceilings(c.fingerprint, false, &refused).has_value());
+    EXPECT_NE(refused.find("it has no cache levels"), std::string::npos) << refused;
+    // another backend's cache without levels still answers (the sweep's points are then used one by one)
+    c.backend = "cpu-ref";
     (void)report::save_cached_ceilings(c);
     const auto older = report::load_cached_ceilings(c.fingerprint, false);
     ASSERT_TRUE(older.has_value());
     EXPECT_TRUE(older->cache_level_bytes.empty());
+    c.backend = "cpu";
 
     c.cache_level_bytes = {2'097'152, 49'152};
     EXPECT_EQ(backends::implausible_ceilings(c),
