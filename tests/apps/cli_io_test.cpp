@@ -146,17 +146,24 @@ TEST(CliModelFiles, ProfileVerifiesEveryLayerOfMobileNetV3ATransformerEncoderAnd
 
 TEST(CliModelFiles, AnExportedModelWithHeldTensorsReadsBack) {
     if (!RIDGELINE_HAVE_ONNX) GTEST_SKIP() << "this build has no ONNX support";
-    // the GPT-2 block holds its causal mask (a parameter layer with "inputs": []): exported to ridgeline's JSON
-    // format, it reads back with the same counts: params 49,984 (two LayerNorms 2 x 128, c_attn 64 x 192 + 192,
-    // c_proj 64 x 64 + 64, c_fc 64 x 256 + 256, mlp_proj 256 x 64 + 64), buffers 256 (the 16 x 16 mask)
-    const auto out = temp_path("gpt2_block.json");
-    const std::string onnx = (fs::path(RIDGELINE_SOURCE_DIR) / "tests/data/onnx/gpt2_block_bn.onnx").string();
+    // the Llama block holds its rotary tables (cos and sin of the positions, folded from inv_freq: parameter
+    // layers with "inputs": []): exported to ridgeline's JSON format, it reads back with the same counts.
+    // params 86,848: embed_tokens 100 x 64 = 6,400; per layer (2) two RMSNorms 2 x 64, q_proj 64 x 64, k_proj and
+    // v_proj 64 x 32 each, o_proj 64 x 64, gate/up/down 3 x 64 x 128 = 36,992; the final norm 64; lm_head 6,400.
+    // buffers 512: the cos and sin tables, 16 positions x 16 (head_dim) each.
+    // MACs 1,347,584: the linears 80,128 per token (2 x 36,864 + lm_head 6,400) x 16 tokens = 1,282,048, plus
+    // attention B*H*Sq*Skv*(D + Dv) = 1*4*16*16*32 = 32,768 per layer, 2 layers.
+    const auto out = temp_path("llama_block.json");
+    const std::string onnx = (fs::path(RIDGELINE_SOURCE_DIR) / "tests/data/onnx/llama_block_bn.onnx").string();
     auto e = run_ridgeline({"export", "--onnx", onnx, "--shapes-only", "-o", out.string()});
     ASSERT_EQ(e.exit_code, 0) << e.err;
     auto r = run_ridgeline({"summary", "--model-file", out.string(), "--format", "json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json j = json::parse(r.out);
-    EXPECT_EQ(j["totals"]["params"], 49'984);
-    EXPECT_EQ(j["totals"]["buffers"], 256);
-    EXPECT_EQ(j["totals"]["macs"], 819'200);
+    EXPECT_EQ(j["totals"]["params"], 86'848);
+    EXPECT_EQ(j["totals"]["buffers"], 512);
+    EXPECT_EQ(j["totals"]["macs"], 1'347'584);
+    int held = 0;
+    for (const auto& l : j["layers"]) held += l["op"] == "parameter";
+    EXPECT_EQ(held, 2);
 }

@@ -293,9 +293,15 @@ TEST(Roofline, PredictAnotherThreadCount) {
                                 threads, "--quick", "--no-verify", "--quiet", "--format", "json", "--output", path.string()});
         ASSERT_EQ(r.exit_code, 0) << r.err;
     }
-    auto c = run_ridgeline({"ceilings", "--device", "cpu", "--threads", "2", "--quick", "--quiet", "--format", "json", "--output",
-                            target.string()});
-    ASSERT_EQ(c.exit_code, 0) << c.err;
+    // the target's ceilings are measured again when other work disturbed them (predict refuses disturbed ceilings,
+    // as it should): up to three tries, as a user on a busy machine would
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        auto c = run_ridgeline({"ceilings", "--device", "cpu", "--threads", "2", "--quick", "--quiet", "--format", "json",
+                                "--output", target.string()});
+        ASSERT_EQ(c.exit_code, 0) << c.err;
+        std::ifstream cf(target);
+        if (!json::parse(cf)["measured_under"].value("disturbed", false)) break;
+    }
     auto p = run_ridgeline({"predict", "--model", "resnet18", "--input", "1x3x64x64", "--from", src.string(), "--to",
                             target.string(), "--format", "json", "--output", pred.string(), "--html", html.string(), "--quiet"});
     ASSERT_EQ(p.exit_code, 0) << p.err;
