@@ -129,6 +129,7 @@ struct profile_command {
             if (!out.quiet) spdlog::warn("{}", warnings.back());
         }
         const backends::device_info dev = sel.chosen->device();
+        profiler::require_kv_cache_fits(a, *sel.chosen, memory_limit);  // before the ceilings take their seconds
 
         profiler::profile_options o;
         o.timing = timing_settings();

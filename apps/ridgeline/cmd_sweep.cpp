@@ -80,7 +80,7 @@ std::vector<std::int64_t> parse_batches(const std::string& text) { return parse_
 
 struct sweep_command {
     std::string model, layer, batches = "1,8,32,128,512", device = "auto", dtype = "fp32", cache = "hot";
-    std::string hf_config, phase, kv_lens, to;
+    std::string hf_config, phase, kv_lens, to, max_memory;
     std::optional<std::int64_t> seq;
     std::vector<std::string> inputs;
     int threads = 0;
@@ -144,8 +144,8 @@ struct sweep_command {
 
     int run() const {
         if (!phase.empty() || !hf_config.empty()) return run_transformer();
-        if (!kv_lens.empty() || seq || !to.empty())
-            throw usage_error(std::string(!kv_lens.empty() ? "--kv-len" : seq ? "--seq" : "--to") +
+        if (!kv_lens.empty() || seq || !to.empty() || !max_memory.empty())
+            throw usage_error(std::string(!kv_lens.empty() ? "--kv-len" : seq ? "--seq" : !to.empty() ? "--to" : "--max-memory") +
                               " applies to a transformer's sweep (--model NAME or --hf-config FILE with --phase)");
         if (model.empty() == layer.empty())
             throw usage_error(model.empty() ? "give --layer STRING or --model NAME" : "--model and --layer cannot be used together");
@@ -225,6 +225,7 @@ struct sweep_command {
         s.threads = threads;
         s.quick = quick;
         s.recalibrate = recalibrate;
+        s.max_memory_bytes = max_memory.empty() ? 0 : parse_bytes(max_memory);
         s.svg_path = svg_path;
         s.html_path = html_path;
         return run_transformer_sweep(s, out);
@@ -367,6 +368,9 @@ void register_sweep(CLI::App& cli, runner_list& runners) {
     sub->add_option("--cache", cmd->cache, "hot or cold")->check(CLI::IsMember({"hot", "cold"}));
     sub->add_flag("--quick", cmd->quick, "A fast look (see profile --quick)");
     sub->add_flag("--recalibrate", cmd->recalibrate, "Measure the device's ceilings again");
+    sub->add_option("--max-memory", cmd->max_memory,
+                    "With --phase: memory the run may use (default: what the device has free); a KV cache larger than "
+                    "this is refused before anything runs, a step that does not fit skips its end-to-end pass");
     sub->add_option("--svg", cmd->svg_path, "Write the roofline chart of the sweep as SVG");
     sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page of the sweep");
     cmd->out.add_to(*sub, {"table", "json"});

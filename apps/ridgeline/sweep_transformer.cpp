@@ -272,7 +272,9 @@ int run_transformer_sweep(const transformer_sweep_options& s, const output_optio
         }
     auto sel = profiler::select_backend(s.device, s.threads);
     if (!sel.notice.empty() && !out.quiet) spdlog::info("{}", sel.notice);
+    for (const auto& a : analyses) profiler::require_kv_cache_fits(a, *sel.chosen, s.max_memory_bytes);
     profiler::profile_options o;
+    o.max_memory_bytes = s.max_memory_bytes;
     o.timing = s.quick ? backends::timing_options::quick() : backends::timing_options{};
     o.timing.cache = s.cache == "cold" ? backends::cache_mode::cold : backends::cache_mode::hot;
     try {

@@ -19,6 +19,7 @@ struct transformer_sweep_options {
     std::optional<std::int64_t> seq;    // prefill: tokens per sequence
     int threads = 0;
     bool quick = false, recalibrate = false;
+    std::int64_t max_memory_bytes = 0;  // 0: what the device has free
     std::string svg_path, html_path;
 };
 

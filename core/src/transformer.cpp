@@ -44,12 +44,12 @@ void transformer_config::validate() const {
         throw error(where + "head_dim " + std::to_string(head_dim) + " is odd: rotary embeddings rotate pairs");
     if (!(norm_eps >= 0)) throw error(where + "the norm's eps must be >= 0");
     if (sliding_window < 0) throw error(where + "sliding_window must be >= 1 (or null)");
-    static const char* acts[] = {"gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "relu", "silu", "swish"};
+    static const char* acts[] = {"gelu", "gelu_python", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "relu", "silu", "swish"};
     bool known = false;
     for (const char* a : acts) known = known || hidden_act == a;
     if (!known)
         throw error(where + "hidden_act \"" + hidden_act +
-                    "\" is not one ridgeline models (gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, silu, swish)");
+                    "\" is not one ridgeline models (gelu, gelu_python, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, silu, swish)");
 }
 
 namespace {
@@ -85,7 +85,9 @@ struct block_builder {
         if (a == "relu") return b.add(name, relu{}, {x});
         if (a == "silu" || a == "swish") return b.add(name, silu{}, {x});
         gelu g;
-        g.tanh_approximation = a != "gelu";  // gelu_new, gelu_pytorch_tanh, gelu_fast: the tanh form
+        // gelu and gelu_python: the erf form (activations.py's GELUActivation); gelu_new, gelu_pytorch_tanh, gelu_fast:
+    // the tanh form
+    g.tanh_approximation = a != "gelu" && a != "gelu_python";
         return b.add(name, g, {x});
     }
 

@@ -51,6 +51,14 @@ public:
         if (x < minimum) fail(key, "must be an integer >= " + std::to_string(minimum) + ", got " + v.dump());
         return x;
     }
+    /// A window size where null means no window (MistralConfig, Qwen2Config: `sliding_window: null` turns it off): the
+    /// fallback when the key is absent, 0 when it is null.
+    std::int64_t window(const std::string& key, std::int64_t fallback) {
+        used_.insert(key);
+        if (!doc_.contains(key)) return fallback;
+        if (doc_[key].is_null()) return 0;
+        return integer(key, fallback);
+    }
     std::int64_t required(const std::string& key, std::int64_t minimum = 1) {
         if (!has(key)) fail(key, "is required for model_type " + type_ + " (the config has no such key)");
         return integer(key, 0, minimum);
@@ -183,12 +191,12 @@ void read_llama_like(reader& r, core::transformer_config& c, const std::string& 
         c.mlp_bias = r.boolean("mlp_bias", false);
     }
     if (c.family == transformer_family::mistral) {
-        c.sliding_window = r.integer("sliding_window", 4096);
+        c.sliding_window = r.window("sliding_window", 4096);  // Mistral v0.2 and later: null, no window
     }
     if (c.family == transformer_family::qwen2) {
         c.qkv_bias = true;  // Qwen2Attention: q, k and v with bias, o_proj without
         const bool use = r.boolean("use_sliding_window", false);
-        const std::int64_t window = r.integer("sliding_window", 4096);
+        const std::int64_t window = r.window("sliding_window", 4096);
         c.max_window_layers = r.integer("max_window_layers", 28, 0);
         c.sliding_window = use ? window : 0;
     }

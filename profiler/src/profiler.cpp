@@ -13,6 +13,7 @@
 #include <ostream>
 
 #include "ridgeline/core/checked.hpp"
+#include "ridgeline/core/memory.hpp"
 #include "ridgeline/cpu/reference.hpp"
 
 namespace ridgeline::profiler {
@@ -229,6 +230,17 @@ std::string describe_bytes(std::int64_t b) {
     return buf;
 }
 
+/// The memory a run may use (0: unknown, nothing is checked) and how a message names it.
+struct memory_budget {
+    std::int64_t bytes = 0;
+    std::string says;
+};
+
+memory_budget budget_of(backend& b, std::int64_t max_memory_bytes) {
+    if (max_memory_bytes > 0) return {max_memory_bytes, "allowed by --max-memory"};
+    return {b.free_memory_bytes(), "free"};
+}
+
 }  // namespace
 
 namespace {
@@ -302,11 +314,9 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
                                   b.device().kind != backends::device_kind::gpu);
     } catch (const core::overflow_error&) {
     }
-    const std::int64_t limit = o.max_memory_bytes > 0 ? o.max_memory_bytes : b.free_memory_bytes();
-    if (limit > 0 && need > limit) {
+    if (const memory_budget m = budget_of(b, o.max_memory_bytes); m.bytes > 0 && need > m.bytes) {
         p.state = run_state::skipped;
-        p.reason = "needs about " + describe_bytes(need) + ", only " + describe_bytes(limit) +
-                   (o.max_memory_bytes > 0 ? " allowed by --max-memory" : " free");
+        p.reason = "needs about " + describe_bytes(need) + ", only " + describe_bytes(m.bytes) + " " + m.says;
         return p;
     }
     const core::model_analysis g = single_layer_graph(la, parent);
@@ -478,9 +488,84 @@ void recheck_memory_roofs(profile_result& r, backend& b, const profile_options& 
                                                 " a memory roof (mistrusted)"));
 }
 
+/// The whole forward pass of `analysis` (and its graph replay where asked), into r's end-to-end fields: skipped
+/// before anything is allocated when it cannot fit the memory allowed.
+void profile_end_to_end(profile_result& r, const core::model_analysis& analysis, backend& b, const profile_options& o) {
+    const std::int64_t need = model_bytes_needed(analysis, b.device().kind != backends::device_kind::gpu);
+    if (o.stop && o.stop->load()) {
+        r.end_to_end_state = run_state::not_measured;
+        r.end_to_end_reason = "interrupted";
+    } else if (const memory_budget m = budget_of(b, o.max_memory_bytes); m.bytes > 0 && need > m.bytes) {
+        // checked before allocating, like each layer: a model larger than the device is skipped, not tried
+        r.end_to_end_state = run_state::skipped;
+        r.end_to_end_reason = "needs about " + describe_bytes(need) + ", only " + describe_bytes(m.bytes) + " " + m.says;
+    } else {
+        try {
+            const graph_data data = make_graph_data(analysis, analysis.data_type, o.seed, o.weights.get());
+            auto prep = b.prepare(analysis, data);
+            std::optional<range_guard> range(std::in_place, b, "end to end");
+            timing_result t = measure([&] { prep->run(); }, b.timer(), o.timing, [&] { b.flush_cache(); },
+                                      nullptr, o.stop);
+            range.reset();
+            if (t.samples > 0) {
+                r.end_to_end_state = t.disturbed ? run_state::disturbed : run_state::measured;
+                if (t.disturbed) r.end_to_end_reason = disturbed_reason(t);
+                r.end_to_end = std::move(t);
+            } else {
+                r.end_to_end_state = run_state::not_measured;
+                r.end_to_end_reason = "interrupted";
+            }
+            if (o.graph_replay && r.end_to_end) {  // timed, clean or disturbed
+                // a capture that fails is the replay's failure, not the end-to-end pass's
+                try {
+                    if (prep->enable_graph_replay()) {
+                        const range_guard replay_range(b, "graph replay");
+                        timing_result g = measure([&] { prep->run(); }, b.timer(), o.timing,
+                                                  [&] { b.flush_cache(); }, nullptr, o.stop);
+                        if (g.samples > 0) {
+                            r.graph_replay_state = g.disturbed ? run_state::disturbed : run_state::measured;
+                            if (g.disturbed) r.graph_replay_reason = disturbed_reason(g);
+                            r.graph_replay = std::move(g);
+                        } else {
+                            r.graph_replay_state = run_state::not_measured;
+                            r.graph_replay_reason = "interrupted";
+                        }
+                    } else {
+                        r.graph_replay_state = run_state::unsupported;
+                        r.graph_replay_reason = "the " + b.name() + " backend has no graph capture";
+                    }
+                } catch (const std::exception& e) {
+                    r.graph_replay_state = run_state::failed;
+                    r.graph_replay_reason = e.what();
+                }
+            }
+        } catch (const unsupported& e) {
+            r.end_to_end_state = run_state::unsupported;
+            r.end_to_end_reason = e.what();
+        } catch (const std::bad_alloc&) {
+            r.end_to_end_state = run_state::skipped;
+            r.end_to_end_reason = "allocation failed";
+        } catch (const std::exception& e) {
+            r.end_to_end_state = run_state::failed;
+            r.end_to_end_reason = e.what();
+        }
+    }
+}
+
 }  // namespace
 
+void require_kv_cache_fits(const core::model_analysis& analysis, backend& b, std::int64_t max_memory_bytes) {
+    const std::int64_t cache = core::memory_of(analysis).kv_cache_bytes;
+    if (cache <= 0) return;
+    if (const memory_budget m = budget_of(b, max_memory_bytes); m.bytes > 0 && cache > m.bytes)
+        throw core::error((analysis.run ? "a " + core::describe(*analysis.run) + ", batch " + std::to_string(analysis.run->batch)
+                                        : std::string("this model")) +
+                          ", needs " + describe_bytes(cache) + " of KV cache: only " + describe_bytes(m.bytes) + " " +
+                          m.says + " (a step needs its whole cache; a shorter kv_len or a smaller batch fits)");
+}
+
 profile_result profile_model(const core::model_analysis& analysis, backend& b, const profile_options& o) {
+    require_kv_cache_fits(analysis, b, o.max_memory_bytes);
     profile_result r;
     r.analysis = analysis;
     r.device = b.device();
@@ -561,68 +646,7 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
     recheck_memory_roofs(r, b, o);
     if (o.end_to_end) {
         if (o.on_progress) o.on_progress(progress_event{n, n, "end to end", elapsed(), -1});
-        if (stopped()) {
-            r.end_to_end_state = run_state::not_measured;
-            r.end_to_end_reason = "interrupted";
-        } else if (const std::int64_t need = model_bytes_needed(analysis, b.device().kind != backends::device_kind::gpu), limit = o.max_memory_bytes > 0
-                                                                                       ? o.max_memory_bytes
-                                                                                       : b.free_memory_bytes();
-                   limit > 0 && need > limit) {
-            // checked before allocating, like each layer: a model larger than the device is skipped, not tried
-            r.end_to_end_state = run_state::skipped;
-            r.end_to_end_reason = "needs about " + describe_bytes(need) + ", only " + describe_bytes(limit) +
-                                  (o.max_memory_bytes > 0 ? " allowed by --max-memory" : " free");
-        } else {
-            try {
-                const graph_data data = make_graph_data(analysis, analysis.data_type, o.seed, o.weights.get());
-                auto prep = b.prepare(analysis, data);
-                std::optional<range_guard> range(std::in_place, b, "end to end");
-                timing_result t = measure([&] { prep->run(); }, b.timer(), o.timing, [&] { b.flush_cache(); },
-                                          nullptr, o.stop);
-                range.reset();
-                if (t.samples > 0) {
-                    r.end_to_end_state = t.disturbed ? run_state::disturbed : run_state::measured;
-                    if (t.disturbed) r.end_to_end_reason = disturbed_reason(t);
-                    r.end_to_end = std::move(t);
-                } else {
-                    r.end_to_end_state = run_state::not_measured;
-                    r.end_to_end_reason = "interrupted";
-                }
-                if (o.graph_replay && r.end_to_end) {  // timed, clean or disturbed
-                    // a capture that fails is the replay's failure, not the end-to-end pass's
-                    try {
-                        if (prep->enable_graph_replay()) {
-                            const range_guard replay_range(b, "graph replay");
-                            timing_result g = measure([&] { prep->run(); }, b.timer(), o.timing,
-                                                      [&] { b.flush_cache(); }, nullptr, o.stop);
-                            if (g.samples > 0) {
-                                r.graph_replay_state = g.disturbed ? run_state::disturbed : run_state::measured;
-                                if (g.disturbed) r.graph_replay_reason = disturbed_reason(g);
-                                r.graph_replay = std::move(g);
-                            } else {
-                                r.graph_replay_state = run_state::not_measured;
-                                r.graph_replay_reason = "interrupted";
-                            }
-                        } else {
-                            r.graph_replay_state = run_state::unsupported;
-                            r.graph_replay_reason = "the " + b.name() + " backend has no graph capture";
-                        }
-                    } catch (const std::exception& e) {
-                        r.graph_replay_state = run_state::failed;
-                        r.graph_replay_reason = e.what();
-                    }
-                }
-            } catch (const unsupported& e) {
-                r.end_to_end_state = run_state::unsupported;
-                r.end_to_end_reason = e.what();
-            } catch (const std::bad_alloc&) {
-                r.end_to_end_state = run_state::skipped;
-                r.end_to_end_reason = "allocation failed";
-            } catch (const std::exception& e) {
-                r.end_to_end_state = run_state::failed;
-                r.end_to_end_reason = e.what();
-            }
-        }
+        profile_end_to_end(r, analysis, b, o);
     }
     r.complete = r.not_measured.empty() && r.end_to_end_state != run_state::not_measured && !stopped();
     return r;

@@ -143,6 +143,16 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
             if (str(r.report, "source") != source)
                 throw core::error("compare: \"" + r.label + "\" profiles " + str(r.report, "source") +
                                          ", the baseline " + source);
+    // a transformer's pass (phase, batch, tokens) is the work itself: the layers of two passes have the same names
+    // and do different work, so their times are not a speedup
+    const std::string pass = detail::pass_text(runs[0].report);
+    for (const auto& r : runs)
+        if (detail::pass_text(r.report) != pass)
+            throw core::error("compare: \"" + r.label + "\" is " +
+                              (detail::pass_text(r.report).empty() ? std::string("not a transformer's pass")
+                                                                   : "a " + detail::pass_text(r.report)) +
+                              ", the baseline " + (pass.empty() ? std::string("not a transformer's pass") : "a " + pass) +
+                              ": the same layers do other work (compare one pass on other devices, threads or dtypes)");
     std::vector<std::map<std::string, const nlohmann::json*>> by_name(runs.size());
     for (std::size_t i = 0; i < runs.size(); ++i)
         for (const auto& l : runs[i].report["layers"]) by_name[i][str(l, "name")] = &l;
@@ -172,6 +182,7 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
                          {"batch", r.report.value("batch", 0)},
                          {"cache", r.report.contains("timing") ? str(r.report["timing"], "mode") : ""},
                          {"predicted", str(r.report, "schema") == "ridgeline.prediction/1"}});
+    if (!pass.empty()) out["pass"] = runs[0].report["pass"];
     out["runs"] = jruns;
     nlohmann::json layers = nlohmann::json::array();
     nlohmann::json left_out = nlohmann::json::array();  // timed in the baseline, not in every other run

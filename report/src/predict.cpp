@@ -301,6 +301,7 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
                           {"source", str(j, "source")},
                           {"dtype", dt},
                           {"batch", j.value("batch", nlohmann::json(nullptr))}};
+    if (j.contains("pass") && j["pass"].is_object()) out["pass"] = j["pass"];  // the transformer's pass predicted
     nlohmann::json assumptions = target.assumptions;
     if (use_cold != source_cold)
         assumptions.push_back(std::string("the source was timed with a ") + (source_cold ? "cold" : "hot") +

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ridgeline/core/model.hpp"
 #include "ridgeline/core/roofline.hpp"
 
 namespace ridgeline::report::detail {
@@ -36,6 +37,24 @@ inline double end_to_end_ms(const nlohmann::json& report) {
     if (const std::string state = str(e, "state"); !state.empty() && state != "measured") return std::nan("");
     if (!e.contains("time") || !e.at("time").is_object() || e.at("time").value("disturbed", false)) return std::nan("");
     return num(e.at("time"), "median_ms");
+}
+
+/// A transformer report's pass in words ("decode step over a KV cache of 1024 tokens, batch 4"; core::describe), or ""
+/// when the report has none (a CNN, a layer) or its "pass" is not an object of a known phase.
+inline std::string pass_text(const nlohmann::json& report) {
+    if (!report.is_object() || !report.contains("pass") || !report.at("pass").is_object()) return "";
+    const auto& p = report.at("pass");
+    auto integer = [&](const char* k) {
+        return p.contains(k) && p.at(k).is_number_integer() ? p.at(k).get<std::int64_t>() : std::int64_t{0};
+    };
+    core::transformer_run r;
+    const std::string phase = str(p, "phase");
+    if (phase == "decode") r.phase = core::transformer_phase::decode;
+    else if (phase != "prefill") return "";
+    r.batch = integer("batch");
+    r.seq = integer("seq");
+    r.kv_len = integer("kv_len");
+    return core::describe(r) + ", batch " + std::to_string(r.batch);
 }
 
 /// Whether the layer has a time object (measured, or predicted).

@@ -107,3 +107,72 @@ TEST(CliTransformer, DecodeSweepNamesWhereTheStepTurnsAndPredicts) {
     EXPECT_EQ(missing.exit_code, 2);
     EXPECT_NE(missing.err.find("needs --kv-len"), std::string::npos) << missing.err;
 }
+
+TEST(CliTransformer, AKvCacheThatCannotFitIsRefusedBeforeAnythingRuns) {
+    // the tiny Llama's cache at kv_len 8: 4,608 bytes (above) = 4.5 KiB; 4,096 bytes allowed cannot hold it. The
+    // refusal comes before the ceilings and the layers: nothing is measured (no --no-roofline here, and no cached
+    // ceilings in the test's home, yet it answers at once with exit 1)
+    auto r = run_ridgeline({"profile", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "8", "--quick",
+                            "--device", "cpu", "--max-memory", "4096"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("a decode step over a KV cache of 8 tokens, batch 1, needs 4.5 KiB of KV cache: only 4.0 KiB "
+                         "allowed by --max-memory"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("ceilings"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    // the sweep checks every step first: batch 1 fits (4,608 bytes), batch 2 does not (9,216 > 8,192)
+    auto s = run_ridgeline({"sweep", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "8", "--batch", "1,2",
+                            "--quick", "--device", "cpu", "--max-memory", "8192"});
+    EXPECT_EQ(s.exit_code, 1);
+    EXPECT_NE(s.err.find("batch 2, needs 9.0 KiB of KV cache: only 8.0 KiB allowed"), std::string::npos) << s.err;
+    EXPECT_EQ(s.err.find("ceilings"), std::string::npos) << s.err;
+    // a cache that fits in a model that does not: the layers are measured, the end to end is skipped with the reason
+    // (the whole pass needs every layer's weights and buffers at once; 200,000 bytes hold each layer, not all)
+    auto e = run_ridgeline({"profile", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "8", "--quick",
+                            "--quiet", "--no-roofline", "--device", "cpu", "--format", "json", "--max-memory", "200000"});
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    const json j = json::parse(e.out);
+    EXPECT_EQ(j["end_to_end"]["state"], "skipped");
+    EXPECT_NE(j["end_to_end"]["reason"].get<std::string>().find("allowed by --max-memory"), std::string::npos)
+        << j["end_to_end"];
+    for (const auto& l : j["layers"]) {
+        if (l["state"] != "view") {
+            EXPECT_EQ(l["verification"]["state"], "passed") << l["name"];
+        }
+    }
+}
+
+TEST(CliTransformer, CompareAndPredictKeepThePass) {
+    // two decode steps over caches of 8 and 16 tokens have layers of the same names doing other work: compare refuses
+    // them, naming both passes; the same pass twice compares, and its report names the pass; predict carries it
+    const auto dir = ridgeline::test::scratch_dir() / "passes";
+    std::filesystem::create_directories(dir);
+    std::map<std::string, std::string> file;
+    for (const char* kv : {"8", "16"}) {
+        file[kv] = (dir / (std::string("kv") + kv + ".json")).string();
+        auto r = run_ridgeline({"profile", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", kv, "--quick",
+                                "--quiet", "--no-end-to-end", "--device", "cpu", "--format", "json", "--output",
+                                file[kv]});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    auto bad = run_ridgeline({"compare", file["8"], file["16"]});
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_NE(bad.err.find("is a decode step over a KV cache of 16 tokens, batch 1, the baseline a decode step over a "
+                           "KV cache of 8 tokens, batch 1: the same layers do other work"),
+              std::string::npos)
+        << bad.err;
+    auto same = run_ridgeline({"compare", file["8"], file["8"], "--format", "json"});
+    ASSERT_EQ(same.exit_code, 0) << same.err;
+    EXPECT_EQ(json::parse(same.out)["pass"]["kv_len"], 8);
+    auto p = run_ridgeline({"predict", "--from", file["16"], "--to", "h100", "--format", "json", "--quiet"});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    const json pj = json::parse(p.out);
+    EXPECT_EQ(pj["pass"]["phase"], "decode");
+    EXPECT_EQ(pj["pass"]["kv_len"], 16);
+    // a prediction of the kv-16 step is compared with the kv-16 profile, not the kv-8 one
+    const std::string pred = (dir / "pred16.json").string();
+    std::ofstream(pred) << pj.dump();
+    EXPECT_EQ(run_ridgeline({"compare", file["16"], pred}).exit_code, 0);
+    EXPECT_EQ(run_ridgeline({"compare", file["8"], pred}).exit_code, 1);
+}

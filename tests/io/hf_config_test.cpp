@@ -84,6 +84,57 @@ TEST(HfConfig, EachFamilysDefaultsAreItsConfigClasss) {
               128);
 }
 
+TEST(HfConfig, ANullWindowIsNoWindow) {
+    // Mistral-7B-v0.2/v0.3's config.json has "sliding_window": null: MistralConfig keeps None, and the attention has
+    // no window (absent, the class default 4096 applies, as above); Qwen2 with use_sliding_window and a null window
+    // is the same
+    EXPECT_EQ(io::parse_hf_config(json{{"model_type", "mistral"}, {"sliding_window", nullptr}}, "c", "m").sliding_window,
+              0);
+    EXPECT_EQ(io::parse_hf_config(json{{"model_type", "qwen2"}, {"use_sliding_window", true}, {"sliding_window", nullptr}},
+                                  "c", "q")
+                  .sliding_window,
+              0);
+    // and no attention layer of the built model carries a window
+    const auto m = io::parse_hf_config(json{{"model_type", "mistral"}, {"sliding_window", nullptr}, {"num_hidden_layers", 1},
+                                            {"hidden_size", 64}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                                            {"intermediate_size", 128}, {"vocab_size", 100}},
+                                       "c", "m");
+    core::transformer_run run;
+    run.seq = 16;
+    const core::model built = core::build_transformer(m, run);
+    int attentions = 0;
+    for (const auto& l : built.layers()) {
+        if (const auto* a = std::get_if<core::attention>(&l.op)) {
+            EXPECT_EQ(a->sliding_window, 0) << l.name;
+            ++attentions;
+        }
+    }
+    EXPECT_EQ(attentions, 1);
+    // "sliding_window": "4096" is still a bad value
+    EXPECT_NE(error_of(json{{"model_type", "mistral"}, {"sliding_window", "4096"}}).find("\"sliding_window\" must be an integer"),
+              std::string::npos);
+}
+
+TEST(HfConfig, GeluPythonIsTheErfGelu) {
+    // activations.py: "gelu_python" is GELUActivation(use_gelu_python=True), x * 0.5 * (1 + erf(x / sqrt(2))), the
+    // same function as "gelu"
+    json doc = {{"model_type", "bert"}, {"hidden_act", "gelu_python"}, {"num_hidden_layers", 1}};
+    core::transformer_run run;
+    run.seq = 8;
+    int gelus = 0;
+    const core::model built = core::build_transformer(io::parse_hf_config(doc, "c", "b"), run);
+    for (const auto& l : built.layers()) {
+        if (const auto* g = std::get_if<core::gelu>(&l.op)) {
+            EXPECT_FALSE(g->tanh_approximation) << l.name;
+            ++gelus;
+        }
+    }
+    EXPECT_EQ(gelus, 1);
+    // quick_gelu (x * sigmoid(1.702 x)) is another function: refused by name, not taken for gelu
+    doc["hidden_act"] = "quick_gelu";
+    EXPECT_NE(error_of(doc).find("hidden_act \"quick_gelu\" is not one ridgeline models"), std::string::npos) << error_of(doc);
+}
+
 TEST(HfConfig, Llama3RopeScalingIsRead) {
     json doc = tinyllama();
     doc["rope_theta"] = 500000.0;

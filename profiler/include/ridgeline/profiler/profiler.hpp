@@ -240,8 +240,14 @@ bool fewer_multiplies(const std::string& implementation);
 /// "disturbed" (no verdict) when the time could not collect enough clean samples.
 core::roofline_point judge(const core::cost& cost, const backends::timing_result& t, const core::roofs& roofs);
 
+/// Throws core::error when the model's KV cache (core::memory_of's kv_cache_bytes: 2 x layers x kv heads x head_dim x
+/// cached tokens x batch x the dtype's bytes) is larger than the memory allowed (`max_memory_bytes`, or what `b`
+/// reports free when 0): a decode step cannot run without its whole cache, so it is refused before anything is
+/// measured. profile_model calls it first; a command calls it before it measures the ceilings.
+void require_kv_cache_fits(const core::model_analysis& analysis, backends::backend& b, std::int64_t max_memory_bytes);
+
 /// Profiles every layer of `analysis` on `b`, then the whole forward pass. Never throws for a layer's
-/// problem (it is recorded); throws only for a broken model (core::error).
+/// problem (it is recorded); throws only for a broken model or a KV cache that cannot fit (core::error).
 profile_result profile_model(const core::model_analysis& analysis, backends::backend& b, const profile_options& options);
 
 /// Profiles one layer alone (a one-layer model).
