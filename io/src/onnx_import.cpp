@@ -20,6 +20,7 @@ onnx_model importer::run() {
     index_graph();
     fold_constants();
     find_tanh_gelus();
+    find_rotaries();
     const auto& g = proto_.graph();
     for (int i = 0; i < g.node_size(); ++i) {
         if (fused_.count(i) || folded_.count(i)) continue;
@@ -37,6 +38,7 @@ void importer::convert(const onnx::NodeProto& n, int index) {
     mapped_now_.clear();
     fused_now_.clear();
     held_now_.clear();
+    orphans_now_.clear();
     try {
         handle(n, index);
         cross_check(n);
@@ -46,10 +48,11 @@ void importer::convert(const onnx::NodeProto& n, int index) {
         for (const auto& t : mapped_now_) act_.erase(t);
         for (int k : fused_now_) fused_.erase(k);
         for (const auto& t : held_now_) held_.erase(t);
-        // a tanh GELU that could not be made: its fused output has no value either
-        if (auto m = tanh_gelu_at_.find(index); m != tanh_gelu_at_.end())
-            unavailable_[m->second.output] = {"the output of the tanh GELU around node \"" + m->second.tanh +
-                                                  "\", which was not imported",
+        for (const auto& t : orphans_now_) orphans_.erase(t);
+        // a pattern found before conversion that could not be made: its fused output has no value either
+        if (auto m = found_at_.find(index); m != found_at_.end())
+            unavailable_[m->second.output] = {"the output of the " + m->second.what + " around node \"" +
+                                                  m->second.scope_of + "\", which was not imported",
                                               u.listed};
         skip(n, u);
     }
@@ -106,7 +109,7 @@ void importer::cross_check(const onnx::NodeProto& n) {
 }
 
 void importer::handle(const onnx::NodeProto& n, int index) {
-    if (auto m = tanh_gelu_at_.find(index); m != tanh_gelu_at_.end()) return tanh_gelu(n, m->second);
+    if (auto m = found_at_.find(index); m != found_at_.end()) return emit_found(n, m->second);
     const std::string domain = n.domain();
     const std::string& op = n.op_type();
     if (!(domain.empty() || domain == "ai.onnx") && !(domain == "com.microsoft" && op == "Gelu"))
@@ -165,6 +168,7 @@ onnx_model importer::finish() {
     }
     if (model_.layers().empty()) fail("no node could be imported as a layer");
 
+    drop_orphans();
     // unread inputs (a skipped node's only reader) are dropped
     std::set<std::string> read;
     for (const auto& l : model_.layers()) read.insert(l.inputs.begin(), l.inputs.end());

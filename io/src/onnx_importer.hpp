@@ -452,13 +452,18 @@ private:
     /// (Erf, Add, Mul, Mul) after the Div, or an empty vector.
     std::vector<int> gelu_pattern(const onnx::NodeProto& div);
 
-    /// PyTorch's export of the tanh GELU (GPT-2's NewGELU), found before conversion: the nodes after the first are
-    /// fused, and the first emits one gelu(approximate=tanh) reading x (tanh_gelu).
-    struct tanh_gelu_match {
-        std::string x, output, tanh;
+    /// A pattern of nodes found before conversion that becomes one layer reading one activation: the nodes after the
+    /// first are fused, and the first emits `kind` with `attrs` reading x, named `name` in the scope of node
+    /// `scope_of` (emit_found). convert() marks `output` unavailable when the layer cannot be made, naming `what`.
+    struct found_pattern {
+        std::string x, output, scope_of, name, kind, what;
+        std::vector<core::attribute> attrs;
     };
+    /// PyTorch's export of the tanh GELU (GPT-2's NewGELU): one gelu(approximate=tanh).
     void find_tanh_gelus();
-    void tanh_gelu(const onnx::NodeProto& n, const tanh_gelu_match& m);
+    /// Rotary embeddings in Hugging Face's rotate-half form (onnx_ops_attention.cpp): one rotary layer.
+    void find_rotaries();
+    void emit_found(const onnx::NodeProto& n, const found_pattern& m);
 
     void binary(const onnx::NodeProto& n, int index);
 
@@ -467,6 +472,18 @@ private:
     /// -> MatMul(., v), every intermediate read once, q/kT/v of rank 4: one attention layer (is_causal for the
     /// causal mask, an all-zero mask dropped, another additive mask held). False, changing nothing, otherwise.
     bool attention_pattern(const onnx::NodeProto& mm);
+    /// Hugging Face's repeat_kv as exported: Reshape(Expand(Unsqueeze(x, axes [2]), [B, KVH, G, S, D]),
+    /// [B, KVH*G, S, D]), every intermediate read once. x's ONNX tensor, the repeat G and the three nodes; or an
+    /// empty x. The attention that reads the result reads x instead (grouped-query heads, no copy).
+    struct repeat_kv_match {
+        std::string x;
+        std::int64_t repeat = 0;
+        std::vector<int> nodes;
+    };
+    repeat_kv_match repeat_kv_of(const std::string& t);
+    /// Layers left unread by a pattern that reads past them (repeat_kv's copies): dropped at finish() while no
+    /// layer reads them.
+    void drop_orphans();
     /// RMSNorm as exported: Pow(x, 2) -> ReduceMean(last axis) -> Add(eps) -> Sqrt -> Div(1, .) or Reciprocal ->
     /// Mul(x, .) -> [Mul by a constant of the last dim], every intermediate read once: one rms_norm layer (with that
     /// weight). False, changing nothing, otherwise.
@@ -528,7 +545,7 @@ private:
     std::map<std::string, unavailable> unavailable_;  // ONNX tensor -> why it has no value
     std::set<int> fused_;                             // nodes folded into an earlier node's layer
     std::set<int> folded_;                            // nodes evaluated into constants
-    std::map<int, tanh_gelu_match> tanh_gelu_at_;     // first node of a tanh GELU -> the match
+    std::map<int, found_pattern> found_at_;           // first node of a pattern found before conversion -> it
     std::map<std::string, int> producer_;             // ONNX tensor -> the node that makes it
     std::map<std::string, std::string> held_;        // ONNX constant tensor -> its parameter layer
     std::vector<std::string> held_now_;
@@ -538,6 +555,8 @@ private:
     std::set<std::string> used_;                      // core tensor names taken
     std::vector<std::string> mapped_now_;
     std::vector<int> fused_now_;
+    std::set<std::string> orphans_;  // core layers a pattern read past (drop_orphans)
+    std::vector<std::string> orphans_now_;
     std::vector<param_use> uses_;
     std::vector<issue> issues_;
     core::model model_;

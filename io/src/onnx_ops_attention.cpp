@@ -7,8 +7,11 @@
 // And RMSNorm as exported (LlamaRMSNorm, torch.nn.RMSNorm before its own op):
 //   Pow(x, 2) -> ReduceMean(last axis, keepdims) -> Add(eps) -> Sqrt -> Div(1, .) (or Reciprocal) -> Mul(x, .)
 //   -> [Mul by a weight of the last dim]
-// becomes one `rms_norm` layer.
+// becomes one `rms_norm` layer. And rotary embeddings in the rotate-half form (modeling_llama.apply_rotary_pos_emb):
+//   Add(Mul(x, cos), Mul(Concat(Neg(Slice(x, D/2:)), Slice(x, :D/2)), sin))
+// with cos and sin the default rope type's tables at positions 0..S-1 becomes one `rotary` layer of that theta.
 #include <cmath>
+#include <optional>
 
 #include "onnx_importer.hpp"
 
@@ -26,7 +29,123 @@ bool causal_shape(std::int64_t sq, std::int64_t skv, Keep keep) {
     return true;
 }
 
+/// The theta whose rotary tables (core::rotary::make_tables of the default rope type, positions 0..S-1) `cos` and
+/// `sin` hold for x [.., S, D], or nullopt when they are something else (another rope type, an offset, data absent).
+/// theta comes from the lowest frequency: at position 1 its angle is inv_freq[D/2 - 1] = theta^(-(D - 2)/D), which
+/// float32 holds to 1e-7 of itself (derived from modeling_rope_utils' default inv_freq = 1 / theta^(2i/D)).
+std::optional<double> rotary_theta(const constant& cos, const constant& sin, std::int64_t s, std::int64_t d) {
+    for (const constant* c : {&cos, &sin}) {
+        if (c->integer || c->absent || c->dims.size() < 2 || c->dims[c->dims.size() - 1] != d ||
+            c->dims[c->dims.size() - 2] != s || static_cast<std::int64_t>(c->values.size()) != s * d)
+            return std::nullopt;
+    }
+    double theta = 10000.0;  // one frequency (D = 2) or one position: every theta gives the same tables
+    if (s >= 2 && d >= 4) {
+        const std::size_t i = static_cast<std::size_t>(d / 2 - 1), at = static_cast<std::size_t>(d) + i;
+        const double f = std::atan2(static_cast<double>(sin.values[at]), static_cast<double>(cos.values[at]));
+        if (!(f > 0 && f < 1)) return std::nullopt;
+        theta = std::exp(-std::log(f) * static_cast<double>(d) / (2.0 * static_cast<double>(i)));
+        if (!std::isfinite(theta) || !(theta > 1)) return std::nullopt;
+        // as the config wrote it (10000, 500000): the fewest significant digits within 1e-4 of the estimate
+        for (int digits = 1; digits <= 6; ++digits) {
+            const double unit = std::pow(10.0, std::floor(std::log10(theta)) - (digits - 1));
+            if (const double r = std::round(theta / unit) * unit; std::fabs(r - theta) <= 1e-4 * theta) {
+                theta = r;
+                break;
+            }
+        }
+    }
+    core::rotary rope;
+    rope.theta = theta;
+    const auto t = rope.make_tables(d, s);
+    // float32 angles position x inv_freq: an inv_freq one ulp apart moves the angle at position p by p x 6e-8
+    const double tolerance = 1e-4 + 1e-7 * static_cast<double>(s);
+    for (std::size_t k = 0; k < t.cos.size(); ++k)
+        if (std::fabs(t.cos[k] - cos.values[k]) > tolerance || std::fabs(t.sin[k] - sin.values[k]) > tolerance)
+            return std::nullopt;
+    return theta;
+}
+
 }  // namespace
+
+void importer::find_rotaries() {
+    // anchored at the Add; operands of Add and the Muls in either order, every intermediate read once, x [B, H, S, D]
+    const auto& g = proto_.graph();
+    auto producer = [&](const std::string& t, const char* op) -> int {
+        auto p = producer_.find(t);
+        if (p == producer_.end() || g.node(p->second).op_type() != op || fused_.count(p->second) ||
+            folded_.count(p->second) || g.node(p->second).output_size() < 1)
+            return -1;
+        return only_reader(t, g.node(readers_.at(t).at(0)).op_type()) >= 0 ? p->second : -1;
+    };
+    auto constant_at = [&](const onnx::NodeProto& n, const std::string& t) -> constant_ptr {
+        return !t.empty() && (const_.count(t) || initializer_.count(t)) ? resolve(n, t).c : nullptr;
+    };
+    auto last_axis = [](std::int64_t axis) { return axis == -1 || axis == 3; };
+    // Slice(x) of the last axis over [D/2, D) (upper) or [0, D/2), step 1
+    auto half_of = [&](int i, const std::string& x, std::int64_t d, bool upper) {
+        const auto& n = g.node(i);
+        if (n.input_size() < 1 || n.input(0) != x) return false;
+        for (int k = 1; k < n.input_size(); ++k)
+            if (!known(n.input(k))) return false;
+        slice_arguments a;
+        try {
+            a = slice_args(n);
+        } catch (const unsupported&) {
+            return false;
+        }
+        if (a.starts.size() != 1 || !last_axis(a.axes[0]) || a.steps[0] != 1) return false;
+        const std::int64_t start = a.starts[0] < 0 ? a.starts[0] + d : a.starts[0];
+        const std::int64_t end = a.ends[0] < 0 ? a.ends[0] + d : std::min(a.ends[0], d);
+        return upper ? start == d / 2 && end == d : start == 0 && end == d / 2;
+    };
+    for (int a = 0; a < g.node_size(); ++a) {
+        const auto& add = g.node(a);
+        if (add.op_type() != "Add" || add.input_size() != 2 || add.output_size() < 1 || fused_.count(a) || folded_.count(a))
+            continue;
+        for (int order = 0; order < 2; ++order) {
+            const int mc = producer(add.input(order), "Mul"), ms = producer(add.input(1 - order), "Mul");
+            if (mc < 0 || ms < 0 || g.node(mc).input_size() != 2 || g.node(ms).input_size() != 2) continue;
+            std::string x;  // x * cos
+            constant_ptr cos;
+            for (int k = 0; k < 2 && !cos; ++k)
+                if (!known(g.node(mc).input(k)))
+                    if ((cos = constant_at(g.node(mc), g.node(mc).input(1 - k)))) x = g.node(mc).input(k);
+            if (!cos) continue;
+            std::vector<std::int64_t> xd;
+            try {
+                xd = static_dims(x);
+            } catch (const not_foldable&) {
+                continue;
+            }
+            if (xd.size() != 4 || xd[3] < 2 || xd[3] % 2 != 0) continue;
+            int cat = -1;  // rotate_half(x) * sin
+            constant_ptr sin;
+            for (int k = 0; k < 2 && !sin; ++k)
+                if ((cat = producer(g.node(ms).input(k), "Concat")) >= 0) sin = constant_at(g.node(ms), g.node(ms).input(1 - k));
+            if (!sin) continue;
+            const auto& cn = g.node(cat);
+            if (cn.input_size() != 2 || !last_axis(attr_int(cn, "axis", 0))) continue;
+            const int neg = producer(cn.input(0), "Neg"), lower = producer(cn.input(1), "Slice");
+            const int upper = neg < 0 || g.node(neg).input_size() != 1 ? -1 : producer(g.node(neg).input(0), "Slice");
+            if (upper < 0 || lower < 0 || !half_of(upper, x, xd[3], true) || !half_of(lower, x, xd[3], false)) continue;
+            const auto theta = rotary_theta(*cos, *sin, xd[2], xd[3]);
+            if (!theta) continue;
+            const std::vector<int> nodes{mc, ms, cat, neg, upper, lower, a};
+            const int first = *std::min_element(nodes.begin(), nodes.end());
+            for (int k : nodes)
+                if (k != first) fused_.insert(k);
+            // named in the Add's scope with its suffix ("/layers.0/Add_1" -> "/layers.0/rotary_1"): the same name
+            // whatever order the nodes come in
+            const std::string add_name = node_name(add);
+            const std::string leaf = add_name.substr(add_name.rfind('/') == std::string::npos ? 0 : add_name.rfind('/') + 1);
+            const std::string suffix = leaf.rfind("Add_", 0) == 0 ? leaf.substr(3) : std::string();
+            found_at_[first] = {x, add.output(0), add_name, "rotary" + suffix, "rotary", "rotary embedding",
+                                {{"theta", number_text(*theta)}}};
+            break;
+        }
+    }
+}
 
 bool importer::attention_pattern(const onnx::NodeProto& mm) {
     const auto& g = proto_.graph();
@@ -110,10 +229,35 @@ bool importer::attention_pattern(const onnx::NodeProto& mm) {
     const core::shape vs = shape_of(v.tensor);
     if (vs.rank() != 4 || vs[2] != skv || vs[0] != qs[0] || qs[1] % vs[1] != 0 || kts[1] != vs[1]) return false;
     nodes.push_back(pv);
-    // keys [B, KVH, Skv, D]: kT transposed back (a view of a view)
-    onnx::NodeProto keys;
-    keys.set_name(node_name(mm) + "/keys");
-    const std::string k = emit(keys, make("transpose", {{"dim0", "2"}, {"dim1", "3"}}, keys.name()), {kt.tensor});
+    // grouped-query heads written out (repeat_kv of k before its transpose, and of v): the attention reads the kv
+    // heads themselves, and the copies are left unread
+    repeat_kv_match k_rep, v_rep;
+    if (const auto t = producer_.find(mm.input(1)); t != producer_.end() && g.node(t->second).op_type() == "Transpose" &&
+                                                     g.node(t->second).input_size() == 1 &&
+                                                     attr_ints(g.node(t->second), "perm", {}) ==
+                                                         std::vector<std::int64_t>{0, 1, 3, 2} &&
+                                                     only_reader(mm.input(1), "MatMul") >= 0) {
+        k_rep = repeat_kv_of(g.node(t->second).input(0));
+        v_rep = repeat_kv_of(g.node(pv).input(1));
+    }
+    const bool grouped = !k_rep.x.empty() && !v_rep.x.empty() && k_rep.repeat == v_rep.repeat &&
+                         act_.count(k_rep.x) && act_.count(v_rep.x);
+    // keys [B, KVH, Skv, D]: kT transposed back (a view of a view), or the kv heads before repeat_kv
+    std::string k;
+    if (grouped) {
+        k = act_.at(k_rep.x);
+        v.tensor = act_.at(v_rep.x);
+        std::vector<std::string> copies{act_.at(mm.input(1))};
+        for (const auto* r : {&k_rep, &v_rep})
+            for (int i : r->nodes)
+                if (act_.count(g.node(i).output(0))) copies.push_back(act_.at(g.node(i).output(0)));
+        for (const auto& c : copies)
+            if (orphans_.insert(c).second) orphans_now_.push_back(c);
+    } else {
+        onnx::NodeProto keys;
+        keys.set_name(node_name(mm) + "/keys");
+        k = emit(keys, make("transpose", {{"dim0", "2"}, {"dim1", "3"}}, keys.name()), {kt.tensor});
+    }
     std::vector<core::attribute> attrs;
     if (causal) attrs.push_back({"is_causal", "true"});
     if (std::fabs(scale - 1.0 / std::sqrt(static_cast<double>(qs[3]))) > 1e-6 * scale)
@@ -127,6 +271,65 @@ bool importer::attention_pattern(const onnx::NodeProto& mm) {
     map_output(g.node(pv).output(0), emit(named, make("attention", attrs, named.name()), ins));
     for (int i : nodes) fuse(i);
     return true;
+}
+
+importer::repeat_kv_match importer::repeat_kv_of(const std::string& t) {
+    const auto& g = proto_.graph();
+    auto made_by = [&](const std::string& tensor, const char* op) -> int {
+        auto p = producer_.find(tensor);
+        if (p == producer_.end() || g.node(p->second).op_type() != op || g.node(p->second).input_size() < 1) return -1;
+        return only_reader(tensor, g.node(readers_.at(tensor).at(0)).op_type()) >= 0 ? p->second : -1;
+    };
+    const int reshape = made_by(t, "Reshape");
+    const int expand = reshape < 0 ? -1 : made_by(g.node(reshape).input(0), "Expand");
+    const int unsqueeze = expand < 0 ? -1 : made_by(g.node(expand).input(0), "Unsqueeze");
+    if (unsqueeze < 0) return {};
+    std::vector<std::int64_t> axes, x, e, out;
+    try {
+        axes = attr_or_input_ints(g.node(unsqueeze), "axes", 1, "Unsqueeze's axes");
+        x = static_dims(g.node(unsqueeze).input(0));
+        e = static_dims(g.node(expand).output(0));
+        out = static_dims(t);
+    } catch (const unsupported&) {
+        return {};
+    } catch (const not_foldable&) {
+        return {};
+    }
+    if (axes != std::vector<std::int64_t>{2} || x.size() != 4 || e.size() != 5 || out.size() != 4) return {};
+    // [B, KVH, S, D] -> [B, KVH, G, S, D] -> [B, KVH*G, S, D]
+    if (e[0] != x[0] || e[1] != x[1] || e[3] != x[2] || e[4] != x[3] || e[2] < 1) return {};
+    if (out != std::vector<std::int64_t>{x[0], x[1] * e[2], x[2], x[3]}) return {};
+    return {g.node(unsqueeze).input(0), e[2], {unsqueeze, expand, reshape}};
+}
+
+void importer::drop_orphans() {
+    auto& layers = model_.layers();
+    std::set<std::string> dropped;
+    for (bool again = !orphans_.empty(); again;) {
+        again = false;
+        std::set<std::string> read;
+        for (const auto& l : layers)
+            if (!dropped.count(l.name)) read.insert(l.inputs.begin(), l.inputs.end());
+        for (const auto& l : layers)
+            if (orphans_.count(l.name) && !dropped.count(l.name) && !read.count(l.name)) again = dropped.insert(l.name).second || again;
+    }
+    if (dropped.empty()) return;
+    std::vector<std::size_t> index(layers.size());
+    std::vector<bool> gone(layers.size());
+    std::vector<core::layer> kept;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        index[i] = kept.size();
+        gone[i] = dropped.count(layers[i].name) > 0;
+        if (!gone[i]) kept.push_back(std::move(layers[i]));
+    }
+    std::vector<param_use> uses;  // the dropped copies hold no parameters; the others move up
+    for (auto& u : uses_)
+        if (!gone[u.layer]) {
+            u.layer = index[u.layer];
+            uses.push_back(std::move(u));
+        }
+    uses_ = std::move(uses);
+    layers = std::move(kept);
 }
 
 bool importer::rms_norm_pattern(const onnx::NodeProto& pow) {

@@ -296,21 +296,22 @@ void importer::find_tanh_gelus() {
         const int first = *std::min_element(nodes.begin(), nodes.end());
         for (int k : nodes)
             if (k != first) fused_.insert(k);
-        tanh_gelu_at_[first] = {x, g.node(last).output(0), tanh.name()};
+        found_at_[first] = {x, g.node(last).output(0), tanh.name(), "Gelu", "gelu", "tanh GELU",
+                            {{"approximate", "tanh"}}};
     }
 }
 
-void importer::tanh_gelu(const onnx::NodeProto& n, const tanh_gelu_match& m) {
-    onnx::NodeProto reader = n;  // reads x (convert() marks the GELU's output unavailable when this fails)
+void importer::emit_found(const onnx::NodeProto& n, const found_pattern& m) {
+    onnx::NodeProto reader = n;  // reads x (convert() marks the pattern's output unavailable when this fails)
     reader.clear_input();
     reader.add_input(m.x);
     const std::string x = activation(reader, 0);
     // name it after the scope the nodes share ("/mlp/act/Tanh" -> "/mlp/act/Gelu")
-    const auto slash = m.tanh.rfind('/');
+    const auto slash = m.scope_of.rfind('/');
     onnx::NodeProto named = n;
-    named.set_name(slash == std::string::npos ? "Gelu_" + std::to_string(current_index_)
-                                              : m.tanh.substr(0, slash + 1) + "Gelu");
-    map_output(m.output, emit(named, make("gelu", {{"approximate", "tanh"}}, named.name()), {x}));
+    named.set_name(slash == std::string::npos ? m.name + "_" + std::to_string(current_index_)
+                                              : m.scope_of.substr(0, slash + 1) + m.name);
+    map_output(m.output, emit(named, make(m.kind, m.attrs, named.name()), {x}));
 }
 
 // ------------------------------------------------------------------ the ONNX op types converted here

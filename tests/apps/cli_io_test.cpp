@@ -146,24 +146,25 @@ TEST(CliModelFiles, ProfileVerifiesEveryLayerOfMobileNetV3ATransformerEncoderAnd
 
 TEST(CliModelFiles, AnExportedModelWithHeldTensorsReadsBack) {
     if (!RIDGELINE_HAVE_ONNX) GTEST_SKIP() << "this build has no ONNX support";
-    // the Llama block holds its rotary tables (cos and sin of the positions, folded from inv_freq: parameter
-    // layers with "inputs": []): exported to ridgeline's JSON format, it reads back with the same counts.
-    // params 86,848: embed_tokens 100 x 64 = 6,400; per layer (2) two RMSNorms 2 x 64, q_proj 64 x 64, k_proj and
-    // v_proj 64 x 32 each, o_proj 64 x 64, gate/up/down 3 x 64 x 128 = 36,992; the final norm 64; lm_head 6,400.
-    // buffers 512: the cos and sin tables, 16 positions x 16 (head_dim) each.
-    // MACs 1,347,584: the linears 80,128 per token (2 x 36,864 + lm_head 6,400) x 16 tokens = 1,282,048, plus
-    // attention B*H*Sq*Skv*(D + Dv) = 1*4*16*16*32 = 32,768 per layer, 2 layers.
-    const auto out = temp_path("llama_block.json");
-    const std::string onnx = (fs::path(RIDGELINE_SOURCE_DIR) / "tests/data/onnx/llama_block_bn.onnx").string();
+    // Swin-T holds tensors: the shifted blocks' attention masks (parameter layers with "inputs": [], computed in the
+    // graph and folded) and relative_position_index (ids an embedding holds). Exported to ridgeline's JSON format, it
+    // reads back with the same counts (tests/io/onnx_fixtures_test.cpp derives them): params 28,288,354 (PyTorch's),
+    // buffers 223,293 = the masks (nW, 49, 49) of stage 1's shifted block (64 windows), stage 2's (16) and stage 3's
+    // three (4 each): 153,664 + 38,416 + 3 x 9,604 = 220,892, plus the 49 x 49 = 2,401 held ids
+    const auto out = temp_path("swin_t.json");
+    const std::string onnx = (fs::path(RIDGELINE_SOURCE_DIR) / "tests/data/onnx/swin_t_bn.onnx").string();
     auto e = run_ridgeline({"export", "--onnx", onnx, "--shapes-only", "-o", out.string()});
     ASSERT_EQ(e.exit_code, 0) << e.err;
     auto r = run_ridgeline({"summary", "--model-file", out.string(), "--format", "json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json j = json::parse(r.out);
-    EXPECT_EQ(j["totals"]["params"], 86'848);
-    EXPECT_EQ(j["totals"]["buffers"], 512);
-    EXPECT_EQ(j["totals"]["macs"], 1'347'584);
+    auto o = run_ridgeline({"summary", "--onnx", onnx, "--shapes-only", "--format", "json"});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    const json from_onnx = json::parse(o.out);
+    EXPECT_EQ(j["totals"]["params"], 28'288'354);
+    EXPECT_EQ(j["totals"]["buffers"], 223'293);
+    EXPECT_EQ(j["totals"], from_onnx["totals"]);
     int held = 0;
     for (const auto& l : j["layers"]) held += l["op"] == "parameter";
-    EXPECT_EQ(held, 2);
+    EXPECT_EQ(held, 5);  // the five shifted blocks' masks
 }

@@ -148,8 +148,10 @@ TEST(OnnxFixtures, AShuffledNodeOrderGivesTheSameModel) {
 // repeat_kv, a causal masked_fill, SwiGLU) and exported by torch 1.13 imports with the built-in's counts for the same
 // config: its RMSNorms as rms_norm layers, each MatMul -> Div -> Where -> Softmax -> MatMul as one causal attention
 // layer. Parameters 86,848 (tests/data/onnx/manifest.json, PyTorch's count) and MACs 1,347,584 (the projections and
-// head 1,282,048 by hooks, attention 2 x 4 x 16 x 16 x 32 = 65,536) equal the config's built transformer; the rotary
-// embedding stays elementwise layers (slices, a negation, a concat, multiplies and adds), so FLOPs and bytes differ.
+// head 1,282,048 by hooks, attention 2 x 4 x 16 x 16 x 32 = 65,536) equal the config's built transformer, and so do
+// FLOPs, executed FLOPs and bytes: q * cos + rotate_half(q) * sin (its cos and sin tables computed in the graph and
+// folded) is one rotary layer of theta 10000, and repeat_kv's expand of k and v is read past, so attention reads the
+// 2 kv heads (grouped-query, no copy) as the built-in does.
 TEST(OnnxFixtures, AnExportedLlamaHasTheBuiltInsCounts) {
     const auto j = manifest();
     core::transformer_config c;
@@ -178,19 +180,35 @@ TEST(OnnxFixtures, AnExportedLlamaHasTheBuiltInsCounts) {
         EXPECT_EQ(a.totals.params, built.totals.params);
         EXPECT_EQ(a.totals.macs, 1347584);
         EXPECT_EQ(a.totals.macs, built.totals.macs);
-        int attention = 0, rms = 0, softmax = 0;
+        EXPECT_EQ(a.totals.flops, built.totals.flops);
+        EXPECT_EQ(a.totals.executed_flops(), built.totals.executed_flops());
+        EXPECT_EQ(a.totals.bytes, built.totals.bytes);
+        EXPECT_EQ(a.totals.buffers, 0);  // the rotary tables are the layers' own, not held tensors
+        int attention = 0, rms = 0, softmax = 0, rotary = 0, copies = 0;
         for (const auto& l : a.layers) {
             if (const auto* at = std::get_if<core::attention>(&l.layer.op)) {
                 ++attention;
                 EXPECT_TRUE(at->is_causal) << l.layer.name;
                 EXPECT_EQ(at->scale, 0.0) << "1/sqrt(16), the default";
+                // queries [1, 4, 16, 16], keys and values [1, 2, 16, 16]: the kv heads before repeat_kv
+                EXPECT_EQ(l.input_shapes.at(0).dims(), (std::vector<std::int64_t>{1, 4, 16, 16})) << l.layer.name;
+                EXPECT_EQ(l.input_shapes.at(1).dims(), (std::vector<std::int64_t>{1, 2, 16, 16})) << l.layer.name;
+                EXPECT_EQ(l.input_shapes.at(2).dims(), (std::vector<std::int64_t>{1, 2, 16, 16})) << l.layer.name;
+            }
+            if (const auto* r = std::get_if<core::rotary>(&l.layer.op)) {
+                ++rotary;
+                EXPECT_EQ(r->theta, 10000.0) << l.layer.name;
+                EXPECT_EQ(r->offset, 0) << l.layer.name;
             }
             rms += std::holds_alternative<core::rms_norm>(l.layer.op);
             softmax += std::holds_alternative<core::softmax>(l.layer.op);
+            copies += std::holds_alternative<core::expand>(l.layer.op) || std::holds_alternative<core::neg>(l.layer.op);
         }
         EXPECT_EQ(attention, 2);
-        EXPECT_EQ(rms, 5);  // two per layer and the final norm
+        EXPECT_EQ(rotary, 4);  // q and k in each layer
+        EXPECT_EQ(rms, 5);     // two per layer and the final norm
         EXPECT_EQ(softmax, 0);
+        EXPECT_EQ(copies, 0);
         // causal: the executed MACs are those of the kept pairs, 16 x 17 / 2 of 256 per head
         EXPECT_EQ(a.totals.skipped_macs, 2LL * 4 * (256 - 136) * 32);
     }

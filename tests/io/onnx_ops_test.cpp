@@ -504,3 +504,52 @@ TEST(OnnxImportOps, AttentionSpelledOutIsOneAttentionLayer) {
     const auto plain = import(graph(std::vector<float>(9, 0.0f), false), "plain.onnx");
     EXPECT_EQ(kinds(plain), (std::vector<std::string>{"matmul", "scale", "parameter", "add", "relu", "matmul"}));
 }
+
+// q * cos + rotate_half(q) * sin, rotate_half(q) = Concat(Neg(q[..., D/2:]), q[..., :D/2]) (modeling_llama's
+// apply_rotary_pos_emb as exported) with the default rope type's tables is one rotary layer; theta is read back
+// from the tables (500000, Llama 3's); tables of another kind (scaled, or shifted by a position offset) stay the
+// elementwise layers they are.
+TEST(OnnxImportOps, RotateHalfWithRopeTablesIsOneRotaryLayer) {
+    constexpr std::int64_t s = 5, d = 8;
+    auto graph = [&](const core::rotary::tables& t, bool add_swapped) {
+        onnx_builder b;
+        b.input("q", {1, 2, s, d});
+        b.init("cos", {s, d}, t.cos);
+        b.init("sin", {s, d}, t.sin);
+        b.init_ints("half", {1}, {d / 2});
+        b.init_ints("zero", {1}, {0});
+        b.init_ints("end", {1}, {std::numeric_limits<std::int64_t>::max()});
+        b.init_ints("last", {1}, {-1});
+        b.node("Mul", {"q", "cos"}, {"qc"}, "/attn/Mul");
+        b.node("Slice", {"q", "half", "end", "last"}, {"hi"}, "/attn/Slice");
+        b.node("Neg", {"hi"}, {"nhi"}, "/attn/Neg");
+        b.node("Slice", {"q", "zero", "half", "last"}, {"lo"}, "/attn/Slice_1");
+        auto& cat = b.node("Concat", {"nhi", "lo"}, {"rot"}, "/attn/Concat");
+        onnx_builder::set(cat, "axis", std::int64_t{-1});
+        b.node("Mul", {"sin", "rot"}, {"rs"}, "/attn/Mul_1");
+        b.node("Add", add_swapped ? std::vector<std::string>{"rs", "qc"} : std::vector<std::string>{"qc", "rs"}, {"y"},
+               "/attn/Add_1");
+        b.output("y");
+        return b;
+    };
+    auto import = [](onnx_builder b, const std::string& file) {
+        return io::import_onnx(b.save(ridgeline::test::scratch_dir() / file)).model;
+    };
+    core::rotary llama3_theta;
+    llama3_theta.theta = 500000;
+    const auto m = import(graph(llama3_theta.make_tables(d, s), false), "rope.onnx");
+    EXPECT_EQ(layer_strings(m), (std::vector<std::string>{"rotary:theta=500000"}));
+    EXPECT_EQ(m.layers().at(0).name, "/attn/rotary_1");  // the Add's scope and suffix
+    const auto swapped = import(graph(llama3_theta.make_tables(d, s), true), "rope_swapped.onnx");
+    EXPECT_EQ(layer_strings(swapped), (std::vector<std::string>{"rotary:theta=500000"}));
+    // linear scaling (positions / 2): not the default tables of any theta
+    core::rotary scaled = llama3_theta;
+    scaled.scaling = core::rotary::scaling_t::linear;
+    scaled.factor = 2;
+    EXPECT_EQ(kinds(import(graph(scaled.make_tables(d, s), false), "rope_scaled.onnx")),
+              (std::vector<std::string>{"parameter", "mul", "slice", "neg", "slice", "concat", "parameter", "mul", "add"}));
+    // the tables of positions 3..7 (a decode export's offset): not recognised either
+    core::rotary shifted = llama3_theta;
+    shifted.offset = 3;
+    EXPECT_EQ(kinds(import(graph(shifted.make_tables(d, s), false), "rope_shifted.onnx")).size(), 9u);
+}
