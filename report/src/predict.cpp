@@ -172,140 +172,226 @@ prediction_target load_target(const std::string& spec) {
     return t;
 }
 
-nlohmann::json predict_json(const compare_run& source, const prediction_target& target, std::optional<bool> cold) {
-    const nlohmann::json& j = source.report;
-    const std::string dt = str(j, "dtype").empty() ? std::string("fp32") : str(j, "dtype");
-    const bool source_cold = j.contains("timing") && str(j["timing"], "mode") == "cold";
-    const bool use_cold = cold.value_or(source_cold);
+namespace {
+
+/// What predict_json carries from layer to layer: the source and the target, and the sums of the predicted layers.
+struct prediction_pass {
+    const nlohmann::json& report;
+    const prediction_target& target;
+    std::string dtype;
+    bool source_cold = false, use_cold = false;
     std::optional<backends::ceilings> source_ceilings;
-    if (j.contains("device") && j["device"].is_object() && j["device"].contains("ceilings") &&
-        j["device"]["ceilings"].is_object()) {
-        try {
-            source_ceilings = ceilings_from_json(j["device"]["ceilings"]);
-        } catch (const std::runtime_error&) {
-        }
-    }
-    nlohmann::json layers = nlohmann::json::array(), missing = nlohmann::json::array();
     double src_sum = 0, pred_sum = 0, same_state_sum = 0, low_sum = 0, high_sum = 0, base_sum = 0;
     double unpredicted_ms = 0;  // timed on the source but not predicted (disturbed, mistrusted)
     double floor_sum = 0;       // the target's dispatch cost plus floor, summed: no pass is faster
     int changes = 0;
-    for (const auto& l : j["layers"]) {
-        const std::string name = str(l, "name"), op = str(l, "op");
-        auto skip = [&](const std::string& why) { missing.push_back({{"name", name}, {"op", op}, {"reason", why}}); };
-        if (!detail::timed(l)) {
-            const std::string state = str(l, "state");
-            skip(state == "view" ? "a view: no time on either device"
-                                 : "no time on the source" + (str(l, "reason").empty() ? "" : " (" + str(l, "reason") + ")"));
-            continue;
-        }
-        if (detail::disturbed(l)) {
-            unpredicted_ms += std::max(0.0, num(l["time"], "median_ms"));
-            skip("its time on the source was disturbed by other work");
-            continue;
-        }
-        if (str(l, "bound") == "mistrusted") {
-            unpredicted_ms += std::max(0.0, num(l["time"], "median_ms"));
-            skip("its time beats the source's roofs (mistrusted): no efficiency to carry over");
-            continue;
-        }
-        const double flops = std::max(0.0, detail::executed_flops(l)), bytes = std::max(0.0, num(l, "bytes"));
-        core::roofs source_roofs = detail::judged_roofs(l);
-        if (!(source_roofs.compute_gflops > 0) && !(source_roofs.bandwidth_gbs > 0) && source_ceilings)
-            source_roofs = roofs_on(*source_ceilings, op, dt, static_cast<std::int64_t>(bytes), source_cold);
-        core::prediction_input in = prediction_input_for(l, source_roofs, source_cold, target.ceilings, dt, use_cold);
-        if (flops > 0 && !(in.target.compute_gflops > 0)) {
-            skip("the target has no " + dt + " compute peak");
-            continue;
-        }
-        if (!(in.source.compute_gflops > 0) && !(in.source.bandwidth_gbs > 0)) {
-            skip("the source report has no roofs for it (profiled with --no-roofline, or its ceilings were disturbed)");
-            continue;
-        }
-        const core::prediction p = core::predict_time(in);
-        if (p.rule == core::prediction_rule::none) {
-            skip(p.reason);
-            continue;
-        }
-        // the roofs the layer is judged against on the target, in the cache state it is judged in
-        const core::roofs judged = roofs_on(target.ceilings, op, dt, in.bytes, use_cold);
-        // judged on the predicted time itself: the interval is the rule's uncertainty, not a measurement's CI
-        const core::roofline_point target_point = core::classify(in.flops, in.bytes, p.time_ms, p.time_ms, p.time_ms, judged);
-        // the end-to-end pass is flushed once, not per layer: it is predicted from the layers timed like the source
-        core::prediction_input same_state = in;
-        same_state.shift.reset();
-        const double same_state_ms = in.shift ? core::predict_time(same_state).time_ms : p.time_ms;
-        const std::string source_bound = str(l, "bound");
-        const std::string target_bound(core::to_string(target_point.bound));
-        const bool changed = !source_bound.empty() && source_bound != target_bound;
-        changes += changed;
-        src_sum += in.median_ms;
-        floor_sum += judged.dispatch_ms + p.target_floor_ms;
-        pred_sum += p.time_ms;
-        same_state_sum += same_state_ms;
-        low_sum += p.low_ms;
-        high_sum += p.high_ms;
-        base_sum += std::isfinite(p.baseline_ms) ? p.baseline_ms : p.time_ms;
-        nlohmann::json out = {
-            {"name", name},
-            {"op", op},
-            {"macs", l.value("macs", nlohmann::json(nullptr))},
-            {"executed_macs", l.contains("executed_macs") ? l["executed_macs"] : l.value("macs", nlohmann::json(nullptr))},
-            {"flops", l.value("flops", nlohmann::json(nullptr))},
-            {"bytes", l.value("bytes", nlohmann::json(nullptr))},
-            {"source_time",
-             {{"median_ms", in.median_ms}, {"ci95_low_ms", in.ci95_low_ms}, {"ci95_high_ms", in.ci95_high_ms}}},
-            {"source_bound", source_bound.empty() ? nlohmann::json(nullptr) : nlohmann::json(source_bound)},
-            {"source_roof_fraction", l.value("roof_fraction", nlohmann::json(nullptr))},
-            {"time",
-             {{"median_ms", p.time_ms},
-              {"ci95_low_ms", p.low_ms},
-              {"ci95_high_ms", p.high_ms},
-              {"predicted", true},
-              {"disturbed", false}}},
-            {"speedup", in.median_ms / p.time_ms},
-            {"baseline_ms", std::isfinite(p.baseline_ms) ? nlohmann::json(p.baseline_ms) : nlohmann::json(nullptr)},
-            {"floor_ms", p.target_floor_ms},
-            {"compute_floor_ms", judged.compute_gflops > 0 ? flops / (judged.compute_gflops * 1e6) : 0.0},
-            {"memory_floor_ms", judged.bandwidth_gbs > 0 ? bytes / (judged.bandwidth_gbs * 1e6) : 0.0},
-            {"achieved_gflops", flops > 0 ? nlohmann::json(flops / (p.time_ms * 1e6)) : nlohmann::json(nullptr)},
-            {"achieved_gbs", bytes > 0 ? nlohmann::json(bytes / (p.time_ms * 1e6)) : nlohmann::json(nullptr)},
-            {"roof_fraction", p.target_floor_ms / p.time_ms},
-            {"bound", target_bound},
-            {"bound_reason", target_point.reason},
-            {"bound_changed", changed},
-            {"floor_changes", p.bound_changes},
-            {"rule", std::string(core::to_string(p.rule))},
-            {"efficiency", std::isfinite(p.efficiency) ? nlohmann::json(p.efficiency) : nlohmann::json(nullptr)},
-            {"reason", p.reason},
-            {"exponent", p.exponent},
-            {"cache_shift_ms", p.cache_shift_ms},
-            {"roofs",
-             {{"compute_gflops", judged.compute_gflops},
-              {"gemm_gflops", judged.gemm_gflops},
-              {"bandwidth_gbs", judged.bandwidth_gbs},
-              {"dispatch_ms", judged.dispatch_ms},
-              {"compute_tolerance", judged.compute_tolerance},
-              {"bandwidth_tolerance", judged.bandwidth_tolerance},
-              {"compute_checked", true}}}};
-        layers.push_back(out);
+    nlohmann::json layers = nlohmann::json::array(), missing = nlohmann::json::array();
+};
+
+/// One source layer predicted on the target: appended to pass.layers and summed, or to pass.missing with the reason.
+void predict_layer(const nlohmann::json& l, prediction_pass& pass) {
+    const std::string name = str(l, "name"), op = str(l, "op");
+    const std::string& dt = pass.dtype;
+    auto skip = [&](const std::string& why) { pass.missing.push_back({{"name", name}, {"op", op}, {"reason", why}}); };
+    if (!detail::timed(l)) {
+        const std::string state = str(l, "state");
+        skip(state == "view" ? "a view: no time on either device"
+                             : "no time on the source" + (str(l, "reason").empty() ? "" : " (" + str(l, "reason") + ")"));
+        return;
     }
-    if (layers.empty())
+    if (detail::disturbed(l)) {
+        pass.unpredicted_ms += std::max(0.0, num(l["time"], "median_ms"));
+        skip("its time on the source was disturbed by other work");
+        return;
+    }
+    if (str(l, "bound") == "mistrusted") {
+        pass.unpredicted_ms += std::max(0.0, num(l["time"], "median_ms"));
+        skip("its time beats the source's roofs (mistrusted): no efficiency to carry over");
+        return;
+    }
+    const double flops = std::max(0.0, detail::executed_flops(l)), bytes = std::max(0.0, num(l, "bytes"));
+    core::roofs source_roofs = detail::judged_roofs(l);
+    if (!(source_roofs.compute_gflops > 0) && !(source_roofs.bandwidth_gbs > 0) && pass.source_ceilings)
+        source_roofs = roofs_on(*pass.source_ceilings, op, dt, static_cast<std::int64_t>(bytes), pass.source_cold);
+    const auto& target = pass.target.ceilings;
+    core::prediction_input in = prediction_input_for(l, source_roofs, pass.source_cold, target, dt, pass.use_cold);
+    if (flops > 0 && !(in.target.compute_gflops > 0)) return skip("the target has no " + dt + " compute peak");
+    if (!(in.source.compute_gflops > 0) && !(in.source.bandwidth_gbs > 0))
+        return skip("the source report has no roofs for it (profiled with --no-roofline, or its ceilings were disturbed)");
+    const core::prediction p = core::predict_time(in);
+    if (p.rule == core::prediction_rule::none) return skip(p.reason);
+    // the roofs the layer is judged against on the target, in the cache state it is judged in
+    const core::roofs judged = roofs_on(target, op, dt, in.bytes, pass.use_cold);
+    // judged on the predicted time itself: the interval is the rule's uncertainty, not a measurement's CI
+    const core::roofline_point target_point = core::classify(in.flops, in.bytes, p.time_ms, p.time_ms, p.time_ms, judged);
+    // the end-to-end pass is flushed once, not per layer: it is predicted from the layers timed like the source
+    core::prediction_input same_state = in;
+    same_state.shift.reset();
+    const double same_state_ms = in.shift ? core::predict_time(same_state).time_ms : p.time_ms;
+    const std::string source_bound = str(l, "bound");
+    const std::string target_bound(core::to_string(target_point.bound));
+    const bool changed = !source_bound.empty() && source_bound != target_bound;
+    pass.changes += changed;
+    pass.src_sum += in.median_ms;
+    pass.floor_sum += judged.dispatch_ms + p.target_floor_ms;
+    pass.pred_sum += p.time_ms;
+    pass.same_state_sum += same_state_ms;
+    pass.low_sum += p.low_ms;
+    pass.high_sum += p.high_ms;
+    pass.base_sum += std::isfinite(p.baseline_ms) ? p.baseline_ms : p.time_ms;
+    auto or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    pass.layers.push_back({
+        {"name", name},
+        {"op", op},
+        {"macs", l.value("macs", nlohmann::json(nullptr))},
+        {"executed_macs", l.contains("executed_macs") ? l["executed_macs"] : l.value("macs", nlohmann::json(nullptr))},
+        {"flops", l.value("flops", nlohmann::json(nullptr))},
+        {"bytes", l.value("bytes", nlohmann::json(nullptr))},
+        {"source_time", {{"median_ms", in.median_ms}, {"ci95_low_ms", in.ci95_low_ms}, {"ci95_high_ms", in.ci95_high_ms}}},
+        {"source_bound", source_bound.empty() ? nlohmann::json(nullptr) : nlohmann::json(source_bound)},
+        {"source_roof_fraction", l.value("roof_fraction", nlohmann::json(nullptr))},
+        {"time",
+         {{"median_ms", p.time_ms}, {"ci95_low_ms", p.low_ms}, {"ci95_high_ms", p.high_ms}, {"predicted", true},
+          {"disturbed", false}}},
+        {"speedup", in.median_ms / p.time_ms},
+        {"baseline_ms", or_null(p.baseline_ms)},
+        {"floor_ms", p.target_floor_ms},
+        {"compute_floor_ms", judged.compute_gflops > 0 ? flops / (judged.compute_gflops * 1e6) : 0.0},
+        {"memory_floor_ms", judged.bandwidth_gbs > 0 ? bytes / (judged.bandwidth_gbs * 1e6) : 0.0},
+        {"achieved_gflops", flops > 0 ? nlohmann::json(flops / (p.time_ms * 1e6)) : nlohmann::json(nullptr)},
+        {"achieved_gbs", bytes > 0 ? nlohmann::json(bytes / (p.time_ms * 1e6)) : nlohmann::json(nullptr)},
+        {"roof_fraction", p.target_floor_ms / p.time_ms},
+        {"bound", target_bound},
+        {"bound_reason", target_point.reason},
+        {"bound_changed", changed},
+        {"floor_changes", p.bound_changes},
+        {"rule", std::string(core::to_string(p.rule))},
+        {"efficiency", or_null(p.efficiency)},
+        {"reason", p.reason},
+        {"exponent", p.exponent},
+        {"cache_shift_ms", p.cache_shift_ms},
+        {"roofs",
+         {{"compute_gflops", judged.compute_gflops},
+          {"gemm_gflops", judged.gemm_gflops},
+          {"bandwidth_gbs", judged.bandwidth_gbs},
+          {"dispatch_ms", judged.dispatch_ms},
+          {"compute_tolerance", judged.compute_tolerance},
+          {"bandwidth_tolerance", judged.bandwidth_tolerance},
+          {"compute_checked", true}}}});
+}
+
+/// The change of cache state of the whole pass (core::pass_cache_shift_ms): a pass flushed once (cold) pays the cold
+/// fixed cost once and fetches every distinct byte (parameters, buffers, input, activations) from DRAM instead of the
+/// level the whole working set fits in, unless the hot pass could not keep them in the cache either. Its time (0
+/// without a change) and how it was found, for the end-to-end's "how".
+std::pair<double, std::string> pass_shift_of(const prediction_pass& pass) {
+    if (pass.use_cold == pass.source_cold) return {0.0, ""};
+    const bool use_cold = pass.use_cold;
+    const auto& c = pass.target.ceilings;
+    const nlohmann::json mem = pass.report.value("memory", nlohmann::json::object());
+    core::pass_cache_change change;
+    for (const char* k : {"parameter_bytes", "buffer_bytes", "input_bytes", "total_activation_bytes"})
+        if (const double v = num(mem, k); v > 0) change.distinct_bytes += v;
+    change.capacity_bytes = c.hot_cache_capacity_bytes();
+    change.level_gbs = c.bandwidth_for_working_set_gbs(static_cast<std::int64_t>(change.distinct_bytes));
+    change.cold_gbs = c.cold_run_bandwidth_gbs();
+    change.hot_dispatch_ms = c.dispatch_overhead_ms;
+    change.cold_dispatch_ms = c.cold_dispatch_overhead_ms;
+    double shift = 0;
+    if (const double s = core::pass_cache_shift_ms(change); std::isfinite(s)) shift = (use_cold ? 1 : -1) * s;
+    const bool fits = core::pass_stays_cached(change.distinct_bytes, change.capacity_bytes);
+    const std::string bytes = si(change.distinct_bytes, "B");
+    const std::string kept =
+        change.capacity_bytes < 0
+            ? "what the target's hot cache holds is unknown (no working-set sweep): taken to hold them"
+            : "a pass keeps " + si(core::pass_cache_share * static_cast<double>(change.capacity_bytes), "B") +
+                  " in the target's hot cache, " + shortest(core::pass_cache_share) + " of the " +
+                  si(static_cast<double>(change.capacity_bytes), "B") + " it holds";
+    // the direction: a cold pass pays what a hot one saves
+    return {shift,
+            std::string("; ") + (use_cold ? "a cold pass pays the cold fixed cost once" : "a hot pass saves the cold fixed cost") +
+                (fits ? std::string(use_cold ? " and fetches its distinct bytes (" : " and the fetch of its distinct bytes (") +
+                            bytes + (use_cold ? ") from DRAM once (" : ") from DRAM (") + kept + ")"
+                      : "; its distinct bytes (" + bytes + ") exceed what stays cached (" + kept +
+                            "), so a hot pass fetches them from DRAM too") +
+                " (" + (shift >= 0 ? "+" : "") + time_ms(shift) + ")"};
+}
+
+/// The end to end on the target (core::predict_end_to_end): the predicted layers plus the source's gap beyond its
+/// layers, scaled; with a cache shift, from the layers timed like the source plus the pass's one change of fixed cost.
+nlohmann::json predicted_end_to_end(const prediction_pass& pass) {
+    const nlohmann::json& j = pass.report;
+    const double src_e2e = end_to_end_ms(j);  // NaN where the source's pass was disturbed: no measurement to scale
+    const bool src_e2e_disturbed =
+        j.contains("end_to_end") && j["end_to_end"].is_object() && str(j["end_to_end"], "state") == "disturbed";
+    const auto [pass_shift, pass_how] = pass_shift_of(pass);
+    // layers timed on the source but not predicted (disturbed, mistrusted) are part of its end-to-end time, not
+    // of the gap: they are taken to scale as the predicted layers do
+    const double ratio = pass.src_sum > 0 ? pass.same_state_sum / pass.src_sum : std::nan("");
+    const double e2e_pred = core::predict_end_to_end(src_e2e, pass.src_sum + pass.unpredicted_ms,
+                                                     pass.same_state_sum + pass.unpredicted_ms * ratio);
+    if (std::isfinite(e2e_pred) && std::isfinite(e2e_pred + pass_shift)) {
+        // never faster than the target's fixed costs and floors of the predicted layers
+        const double predicted = std::max(e2e_pred + pass_shift, pass.floor_sum);
+        std::string how = "the predicted layers plus the source's end-to-end time beyond its layers' sum, scaled by the "
+                          "layers' speedup to the power " + shortest(core::gap_exponent);
+        if (pass.unpredicted_ms > 0)
+            how += "; the layers timed but not predicted (" + time_ms(pass.unpredicted_ms) +
+                   " on the source) are scaled as the predicted ones";
+        how += pass_how;
+        return {{"time",
+                 {{"median_ms", predicted},
+                  {"ci95_low_ms", std::min(predicted, predicted * (pass.low_sum / pass.pred_sum))},
+                  {"ci95_high_ms", std::max(predicted, predicted * (pass.high_sum / pass.pred_sum))},
+                  {"predicted", true}}},
+                {"source_ms", src_e2e},
+                {"baseline_ms", src_e2e * (pass.base_sum / pass.src_sum)},
+                {"how", how}};
+    }
+    return {{"time", {{"median_ms", pass.pred_sum}, {"ci95_low_ms", pass.low_sum}, {"ci95_high_ms", pass.high_sum},
+                      {"predicted", true}}},
+            {"source_ms", nullptr},
+            {"baseline_ms", pass.base_sum},
+            {"how", std::isfinite(src_e2e) && src_e2e > 0
+                        ? "the sum of the predicted layer times (the end-to-end prediction did not fit in a double)"
+                        : src_e2e_disturbed
+                              ? "the sum of the predicted layer times (the source's end-to-end pass was disturbed by "
+                                "other work: not a measurement to scale)"
+                              : "the sum of the predicted layer times (the source has no end-to-end time)"}};
+}
+
+}  // namespace
+
+nlohmann::json predict_json(const compare_run& source, const prediction_target& target, std::optional<bool> cold) {
+    const nlohmann::json& j = source.report;
+    const bool source_cold = j.contains("timing") && str(j["timing"], "mode") == "cold";
+    prediction_pass pass{j, target, str(j, "dtype").empty() ? std::string("fp32") : str(j, "dtype"), source_cold,
+                         cold.value_or(source_cold), std::nullopt};
+    if (j.contains("device") && j["device"].is_object() && j["device"].contains("ceilings") &&
+        j["device"]["ceilings"].is_object()) {
+        try {
+            pass.source_ceilings = ceilings_from_json(j["device"]["ceilings"]);
+        } catch (const std::runtime_error&) {
+        }
+    }
+    for (const auto& l : j["layers"]) predict_layer(l, pass);
+    const auto& missing = pass.missing;
+    if (pass.layers.empty())
         throw core::error("predict: no layer of " + source.label + " can be predicted (" +
-                                 (missing.empty() ? std::string("it has no layers")
-                                                  : std::to_string(missing.size()) + " not predicted; the first, " +
-                                                        str(missing[0], "name") + ": " + str(missing[0], "reason")) +
-                                 ")");
+                          (missing.empty() ? std::string("it has no layers")
+                                           : std::to_string(missing.size()) + " not predicted; the first, " +
+                                                 str(missing[0], "name") + ": " + str(missing[0], "reason")) +
+                          ")");
     nlohmann::json out = {{"schema", "ridgeline.prediction/1"},
                           {"model", str(j, "model")},
                           {"source", str(j, "source")},
-                          {"dtype", dt},
+                          {"dtype", pass.dtype},
                           {"batch", j.value("batch", nlohmann::json(nullptr))}};
     if (j.contains("pass") && j["pass"].is_object()) out["pass"] = j["pass"];  // the transformer's pass predicted
     nlohmann::json assumptions = target.assumptions;
-    if (use_cold != source_cold)
-        assumptions.push_back(std::string("the source was timed with a ") + (source_cold ? "cold" : "hot") +
-                              " cache; the target is judged with a " + (use_cold ? "cold" : "hot") + " one" +
+    if (pass.use_cold != pass.source_cold)
+        assumptions.push_back(std::string("the source was timed with a ") + (pass.source_cold ? "cold" : "hot") +
+                              " cache; the target is judged with a " + (pass.use_cold ? "cold" : "hot") + " one" +
                               (target.ceilings.cold_dispatch_overhead_ms > 0 && target.ceilings.cold_bandwidth_gbs > 0
                                    ? ""
                                    : " (the target has no cold ceilings: its bytes move at its DRAM bandwidth and its "
@@ -325,86 +411,14 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
     out["device"] = {{"backend", target.ceilings.backend},
                      {"name", target.ceilings.device_name},
                      {"ceilings", ceilings_json(target.ceilings)}};
-    out["timing"] = {{"mode", use_cold ? "cold" : "hot"}};
-    out["layers"] = layers;
+    out["timing"] = {{"mode", pass.use_cold ? "cold" : "hot"}};
+    out["layers"] = pass.layers;
     out["not_predicted"] = missing;
-    out["totals"] = {{"source_ms", src_sum},         {"predicted_ms", pred_sum}, {"predicted_low_ms", low_sum},
-                     {"predicted_high_ms", high_sum}, {"baseline_ms", base_sum}, {"layers_predicted", layers.size()},
-                     {"layers_not_predicted", missing.size()}, {"bound_changes", changes}};
-    // end to end (core::predict_end_to_end): the predicted layers plus the source's gap beyond its layers, scaled;
-    // with a cache shift, from the layers timed like the source plus the pass's one change of fixed cost
-    const double src_e2e = end_to_end_ms(j);  // NaN where the source's pass was disturbed: no measurement to scale
-    const bool src_e2e_disturbed = j.contains("end_to_end") && j["end_to_end"].is_object() &&
-                                   str(j["end_to_end"], "state") == "disturbed";
-    // a pass flushed once (cold) pays the cold fixed cost once and fetches every distinct byte (parameters,
-    // buffers, input, activations) from DRAM instead of the level the whole working set fits in, unless the hot
-    // pass could not keep them in the cache either (core::pass_cache_shift_ms)
-    double pass_shift = 0;
-    std::string pass_how;
-    if (use_cold != source_cold) {
-        const auto& c = target.ceilings;
-        const nlohmann::json mem = j.value("memory", nlohmann::json::object());
-        core::pass_cache_change change;
-        for (const char* k : {"parameter_bytes", "buffer_bytes", "input_bytes", "total_activation_bytes"})
-            if (const double v = num(mem, k); v > 0) change.distinct_bytes += v;
-        change.capacity_bytes = c.hot_cache_capacity_bytes();
-        change.level_gbs = c.bandwidth_for_working_set_gbs(static_cast<std::int64_t>(change.distinct_bytes));
-        change.cold_gbs = c.cold_run_bandwidth_gbs();
-        change.hot_dispatch_ms = c.dispatch_overhead_ms;
-        change.cold_dispatch_ms = c.cold_dispatch_overhead_ms;
-        const double shift = core::pass_cache_shift_ms(change);
-        if (std::isfinite(shift)) pass_shift = (use_cold ? 1 : -1) * shift;
-        const bool fits = core::pass_stays_cached(change.distinct_bytes, change.capacity_bytes);
-        const std::string bytes = si(change.distinct_bytes, "B");
-        const std::string kept =
-            change.capacity_bytes < 0
-                ? "what the target's hot cache holds is unknown (no working-set sweep): taken to hold them"
-                : "a pass keeps " + si(core::pass_cache_share * static_cast<double>(change.capacity_bytes), "B") +
-                      " in the target's hot cache, " + shortest(core::pass_cache_share) + " of the " +
-                      si(static_cast<double>(change.capacity_bytes), "B") + " it holds";
-        // the direction: a cold pass pays what a hot one saves
-        pass_how = std::string("; ") + (use_cold ? "a cold pass pays the cold fixed cost once" : "a hot pass saves the cold fixed cost") +
-                   (fits ? std::string(use_cold ? " and fetches its distinct bytes (" : " and the fetch of its distinct bytes (") +
-                               bytes + (use_cold ? ") from DRAM once (" : ") from DRAM (") + kept + ")"
-                         : "; its distinct bytes (" + bytes + ") exceed what stays cached (" + kept +
-                               "), so a hot pass fetches them from DRAM too") +
-                   " (" + (pass_shift >= 0 ? "+" : "") + time_ms(pass_shift) + ")";
-    }
-    // layers timed on the source but not predicted (disturbed, mistrusted) are part of its end-to-end time, not
-    // of the gap: they are taken to scale as the predicted layers do
-    const double ratio = src_sum > 0 ? same_state_sum / src_sum : std::nan("");
-    const double e2e_pred =
-        core::predict_end_to_end(src_e2e, src_sum + unpredicted_ms, same_state_sum + unpredicted_ms * ratio);
-    if (std::isfinite(e2e_pred) && std::isfinite(e2e_pred + pass_shift)) {
-        // never faster than the target's fixed costs and floors of the predicted layers
-        const double predicted = std::max(e2e_pred + pass_shift, floor_sum);
-        std::string how = "the predicted layers plus the source's end-to-end time beyond its layers' sum, scaled by the "
-                          "layers' speedup to the power " + shortest(core::gap_exponent);
-        if (unpredicted_ms > 0)
-            how += "; the layers timed but not predicted (" + time_ms(unpredicted_ms) +
-                   " on the source) are scaled as the predicted ones";
-        how += pass_how;
-        out["end_to_end"] = {{"time",
-                              {{"median_ms", predicted},
-                               {"ci95_low_ms", std::min(predicted, predicted * (low_sum / pred_sum))},
-                               {"ci95_high_ms", std::max(predicted, predicted * (high_sum / pred_sum))},
-                               {"predicted", true}}},
-                             {"source_ms", src_e2e},
-                             {"baseline_ms", src_e2e * (base_sum / src_sum)},
-                             {"how", how}};
-    } else {
-        out["end_to_end"] = {{"time", {{"median_ms", pred_sum}, {"ci95_low_ms", low_sum}, {"ci95_high_ms", high_sum},
-                                       {"predicted", true}}},
-                             {"source_ms", nullptr},
-                             {"baseline_ms", base_sum},
-                             {"how", std::isfinite(src_e2e) && src_e2e > 0
-                                         ? "the sum of the predicted layer times (the end-to-end prediction did not fit "
-                                           "in a double)"
-                                         : src_e2e_disturbed
-                                               ? "the sum of the predicted layer times (the source's end-to-end pass was "
-                                                 "disturbed by other work: not a measurement to scale)"
-                                               : "the sum of the predicted layer times (the source has no end-to-end time)"}};
-    }
+    out["totals"] = {{"source_ms", pass.src_sum},         {"predicted_ms", pass.pred_sum},
+                     {"predicted_low_ms", pass.low_sum},   {"predicted_high_ms", pass.high_sum},
+                     {"baseline_ms", pass.base_sum},       {"layers_predicted", pass.layers.size()},
+                     {"layers_not_predicted", missing.size()}, {"bound_changes", pass.changes}};
+    out["end_to_end"] = predicted_end_to_end(pass);
     return out;
 }
 
