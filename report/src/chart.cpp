@@ -158,48 +158,74 @@ private:
 
 }  // namespace
 
-std::string render_svg(const chart& c) {
-    // the legend's width follows its longest line, so that no run's name is clipped at the right edge
-    std::size_t legend_chars = 12;
-    for (std::size_t s = 0; s < c.series.size() && c.series.size() > 1; ++s)
-        legend_chars = std::max(legend_chars, c.series[s].size() + 10);
-    const double legend_w = std::max(150.0, 0.6 * 12 * static_cast<double>(legend_chars) + 20);
-    const double plot_w = 612, left = 78, right = legend_w + 20, top = 40, bottom = 58, H = 540;
-    const double W = left + plot_w + right;
-    const double pw = plot_w, ph = H - top - bottom;
-    // ranges in decades
-    double xmin = 1e300, xmax = 0, ymin = 1e300, ymax = 0;
-    for (const auto& p : c.points) {
-        if (p.intensity > 0 && p.gflops > 0) {
-            xmin = std::min(xmin, p.intensity);
-            xmax = std::max(xmax, p.intensity);
-            ymin = std::min(ymin, p.gflops);
-            ymax = std::max(ymax, p.gflops);
-        }
-    }
-    for (const auto& r : c.roofs) {
-        if (r.peak_gflops > 0) ymax = std::max(ymax, r.peak_gflops);
-        if (r.peak_gflops > 0 && r.bandwidth_gbs > 0) {
-            const double ridge = r.peak_gflops / r.bandwidth_gbs;
-            xmin = std::min(xmin, ridge / 10);
-            xmax = std::max(xmax, ridge * 10);
-        }
-    }
-    if (xmax <= 0) {
-        xmin = 0.01;
-        xmax = 1000;
-    }
-    if (ymax <= 0) {
-        ymin = 0.01;
-        ymax = 1000;
-    }
-    const double x0 = std::floor(std::log10(xmin)), x1 = std::ceil(std::log10(xmax) + 1e-9);
-    const double y0 = std::floor(std::log10(std::max(ymin, ymax * 1e-6))), y1 = std::ceil(std::log10(ymax * 1.5) + 1e-9);
-    auto X = [&](double v) { return left + (std::log10(v) - x0) / std::max(1e-9, x1 - x0) * pw; };
-    auto Y = [&](double v) { return top + ph - (std::log10(v) - y0) / std::max(1e-9, y1 - y0) * ph; };
-    label_placer labels(left + 2, top + 2, left + pw - 2, top + ph - 2);
+namespace {
 
+/// The log-log plot's geometry (decades of intensity and GFLOP/s) and the SVG being written: render_svg's steps
+/// share it.
+struct svg_plot {
+    const chart& c;
+    double legend_w = 150, plot_w = 612, left = 78, right = 170, top = 40, bottom = 58, H = 540, W = 0, pw = 0, ph = 0;
+    double x0 = 0, x1 = 0, y0 = 0, y1 = 0;  // decades
     std::ostringstream o;
+    label_placer labels{0, 0, 0, 0};
+
+    explicit svg_plot(const chart& ch) : c(ch) {
+        // the legend's width follows its longest line, so that no run's name is clipped at the right edge
+        std::size_t legend_chars = 12;
+        for (std::size_t s = 0; s < c.series.size() && c.series.size() > 1; ++s)
+            legend_chars = std::max(legend_chars, c.series[s].size() + 10);
+        legend_w = std::max(150.0, 0.6 * 12 * static_cast<double>(legend_chars) + 20);
+        right = legend_w + 20;
+        W = left + plot_w + right;
+        pw = plot_w;
+        ph = H - top - bottom;
+        set_ranges();
+        labels = label_placer(left + 2, top + 2, left + pw - 2, top + ph - 2);
+    }
+    [[nodiscard]] double X(double v) const { return left + (std::log10(v) - x0) / std::max(1e-9, x1 - x0) * pw; }
+    [[nodiscard]] double Y(double v) const { return top + ph - (std::log10(v) - y0) / std::max(1e-9, y1 - y0) * ph; }
+
+    /// The decades that hold every point and a decade either side of each ridge.
+    void set_ranges() {
+        double xmin = 1e300, xmax = 0, ymin = 1e300, ymax = 0;
+        for (const auto& p : c.points) {
+            if (p.intensity > 0 && p.gflops > 0) {
+                xmin = std::min(xmin, p.intensity);
+                xmax = std::max(xmax, p.intensity);
+                ymin = std::min(ymin, p.gflops);
+                ymax = std::max(ymax, p.gflops);
+            }
+        }
+        for (const auto& r : c.roofs) {
+            if (r.peak_gflops > 0) ymax = std::max(ymax, r.peak_gflops);
+            if (r.peak_gflops > 0 && r.bandwidth_gbs > 0) {
+                const double ridge = r.peak_gflops / r.bandwidth_gbs;
+                xmin = std::min(xmin, ridge / 10);
+                xmax = std::max(xmax, ridge * 10);
+            }
+        }
+        if (xmax <= 0) {
+            xmin = 0.01;
+            xmax = 1000;
+        }
+        if (ymax <= 0) {
+            ymin = 0.01;
+            ymax = 1000;
+        }
+        x0 = std::floor(std::log10(xmin));
+        x1 = std::ceil(std::log10(xmax) + 1e-9);
+        y0 = std::floor(std::log10(std::max(ymin, ymax * 1e-6)));
+        y1 = std::ceil(std::log10(ymax * 1.5) + 1e-9);
+    }
+
+    void frame();
+    void roofs();
+    void roof(const chart_roof& r);
+    void points();
+    void legend();
+};
+
+void svg_plot::frame() {
     o << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"roofline\" width=\"" << W << "\" height=\"" << H
       << "\" viewBox=\"0 0 " << W << " " << H << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
     o << "<rect x=\"0\" y=\"0\" width=\"" << W << "\" height=\"" << H << "\" fill=\"#ffffff\"/>\n";
@@ -229,11 +255,18 @@ std::string render_svg(const chart& c) {
             const double x = X(p.intensity), y = Y(p.gflops);
             labels.block({x - 5, y - 5, x + 5, y + 5});
         }
+}
 
-    // roofs: a series' lines share its dash pattern; its labels carry its name when there are several
+void svg_plot::roofs() {
+    for (const auto& r : c.roofs)
+        if (r.peak_gflops > 0 && r.bandwidth_gbs > 0) roof(r);
+}
+
+void svg_plot::roof(const chart_roof& r) {
+    // a series' lines share its dash pattern; its labels carry its name when there are several
     const char* dashes[] = {"", "6,4", "2,3", "10,3,2,3"};
     const double xa = std::pow(10, x0), xb = std::pow(10, x1);
-    auto diagonal = [&](const chart_roof& r, double gbs, const std::string& cls, double width, const std::string& color) {
+    auto diagonal = [&](double gbs, const std::string& cls, double width, const std::string& color) {
         const double ridge = r.peak_gflops / gbs;
         const double ya = std::max(gbs * xa, std::pow(10, y0));
         const double xs = ya / gbs;
@@ -243,58 +276,58 @@ std::string render_svg(const chart& c) {
           << "," << f(Y(std::min(r.peak_gflops, gbs * xb))) << "\"/>\n";
         return std::pair{xs, ridge};
     };
-    for (const auto& r : c.roofs) {
-        if (!(r.peak_gflops > 0) || !(r.bandwidth_gbs > 0)) continue;
-        const std::string who = c.series.size() > 1 ? c.series[static_cast<std::size_t>(r.series)] + ": " : "";
-        const double ridge = r.peak_gflops / r.bandwidth_gbs;
-        // compute roof, from the highest bandwidth line's ridge to the right edge
-        const double top_gbs = r.cache_gbs.empty() ? r.bandwidth_gbs : std::max(r.bandwidth_gbs, r.cache_gbs.front());
-        const double first_ridge = r.peak_gflops / top_gbs;
-        o << "<polyline class=\"roof\" data-series=\"" << r.series << "\" fill=\"none\" stroke=\"#222\" stroke-width=\"1.6\""
-          << " stroke-dasharray=\"" << dashes[r.series % 4] << "\" points=\"" << f(X(std::max(first_ridge, xa))) << ","
-          << f(Y(r.peak_gflops)) << " " << f(X(xb)) << "," << f(Y(r.peak_gflops)) << "\"/>\n";
-        // DRAM and the cache levels that judged layers
-        diagonal(r, r.bandwidth_gbs, "roof", 1.6, "#222");
-        for (double g : r.cache_gbs) diagonal(r, g, "roof cache-roof", 1.0, "#777");
-        o << "<circle class=\"ridge\" cx=\"" << f(X(ridge)) << "\" cy=\"" << f(Y(r.peak_gflops))
-          << "\" r=\"3\" fill=\"#222\"><title>ridge point " << xml_escape(r.label) << ": " << fixed(ridge, 2)
-          << " FLOP/B</title></circle>\n";
-        // the library GEMM: a lower ceiling, dashed grey, never the roof
-        if (r.gemm_gflops > 0) {
-            o << "<line class=\"gemm-ceiling\" data-series=\"" << r.series << "\" x1=\"" << f(X(std::max(r.gemm_gflops / top_gbs, xa)))
-              << "\" y1=\"" << f(Y(r.gemm_gflops)) << "\" x2=\"" << f(X(xb)) << "\" y2=\"" << f(Y(r.gemm_gflops))
-              << "\" stroke=\"#999\" stroke-width=\"1\" stroke-dasharray=\"3,3\"/>\n";
-        }
-        // labels: the compute roof above its line at the right, the GEMM below its own, bandwidths on their lines
-        auto put = [&](const std::string& text, const std::string& cls, std::vector<std::pair<double, double>> at,
-                       const std::string& anchor) {
-            if (auto xy = labels.place(text, 11, anchor, at))
-                o << "<text class=\"" << cls << "\" x=\"" << f(xy->first) << "\" y=\"" << f(xy->second) << "\" text-anchor=\""
-                  << anchor << "\" font-size=\"11\">" << xml_escape(text) << "</text>\n";
-        };
-        const double yr = Y(r.peak_gflops);
-        put(who + r.label + " " + fixed(r.peak_gflops, 0) + " GFLOP/s", "roof-label",
-            {{X(xb) - 4, yr - 5}, {X(xb) - 4, yr + 14}, {X(xb) - 4, yr - 19}, {X(xb) - 4, yr + 28}, {X(xb) - 160, yr - 5},
-             {X(xb) - 160, yr + 14}},
-            "end");
-        if (r.gemm_gflops > 0) {
-            const double yg = Y(r.gemm_gflops);
-            put(who + "GEMM " + fixed(r.gemm_gflops, 0) + " GFLOP/s (lower ceiling)", "roof-label",
-                {{X(xb) - 4, yg + 14}, {X(xb) - 4, yg + 28}, {X(xb) - 4, yg - 5}, {X(xb) - 200, yg + 14}}, "end");
-        }
-        std::vector<double> all{r.bandwidth_gbs};
-        all.insert(all.end(), r.cache_gbs.begin(), r.cache_gbs.end());
-        for (double g : all) {
-            const double gr = r.peak_gflops / g;
-            std::vector<std::pair<double, double>> at;
-            // along the line, left of its ridge, above it (the line rises to the right)
-            for (double t : {0.25, 0.4, 0.55, 0.1, 0.7}) {
-                const double xl = std::pow(10, x0 + t * (std::log10(std::min(gr, xb)) - x0));
-                if (g * xl > std::pow(10, y0)) at.push_back({X(xl) + 2, Y(g * xl) - 6});
-            }
-            put(who + fixed(g, g < 100 ? 1 : 0) + " GB/s" + (g == r.bandwidth_gbs ? " DRAM" : ""), "roof-label", at, "start");
-        }
+    const std::string who = c.series.size() > 1 ? c.series[static_cast<std::size_t>(r.series)] + ": " : "";
+    const double ridge = r.peak_gflops / r.bandwidth_gbs;
+    // compute roof, from the highest bandwidth line's ridge to the right edge
+    const double top_gbs = r.cache_gbs.empty() ? r.bandwidth_gbs : std::max(r.bandwidth_gbs, r.cache_gbs.front());
+    const double first_ridge = r.peak_gflops / top_gbs;
+    o << "<polyline class=\"roof\" data-series=\"" << r.series << "\" fill=\"none\" stroke=\"#222\" stroke-width=\"1.6\""
+      << " stroke-dasharray=\"" << dashes[r.series % 4] << "\" points=\"" << f(X(std::max(first_ridge, xa))) << ","
+      << f(Y(r.peak_gflops)) << " " << f(X(xb)) << "," << f(Y(r.peak_gflops)) << "\"/>\n";
+    // DRAM and the cache levels that judged layers
+    diagonal(r.bandwidth_gbs, "roof", 1.6, "#222");
+    for (double g : r.cache_gbs) diagonal(g, "roof cache-roof", 1.0, "#777");
+    o << "<circle class=\"ridge\" cx=\"" << f(X(ridge)) << "\" cy=\"" << f(Y(r.peak_gflops))
+      << "\" r=\"3\" fill=\"#222\"><title>ridge point " << xml_escape(r.label) << ": " << fixed(ridge, 2)
+      << " FLOP/B</title></circle>\n";
+    // the library GEMM: a lower ceiling, dashed grey, never the roof
+    if (r.gemm_gflops > 0) {
+        o << "<line class=\"gemm-ceiling\" data-series=\"" << r.series << "\" x1=\"" << f(X(std::max(r.gemm_gflops / top_gbs, xa)))
+          << "\" y1=\"" << f(Y(r.gemm_gflops)) << "\" x2=\"" << f(X(xb)) << "\" y2=\"" << f(Y(r.gemm_gflops))
+          << "\" stroke=\"#999\" stroke-width=\"1\" stroke-dasharray=\"3,3\"/>\n";
     }
+    // labels: the compute roof above its line at the right, the GEMM below its own, bandwidths on their lines
+    auto put = [&](const std::string& text, const std::string& cls, std::vector<std::pair<double, double>> at,
+                   const std::string& anchor) {
+        if (auto xy = labels.place(text, 11, anchor, at))
+            o << "<text class=\"" << cls << "\" x=\"" << f(xy->first) << "\" y=\"" << f(xy->second) << "\" text-anchor=\""
+              << anchor << "\" font-size=\"11\">" << xml_escape(text) << "</text>\n";
+    };
+    const double yr = Y(r.peak_gflops);
+    put(who + r.label + " " + fixed(r.peak_gflops, 0) + " GFLOP/s", "roof-label",
+        {{X(xb) - 4, yr - 5}, {X(xb) - 4, yr + 14}, {X(xb) - 4, yr - 19}, {X(xb) - 4, yr + 28}, {X(xb) - 160, yr - 5},
+         {X(xb) - 160, yr + 14}},
+        "end");
+    if (r.gemm_gflops > 0) {
+        const double yg = Y(r.gemm_gflops);
+        put(who + "GEMM " + fixed(r.gemm_gflops, 0) + " GFLOP/s (lower ceiling)", "roof-label",
+            {{X(xb) - 4, yg + 14}, {X(xb) - 4, yg + 28}, {X(xb) - 4, yg - 5}, {X(xb) - 200, yg + 14}}, "end");
+    }
+    std::vector<double> all{r.bandwidth_gbs};
+    all.insert(all.end(), r.cache_gbs.begin(), r.cache_gbs.end());
+    for (double g : all) {
+        const double gr = r.peak_gflops / g;
+        std::vector<std::pair<double, double>> at;
+        // along the line, left of its ridge, above it (the line rises to the right)
+        for (double t : {0.25, 0.4, 0.55, 0.1, 0.7}) {
+            const double xl = std::pow(10, x0 + t * (std::log10(std::min(gr, xb)) - x0));
+            if (g * xl > std::pow(10, y0)) at.push_back({X(xl) + 2, Y(g * xl) - 6});
+        }
+        put(who + fixed(g, g < 100 ? 1 : 0) + " GB/s" + (g == r.bandwidth_gbs ? " DRAM" : ""), "roof-label", at, "start");
+    }
+}
+
+void svg_plot::points() {
     // points: largest by time labelled, where a label fits
     std::vector<std::size_t> order(c.points.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -345,6 +378,9 @@ std::string render_svg(const chart& c) {
           << ">\n";
     }
     o << point_labels.str();
+}
+
+void svg_plot::legend() {
     // legend, right of the plot
     double ly = top + 6;
     const double lx = left + pw + 14;
@@ -379,8 +415,18 @@ std::string render_svg(const chart& c) {
               << "</text>\n";
         }
     }
-    o << "</svg>\n";
-    return o.str();
+}
+
+}  // namespace
+
+std::string render_svg(const chart& c) {
+    svg_plot plot(c);
+    plot.frame();
+    plot.roofs();
+    plot.points();
+    plot.legend();
+    plot.o << "</svg>\n";
+    return plot.o.str();
 }
 
 std::string render_html(const std::string& title, const std::string& svg, const std::string& table_html) {
