@@ -318,8 +318,10 @@ std::string state_text(const profiler::layer_profile& p) {
 
 }  // namespace
 
-std::string profile_table(const profiler::profile_result& r, const std::vector<skipped_node>& skipped_nodes,
-                          const std::vector<skipped_node>& folded_nodes) {
+namespace {
+
+/// The layer rows and the total; `noisy` and `twins_apart` count the layers the footnotes name.
+text_table layer_table(const profiler::profile_result& r, int& noisy, int& twins_apart) {
     using al = text_table::align;
     text_table t;
     for (auto [h, a] : std::initializer_list<std::pair<const char*, al>>{
@@ -328,7 +330,6 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
              {"CI95", al::right}, {"GFLOP/s", al::right}, {"GB/s", al::right}, {"bound", al::left},
              {"rule", al::left}, {"%roof", al::right}, {"verify", al::left}})
         t.add_column(h, a);
-    int noisy = 0, twins_apart = 0;
     for (const auto& p : r.layers) {
         const auto& c = p.analysis.cost;
         auto ai = c.arithmetic_intensity();
@@ -372,7 +373,11 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
                tot.arithmetic_intensity() ? fixed(*tot.arithmetic_intensity(), 2) : "-", time_ms(r.sum_of_layers_ms),
                "", "", "", "", "", "", ""});
 
-    std::ostringstream out;
+    return t;
+}
+
+/// The model, the device and the timing protocol: the lines above the table.
+void profile_heading(std::ostream& out, const profiler::profile_result& r) {
     const auto& d = r.device;
     out << model_heading(r.analysis) << "  " << inputs_text(r.analysis.inputs) << "  dtype "
         << core::to_string(r.analysis.data_type) << "\n";
@@ -389,7 +394,10 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
         << significant(r.timing.max_noise * 100) << "% of it (CI95 within +-" << significant(r.timing.max_noise * 50) << "%), <= " << fixed(r.timing.max_time_s, 2)
         << " s per layer; timer " << r.timer_name << " resolution " << fixed(r.timer_resolution_ns, 0) << " ns, overhead "
         << fixed(r.timer_overhead_ns, 0) << " ns\n\n";
-    out << t.render() << "\n";
+}
+
+/// What the marks and columns mean, and the footnotes of the marks this run used.
+void profile_legend(std::ostream& out, const profiler::profile_result& r, int noisy, int twins_apart) {
     out << "median: per run; CI95: half-width of the median's 95% confidence interval, in % of it (* the noise "
            "target was not met, ! disturbed by other work); bound: compute, memory, overhead (fixed cost dominates), "
            "ambiguous, mistrusted (faster than a roof allows) or disturbed (no verdict); %roof: the roofs' floor / "
@@ -413,6 +421,10 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
     if (noisy > 0)
         out << "* " << counted(static_cast<std::int64_t>(noisy), "layer") << " stopped before the noise target was met "
             << "(at --max-time, or when more samples stopped narrowing the CI: noise stable)\n";
+}
+
+/// The end-to-end pass and its graph replay.
+void profile_passes(std::ostream& out, const profiler::profile_result& r) {
     if (r.end_to_end && r.end_to_end_state == profiler::run_state::disturbed)
         out << "end to end: DISTURBED (" << time_ms(r.end_to_end->stats.median) << " median of "
             << r.end_to_end->clean_samples << " clean samples, not a measurement: " << r.end_to_end_reason
@@ -438,6 +450,10 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
         out << "graph replay: " << to_string(r.graph_replay_state)
             << (r.graph_replay_reason.empty() ? "" : " (" + r.graph_replay_reason + ")") << "\n";
     }
+}
+
+/// The time by bound and the roofs the layers were judged against.
+void profile_roofs(std::ostream& out, const profiler::profile_result& r) {
     if (!r.bound_ms.empty() && r.sum_of_layers_ms > 0) {
         out << "time by bound:";
         using core::bound_class;
@@ -473,6 +489,11 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
             << fixed(100.0 * c.compute_tolerance(dt), 1) << "%, bandwidth " << fixed(100.0 * c.bandwidth_tolerance(), 1)
             << "%\n";
     }
+}
+
+/// Mistrusted layers, other work, warnings, memory, training, the layers not measured and the ONNX nodes left out.
+void profile_footer(std::ostream& out, const profiler::profile_result& r, const std::vector<skipped_node>& skipped_nodes,
+                    const std::vector<skipped_node>& folded_nodes) {
     std::size_t mistrusted = 0;
     for (const auto& p : r.layers) mistrusted += p.roofline && p.roofline->bound == core::bound_class::mistrusted;
     if (mistrusted)
@@ -522,6 +543,21 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
         out << "\nINCOMPLETE: interrupted; " << r.not_measured.size() << " layer(s) not measured\n";
     if (!skipped_nodes.empty()) out << "\n" << skipped_nodes_footer(skipped_nodes);
     out << folded_nodes_footer(folded_nodes);
+}
+
+}  // namespace
+
+std::string profile_table(const profiler::profile_result& r, const std::vector<skipped_node>& skipped_nodes,
+                          const std::vector<skipped_node>& folded_nodes) {
+    int noisy = 0, twins_apart = 0;
+    const text_table t = layer_table(r, noisy, twins_apart);
+    std::ostringstream out;
+    profile_heading(out, r);
+    out << t.render() << "\n";
+    profile_legend(out, r, noisy, twins_apart);
+    profile_passes(out, r);
+    profile_roofs(out, r);
+    profile_footer(out, r, skipped_nodes, folded_nodes);
     return out.str();
 }
 
