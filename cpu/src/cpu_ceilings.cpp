@@ -146,26 +146,46 @@ std::string cpu_fingerprint(int threads) {
            " threads|" + c.isa() + "|oneDNN " + dnnl_version();
 }
 
-backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ceilings_options& options) {
-    const bool quick = options.quick;
-    const cpu_info& info = host_cpu();
-    backends::ceilings c;
-    c.backend = b.name();
-    const int threads = omp_get_max_threads();
-    c.fingerprint = cpu_fingerprint(threads);
-    c.measured_at = iso_now();
-    c.ridgeline_version = RIDGELINE_VERSION;
-    c.last_level_cache_bytes = info.llc_total_bytes;  // all instances the threads can fill: "beyond" means beyond this
-    c.cache_level_bytes = cache_levels(info, threads);
-    c.quick = quick;
-    c.load_average = load_average();
-    const backends::timing_options protocol = ceiling_protocol(quick);
-    plan p = make_plan(b, info, c, quick);
-    progress step(options, p.steps);
-    auto stopped = [&] { return options.stop && options.stop->load(); };
+namespace {
 
+/// One measurement of the ceilings, step by step (the numbered steps of measure_cpu_ceilings): the backend, the
+/// options, the plan and the ceilings being filled.
+struct calibration {
+    backends::backend& b;
+    const backends::ceilings_options& options;
+    const bool quick;
+    const cpu_info& info;
+    const int threads;
+    const backends::timing_options protocol;
+    const std::int64_t iters;  // FMA kernel iterations
+    backends::ceilings c;
+    plan p;
+    progress step;
+
+    calibration(backends::backend& backend, const backends::ceilings_options& o, backends::ceilings started)
+        : b(backend),
+          options(o),
+          quick(o.quick),
+          info(host_cpu()),
+          threads(omp_get_max_threads()),
+          protocol(ceiling_protocol(o.quick)),
+          iters(o.quick ? 100'000 : 400'000),
+          c(std::move(started)),
+          p(make_plan(backend, info, c, o.quick)),
+          step(o, p.steps) {}
+    [[nodiscard]] bool stopped() const { return options.stop && options.stop->load(); }
+
+    void fma_peaks();
+    void gemms();
+    void recheck_fma_below_gemm();
+    void working_set_sweep();
+    void stream_and_dram_roof();
+    void dispatch();
+    void cold_bandwidth();
+};
+
+void calibration::fma_peaks() {
     // 1. FMA kernels (the spread of a data type's peak is that of its best instruction set)
-    const std::int64_t iters = quick ? 100'000 : 400'000;
     for (const fma_variant* v : p.fmas) {
         step.next();
         const double g = fma_gflops(*v, iters, protocol, options, c, std::string("fma_peak.") + v->name);
@@ -179,6 +199,9 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
     c.method["fma_peak_gflops"] = "register-resident FMA kernel, 12 independent accumulators per thread, " +
                                   std::to_string(threads) + " threads; best instruction set per data type, best clean sample";
 
+}
+
+void calibration::gemms() {
     // 2. GEMM per data type the backend supports: a lower ceiling, what a real library kernel attains
     const std::int64_t n = p.gemm_n;
     for (core::dtype dt : p.gemms) {
@@ -205,6 +228,9 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
         }
     }
 
+}
+
+void calibration::recheck_fma_below_gemm() {
     // the GEMM cannot beat the instruction-issue peak of its data type; when it does, the FMA kernel met a busy
     // machine that the accounting did not see (a neighbour on the sibling hyperthread, say): once more. If it
     // still loses, finish_compute_roofs takes the GEMM as the roof and says so.
@@ -221,8 +247,9 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
                 }
             }
     }
-    backends::finish_compute_roofs(c);
+}
 
+void calibration::working_set_sweep() {
     // 3. working-set sweep (before the DRAM kernels: seconds of full-bandwidth DRAM traffic just before made the
     //    cache levels of a shared host measure low): each point the highest of triad, read and a streaming-store
     //    copy (oneDNN writes large outputs with non-temporal stores: on a Xeon with 2 MiB of L2 a 6.4 MB BatchNorm
@@ -257,6 +284,9 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
                                   "working set once a pass (triad and read over 3 arrays of a third, the copy from one "
                                   "half into the other), each thread on its own slice";
 
+}
+
+void calibration::stream_and_dram_roof() {
     // 4. STREAM copy, triad and read over arrays of 4x the sum of the caches each: the DRAM level's plateau, each
     //    over a longer window than the other ceilings (a VM's DRAM bandwidth moves the most)
     {
@@ -308,6 +338,9 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
                                 std::to_string(threads) + " threads, and of the sweep's points from " + mb(dram) +
                                 " (the DRAM level): " + best;
 
+}
+
+void calibration::dispatch() {
     // 5. dispatch overhead: relu of one element through the backend, hot and with the cache flushed before each run
     step.next();
     c.dispatch_overhead_ms = dispatch_time(b, protocol, options, c, "dispatch", false).stats.median;
@@ -318,6 +351,9 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
     c.method["cold_dispatch_overhead_ms"] =
         "oneDNN eltwise relu of 1 element, the last-level cache flushed before each run, median";
 
+}
+
+void calibration::cold_bandwidth() {
     // 6. what one run after a flush moves: relu over 1 Mi floats (4 MiB read, 4 MiB written), flushed before each
     //    run, less the cold dispatch cost
     step.next();
@@ -340,8 +376,33 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
         c.method["cold_bandwidth_gbs"] = "oneDNN eltwise relu of 1 Mi floats (8 MiB moved), the last-level cache flushed "
                                          "before each run, median less the cold dispatch cost";
     }
-    if (stopped()) throw backends::ceilings_interrupted();  // never half-measured
-    return c;
+}
+
+}  // namespace
+
+backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ceilings_options& options) {
+    const cpu_info& info = host_cpu();
+    backends::ceilings c;
+    c.backend = b.name();
+    const int threads = omp_get_max_threads();
+    c.fingerprint = cpu_fingerprint(threads);
+    c.measured_at = iso_now();
+    c.ridgeline_version = RIDGELINE_VERSION;
+    c.last_level_cache_bytes = info.llc_total_bytes;  // all instances the threads can fill: "beyond" means beyond this
+    c.cache_level_bytes = cache_levels(info, threads);
+    c.quick = options.quick;
+    c.load_average = load_average();
+    calibration run(b, options, std::move(c));
+    run.fma_peaks();
+    run.gemms();
+    run.recheck_fma_below_gemm();
+    backends::finish_compute_roofs(run.c);
+    run.working_set_sweep();
+    run.stream_and_dram_roof();
+    run.dispatch();
+    run.cold_bandwidth();
+    if (run.stopped()) throw backends::ceilings_interrupted();  // never half-measured
+    return std::move(run.c);
 }
 
 }  // namespace ridgeline::cpu
