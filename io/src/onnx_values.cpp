@@ -86,6 +86,128 @@ std::vector<char> importer::external_bytes(const onnx::TensorProto& t, std::size
     return buf;
 }
 
+namespace {
+
+/// Bytes per element of an ONNX element type ridgeline reads; 0 for another.
+std::size_t element_size(int dt) {
+    using tp = onnx::TensorProto;
+    switch (dt) {
+        case tp::FLOAT:
+        case tp::INT32:
+        case tp::UINT32:
+            return 4;
+        case tp::DOUBLE:
+        case tp::INT64:
+        case tp::UINT64:
+            return 8;
+        case tp::FLOAT16:
+        case tp::BFLOAT16:
+        case tp::INT16:
+        case tp::UINT16:
+            return 2;
+        case tp::INT8:
+        case tp::UINT8:
+        case tp::BOOL:
+            return 1;
+        default:
+            return 0;
+    }
+}
+
+/// The tensor's `count` values into c (floats as float32, integers as int64), from its raw bytes or its typed field;
+/// `check_count` fails when a typed field holds another number of values.
+void fill_values(const onnx::TensorProto& t, const std::vector<char>& raw, bool have_raw, std::size_t count, constant& c,
+                 const std::function<void(int)>& check_count) {
+    using tp = onnx::TensorProto;
+    const int dt = t.data_type();
+    auto get = [&](std::size_t i, auto zero) {
+        decltype(zero) v{};
+        std::memcpy(&v, raw.data() + i * sizeof v, sizeof v);
+        return v;
+    };
+    c.integer = !is_float_type(dt);
+    if (c.integer)
+        c.ints.resize(count);
+    else
+        c.values.resize(count);
+    switch (dt) {
+        case tp::FLOAT:
+            if (!have_raw) {
+                check_count(t.float_data_size());
+                for (std::size_t i = 0; i < count; ++i) c.values[i] = t.float_data(static_cast<int>(i));
+            } else
+                for (std::size_t i = 0; i < count; ++i) c.values[i] = get(i, float{});
+            break;
+        case tp::DOUBLE:
+            if (!have_raw) {
+                check_count(t.double_data_size());
+                for (std::size_t i = 0; i < count; ++i)
+                    c.values[i] = static_cast<float>(t.double_data(static_cast<int>(i)));
+            } else
+                for (std::size_t i = 0; i < count; ++i) c.values[i] = static_cast<float>(get(i, double{}));
+            break;
+        case tp::FLOAT16:
+        case tp::BFLOAT16: {
+            for (std::size_t i = 0; i < count; ++i) {
+                std::uint16_t bits = 0;
+                if (have_raw)
+                    bits = get(i, std::uint16_t{});
+                else {
+                    check_count(t.int32_data_size());
+                    bits = static_cast<std::uint16_t>(t.int32_data(static_cast<int>(i)));
+                }
+                c.values[i] = dt == tp::FLOAT16 ? half_to_float(bits)
+                                                 : std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+            }
+            break;
+        }
+        case tp::INT64:
+            if (!have_raw) {
+                check_count(t.int64_data_size());
+                for (std::size_t i = 0; i < count; ++i) c.ints[i] = t.int64_data(static_cast<int>(i));
+            } else
+                for (std::size_t i = 0; i < count; ++i) c.ints[i] = get(i, std::int64_t{});
+            break;
+        case tp::UINT64:
+        case tp::UINT32:
+            if (!have_raw) {
+                check_count(t.uint64_data_size());
+                for (std::size_t i = 0; i < count; ++i)
+                    c.ints[i] = static_cast<std::int64_t>(t.uint64_data(static_cast<int>(i)));
+            } else if (dt == tp::UINT64)
+                for (std::size_t i = 0; i < count; ++i) c.ints[i] = static_cast<std::int64_t>(get(i, std::uint64_t{}));
+            else
+                for (std::size_t i = 0; i < count; ++i) c.ints[i] = get(i, std::uint32_t{});
+            break;
+        default:  // INT32, INT16, INT8, UINT16, UINT8, BOOL: int32_data when not raw
+            if (!have_raw) {
+                check_count(t.int32_data_size());
+                for (std::size_t i = 0; i < count; ++i) c.ints[i] = t.int32_data(static_cast<int>(i));
+            } else
+                for (std::size_t i = 0; i < count; ++i) {
+                    switch (dt) {
+                        case tp::INT32:
+                            c.ints[i] = get(i, std::int32_t{});
+                            break;
+                        case tp::INT16:
+                            c.ints[i] = get(i, std::int16_t{});
+                            break;
+                        case tp::UINT16:
+                            c.ints[i] = get(i, std::uint16_t{});
+                            break;
+                        case tp::INT8:
+                            c.ints[i] = get(i, std::int8_t{});
+                            break;
+                        default:
+                            c.ints[i] = get(i, std::uint8_t{});
+                            break;
+                    }
+                }
+    }
+}
+
+}  // namespace
+
 constant_ptr importer::decode(const onnx::TensorProto& t, const std::string& origin) const {
     using tp = onnx::TensorProto;
     auto c = std::make_shared<constant>();
@@ -100,32 +222,8 @@ constant_ptr importer::decode(const onnx::TensorProto& t, const std::string& ori
         n = core::checked::mul(n, d, where + " elements");
     }
     const int dt = t.data_type();
-    std::size_t elem = 0;
-    switch (dt) {
-        case tp::FLOAT:
-        case tp::INT32:
-        case tp::UINT32:
-            elem = 4;
-            break;
-        case tp::DOUBLE:
-        case tp::INT64:
-        case tp::UINT64:
-            elem = 8;
-            break;
-        case tp::FLOAT16:
-        case tp::BFLOAT16:
-        case tp::INT16:
-        case tp::UINT16:
-            elem = 2;
-            break;
-        case tp::INT8:
-        case tp::UINT8:
-        case tp::BOOL:
-            elem = 1;
-            break;
-        default:
-            fail(where + " has data type " + type_name(dt) + ", which ridgeline cannot read");
-    }
+    const std::size_t elem = element_size(dt);
+    if (elem == 0) fail(where + " has data type " + type_name(dt) + ", which ridgeline cannot read");
     const auto count = static_cast<std::size_t>(n);
     // bytes the data must have; checked, so dims whose product fits but whose bytes do not cannot wrap to a
     // small number that a short file then matches
@@ -156,11 +254,6 @@ constant_ptr importer::decode(const onnx::TensorProto& t, const std::string& ori
             fail(where + " has " + std::to_string(raw.size()) + " bytes of data for shape " + dims_text(c->dims) +
                  " (" + std::to_string(bytes) + " expected); the file is truncated or corrupted");
     }
-    auto get = [&](std::size_t i, auto zero) {
-        decltype(zero) v{};
-        std::memcpy(&v, raw.data() + i * sizeof v, sizeof v);
-        return v;
-    };
     auto check_count = [&](int have) {
         if (static_cast<std::size_t>(have) != count)
             fail(where + " has " + std::to_string(have) + " values for shape " + dims_text(c->dims) +
@@ -186,85 +279,7 @@ constant_ptr importer::decode(const onnx::TensorProto& t, const std::string& ori
                 break;
         }
     }
-    c->integer = !is_float_type(dt);
-    if (c->integer)
-        c->ints.resize(count);
-    else
-        c->values.resize(count);
-    switch (dt) {
-        case tp::FLOAT:
-            if (!have_raw) {
-                check_count(t.float_data_size());
-                for (std::size_t i = 0; i < count; ++i) c->values[i] = t.float_data(static_cast<int>(i));
-            } else
-                for (std::size_t i = 0; i < count; ++i) c->values[i] = get(i, float{});
-            break;
-        case tp::DOUBLE:
-            if (!have_raw) {
-                check_count(t.double_data_size());
-                for (std::size_t i = 0; i < count; ++i)
-                    c->values[i] = static_cast<float>(t.double_data(static_cast<int>(i)));
-            } else
-                for (std::size_t i = 0; i < count; ++i) c->values[i] = static_cast<float>(get(i, double{}));
-            break;
-        case tp::FLOAT16:
-        case tp::BFLOAT16: {
-            for (std::size_t i = 0; i < count; ++i) {
-                std::uint16_t bits = 0;
-                if (have_raw)
-                    bits = get(i, std::uint16_t{});
-                else {
-                    check_count(t.int32_data_size());
-                    bits = static_cast<std::uint16_t>(t.int32_data(static_cast<int>(i)));
-                }
-                c->values[i] = dt == tp::FLOAT16 ? half_to_float(bits)
-                                                 : std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
-            }
-            break;
-        }
-        case tp::INT64:
-            if (!have_raw) {
-                check_count(t.int64_data_size());
-                for (std::size_t i = 0; i < count; ++i) c->ints[i] = t.int64_data(static_cast<int>(i));
-            } else
-                for (std::size_t i = 0; i < count; ++i) c->ints[i] = get(i, std::int64_t{});
-            break;
-        case tp::UINT64:
-        case tp::UINT32:
-            if (!have_raw) {
-                check_count(t.uint64_data_size());
-                for (std::size_t i = 0; i < count; ++i)
-                    c->ints[i] = static_cast<std::int64_t>(t.uint64_data(static_cast<int>(i)));
-            } else if (dt == tp::UINT64)
-                for (std::size_t i = 0; i < count; ++i) c->ints[i] = static_cast<std::int64_t>(get(i, std::uint64_t{}));
-            else
-                for (std::size_t i = 0; i < count; ++i) c->ints[i] = get(i, std::uint32_t{});
-            break;
-        default:  // INT32, INT16, INT8, UINT16, UINT8, BOOL: int32_data when not raw
-            if (!have_raw) {
-                check_count(t.int32_data_size());
-                for (std::size_t i = 0; i < count; ++i) c->ints[i] = t.int32_data(static_cast<int>(i));
-            } else
-                for (std::size_t i = 0; i < count; ++i) {
-                    switch (dt) {
-                        case tp::INT32:
-                            c->ints[i] = get(i, std::int32_t{});
-                            break;
-                        case tp::INT16:
-                            c->ints[i] = get(i, std::int16_t{});
-                            break;
-                        case tp::UINT16:
-                            c->ints[i] = get(i, std::uint16_t{});
-                            break;
-                        case tp::INT8:
-                            c->ints[i] = get(i, std::int8_t{});
-                            break;
-                        default:
-                            c->ints[i] = get(i, std::uint8_t{});
-                            break;
-                    }
-                }
-    }
+    fill_values(t, raw, have_raw, count, *c, check_count);
     return c;
 }
 
