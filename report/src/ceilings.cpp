@@ -367,127 +367,137 @@ std::string save_cached_ceilings(const backends::ceilings& c) {
     return path;
 }
 
-obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& request) {
+namespace {
+
+/// One obtain_ceilings: the request, what it found, and the lines it says.
+struct ceilings_obtainer {
+    backends::backend& b;
+    const ceilings_request& request;
     obtained_ceilings out;
-    auto info = [&](const std::string& line) {
+    std::string why_measure = "once";
+    std::string refused;                        // why an existing cache file was not used (damaged or edited)
+    std::optional<backends::ceilings> earlier;  // cached ceilings that a disagreeing spot check sends back
+
+    void info(const std::string& line) const {
         if (request.on_info) request.on_info(line);
-    };
-    auto warn = [&](std::string line) {
+    }
+    void warn(std::string line) {
         if (request.on_warning) request.on_warning(line);
         out.warnings.push_back(std::move(line));
-    };
-    const backends::device_info dev = b.device();
-    // said before any line about measuring or caching (cpu-ref: the reference loops have no ceilings to measure)
-    if (!b.measures_ceilings()) throw backends::unsupported("the " + b.name() + " backend does not measure ceilings");
-    const std::string fp = backends::device_fingerprint(dev);
-    std::string why_measure = "once";
-    std::string refused;  // why an existing cache file was not used (a damaged or edited file)
-    std::optional<backends::ceilings> earlier;  // cached ceilings that a disagreeing spot check sends back
-    if (request.recalibrate) {
-        why_measure = "again (--recalibrate)";
-    } else if (auto cached = load_cached_ceilings(fp, request.quick, &refused)) {
-        std::optional<backends::ceilings_spot_check> check;
-        if (request.spot_check) {
-            check = b.spot_check_ceilings(*cached, backends::ceilings_options{true, request.stop, {}});
-            if (check && !check->clean) check = b.spot_check_ceilings(*cached, backends::ceilings_options{true, request.stop, {}});
-        }
-        if (!check) {
-            out.ceilings = *cached;
-            return out;
-        }
-        const double fma_cached = cached->fma_peak_by_isa_gflops.count(check->fma_isa)
-                                      ? cached->fma_peak_by_isa_gflops.at(check->fma_isa)
-                                      : 0.0;
-        const double fma_ratio = fma_cached > 0 && check->fma_gflops > 0 ? check->fma_gflops / fma_cached : 1.0;
-        // a sweep point: the spot check's reading against the cached one at the same size
-        auto at = [&](std::int64_t size) {
-            for (const auto& [bytes, gbs] : cached->working_set_gbs)
-                if (bytes == size) return gbs;
-            return 0.0;
-        };
-        const double cache_cached = at(check->cache_working_set_bytes), dram_cached = at(check->dram_working_set_bytes);
-        const double cache_ratio = cache_cached > 0 && check->cache_gbs > 0 ? check->cache_gbs / cache_cached : 1.0;
-        const double dram_ratio = dram_cached > 0 && check->dram_gbs > 0 ? check->dram_gbs / dram_cached : 1.0;
-        std::string found = "spot check in " + fixed(check->seconds, 2) + " s: FMA " + check->fma_isa + " " +
-                            (check->fma_gflops > 0 ? fixed(check->fma_gflops, 1) + " GFLOP/s" : std::string("disturbed")) +
-                            " (cached " + fixed(fma_cached, 1) + ")";
-        for (const auto& [bytes, now, then] : {std::tuple{check->cache_working_set_bytes, check->cache_gbs, cache_cached},
-                                               std::tuple{check->dram_working_set_bytes, check->dram_gbs, dram_cached}})
-            if (now > 0)
-                found += ", " + si(static_cast<double>(bytes), "B") + " working set " + fixed(now, 1) + " GB/s (cached " +
-                         fixed(then, 1) + ")";
-        if (!check->clean) {
-            warn("the spot check of the cached ceilings was disturbed by other work twice, so it proves nothing: the "
-                 "cached ceilings are used unchecked (" + found + ")");
-            out.ceilings = *cached;
-            out.spot_check = found + ", disturbed";
-            return out;
-        }
-        // The dispatch cost is a floor: a clean check below the cached value lowers it (and the cache keeps it), as a
-        // higher roof raises the roofs below. A VM's dispatch cost has two modes minutes apart, and a cache that
-        // kept the slow one called a 512 kB relu at 5.6 us overhead-bound.
-        std::string lowered;
-        if (check->dispatch_ms > 0 && check->dispatch_ms < cached->dispatch_overhead_ms * (1 - dispatch_floor_margin)) {
-            lowered = "; dispatch cost lowered to " + time_ms(check->dispatch_ms) + " (cached " +
-                      time_ms(cached->dispatch_overhead_ms) + ")";
-            cached->dispatch_overhead_ms = check->dispatch_ms;
-            cached->method["dispatch_overhead_ms"] = "oneDNN eltwise relu of 1 element, median; lowered to " +
-                                                     time_ms(check->dispatch_ms) + " by a spot check (a floor)";
-            try {
-                backends::ceilings keep = *cached;
-                keep.source = backends::ceilings_source::measured;
-                save_cached_ceilings(keep);
-            } catch (const std::exception& e) {
-                warn(std::string("could not cache the lowered dispatch cost: ") + e.what());
-            }
-        }
-        found += (check->dispatch_ms > 0 ? ", dispatch " + time_ms(check->dispatch_ms) : std::string()) + lowered;
-        // Above the cache by more than the tolerance: the cached roofs understate the machine and would make layers
-        // that reach the real ones look impossible: measure again, keeping the higher of each (merge_ceilings).
-        // Below: the machine does less now than it did (a clock, or neighbours on a shared host that the accounting
-        // cannot see); measuring again would not lower a roof, so this is said, not acted on, and only beyond the
-        // ceiling's own measured spread: a short check reads anywhere between the ceiling's best sample and its
-        // median, and a VM's DRAM point spreads by 30-80% (a check 40% below such a roof says nothing).
-        auto spread_of = [&](const std::string& key) {
-            const auto it = cached->spread.find(key);
-            return it != cached->spread.end() && it->second > 0 ? it->second : 0.0;
-        };
-        auto point_spread = [&](std::int64_t bytes) {
-            const double s = spread_of("working_set." + std::to_string(bytes));
-            return s > 0 ? s : spread_of("working_set");
-        };
-        const double fma_spread = spread_of("fma_peak." + check->fma_isa);
-        const double cache_spread = point_spread(check->cache_working_set_bytes);
-        const double dram_spread = std::max(point_spread(check->dram_working_set_bytes), spread_of("dram_level"));
-        // above: 10% plus the spread, at most 20% in all; below: under the ceiling's median (best / (1 + spread))
-        // by more than 10%
-        auto above = [](double ratio, double spread) {
-            return ratio - 1 > spot_check_tolerance + std::min(spot_check_tolerance, spread);
-        };
-        auto below = [](double ratio, double spread) { return ratio * (1 + spread) < 1 - spot_check_tolerance; };
-        const bool any_above = above(fma_ratio, fma_spread) || above(cache_ratio, cache_spread) || above(dram_ratio, dram_spread);
-        const bool any_below = below(fma_ratio, fma_spread) || below(cache_ratio, cache_spread) || below(dram_ratio, dram_spread);
-        const double lowest = std::min({fma_ratio, dram_ratio, cache_ratio});
-        const double highest = std::max({fma_ratio, dram_ratio, cache_ratio});
-        if (!any_above) {
-            out.ceilings = *cached;
-            out.spot_check = found + ": agrees within 10% plus each ceiling's spread";
-            if (!any_below) info("cached ceilings checked: " + out.spot_check);
-            if (any_below) {
-                warn("the machine does less now than its cached ceilings (" + found + ", " +
-                     fixed(100 * (1 - lowest), 0) + "% below, more than 10% under the ceiling's median): something the "
-                     "per-thread accounting cannot see (a clock, neighbours on a shared host) slows it, and %roof will "
-                     "read low; --recalibrate measures afresh");
-                out.spot_check = found + ": " + fixed(100 * (1 - lowest), 0) + "% below";
-            }
-            return out;
-        }
-        warn("the machine does more than its cached ceilings (" + found + ", " + fixed(100 * (highest - 1), 0) +
-             "% above, more than 10% plus the ceiling's spread): measuring them again, keeping the higher of each");
-        out.spot_check = found + ": " + fixed(100 * (highest - 1), 0) + "% above";
-        why_measure = "again (the spot check found more)";
-        earlier = *cached;
     }
+    /// The cached ceilings, spot-checked: true when they answer (in out), false when they must be measured again
+    /// (a check that found more: earlier and why_measure say so).
+    bool answer_from_cache(std::optional<backends::ceilings> cached);
+    /// Measured now, merged with `earlier` when a spot check sent them back, cached unless disturbed.
+    void measure(const backends::device_info& dev, const std::string& fp);
+};
+
+bool ceilings_obtainer::answer_from_cache(std::optional<backends::ceilings> cached) {
+    std::optional<backends::ceilings_spot_check> check;
+    if (request.spot_check) {
+        check = b.spot_check_ceilings(*cached, backends::ceilings_options{true, request.stop, {}});
+        if (check && !check->clean) check = b.spot_check_ceilings(*cached, backends::ceilings_options{true, request.stop, {}});
+    }
+    if (!check) {
+        out.ceilings = *cached;
+        return true;
+    }
+    const double fma_cached = cached->fma_peak_by_isa_gflops.count(check->fma_isa)
+                                  ? cached->fma_peak_by_isa_gflops.at(check->fma_isa)
+                                  : 0.0;
+    const double fma_ratio = fma_cached > 0 && check->fma_gflops > 0 ? check->fma_gflops / fma_cached : 1.0;
+    // a sweep point: the spot check's reading against the cached one at the same size
+    auto at = [&](std::int64_t size) {
+        for (const auto& [bytes, gbs] : cached->working_set_gbs)
+            if (bytes == size) return gbs;
+        return 0.0;
+    };
+    const double cache_cached = at(check->cache_working_set_bytes), dram_cached = at(check->dram_working_set_bytes);
+    const double cache_ratio = cache_cached > 0 && check->cache_gbs > 0 ? check->cache_gbs / cache_cached : 1.0;
+    const double dram_ratio = dram_cached > 0 && check->dram_gbs > 0 ? check->dram_gbs / dram_cached : 1.0;
+    std::string found = "spot check in " + fixed(check->seconds, 2) + " s: FMA " + check->fma_isa + " " +
+                        (check->fma_gflops > 0 ? fixed(check->fma_gflops, 1) + " GFLOP/s" : std::string("disturbed")) +
+                        " (cached " + fixed(fma_cached, 1) + ")";
+    for (const auto& [bytes, now, then] : {std::tuple{check->cache_working_set_bytes, check->cache_gbs, cache_cached},
+                                           std::tuple{check->dram_working_set_bytes, check->dram_gbs, dram_cached}})
+        if (now > 0)
+            found += ", " + si(static_cast<double>(bytes), "B") + " working set " + fixed(now, 1) + " GB/s (cached " +
+                     fixed(then, 1) + ")";
+    if (!check->clean) {
+        warn("the spot check of the cached ceilings was disturbed by other work twice, so it proves nothing: the "
+             "cached ceilings are used unchecked (" + found + ")");
+        out.ceilings = *cached;
+        out.spot_check = found + ", disturbed";
+        return true;
+    }
+    // The dispatch cost is a floor: a clean check below the cached value lowers it (and the cache keeps it), as a
+    // higher roof raises the roofs below. A VM's dispatch cost has two modes minutes apart, and a cache that
+    // kept the slow one called a 512 kB relu at 5.6 us overhead-bound.
+    std::string lowered;
+    if (check->dispatch_ms > 0 && check->dispatch_ms < cached->dispatch_overhead_ms * (1 - dispatch_floor_margin)) {
+        lowered = "; dispatch cost lowered to " + time_ms(check->dispatch_ms) + " (cached " +
+                  time_ms(cached->dispatch_overhead_ms) + ")";
+        cached->dispatch_overhead_ms = check->dispatch_ms;
+        cached->method["dispatch_overhead_ms"] = "oneDNN eltwise relu of 1 element, median; lowered to " +
+                                                 time_ms(check->dispatch_ms) + " by a spot check (a floor)";
+        try {
+            backends::ceilings keep = *cached;
+            keep.source = backends::ceilings_source::measured;
+            save_cached_ceilings(keep);
+        } catch (const std::exception& e) {
+            warn(std::string("could not cache the lowered dispatch cost: ") + e.what());
+        }
+    }
+    found += (check->dispatch_ms > 0 ? ", dispatch " + time_ms(check->dispatch_ms) : std::string()) + lowered;
+    // Above the cache by more than the tolerance: the cached roofs understate the machine and would make layers
+    // that reach the real ones look impossible: measure again, keeping the higher of each (merge_ceilings).
+    // Below: the machine does less now than it did (a clock, or neighbours on a shared host that the accounting
+    // cannot see); measuring again would not lower a roof, so this is said, not acted on, and only beyond the
+    // ceiling's own measured spread: a short check reads anywhere between the ceiling's best sample and its
+    // median, and a VM's DRAM point spreads by 30-80% (a check 40% below such a roof says nothing).
+    auto spread_of = [&](const std::string& key) {
+        const auto it = cached->spread.find(key);
+        return it != cached->spread.end() && it->second > 0 ? it->second : 0.0;
+    };
+    auto point_spread = [&](std::int64_t bytes) {
+        const double s = spread_of("working_set." + std::to_string(bytes));
+        return s > 0 ? s : spread_of("working_set");
+    };
+    const double fma_spread = spread_of("fma_peak." + check->fma_isa);
+    const double cache_spread = point_spread(check->cache_working_set_bytes);
+    const double dram_spread = std::max(point_spread(check->dram_working_set_bytes), spread_of("dram_level"));
+    // above: 10% plus the spread, at most 20% in all; below: under the ceiling's median (best / (1 + spread))
+    // by more than 10%
+    auto above = [](double ratio, double spread) {
+        return ratio - 1 > spot_check_tolerance + std::min(spot_check_tolerance, spread);
+    };
+    auto below = [](double ratio, double spread) { return ratio * (1 + spread) < 1 - spot_check_tolerance; };
+    const bool any_above = above(fma_ratio, fma_spread) || above(cache_ratio, cache_spread) || above(dram_ratio, dram_spread);
+    const bool any_below = below(fma_ratio, fma_spread) || below(cache_ratio, cache_spread) || below(dram_ratio, dram_spread);
+    const double lowest = std::min({fma_ratio, dram_ratio, cache_ratio});
+    const double highest = std::max({fma_ratio, dram_ratio, cache_ratio});
+    if (!any_above) {
+        out.ceilings = *cached;
+        out.spot_check = found + ": agrees within 10% plus each ceiling's spread";
+        if (!any_below) info("cached ceilings checked: " + out.spot_check);
+        if (any_below) {
+            warn("the machine does less now than its cached ceilings (" + found + ", " +
+                 fixed(100 * (1 - lowest), 0) + "% below, more than 10% under the ceiling's median): something the "
+                 "per-thread accounting cannot see (a clock, neighbours on a shared host) slows it, and %roof will "
+                 "read low; --recalibrate measures afresh");
+            out.spot_check = found + ": " + fixed(100 * (1 - lowest), 0) + "% below";
+        }
+        return true;
+    }
+    warn("the machine does more than its cached ceilings (" + found + ", " + fixed(100 * (highest - 1), 0) +
+         "% above, more than 10% plus the ceiling's spread): measuring them again, keeping the higher of each");
+    out.spot_check = found + ": " + fixed(100 * (highest - 1), 0) + "% above";
+    why_measure = "again (the spot check found more)";
+    earlier = *cached;
+    return false;
+}
+
+void ceilings_obtainer::measure(const backends::device_info& dev, const std::string& fp) {
     if (!refused.empty() && why_measure == "once") why_measure = "again (" + refused + ")";
     info("measuring the ceilings of " + b.name() + (request.quick ? " (quick) " : " ") + why_measure + " (cached in " +
          ceilings_cache_path(fp, request.quick) + (request.recalibrate ? "" : "; --recalibrate measures again") + ")");
@@ -507,7 +517,7 @@ obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& 
              "): the cached ones are used, and kept");
         info("ceilings measured in " + fixed(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1) + " s");
         out.ceilings = *earlier;
-        return out;
+        return;
     }
     if (c.disturbed) {
         std::string which;
@@ -529,7 +539,24 @@ obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& 
     c.source = backends::ceilings_source::measured;
     out.ceilings = std::move(c);
     out.measured = true;
-    return out;
+    return;
+}
+
+}  // namespace
+
+obtained_ceilings obtain_ceilings(backends::backend& b, const ceilings_request& request) {
+    const backends::device_info dev = b.device();
+    // said before any line about measuring or caching (cpu-ref: the reference loops have no ceilings to measure)
+    if (!b.measures_ceilings()) throw backends::unsupported("the " + b.name() + " backend does not measure ceilings");
+    const std::string fp = backends::device_fingerprint(dev);
+    ceilings_obtainer o{b, request, {}, "once", {}, std::nullopt};
+    if (request.recalibrate) {
+        o.why_measure = "again (--recalibrate)";
+    } else if (auto cached = load_cached_ceilings(fp, request.quick, &o.refused)) {
+        if (o.answer_from_cache(std::move(cached))) return std::move(o.out);
+    }
+    o.measure(dev, fp);
+    return std::move(o.out);
 }
 
 }  // namespace ridgeline::report
