@@ -129,8 +129,11 @@ compare_run load_run(const std::string& path) {
     return r;
 }
 
-nlohmann::json compare_json(const std::vector<compare_run>& runs) {
-    if (runs.size() < 2) throw core::error("compare needs at least two profile reports");
+namespace {
+
+/// Throws core::error unless every run profiles the same work as the baseline: the same model, the same layer for a
+/// one-layer profile, the same transformer pass.
+void check_same_work(const std::vector<compare_run>& runs) {
     const std::string model = str(runs[0].report, "model");
     for (const auto& r : runs)
         if (str(r.report, "model") != model)
@@ -153,52 +156,52 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
                                                                    : "a " + detail::pass_text(r.report)) +
                               ", the baseline " + (pass.empty() ? std::string("not a transformer's pass") : "a " + pass) +
                               ": the same layers do other work (compare one pass on other devices, threads or dtypes)");
-    std::vector<std::map<std::string, const nlohmann::json*>> by_name(runs.size());
-    for (std::size_t i = 0; i < runs.size(); ++i)
-        for (const auto& l : runs[i].report["layers"]) by_name[i][str(l, "name")] = &l;
+}
 
+/// What compare reads of every run: its layers by name, its ceilings and its cache state (for the predicted
+/// speedups, predict's method).
+struct compared_runs {
+    const std::vector<compare_run>& runs;
+    std::string dtype;
+    bool baseline_predicted = false;
+    std::vector<std::map<std::string, const nlohmann::json*>> by_name;
+    std::vector<std::optional<backends::ceilings>> ceilings;
+    std::vector<bool> cold;
+};
+
+compared_runs read_runs(const std::vector<compare_run>& runs) {
+    compared_runs cr{runs, {}, false, {}, {}, {}};
+    cr.by_name.resize(runs.size());
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        for (const auto& l : runs[i].report["layers"]) cr.by_name[i][str(l, "name")] = &l;
     // each run's ceilings and cache state, for the predicted speedups (predict's method)
-    const std::string dtype = str(runs[0].report, "dtype").empty() ? std::string("fp32") : str(runs[0].report, "dtype");
-    std::vector<std::optional<backends::ceilings>> ceilings(runs.size());
-    std::vector<bool> cold(runs.size(), false);
+    cr.dtype = str(runs[0].report, "dtype").empty() ? std::string("fp32") : str(runs[0].report, "dtype");
+    cr.ceilings.resize(runs.size());
+    cr.cold.assign(runs.size(), false);
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const auto& j = runs[i].report;
-        cold[i] = j.contains("timing") && str(j["timing"], "mode") == "cold";
+        cr.cold[i] = j.contains("timing") && str(j["timing"], "mode") == "cold";
         if (j.contains("device") && j["device"].is_object() && j["device"].contains("ceilings") &&
             j["device"]["ceilings"].is_object()) {
             try {
-                ceilings[i] = ceilings_from_json(j["device"]["ceilings"]);
+                cr.ceilings[i] = ceilings_from_json(j["device"]["ceilings"]);
             } catch (const std::runtime_error&) {
             }
         }
     }
-    const bool baseline_predicted = str(runs[0].report, "schema") == "ridgeline.prediction/1";
-    nlohmann::json out = {{"schema", "ridgeline.compare/1"}, {"model", model}};
-    nlohmann::json jruns = nlohmann::json::array();
-    for (const auto& r : runs)
-        jruns.push_back({{"label", r.label},
-                         {"device", r.report.value("device", nlohmann::json::object())},
-                         {"dtype", str(r.report, "dtype")},
-                         {"batch", r.report.value("batch", 0)},
-                         {"cache", r.report.contains("timing") ? str(r.report["timing"], "mode") : ""},
-                         {"predicted", str(r.report, "schema") == "ridgeline.prediction/1"}});
-    if (!pass.empty()) out["pass"] = runs[0].report["pass"];
-    out["runs"] = jruns;
-    nlohmann::json layers = nlohmann::json::array();
-    nlohmann::json left_out = nlohmann::json::array();  // timed in the baseline, not in every other run
-    for (const auto& base : runs[0].report["layers"]) {
-        const std::string name = str(base, "name");
-        if (!base.contains("time") || !base["time"].is_object()) continue;
-        bool everywhere = true;
-        for (std::size_t i = 1; i < runs.size(); ++i) {
-            auto it = by_name[i].find(name);
-            everywhere = everywhere && it != by_name[i].end() && it->second->contains("time") &&
-                         it->second->at("time").is_object();
-        }
-        if (!everywhere) {
-            left_out.push_back(name);
-            continue;
-        }
+    cr.baseline_predicted = str(runs[0].report, "schema") == "ridgeline.prediction/1";
+    return cr;
+}
+
+/// The baseline's layer `base` next to the same layer of every run: each run's time and, but for the baseline,
+/// its speedup, verdict and predicted speedup.
+nlohmann::json compare_layer(const nlohmann::json& base, const std::string& name, const compared_runs& cr) {
+    const auto& runs = cr.runs;
+    const auto& by_name = cr.by_name;
+    const auto& ceilings = cr.ceilings;
+    const auto& cold = cr.cold;
+    const std::string& dtype = cr.dtype;
+    const bool baseline_predicted = cr.baseline_predicted;
         const double b_med = num(base["time"], "median_ms");
         const double b_lo = num(base["time"], "ci95_low_ms"), b_hi = num(base["time"], "ci95_high_ms");
         const std::string b_bound = str(base, "bound");
@@ -247,24 +250,66 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
             }
             per.push_back(r);
         }
-        entry["runs"] = per;
-        layers.push_back(entry);
+    entry["runs"] = per;
+    return entry;
+}
+
+/// The error when no layer was timed in every run: names the run that shares no timed layer with the baseline.
+[[noreturn]] void no_common_layer(const compared_runs& cr) {
+    const auto& runs = cr.runs;
+    const auto& by_name = cr.by_name;
+    // name the run that shares no timed layer with the baseline, when one does not
+    auto timed = [](const nlohmann::json* l) { return l->contains("time") && l->at("time").is_object(); };
+    for (std::size_t i = 1; i < runs.size(); ++i) {
+        bool shares = false;
+        for (const auto& [name, l] : by_name[0])
+            if (timed(l) && by_name[i].count(name) && timed(by_name[i].at(name))) shares = true;
+        if (!shares)
+            throw core::error("compare: no layer was measured in every run (\"" + runs[0].label + "\" and \"" +
+                                     runs[i].label + "\" have no timed layer of the same name)");
+    }
+    throw core::error("compare: no layer was measured in all " + std::to_string(runs.size()) +
+                             " runs (each shares timed layers with the baseline, but no layer is timed in every one)");
+}
+
+}  // namespace
+
+nlohmann::json compare_json(const std::vector<compare_run>& runs) {
+    if (runs.size() < 2) throw core::error("compare needs at least two profile reports");
+    check_same_work(runs);
+    const std::string model = str(runs[0].report, "model");
+    const std::string pass = detail::pass_text(runs[0].report);
+    const compared_runs cr = read_runs(runs);
+    nlohmann::json out = {{"schema", "ridgeline.compare/1"}, {"model", model}};
+    nlohmann::json jruns = nlohmann::json::array();
+    for (const auto& r : runs)
+        jruns.push_back({{"label", r.label},
+                         {"device", r.report.value("device", nlohmann::json::object())},
+                         {"dtype", str(r.report, "dtype")},
+                         {"batch", r.report.value("batch", 0)},
+                         {"cache", r.report.contains("timing") ? str(r.report["timing"], "mode") : ""},
+                         {"predicted", str(r.report, "schema") == "ridgeline.prediction/1"}});
+    out["runs"] = jruns;
+    if (!pass.empty()) out["pass"] = runs[0].report["pass"];
+    nlohmann::json layers = nlohmann::json::array();
+    nlohmann::json left_out = nlohmann::json::array();  // timed in the baseline, not in every other run
+    for (const auto& base : runs[0].report["layers"]) {
+        const std::string name = str(base, "name");
+        if (!base.contains("time") || !base["time"].is_object()) continue;
+        bool everywhere = true;
+        for (std::size_t i = 1; i < runs.size(); ++i) {
+            auto it = cr.by_name[i].find(name);
+            everywhere = everywhere && it != cr.by_name[i].end() && it->second->contains("time") &&
+                         it->second->at("time").is_object();
+        }
+        if (!everywhere) {
+            left_out.push_back(name);
+            continue;
+        }
+        layers.push_back(compare_layer(base, name, cr));
     }
     out["layers_left_out"] = left_out;
-    if (layers.empty()) {
-        // name the run that shares no timed layer with the baseline, when one does not
-        auto timed = [](const nlohmann::json* l) { return l->contains("time") && l->at("time").is_object(); };
-        for (std::size_t i = 1; i < runs.size(); ++i) {
-            bool shares = false;
-            for (const auto& [name, l] : by_name[0])
-                if (timed(l) && by_name[i].count(name) && timed(by_name[i].at(name))) shares = true;
-            if (!shares)
-                throw core::error("compare: no layer was measured in every run (\"" + runs[0].label + "\" and \"" +
-                                         runs[i].label + "\" have no timed layer of the same name)");
-        }
-        throw core::error("compare: no layer was measured in all " + std::to_string(runs.size()) +
-                                 " runs (each shares timed layers with the baseline, but no layer is timed in every one)");
-    }
+    if (layers.empty()) no_common_layer(cr);
     out["layers"] = layers;
     nlohmann::json e2e = nlohmann::json::array();
     for (const auto& r : runs) {
