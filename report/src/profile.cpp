@@ -157,30 +157,95 @@ nlohmann::json time_json(const backends::timing_result& t) {
             {"disturbance_source", t.disturbance_source}};
 }
 
+namespace {
+
+/// The timing protocol of a run, for its "timing" object.
+nlohmann::json timing_json(const profiler::profile_result& r) {
+    const auto& t = r.timing;
+    return {{"mode", backends::to_string(t.cache)},
+            {"warmup_runs", t.warmup_runs},
+            {"warmup_ms", t.warmup_ms},
+            {"min_samples", t.min_samples},
+            {"min_time_s", t.min_time_s},
+            {"max_noise", t.max_noise},
+            {"max_time_s", t.max_time_s},
+            {"timer", r.timer_name},
+            {"timer_resolution_ns", r.timer_resolution_ns},
+            {"timer_overhead_ns", r.timer_overhead_ns},
+            {"verify", r.verify},
+            {"seed", r.seed},
+            {"disturbance",
+             {{"rule", "a sample is disturbed when the run-queue wait (and steal) of the threads that ran exceeds " +
+                           fixed(100.0 * backends::disturbed_lost_fraction, 0) +
+                           "% of its wall time, or a GPU's SM clock falls below " +
+                           fixed(100.0 * backends::throttled_clock_fraction, 0) + "% of its default"},
+              {"lost_fraction", backends::disturbed_lost_fraction},
+              {"throttled_clock_fraction", backends::throttled_clock_fraction}}}};
+}
+
+/// A layer's measurement, verdict and roofs, added to its summary object `l`.
+void add_layer_profile(nlohmann::json& l, const profiler::layer_profile& p, std::int64_t activation_bytes) {
+    l["state"] = std::string(to_string(p.state));
+    l["reason"] = p.reason;
+    l["time"] = p.has_time() ? time_json(*p.time) : nlohmann::json(nullptr);
+    const layer_rates shown = shown_rates(p);
+    l["achieved_gflops"] = number_or_null(shown.gflops);
+    l["achieved_gbs"] = number_or_null(shown.gbs);
+    l["verification"] = {{"state", std::string(to_string(p.verification.state))},
+                         {"rel_l2_error", number_or_null(p.verification.rel_l2_error)},
+                         {"tolerance", p.verification.tolerance},
+                         {"unwritten", p.verification.unwritten},
+                         {"message", p.verification.message}};
+    l["workspace_bytes"] = p.workspace_bytes;
+    l["implementation"] = p.implementation;
+    l["activation_bytes"] = activation_bytes;
+    l["host_ms_per_run"] = number_or_null(p.host_ms_per_run);
+    l["measured_as"] = p.measured_as.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.measured_as);
+    if (p.twins)
+        l["twins"] = {{"names", p.twins->twins},
+                      {"group_size", p.twins->group_size},
+                      {"measurements", p.twins->measurements},
+                      {"remeasured", p.twins->remeasured},
+                      {"first_median_ms", number_or_null(p.twins->first_median_ms)},
+                      {"second_median_ms", number_or_null(p.twins->second_median_ms)},
+                      {"disagree", p.twins->disagree}};
+    else
+        l["twins"] = nullptr;
+    if (p.roofline) {
+        l["floor_ms"] = p.roofline->floor_ms;
+        l["compute_floor_ms"] = p.roofline->compute_ms;
+        l["memory_floor_ms"] = p.roofline->memory_ms;
+        l["roof_fraction"] = number_or_null(shown.roof_fraction);
+        l["roof_fraction_measured"] = number_or_null(shown.hidden ? std::nan("") : p.roofline->roof_fraction);
+        l["bound"] = std::string(to_string(p.roofline->bound));
+        l["bound_reason"] = p.roofline->reason;
+        l["bound_rule"] = p.roofline->rule;
+        nlohmann::json candidates = nlohmann::json::array();
+        for (core::bound_class b : p.roofline->candidates) candidates.push_back(std::string(to_string(b)));
+        l["bound_candidates"] = candidates;
+        l["roofs"] = {{"compute_gflops", p.roofs_used.compute_gflops},
+                      {"gemm_gflops", p.roofs_used.gemm_gflops},
+                      {"bandwidth_gbs", p.roofs_used.bandwidth_gbs},
+                      {"dispatch_ms", p.roofs_used.dispatch_ms},
+                      {"compute_tolerance", p.roofs_used.compute_tolerance},
+                      {"bandwidth_tolerance", p.roofs_used.bandwidth_tolerance},
+                      {"compute_checked", p.roofs_used.compute_checked}};
+    } else {
+        l["floor_ms"] = nullptr;
+        l["roof_fraction"] = nullptr;
+        l["bound"] = nullptr;
+        l["bound_rule"] = nullptr;
+        l["bound_candidates"] = nlohmann::json::array();
+    }
+}
+
+}  // namespace
+
 nlohmann::json profile_json(const profiler::profile_result& r, const run_info& info) {
     nlohmann::json j = summary_json(r.analysis, info);
     j["schema"] = "ridgeline.profile/2";
     j["device"] = device_json(r.device);
-    const auto& t = r.timing;
-    j["timing"] = {{"mode", backends::to_string(t.cache)},
-                   {"warmup_runs", t.warmup_runs},
-                   {"warmup_ms", t.warmup_ms},
-                   {"min_samples", t.min_samples},
-                   {"min_time_s", t.min_time_s},
-                   {"max_noise", t.max_noise},
-                   {"max_time_s", t.max_time_s},
-                   {"timer", r.timer_name},
-                   {"timer_resolution_ns", r.timer_resolution_ns},
-                   {"timer_overhead_ns", r.timer_overhead_ns},
-                   {"verify", r.verify},
-                   {"seed", r.seed},
-                   {"disturbance",
-                    {{"rule", "a sample is disturbed when the run-queue wait (and steal) of the threads that ran exceeds " +
-                                  fixed(100.0 * backends::disturbed_lost_fraction, 0) +
-                                  "% of its wall time, or a GPU's SM clock falls below " +
-                                  fixed(100.0 * backends::throttled_clock_fraction, 0) + "% of its default"},
-                     {"lost_fraction", backends::disturbed_lost_fraction},
-                     {"throttled_clock_fraction", backends::throttled_clock_fraction}}}};
+    j["timing"] = timing_json(r);
     j["end_to_end"] = {{"state", std::string(to_string(r.end_to_end_state))},
                        {"reason", r.end_to_end_reason},
                        {"time", r.end_to_end ? time_json(*r.end_to_end) : nlohmann::json(nullptr)},
@@ -235,62 +300,8 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
     by_bound = nlohmann::json::object();
     for (const auto& [b, ms] : r.bound_ms) by_bound[std::string(to_string(b))] = ms;
     auto& layers = j["layers"];
-    for (std::size_t i = 0; i < r.layers.size() && i < layers.size(); ++i) {
-        const auto& p = r.layers[i];
-        auto& l = layers[i];
-        l["state"] = std::string(to_string(p.state));
-        l["reason"] = p.reason;
-        l["time"] = p.has_time() ? time_json(*p.time) : nlohmann::json(nullptr);
-        const layer_rates shown = shown_rates(p);
-        l["achieved_gflops"] = number_or_null(shown.gflops);
-        l["achieved_gbs"] = number_or_null(shown.gbs);
-        l["verification"] = {{"state", std::string(to_string(p.verification.state))},
-                             {"rel_l2_error", number_or_null(p.verification.rel_l2_error)},
-                             {"tolerance", p.verification.tolerance},
-                             {"unwritten", p.verification.unwritten},
-                             {"message", p.verification.message}};
-        l["workspace_bytes"] = p.workspace_bytes;
-        l["implementation"] = p.implementation;
-        l["activation_bytes"] = i < m.activation_bytes.size() ? m.activation_bytes[i] : 0;
-        l["host_ms_per_run"] = number_or_null(p.host_ms_per_run);
-        l["measured_as"] = p.measured_as.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.measured_as);
-        if (p.twins)
-            l["twins"] = {{"names", p.twins->twins},
-                          {"group_size", p.twins->group_size},
-                          {"measurements", p.twins->measurements},
-                          {"remeasured", p.twins->remeasured},
-                          {"first_median_ms", number_or_null(p.twins->first_median_ms)},
-                          {"second_median_ms", number_or_null(p.twins->second_median_ms)},
-                          {"disagree", p.twins->disagree}};
-        else
-            l["twins"] = nullptr;
-        if (p.roofline) {
-            l["floor_ms"] = p.roofline->floor_ms;
-            l["compute_floor_ms"] = p.roofline->compute_ms;
-            l["memory_floor_ms"] = p.roofline->memory_ms;
-            l["roof_fraction"] = number_or_null(shown.roof_fraction);
-            l["roof_fraction_measured"] = number_or_null(shown.hidden ? std::nan("") : p.roofline->roof_fraction);
-            l["bound"] = std::string(to_string(p.roofline->bound));
-            l["bound_reason"] = p.roofline->reason;
-            l["bound_rule"] = p.roofline->rule;
-            nlohmann::json candidates = nlohmann::json::array();
-            for (core::bound_class b : p.roofline->candidates) candidates.push_back(std::string(to_string(b)));
-            l["bound_candidates"] = candidates;
-            l["roofs"] = {{"compute_gflops", p.roofs_used.compute_gflops},
-                          {"gemm_gflops", p.roofs_used.gemm_gflops},
-                          {"bandwidth_gbs", p.roofs_used.bandwidth_gbs},
-                          {"dispatch_ms", p.roofs_used.dispatch_ms},
-                          {"compute_tolerance", p.roofs_used.compute_tolerance},
-                          {"bandwidth_tolerance", p.roofs_used.bandwidth_tolerance},
-                          {"compute_checked", p.roofs_used.compute_checked}};
-        } else {
-            l["floor_ms"] = nullptr;
-            l["roof_fraction"] = nullptr;
-            l["bound"] = nullptr;
-            l["bound_rule"] = nullptr;
-            l["bound_candidates"] = nlohmann::json::array();
-        }
-    }
+    for (std::size_t i = 0; i < r.layers.size() && i < layers.size(); ++i)
+        add_layer_profile(layers[i], r.layers[i], i < m.activation_bytes.size() ? m.activation_bytes[i] : 0);
     return j;
 }
 
