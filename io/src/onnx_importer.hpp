@@ -481,6 +481,10 @@ private:
         std::vector<int> nodes;
     };
     repeat_kv_match repeat_kv_of(const std::string& t);
+    /// When attention's kT (MatMul mm's second input, a Transpose of the last two axes) and v (pv's second input)
+    /// both come through repeat_kv of one repeat: the kv heads' core tensors into keys and values, the copies marked
+    /// for drop_orphans, true; false, changing nothing, otherwise.
+    bool read_past_repeat_kv(const onnx::NodeProto& mm, const onnx::NodeProto& pv, std::string& keys, std::string& values);
     /// Layers left unread by a pattern that reads past them (repeat_kv's copies): dropped at finish() while no
     /// layer reads them.
     void drop_orphans();

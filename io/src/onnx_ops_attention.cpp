@@ -229,31 +229,10 @@ bool importer::attention_pattern(const onnx::NodeProto& mm) {
     const core::shape vs = shape_of(v.tensor);
     if (vs.rank() != 4 || vs[2] != skv || vs[0] != qs[0] || qs[1] % vs[1] != 0 || kts[1] != vs[1]) return false;
     nodes.push_back(pv);
-    // grouped-query heads written out (repeat_kv of k before its transpose, and of v): the attention reads the kv
-    // heads themselves, and the copies are left unread
-    repeat_kv_match k_rep, v_rep;
-    if (const auto t = producer_.find(mm.input(1)); t != producer_.end() && g.node(t->second).op_type() == "Transpose" &&
-                                                     g.node(t->second).input_size() == 1 &&
-                                                     attr_ints(g.node(t->second), "perm", {}) ==
-                                                         std::vector<std::int64_t>{0, 1, 3, 2} &&
-                                                     only_reader(mm.input(1), "MatMul") >= 0) {
-        k_rep = repeat_kv_of(g.node(t->second).input(0));
-        v_rep = repeat_kv_of(g.node(pv).input(1));
-    }
-    const bool grouped = !k_rep.x.empty() && !v_rep.x.empty() && k_rep.repeat == v_rep.repeat &&
-                         act_.count(k_rep.x) && act_.count(v_rep.x);
-    // keys [B, KVH, Skv, D]: kT transposed back (a view of a view), or the kv heads before repeat_kv
+    // keys [B, KVH, Skv, D]: the kv heads before repeat_kv (grouped-query heads written out), or kT transposed back
+    // (a view of a view)
     std::string k;
-    if (grouped) {
-        k = act_.at(k_rep.x);
-        v.tensor = act_.at(v_rep.x);
-        std::vector<std::string> copies{act_.at(mm.input(1))};
-        for (const auto* r : {&k_rep, &v_rep})
-            for (int i : r->nodes)
-                if (act_.count(g.node(i).output(0))) copies.push_back(act_.at(g.node(i).output(0)));
-        for (const auto& c : copies)
-            if (orphans_.insert(c).second) orphans_now_.push_back(c);
-    } else {
+    if (!read_past_repeat_kv(mm, g.node(pv), k, v.tensor)) {
         onnx::NodeProto keys;
         keys.set_name(node_name(mm) + "/keys");
         k = emit(keys, make("transpose", {{"dim0", "2"}, {"dim1", "3"}}, keys.name()), {kt.tensor});
@@ -300,6 +279,28 @@ importer::repeat_kv_match importer::repeat_kv_of(const std::string& t) {
     if (e[0] != x[0] || e[1] != x[1] || e[3] != x[2] || e[4] != x[3] || e[2] < 1) return {};
     if (out != std::vector<std::int64_t>{x[0], x[1] * e[2], x[2], x[3]}) return {};
     return {g.node(unsqueeze).input(0), e[2], {unsqueeze, expand, reshape}};
+}
+
+bool importer::read_past_repeat_kv(const onnx::NodeProto& mm, const onnx::NodeProto& pv, std::string& keys,
+                                   std::string& values) {
+    const auto& g = proto_.graph();
+    const auto t = producer_.find(mm.input(1));  // kT = Transpose(repeat_kv(k), perm 0 1 3 2)
+    if (t == producer_.end() || g.node(t->second).op_type() != "Transpose" || g.node(t->second).input_size() != 1 ||
+        attr_ints(g.node(t->second), "perm", {}) != std::vector<std::int64_t>{0, 1, 3, 2} ||
+        only_reader(mm.input(1), "MatMul") < 0)
+        return false;
+    const repeat_kv_match k = repeat_kv_of(g.node(t->second).input(0)), v = repeat_kv_of(pv.input(1));
+    if (k.x.empty() || v.x.empty() || k.repeat != v.repeat || !act_.count(k.x) || !act_.count(v.x)) return false;
+    keys = act_.at(k.x);
+    values = act_.at(v.x);
+    // the copies (the expands, their views and kT) are left unread: dropped at the end of the import
+    std::vector<std::string> copies{act_.at(mm.input(1))};
+    for (const auto* r : {&k, &v})
+        for (int i : r->nodes)
+            if (act_.count(g.node(i).output(0))) copies.push_back(act_.at(g.node(i).output(0)));
+    for (const auto& c : copies)
+        if (orphans_.insert(c).second) orphans_now_.push_back(c);
+    return true;
 }
 
 void importer::drop_orphans() {
