@@ -513,6 +513,11 @@ private:
     void layer_norm(const onnx::NodeProto& n);
 
     void gather(const onnx::NodeProto& n);
+    /// Gather of an activation x by constant indices: one index is a slice (and a reshape for a scalar index),
+    /// several are slices of their runs and a concat.
+    void gather_of_activation(const onnx::NodeProto& n, const std::string& x);
+    /// table[index] by a constant index map: an embedding that holds its ids.
+    void gather_by_held_ids(const onnx::NodeProto& n, const constant_ptr& table);
 
     /// Squeeze / Unsqueeze of an activation -> one reshape (a view).
     void squeeze_unsqueeze(const onnx::NodeProto& n);

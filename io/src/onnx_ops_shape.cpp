@@ -133,118 +133,12 @@ void importer::layer_norm(const onnx::NodeProto& n) {
 void importer::gather(const onnx::NodeProto& n) {
     value data = input(n, 0);
     if (data.k == source::unavailable) throw unsupported{"reads " + data.why, !data.producer_listed};
-    if (data.k == source::activation && has_input(n, 1) && known(n.input(1))) {
-        // x[:, i] (ViT's class token read back): one index of an activation is a slice, and a scalar index drops
-        // the axis (a reshape); both views, as in PyTorch. Several indices: slices and a concat (below)
-        const auto idx = constant_input(n, 1);
-        if (!idx->integer) throw unsupported{"Gather's indices are not integers (" + idx->shape_text() + ")"};
-        const core::shape& xs = shape_of(data.tensor);
-        const auto r = static_cast<std::int64_t>(xs.rank());
-        std::int64_t axis = attr_int(n, "axis", 0);
-        if (axis < -r || axis >= r)
-            throw unsupported{"axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r)};
-        if (axis < 0) axis += r;
-        const std::int64_t size = xs[static_cast<std::size_t>(axis)];
-        std::vector<std::int64_t> at;
-        for (std::int64_t i : idx->ints) {
-            if (i < -size || i >= size)
-                throw unsupported{"index " + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
-                                  " of size " + std::to_string(size)};
-            at.push_back(i < 0 ? i + size : i);
-        }
-        if (at.empty()) throw unsupported{"Gather by no index makes an empty tensor; ridgeline's dimensions are >= 1"};
-        if (idx->size() > 1 || idx->dims.size() > 1) {
-            // x.index_select(axis, [..]) / x[:, [..]]: each run of consecutive indices is a slice (a view), and
-            // the runs are concatenated (a copy, as PyTorch's index_select copies); indices of rank > 1 put
-            // their dims at the axis (a reshape)
-            std::vector<std::pair<std::int64_t, std::int64_t>> runs;  // [start, end)
-            for (std::int64_t i : at)
-                if (!runs.empty() && runs.back().second == i) ++runs.back().second;
-                else runs.emplace_back(i, i + 1);
-            constexpr std::size_t max_runs = 256;
-            if (runs.size() > max_runs)
-                throw unsupported{"Gather of an activation by " + std::to_string(at.size()) + " indices in " +
-                                  std::to_string(runs.size()) + " runs; ridgeline maps at most " +
-                                  std::to_string(max_runs) + " runs of consecutive indices (slices and a concat)"};
-            std::vector<std::string> parts;
-            for (std::size_t k = 0; k < runs.size(); ++k) {
-                onnx::NodeProto cut = n;
-                cut.set_name(node_name(n) + "/slice" + (runs.size() > 1 ? std::to_string(k) : std::string()));
-                parts.push_back(emit(cut,
-                                     make("slice",
-                                          {{"dim", std::to_string(axis)},
-                                           {"start", std::to_string(runs[k].first)},
-                                           {"end", std::to_string(runs[k].second)}},
-                                          node_name(cut)),
-                                     {data.tensor}));
-            }
-            std::string t = parts[0];
-            if (parts.size() > 1) t = emit(n, make("concat", {{"dim", std::to_string(axis)}}, node_name(n)), parts);
-            if (idx->dims.size() != 1) {
-                std::vector<std::int64_t> dims(xs.dims().begin(), xs.dims().begin() + axis);
-                dims.insert(dims.end(), idx->dims.begin(), idx->dims.end());
-                dims.insert(dims.end(), xs.dims().begin() + axis + 1, xs.dims().end());
-                onnx::NodeProto shaped = n;
-                shaped.set_name(node_name(n) + "/reshape");
-                t = emit(shaped, make("reshape", {{"shape", join_ints(dims)}}, node_name(shaped)), {t});
-            }
-            map_output(n.output(0), t);
-            return;
-        }
-        const std::int64_t i = at[0];
-        if (idx->dims.empty() && r == 1)
-            throw unsupported{"Gather of one element of a rank-1 activation is a scalar; ridgeline's tensors have rank >= 1"};
-        onnx::NodeProto cut = n;
-        if (idx->dims.empty()) cut.set_name(node_name(n) + "/slice");
-        std::string t = emit(cut,
-                             make("slice",
-                                  {{"dim", std::to_string(axis)},
-                                   {"start", std::to_string(i)},
-                                   {"end", std::to_string(i + 1)}},
-                                  node_name(cut)),
-                             {data.tensor});
-        if (idx->dims.empty()) {
-            std::vector<std::int64_t> dims = xs.dims();
-            dims.erase(dims.begin() + axis);
-            t = emit(n, make("reshape", {{"shape", join_ints(dims)}}, node_name(n)), {t});
-        }
-        map_output(n.output(0), t);
-        return;
-    }
+    if (data.k == source::activation && has_input(n, 1) && known(n.input(1))) return gather_of_activation(n, data.tensor);
     if (data.k != source::constant || data.c->dims.size() != 2 || data.c->integer)
         throw unsupported{
             "ridgeline maps Gather only as an embedding: a constant float table [num_embeddings, embedding_dim] "
             "indexed by int64 token ids"};
-    if (has_input(n, 1) && known(n.input(1))) {
-        // table[index] with a constant index map (Swin's relative_position_bias_table[relative_position_index], a
-        // position embedding read at constant positions): an embedding that holds its ids as a buffer, so that the
-        // table counts as the parameter it is (onnx_fold.cpp leaves this Gather to the conversion)
-        const auto idx = constant_input(n, 1);
-        if (!idx->integer) throw unsupported{"Gather's indices are not integers (" + idx->shape_text() + ")"};
-        if (const std::int64_t axis = attr_int(n, "axis", 0); axis != 0 && axis != -2)
-            throw unsupported{"Gather along axis " + std::to_string(axis) + " of a table"};
-        if (idx->dims.empty())
-            throw unsupported{"Gather of one row of a table by a scalar index; ridgeline holds index maps of rank >= 1"};
-        const std::int64_t rows = data.c->dims[0];
-        auto ids = std::make_shared<constant>();
-        ids->dims = idx->dims;
-        ids->origin = idx->origin;
-        ids->absent = idx->absent;
-        ids->values.reserve(idx->ints.size());
-        for (std::int64_t i : idx->ints) {
-            if (i < -rows || i >= rows)
-                throw unsupported{"index " + std::to_string(i) + " is out of range for a table of " + std::to_string(rows) +
-                                  " rows"};
-            ids->values.push_back(static_cast<float>(i < 0 ? i + rows : i));
-        }
-        const core::op o = make("embedding",
-                                {{"num_embeddings", std::to_string(rows)},
-                                 {"embedding_dim", std::to_string(data.c->dims[1])},
-                                 {"indices", join_ints(idx->dims)}},
-                                node_name(n));
-        map_output(n.output(0), emit(n, o, {}, {{"weight", data.c}, {"indices", ids}}));
-        return;
-    }
+    if (has_input(n, 1) && known(n.input(1))) return gather_by_held_ids(n, data.c);
     if (const std::int64_t axis = attr_int(n, "axis", 0); axis != 0 && axis != -2)
         throw unsupported{"Gather along axis " + std::to_string(axis) + " of a table"};
     const std::string ids = activation(n, 1);
@@ -253,6 +147,114 @@ void importer::gather(const onnx::NodeProto& n) {
              {{"num_embeddings", std::to_string(data.c->dims[0])}, {"embedding_dim", std::to_string(data.c->dims[1])}},
              node_name(n));
     map_output(n.output(0), emit(n, o, {ids}, {{"weight", data.c}}));
+}
+
+void importer::gather_of_activation(const onnx::NodeProto& n, const std::string& x) {
+    // x[:, i] (ViT's class token read back): one index of an activation is a slice, and a scalar index drops
+    // the axis (a reshape); both views, as in PyTorch. Several indices: slices and a concat (below)
+    const auto idx = constant_input(n, 1);
+    if (!idx->integer) throw unsupported{"Gather's indices are not integers (" + idx->shape_text() + ")"};
+    const core::shape& xs = shape_of(x);
+    const auto r = static_cast<std::int64_t>(xs.rank());
+    std::int64_t axis = attr_int(n, "axis", 0);
+    if (axis < -r || axis >= r)
+        throw unsupported{"axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r)};
+    if (axis < 0) axis += r;
+    const std::int64_t size = xs[static_cast<std::size_t>(axis)];
+    std::vector<std::int64_t> at;
+    for (std::int64_t i : idx->ints) {
+        if (i < -size || i >= size)
+            throw unsupported{"index " + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
+                              " of size " + std::to_string(size)};
+        at.push_back(i < 0 ? i + size : i);
+    }
+    if (at.empty()) throw unsupported{"Gather by no index makes an empty tensor; ridgeline's dimensions are >= 1"};
+    if (idx->size() > 1 || idx->dims.size() > 1) {
+        // x.index_select(axis, [..]) / x[:, [..]]: each run of consecutive indices is a slice (a view), and
+        // the runs are concatenated (a copy, as PyTorch's index_select copies); indices of rank > 1 put
+        // their dims at the axis (a reshape)
+        std::vector<std::pair<std::int64_t, std::int64_t>> runs;  // [start, end)
+        for (std::int64_t i : at)
+            if (!runs.empty() && runs.back().second == i) ++runs.back().second;
+            else runs.emplace_back(i, i + 1);
+        constexpr std::size_t max_runs = 256;
+        if (runs.size() > max_runs)
+            throw unsupported{"Gather of an activation by " + std::to_string(at.size()) + " indices in " +
+                              std::to_string(runs.size()) + " runs; ridgeline maps at most " +
+                              std::to_string(max_runs) + " runs of consecutive indices (slices and a concat)"};
+        std::vector<std::string> parts;
+        for (std::size_t k = 0; k < runs.size(); ++k) {
+            onnx::NodeProto cut = n;
+            cut.set_name(node_name(n) + "/slice" + (runs.size() > 1 ? std::to_string(k) : std::string()));
+            parts.push_back(emit(cut,
+                                 make("slice",
+                                      {{"dim", std::to_string(axis)},
+                                       {"start", std::to_string(runs[k].first)},
+                                       {"end", std::to_string(runs[k].second)}},
+                                      node_name(cut)),
+                                 {x}));
+        }
+        std::string t = parts[0];
+        if (parts.size() > 1) t = emit(n, make("concat", {{"dim", std::to_string(axis)}}, node_name(n)), parts);
+        if (idx->dims.size() != 1) {
+            std::vector<std::int64_t> dims(xs.dims().begin(), xs.dims().begin() + axis);
+            dims.insert(dims.end(), idx->dims.begin(), idx->dims.end());
+            dims.insert(dims.end(), xs.dims().begin() + axis + 1, xs.dims().end());
+            onnx::NodeProto shaped = n;
+            shaped.set_name(node_name(n) + "/reshape");
+            t = emit(shaped, make("reshape", {{"shape", join_ints(dims)}}, node_name(shaped)), {t});
+        }
+        map_output(n.output(0), t);
+        return;
+    }
+    const std::int64_t i = at[0];
+    if (idx->dims.empty() && r == 1)
+        throw unsupported{"Gather of one element of a rank-1 activation is a scalar; ridgeline's tensors have rank >= 1"};
+    onnx::NodeProto cut = n;
+    if (idx->dims.empty()) cut.set_name(node_name(n) + "/slice");
+    std::string t = emit(cut,
+                         make("slice",
+                              {{"dim", std::to_string(axis)},
+                               {"start", std::to_string(i)},
+                               {"end", std::to_string(i + 1)}},
+                              node_name(cut)),
+                         {x});
+    if (idx->dims.empty()) {
+        std::vector<std::int64_t> dims = xs.dims();
+        dims.erase(dims.begin() + axis);
+        t = emit(n, make("reshape", {{"shape", join_ints(dims)}}, node_name(n)), {t});
+    }
+    map_output(n.output(0), t);
+}
+
+void importer::gather_by_held_ids(const onnx::NodeProto& n, const constant_ptr& table) {
+    // table[index] with a constant index map (Swin's relative_position_bias_table[relative_position_index], a
+    // position embedding read at constant positions): an embedding that holds its ids as a buffer, so that the
+    // table counts as the parameter it is (onnx_fold.cpp leaves this Gather to the conversion)
+    const auto idx = constant_input(n, 1);
+    if (!idx->integer) throw unsupported{"Gather's indices are not integers (" + idx->shape_text() + ")"};
+    if (const std::int64_t axis = attr_int(n, "axis", 0); axis != 0 && axis != -2)
+        throw unsupported{"Gather along axis " + std::to_string(axis) + " of a table"};
+    if (idx->dims.empty())
+        throw unsupported{"Gather of one row of a table by a scalar index; ridgeline holds index maps of rank >= 1"};
+    const std::int64_t rows = table->dims[0];
+    auto ids = std::make_shared<constant>();
+    ids->dims = idx->dims;
+    ids->origin = idx->origin;
+    ids->absent = idx->absent;
+    ids->values.reserve(idx->ints.size());
+    for (std::int64_t i : idx->ints) {
+        if (i < -rows || i >= rows)
+            throw unsupported{"index " + std::to_string(i) + " is out of range for a table of " + std::to_string(rows) +
+                              " rows"};
+        ids->values.push_back(static_cast<float>(i < 0 ? i + rows : i));
+    }
+    const core::op o = make("embedding",
+                            {{"num_embeddings", std::to_string(rows)},
+                             {"embedding_dim", std::to_string(table->dims[1])},
+                             {"indices", join_ints(idx->dims)}},
+                            node_name(n));
+    map_output(n.output(0), emit(n, o, {}, {{"weight", table}, {"indices", ids}}));
 }
 
 }  // namespace ridgeline::io::onnx_detail
