@@ -243,6 +243,84 @@ std::vector<std::int64_t> parse_size_list(const std::string& text, const std::st
     return out;
 }
 
+namespace {
+
+/// One step of the sweep measured (and predicted on the target): its point filled, its marks on the chart, its JSON.
+nlohmann::json measure_step(point& p, const core::model_analysis& a, profiler::selection& sel,
+                            const profiler::profile_options& o, const std::optional<report::prediction_target>& target,
+                            bool decode, bool over_batch, bool quiet, report::chart& chart) {
+    if (!quiet) spdlog::info("batch {}{}", p.batch, decode ? ", kv_len " + std::to_string(p.kv_len) : "");
+    const profiler::profile_result r = profiler::profile_model(a, *sel.chosen, o);
+    p.measured = split_of(r);
+    if (!(p.measured.step_ms > 0)) p.state = "not measured";
+    const std::string label = "batch " + std::to_string(p.batch) + (over_batch ? "" : ", kv " + std::to_string(p.kv_len));
+    const double exec = static_cast<double>(p.totals.executed_flops()), bytes = static_cast<double>(p.totals.bytes);
+    if (p.state.empty() && bytes > 0 && exec > 0)
+        chart.points.push_back({label, exec / bytes, exec / (p.measured.step_ms * 1e6), p.measured.step_ms,
+                                step_bound(p.measured), 0});
+    nlohmann::json jp = {{"batch", p.batch}, {"kv_len", p.kv_len}, {"seq", p.seq}, {"tokens", p.tokens},
+                         {"flops", p.totals.flops}, {"executed_flops", p.totals.executed_flops()},
+                         {"bytes", p.totals.bytes}, {"measured", split_json(p.measured)}};
+    if (target && p.state.empty()) {
+        try {
+            const nlohmann::json pred = report::predict_json(report::compare_run{label, report::profile_json(r, {})}, *target);
+            p.predicted = split_of(pred, a);
+            p.has_prediction = std::isfinite(p.predicted.step_ms);
+            if (p.has_prediction && exec > 0 && bytes > 0)
+                chart.points.push_back({label, exec / bytes, exec / (p.predicted.step_ms * 1e6), p.predicted.step_ms,
+                                        step_bound(p.predicted), 1});
+            jp["predicted"] = split_json(p.predicted);
+        } catch (const std::exception& e) {
+            jp["predicted"] = nullptr;
+            jp["prediction_error"] = e.what();
+        }
+    }
+    return jp;
+}
+
+/// The sweep's table or JSON through `out`, and its chart to --svg / --html.
+void write_sweep(const transformer_sweep_options& s, const output_options& out, const std::string& subject,
+                 const std::vector<point>& pts, const nlohmann::json& jpoints, bool over_batch,
+                 const std::optional<report::prediction_target>& target, const profiler::selection& sel,
+                 const report::chart& chart) {
+    const std::string text = table(subject, pts, over_batch, target ? target->short_label : "");
+    if (out.format() == output_format::json) {
+        auto turn_json = [&](bool predicted) -> nlohmann::json {
+            const auto i = turn(pts, predicted);
+            if (!i) return nullptr;
+            return {{"batch", pts[*i].batch}, {"kv_len", pts[*i].kv_len}};
+        };
+        nlohmann::json j = {{"schema", "ridgeline.transformer_sweep/1"},
+                            {"subject", subject},
+                            {"phase", s.phase},
+                            {"over", over_batch ? "batch" : "kv_len"},
+                            {"dtype", s.dtype},
+                            {"command_line", command_line()},
+                            {"device", report::device_json(sel.chosen->device())},
+                            {"points", jpoints},
+                            {"turns_compute_bound_at", turn_json(false)}};
+        if (target) {
+            j["target"] = {{"label", target->label}, {"datasheet", target->datasheet},
+                           {"turns_compute_bound_at", turn_json(true)},
+                           {"note", target->datasheet ? "predicted from datasheet peaks and op-class models, not measured"
+                                                      : "predicted from the target's measured ceilings, not measured there"}};
+        }
+        out.emit(j.dump(2) + "\n");
+    } else {
+        out.emit(text);
+    }
+    out.echo_table([&] { return text; });
+    if (!s.svg_path.empty() || !s.html_path.empty()) {
+        const std::string svg = report::render_svg(chart);
+        if (!s.svg_path.empty()) report::write_file_atomic(s.svg_path, svg);
+        if (!s.html_path.empty())
+            report::write_file_atomic(s.html_path, report::render_html("sweep of " + subject, svg,
+                                                                       "<pre>" + report::pre_escape(text) + "</pre>"));
+    }
+}
+
+}  // namespace
+
 int run_transformer_sweep(const transformer_sweep_options& s, const output_options& out) {
     const bool decode = s.phase == "decode";
     if (decode && s.kv_lens.empty()) throw usage_error("sweep --phase decode needs --kv-len (one size, or a list)");
@@ -297,69 +375,9 @@ int run_transformer_sweep(const transformer_sweep_options& s, const output_optio
             chart.roofs.push_back({std::string(core::to_string(dt)), *g, target->ceilings.bandwidth_gbs, 1, 0.0, {}});
     }
     nlohmann::json jpoints = nlohmann::json::array();
-    for (std::size_t i = 0; i < pts.size(); ++i) {
-        point& p = pts[i];
-        if (!out.quiet) spdlog::info("batch {}{}", p.batch, decode ? ", kv_len " + std::to_string(p.kv_len) : "");
-        const profiler::profile_result r = profiler::profile_model(analyses[i], *sel.chosen, o);
-        p.measured = split_of(r);
-        if (!(p.measured.step_ms > 0)) p.state = "not measured";
-        const std::string label = "batch " + std::to_string(p.batch) + (over_batch ? "" : ", kv " + std::to_string(p.kv_len));
-        const double exec = static_cast<double>(p.totals.executed_flops()), bytes = static_cast<double>(p.totals.bytes);
-        if (p.state.empty() && bytes > 0 && exec > 0)
-            chart.points.push_back({label, exec / bytes, exec / (p.measured.step_ms * 1e6), p.measured.step_ms,
-                                    step_bound(p.measured), 0});
-        nlohmann::json jp = {{"batch", p.batch}, {"kv_len", p.kv_len}, {"seq", p.seq}, {"tokens", p.tokens},
-                             {"flops", p.totals.flops}, {"executed_flops", p.totals.executed_flops()},
-                             {"bytes", p.totals.bytes}, {"measured", split_json(p.measured)}};
-        if (target && p.state.empty()) {
-            try {
-                const nlohmann::json pred = report::predict_json(report::compare_run{label, report::profile_json(r, {})}, *target);
-                p.predicted = split_of(pred, analyses[i]);
-                p.has_prediction = std::isfinite(p.predicted.step_ms);
-                if (p.has_prediction && exec > 0 && bytes > 0)
-                    chart.points.push_back({label, exec / bytes, exec / (p.predicted.step_ms * 1e6), p.predicted.step_ms,
-                                            step_bound(p.predicted), 1});
-                jp["predicted"] = split_json(p.predicted);
-            } catch (const std::exception& e) {
-                jp["predicted"] = nullptr;
-                jp["prediction_error"] = e.what();
-            }
-        }
-        jpoints.push_back(jp);
-    }
-    const std::string text = table(subject, pts, over_batch, target ? target->short_label : "");
-    if (out.format() == output_format::json) {
-        auto turn_json = [&](bool predicted) -> nlohmann::json {
-            const auto i = turn(pts, predicted);
-            if (!i) return nullptr;
-            return {{"batch", pts[*i].batch}, {"kv_len", pts[*i].kv_len}};
-        };
-        nlohmann::json j = {{"schema", "ridgeline.transformer_sweep/1"},
-                            {"subject", subject},
-                            {"phase", s.phase},
-                            {"over", over_batch ? "batch" : "kv_len"},
-                            {"dtype", s.dtype},
-                            {"command_line", command_line()},
-                            {"device", report::device_json(sel.chosen->device())},
-                            {"points", jpoints},
-                            {"turns_compute_bound_at", turn_json(false)}};
-        if (target) {
-            j["target"] = {{"label", target->label}, {"datasheet", target->datasheet},
-                           {"turns_compute_bound_at", turn_json(true)},
-                           {"note", "predicted from datasheet peaks and op-class models, not measured"}};
-        }
-        out.emit(j.dump(2) + "\n");
-    } else {
-        out.emit(text);
-    }
-    out.echo_table([&] { return text; });
-    if (!s.svg_path.empty() || !s.html_path.empty()) {
-        const std::string svg = report::render_svg(chart);
-        if (!s.svg_path.empty()) report::write_file_atomic(s.svg_path, svg);
-        if (!s.html_path.empty())
-            report::write_file_atomic(s.html_path, report::render_html("sweep of " + subject, svg,
-                                                                       "<pre>" + report::pre_escape(text) + "</pre>"));
-    }
+    for (std::size_t i = 0; i < pts.size(); ++i)
+        jpoints.push_back(measure_step(pts[i], analyses[i], sel, o, target, decode, over_batch, out.quiet, chart));
+    write_sweep(s, out, subject, pts, jpoints, over_batch, target, sel, chart);
     if (std::none_of(pts.begin(), pts.end(), [](const point& p) { return p.state.empty(); }))
         throw core::error("no step could be measured on " + sel.chosen->name());
     return 0;
