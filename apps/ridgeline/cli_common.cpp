@@ -73,20 +73,44 @@ std::int64_t parse_bytes(const std::string& text) {
     const std::string digits = text.substr(0, i);
     std::string unit = text.substr(i);
     for (auto& ch : unit) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    if (unit.size() >= 2 && unit.substr(unit.size() - 2) == "IB") unit.resize(unit.size() - 2);
-    else if (!unit.empty() && unit.back() == 'B') unit.pop_back();
-    int shift = 0;
-    if (unit == "K") shift = 10;
-    else if (unit == "M") shift = 20;
-    else if (unit == "G") shift = 30;
-    else if (unit == "T") shift = 40;
-    else if (!unit.empty()) shift = -1;
-    if (digits.empty() || shift < 0 || digits.size() > 18)
-        throw usage_error("invalid byte count \"" + text + "\" (expected e.g. 4096, 512M, 8G)");
-    const std::int64_t v = std::stoll(digits);
+    // as the reports print sizes: kB, MB, GB, TB (and k, M, G, T) are powers of 1000; KiB, MiB, GiB, TiB of 1024
+    bool binary = false;
+    if (unit.size() >= 2 && unit.substr(unit.size() - 2) == "IB") {
+        unit.resize(unit.size() - 2);
+        binary = true;
+    } else if (!unit.empty() && unit.back() == 'B') {
+        unit.pop_back();
+    }
+    int power = 0;
+    if (unit == "K") power = 1;
+    else if (unit == "M") power = 2;
+    else if (unit == "G") power = 3;
+    else if (unit == "T") power = 4;
+    else if (!unit.empty()) power = -1;
+    if (digits.empty() || power < 0 || digits.size() > 18 || (binary && power == 0))
+        throw usage_error("invalid byte count \"" + core::printable(text) +
+                          "\" (expected e.g. 4096, 512MB, 8GB, or 8GiB for 8 x 2^30)");
+    std::int64_t v = std::stoll(digits);
     if (v <= 0) throw usage_error("byte count \"" + text + "\" must be > 0");
-    if (shift > 0 && v > (INT64_MAX >> shift)) throw usage_error("byte count \"" + text + "\" does not fit in int64");
-    return v << shift;
+    for (int k = 0; k < power; ++k) {
+        const std::int64_t base = binary ? 1024 : 1000;
+        if (v > INT64_MAX / base) throw usage_error("byte count \"" + text + "\" does not fit in int64");
+        v *= base;
+    }
+    return v;
+}
+
+CLI::Validator byte_count() {
+    return CLI::Validator(
+        [](std::string& s) {
+            try {
+                (void)parse_bytes(s);
+            } catch (const std::exception& e) {
+                return std::string(e.what());
+            }
+            return std::string();
+        },
+        "BYTES");
 }
 
 void model_options::add_to(CLI::App& cmd) {
@@ -153,7 +177,13 @@ built_model model_options::build() const {
         throw usage_error(std::string(!phase.empty() ? "--phase" : seq ? "--seq" : "--kv-len") +
                           " applies to a transformer (--model NAME of one, or --hf-config FILE)");
     std::vector<core::shape> shapes;
-    for (const auto& s : inputs) shapes.push_back(core::parse_shape(s));
+    for (const auto& s : inputs) {
+        try {
+            shapes.push_back(core::parse_shape(s));
+        } catch (const core::parse_error& e) {
+            throw usage_error(std::string("--input: ") + e.what());
+        }
+    }
     core::zoo_request request;
     request.batch = batch;
     request.phase = phase == "decode" ? core::transformer_phase::decode : core::transformer_phase::prefill;
@@ -163,9 +193,12 @@ built_model model_options::build() const {
     if (!hf_config.empty()) {
         if (shapes.size() > 1) throw usage_error("--hf-config takes one --input, got " + std::to_string(shapes.size()));
         if (!shapes.empty()) request.input = shapes[0];
-        const core::transformer_config c = io::read_hf_config(hf_config);
-        return {core::build_transformer(c, core::transformer_run_of(c.name, request, io::default_sequence(c))), nullptr,
-                {}, {}, {}};
+        std::vector<std::string> notes;
+        const core::transformer_config c = io::read_hf_config(hf_config, &notes);
+        built_model b{core::build_transformer(c, core::transformer_run_of(c.name, request, io::default_sequence(c))),
+                      nullptr, {}, {}, {}};
+        b.warnings = std::move(notes);
+        return b;
     }
     if (!model_file.empty()) return {io::read_model_file(model_file, io::input_overrides{shapes, batch}), nullptr, {}, {}, {}};
     if (!onnx.empty()) {

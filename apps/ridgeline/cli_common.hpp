@@ -31,8 +31,9 @@ struct built_model {
     std::shared_ptr<const backends::graph_data> weights;
     std::vector<report::skipped_node> skipped;
     std::vector<report::skipped_node> folded;  // ONNX nodes evaluated into constants when the file was read
-    /// --shapes-only: what the report must say (initializers imported by their shape, random weights); empty
-    /// otherwise. Commands warn with it on stderr and keep it in the JSON report's "warnings".
+    /// What the report must say about the model's source (--shapes-only: initializers imported by their shape, random
+    /// weights; --hf-config: a head built as another, sizes from the class defaults); commands warn with it on stderr
+    /// and keep it in the JSON report's "warnings".
     std::vector<std::string> warnings;
 
     operator const core::model&() const { return model; }  // NOLINT(google-explicit-constructor)
@@ -85,9 +86,12 @@ struct output_options {
     void echo_table(const std::function<std::string()>& table) const;
 };
 
-/// "512", "64K", "512M", "8G", "1T" (powers of 1024; a trailing "B" or "iB" is allowed) -> bytes.
+/// "4096", "64kB", "512MB", "8GB" (powers of 1000, as the reports print sizes; the "B" may be left out), "8GiB"
+/// (powers of 1024) -> bytes.
 /// Throws usage_error for anything else, or a value that does not fit in int64.
 std::int64_t parse_bytes(const std::string& text);
+/// A CLI11 check that the option is a byte count parse_bytes reads (an empty value is not).
+CLI::Validator byte_count();
 
 /// A CLI11 check for a real-valued option: a finite number in [lo, hi]. (CLI::Range alone lets "nan"
 /// through, since every comparison with NaN is false.)

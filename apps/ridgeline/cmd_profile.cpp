@@ -262,8 +262,9 @@ void register_profile(CLI::App& cli, runner_list& runners) {
                   "end-to-end time is launch overhead");
     sub->add_option("--seed", cmd->seed, "Seed of the random inputs and weights")->check(unsigned_64());
     sub->add_option("--max-memory", cmd->max_memory,
-                    "Skip (with the reason) any layer needing more than this many bytes, e.g. 512M, 8G "
-                    "(default: what the device has free)");
+                    "Skip (with the reason) any layer needing more than this many bytes, e.g. 512MB, 8GB (powers of "
+                    "1000) or 8GiB (of 1024); a KV cache larger than this is refused (default: what the device has free)")
+        ->check(byte_count());
     sub->add_option("--svg", cmd->svg_path, "Also write the roofline chart as an SVG file");
     sub->add_option("--html", cmd->html_path, "Also write one self-contained HTML page: the chart beside the table");
     sub->add_flag("--no-roofline", cmd->no_roofline, "Do not measure or use the device's ceilings (no bound verdicts)");

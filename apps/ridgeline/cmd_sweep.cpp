@@ -370,7 +370,8 @@ void register_sweep(CLI::App& cli, runner_list& runners) {
     sub->add_flag("--recalibrate", cmd->recalibrate, "Measure the device's ceilings again");
     sub->add_option("--max-memory", cmd->max_memory,
                     "With --phase: memory the run may use (default: what the device has free); a KV cache larger than "
-                    "this is refused before anything runs, a step that does not fit skips its end-to-end pass");
+                    "this is refused before anything runs, a step that does not fit skips its end-to-end pass")
+        ->check(byte_count());
     sub->add_option("--svg", cmd->svg_path, "Write the roofline chart of the sweep as SVG");
     sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page of the sweep");
     cmd->out.add_to(*sub, {"table", "json"});

@@ -91,6 +91,9 @@ int main(int argc, char** argv) {
     } catch (const app::usage_error& e) {
         print_error(one_line(e.what()));
         return 2;
+    } catch (const core::request_error& e) {  // a phase, sequence, batch or input the model cannot take
+        print_error(one_line(e.what()));
+        return 2;
     } catch (const std::exception& e) {
         print_error(one_line(e.what()));
         return 1;

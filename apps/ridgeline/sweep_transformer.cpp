@@ -334,6 +334,11 @@ int run_transformer_sweep(const transformer_sweep_options& s, const output_optio
         if (!path->empty()) report::check_output_path(*path);
     std::optional<report::prediction_target> target;
     if (!s.to.empty()) target = report::load_target(s.to);
+    if (!s.hf_config.empty() && !out.quiet) {  // what reading the config assumed, said once
+        std::vector<std::string> notes;
+        (void)io::read_hf_config(s.hf_config, &notes);
+        for (const auto& n : notes) spdlog::warn("{}", n);
+    }
     // every step built and counted first: a bad size or config fails now, not after the ceilings
     std::vector<point> pts;
     std::vector<core::model_analysis> analyses;

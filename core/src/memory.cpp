@@ -1,6 +1,7 @@
 #include "ridgeline/core/memory.hpp"
 
 #include <map>
+#include <vector>
 
 #include "ridgeline/core/checked.hpp"
 
@@ -55,10 +56,16 @@ memory_summary memory_of(const model_analysis& a) {
     }
     // model outputs stay live to the end
     for (const auto& o : a.outputs) last_use[storage.at(o)] = a.layers.size();
+    // live bytes at each step: each storage adds its bytes from its first step to its last use (a difference
+    // array, linear in the layers: a sum over every storage at every step took minutes for thousands of layers)
+    std::vector<std::int64_t> delta(a.layers.size() + 2, 0);
+    for (const auto& [name, b] : bytes) {
+        delta[first_step[name]] = checked::add(delta[first_step[name]], b, "live bytes");
+        delta[last_use[name] + 1] = checked::sub(delta[last_use[name] + 1], b, "live bytes");
+    }
+    std::int64_t live = 0;
     for (std::size_t step = 0; step <= a.layers.size(); ++step) {
-        std::int64_t live = 0;
-        for (const auto& [name, b] : bytes)
-            if (first_step[name] <= step && step <= last_use[name]) live = checked::add(live, b, "live bytes");
+        live = checked::add(live, delta[step], "live bytes");
         if (live > m.peak_activation_bytes) {
             m.peak_activation_bytes = live;
             m.peak_at = step == 0 ? std::string("(inputs)") : a.layers[step - 1].layer.name;

@@ -32,6 +32,11 @@ void transformer_config::validate() const {
     positive(num_kv_heads, "num_key_value_heads");
     positive(head_dim, "head_dim");
     positive(intermediate_size, "intermediate_size");
+    // the largest published decoders have about 130 blocks; a count far beyond it is a mistake, and each block is
+    // built and counted (a model of 2^40 blocks would fill any memory before it was refused)
+    if (num_layers > max_transformer_layers)
+        throw error(where + "num_hidden_layers " + std::to_string(num_layers) + " is more than ridgeline builds (" +
+                    std::to_string(max_transformer_layers) + " blocks)");
     if (family != transformer_family::llama && family != transformer_family::mistral &&
         family != transformer_family::qwen2 && head_dim * num_heads != hidden_size)
         throw error(where + "hidden_size " + std::to_string(hidden_size) + " is not a multiple of num_attention_heads " +
@@ -144,6 +149,7 @@ struct block_builder {
 
     /// The LM head over the last hidden state, tied to `embedding` when the config says so.
     void lm_head(const std::string& x, i64 width, const std::string& embedding) {
+        if (!c.head) return;  // the base model: its last hidden state is the output
         b.add("lm_head", linear{width, c.vocab_size, false}, {x});
         if (c.tie_word_embeddings) b.tie_last("weight", embedding + ".weight");
     }
@@ -154,9 +160,9 @@ struct block_builder {
         if (last > table_rows) {
             const std::string table = std::to_string(c.max_position_embeddings) + " learned position embeddings";
             if (r.phase == transformer_phase::decode)
-                throw invalid_layer("model \"" + c.name + "\": positions up to " + std::to_string(past + tokens) +
+                throw request_error("model \"" + c.name + "\": positions up to " + std::to_string(past + tokens) +
                                     " (--kv-len " + std::to_string(past) + " and the new token) pass its " + table);
-            throw invalid_layer("model \"" + c.name + "\": sequence length " + std::to_string(tokens) +
+            throw request_error("model \"" + c.name + "\": sequence length " + std::to_string(tokens) +
                                 " is longer than its " + table);
         }
         return b.input("position_ids", shape{1, tokens}, true);
@@ -165,7 +171,7 @@ struct block_builder {
 
 model bert(const transformer_config& c, const transformer_run& r, block_builder& x) {
     if (r.phase == transformer_phase::decode)
-        throw error("model \"" + c.name + "\": BERT is an encoder, it has no decode phase (use --phase prefill)");
+        throw request_error("model \"" + c.name + "\": BERT is an encoder, it has no decode phase (use --phase prefill)");
     model_builder& b = x.b;
     const i64 h = c.hidden_size;
     b.input("input_ids", shape{r.batch, x.tokens}, true);
@@ -193,6 +199,7 @@ model bert(const transformer_config& c, const transformer_run& r, block_builder&
         hs = x.ln(p + "output.LayerNorm", p + "output.add");
     }
     // BertPooler: the first token's hidden state, a dense layer and tanh
+    if (!c.head) return b.build();
     b.add("pooler.first_token", slice{1, 0, 1, 1}, {hs});
     b.then("pooler.squeeze", reshape{{0, h}});
     b.then("pooler.dense", linear{h, h, true});
@@ -291,15 +298,15 @@ model llama_like(const transformer_config& c, const transformer_run& r, block_bu
 
 model build_transformer(const transformer_config& c, const transformer_run& r) {
     c.validate();
-    if (r.batch < 1) throw error("model \"" + c.name + "\": batch " + std::to_string(r.batch) + " must be >= 1");
+    if (r.batch < 1) throw request_error("model \"" + c.name + "\": batch " + std::to_string(r.batch) + " must be >= 1");
     const bool decode = r.phase == transformer_phase::decode;
     if (decode && !c.causal())
-        throw error("model \"" + c.name + "\": " + std::string(to_string(c.family)) +
+        throw request_error("model \"" + c.name + "\": " + std::string(to_string(c.family)) +
                     " is an encoder, it has no decode phase (use --phase prefill)");
     if (!decode && r.seq < 1)
-        throw error("model \"" + c.name + "\": sequence length " + std::to_string(r.seq) + " must be >= 1");
+        throw request_error("model \"" + c.name + "\": sequence length " + std::to_string(r.seq) + " must be >= 1");
     if (decode && r.kv_len < 0)
-        throw error("model \"" + c.name + "\": --kv-len " + std::to_string(r.kv_len) + " must be >= 0");
+        throw request_error("model \"" + c.name + "\": --kv-len " + std::to_string(r.kv_len) + " must be >= 0");
     model_builder b(c.name);
     transformer_run pass = r;
     if (decode) pass.seq = 0;

@@ -296,26 +296,26 @@ transformer_run transformer_run_of(const std::string& model_name, const zoo_requ
     r.phase = q.phase;
     if (q.input) {
         if (q.input->rank() != 2)
-            throw invalid_layer(where + "input " + q.input->to_string() + " has rank " + std::to_string(q.input->rank()) +
+            throw request_error(where + "input " + q.input->to_string() + " has rank " + std::to_string(q.input->rank()) +
                                 ", expected batch x sequence_length of token ids, e.g. 1x" + std::to_string(default_seq));
         if (q.batch && (*q.input)[0] != *q.batch)
-            throw invalid_layer(where + "--batch " + std::to_string(*q.batch) +
+            throw request_error(where + "--batch " + std::to_string(*q.batch) +
                                 " disagrees with the batch dimension of --input " + q.input->to_string());
     }
     r.batch = q.batch ? *q.batch : q.input ? (*q.input)[0] : 1;
-    if (r.batch < 1) throw invalid_layer(where + "batch " + std::to_string(r.batch) + " must be >= 1");
+    if (r.batch < 1) throw request_error(where + "batch " + std::to_string(r.batch) + " must be >= 1");
     if (q.phase == transformer_phase::decode) {
-        if (q.seq) throw error(where + "--seq is the prefill's length; a decode step has one new token (give --kv-len)");
-        if (!q.kv_len) throw error(where + "--phase decode needs --kv-len: the tokens already in the KV cache");
+        if (q.seq) throw request_error(where + "--seq is the prefill's length; a decode step has one new token (give --kv-len)");
+        if (!q.kv_len) throw request_error(where + "--phase decode needs --kv-len: the tokens already in the KV cache");
         if (q.input && (*q.input)[1] != 1)
-            throw invalid_layer(where + "a decode step reads one new token per sequence: --input " +
+            throw request_error(where + "a decode step reads one new token per sequence: --input " +
                                 q.input->to_string() + " has " + std::to_string((*q.input)[1]));
         r.kv_len = *q.kv_len;
         return r;
     }
-    if (q.kv_len) throw error(where + "--kv-len applies to --phase decode");
+    if (q.kv_len) throw request_error(where + "--kv-len applies to --phase decode");
     if (q.input && q.seq && (*q.input)[1] != *q.seq)
-        throw invalid_layer(where + "--seq " + std::to_string(*q.seq) + " disagrees with the sequence of --input " +
+        throw request_error(where + "--seq " + std::to_string(*q.seq) + " disagrees with the sequence of --input " +
                             q.input->to_string());
     r.seq = q.seq ? *q.seq : q.input ? (*q.input)[1] : default_seq;
     return r;
@@ -325,7 +325,7 @@ model build_zoo_model(std::string_view name, const zoo_request& q) {
     for (const auto& b : builders())
         if (b.entry.name == name && b.build) {
             if (q.phase_given || q.seq || q.kv_len)
-                throw error("model \"" + b.entry.name + "\" is not a transformer: --phase, --seq and --kv-len apply to "
+                throw request_error("model \"" + b.entry.name + "\" is not a transformer: --phase, --seq and --kv-len apply to "
                             "transformers");
             return build_zoo_model(name, q.input, q.batch);
         }
@@ -346,16 +346,16 @@ model build_zoo_model(std::string_view name, std::optional<shape> input, std::op
         shape in = e.default_input;
         if (input) {
             if (input->rank() != e.default_input.rank())
-                throw invalid_layer("model \"" + e.name + "\": input " + input->to_string() + " has rank " +
+                throw request_error("model \"" + e.name + "\": input " + input->to_string() + " has rank " +
                                     std::to_string(input->rank()) + ", expected " +
                                     (e.token_input ? "batch x sequence_length, e.g. " : "NCHW, e.g. ") +
                                     e.default_input.to_string());
             if (batch && (*input)[0] != *batch)
-                throw invalid_layer("model \"" + e.name + "\": --batch " + std::to_string(*batch) +
+                throw request_error("model \"" + e.name + "\": --batch " + std::to_string(*batch) +
                                     " disagrees with the batch dimension of --input " + input->to_string());
             in = *input;
         } else if (batch) {
-            if (*batch < 1) throw invalid_layer("model \"" + e.name + "\": batch " + std::to_string(*batch) + " must be >= 1");
+            if (*batch < 1) throw request_error("model \"" + e.name + "\": batch " + std::to_string(*batch) + " must be >= 1");
             in[0] = *batch;
         }
         return b.build(in);

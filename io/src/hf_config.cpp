@@ -4,6 +4,8 @@
 #include "ridgeline/io/hf_config.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <set>
 #include <string>
 
@@ -19,7 +21,7 @@ using core::transformer_family;
 
 /// Keys that do not change what a forward pass computes or costs: training-only rates, token ids, bookkeeping.
 const std::set<std::string> harmless = {
-    "_name_or_path", "architectures", "model_type", "torch_dtype", "dtype", "transformers_version", "bos_token_id",
+    "_name_or_path", "model_type", "_attn_implementation_autoset", "torch_dtype", "dtype", "transformers_version", "bos_token_id",
     "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id", "use_cache", "initializer_range",
     "init_std", "attention_dropout", "hidden_dropout_prob", "attention_probs_dropout_prob", "hidden_dropout",
     "resid_pdrop", "embd_pdrop", "attn_pdrop", "dropout", "activation_dropout", "layerdrop", "classifier_dropout",
@@ -37,7 +39,7 @@ public:
     reader(const json& doc, std::string_view label) : doc_(doc), label_(label) {}
 
     [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-        throw core::parse_error(label_ + ": \"" + key + "\" " + message);
+        throw core::parse_error(core::printable(label_ + ": \"" + key + "\" " + message));
     }
     bool has(const std::string& key) {
         used_.insert(key);
@@ -59,6 +61,24 @@ public:
         if (doc_[key].is_null()) return 0;
         return integer(key, fallback);
     }
+    /// A size of the architecture (hidden_size, the layers, the heads, ...): absent, the config class's default,
+    /// noted in defaulted(); null is refused (Hugging Face's classes would take None and fail later).
+    std::int64_t size(const std::string& key, std::int64_t fallback) {
+        used_.insert(key);
+        if (!doc_.contains(key)) {
+            defaulted_.push_back(key + " " + std::to_string(fallback));
+            return fallback;
+        }
+        if (doc_[key].is_null()) fail(key, "is null; give its value (the " + type_ + " default is " + std::to_string(fallback) + ")");
+        return integer(key, fallback);
+    }
+    /// A norm's eps: a number >= 0.
+    double eps(const std::string& key, double fallback) {
+        const double v = number(key, fallback);
+        if (!(v >= 0)) fail(key, "must be a number >= 0, got " + doc_[key].dump());
+        return v;
+    }
+    const std::vector<std::string>& defaulted() const { return defaulted_; }
     std::int64_t required(const std::string& key, std::int64_t minimum = 1) {
         if (!has(key)) fail(key, "is required for model_type " + type_ + " (the config has no such key)");
         return integer(key, 0, minimum);
@@ -88,15 +108,16 @@ public:
         if (doc_[key] != json(expected)) fail(key, "is " + doc_[key].dump() + ": " + why);
     }
     const json& at(const std::string& key) const { return doc_[key]; }
+    const std::string& label() const { return label_; }
     void set_type(std::string t) { type_ = std::move(t); }
     /// Every key not read and not harmless, refused by name.
     void finish() const {
         for (const auto& [key, value] : doc_.items()) {
             (void)value;
             if (used_.count(key) || harmless.count(key)) continue;
-            throw core::parse_error(label_ + ": key \"" + key + "\" (model_type " + type_ +
+            throw core::parse_error(core::printable(label_ + ": key \"" + key + "\" (model_type " + type_ +
                                     ") is not one ridgeline knows: it may change the architecture, so it is refused "
-                                    "rather than ignored");
+                                    "rather than ignored"));
         }
     }
 
@@ -105,14 +126,34 @@ private:
     std::string label_;
     std::string type_;
     std::set<std::string> used_;
+    std::vector<std::string> defaulted_;
 };
 
 void read_rope(reader& r, core::transformer_config& c, const std::string& label) {
     c.rope.theta = r.number("rope_theta", 10000.0);
     if (!(c.rope.theta > 0)) r.fail("rope_theta", "must be > 0");
-    if (!r.has("rope_scaling")) return;
-    const json& s = r.at("rope_scaling");
-    if (!s.is_object()) r.fail("rope_scaling", "must be an object or null, got " + s.dump());
+    json s;  // the scaling: rope_scaling, or rope_parameters (transformers 5) less its rope_theta
+    if (r.has("rope_parameters")) {
+        const json& p = r.at("rope_parameters");
+        if (!p.is_object()) r.fail("rope_parameters", "must be an object or null, got " + p.dump());
+        if (r.has("rope_scaling")) r.fail("rope_parameters", "and \"rope_scaling\" are both given: give one");
+        s = p;
+        if (p.contains("rope_theta")) {
+            if (!p["rope_theta"].is_number() || !(p["rope_theta"].get<double>() > 0))
+                r.fail("rope_parameters", "needs \"rope_theta\" as a number > 0, got " + p["rope_theta"].dump());
+            if (r.has("rope_theta") && r.at("rope_theta") != p["rope_theta"])
+                r.fail("rope_theta", "is " + r.at("rope_theta").dump() + " and rope_parameters.rope_theta " +
+                                         p["rope_theta"].dump() + ": give one");
+            c.rope.theta = p["rope_theta"].get<double>();
+            s.erase("rope_theta");
+        }
+        if (!s.contains("rope_type") && !s.contains("type")) s["rope_type"] = "default";
+    } else if (r.has("rope_scaling")) {
+        s = r.at("rope_scaling");
+        if (!s.is_object()) r.fail("rope_scaling", "must be an object or null, got " + s.dump());
+    } else {
+        return;
+    }
     const char* type_key = s.contains("rope_type") ? "rope_type" : "type";
     if (!s.contains(type_key) || !s[type_key].is_string())
         throw core::parse_error(label + ": \"rope_scaling\" needs \"rope_type\" (or \"type\") as a string, got " +
@@ -171,19 +212,42 @@ void read_rope(reader& r, core::transformer_config& c, const std::string& label)
     }
 }
 
+/// layer_types (transformers 4.54 on: "full_attention" or "sliding_attention" per layer) must be the pattern that
+/// sliding_window (and qwen2's max_window_layers) give: another per-layer pattern is not modelled.
+void read_layer_types(reader& r, const core::transformer_config& c) {
+    if (!r.has("layer_types")) return;
+    const json& t = r.at("layer_types");
+    if (!t.is_array() || static_cast<std::int64_t>(t.size()) != c.num_layers)
+        r.fail("layer_types", "must be a list of " + std::to_string(c.num_layers) + " entries (num_hidden_layers), got " +
+                                  (t.is_array() ? std::to_string(t.size()) + " entries" : t.dump()));
+    for (std::int64_t i = 0; i < c.num_layers; ++i) {
+        const bool sliding = c.sliding_window > 0 &&
+                             (c.family != transformer_family::qwen2 || i >= c.max_window_layers);
+        const std::string expected = sliding ? "sliding_attention" : "full_attention";
+        const json& v = t[static_cast<std::size_t>(i)];
+        if (!v.is_string() || (v != "full_attention" && v != "sliding_attention"))
+            r.fail("layer_types", "entry " + std::to_string(i) + " is " + v.dump() +
+                                      "; ridgeline models \"full_attention\" and \"sliding_attention\"");
+        if (v != expected)
+            r.fail("layer_types", "entry " + std::to_string(i) + " is " + v.dump() + " where sliding_window" +
+                                      (c.family == transformer_family::qwen2 ? " and max_window_layers give " : " gives ") +
+                                      "\"" + expected + "\": another per-layer pattern is not modelled");
+    }
+}
+
 void read_llama_like(reader& r, core::transformer_config& c, const std::string& label) {
     // LlamaConfig's defaults, MistralConfig's and Qwen2Config's where they differ
     const bool mistral = c.family == transformer_family::mistral, qwen2 = c.family == transformer_family::qwen2;
-    c.vocab_size = r.integer("vocab_size", qwen2 ? 151936 : 32000);
-    c.hidden_size = r.integer("hidden_size", 4096);
-    c.intermediate_size = r.integer("intermediate_size", mistral ? 14336 : qwen2 ? 22016 : 11008);
-    c.num_layers = r.integer("num_hidden_layers", 32);
-    c.num_heads = r.integer("num_attention_heads", 32);
+    c.vocab_size = r.size("vocab_size", qwen2 ? 151936 : 32000);
+    c.hidden_size = r.size("hidden_size", 4096);
+    c.intermediate_size = r.size("intermediate_size", mistral ? 14336 : qwen2 ? 22016 : 11008);
+    c.num_layers = r.size("num_hidden_layers", 32);
+    c.num_heads = r.size("num_attention_heads", 32);
     c.num_kv_heads = r.integer("num_key_value_heads", mistral ? 8 : c.num_heads);
     c.head_dim = r.integer("head_dim", c.hidden_size / c.num_heads);
     c.hidden_act = r.word("hidden_act", "silu");
-    c.max_position_embeddings = r.integer("max_position_embeddings", mistral ? 4096 * 32 : qwen2 ? 32768 : 2048);
-    c.norm_eps = r.number("rms_norm_eps", 1e-6);
+    c.max_position_embeddings = r.size("max_position_embeddings", mistral ? 4096 * 32 : qwen2 ? 32768 : 2048);
+    c.norm_eps = r.eps("rms_norm_eps", 1e-6);
     c.tie_word_embeddings = r.boolean("tie_word_embeddings", false);
     c.qkv_bias = c.o_bias = c.mlp_bias = false;
     if (c.family == transformer_family::llama) {
@@ -199,14 +263,79 @@ void read_llama_like(reader& r, core::transformer_config& c, const std::string& 
         const std::int64_t window = r.window("sliding_window", 4096);
         c.max_window_layers = r.integer("max_window_layers", 28, 0);
         c.sliding_window = use ? window : 0;
+        r.only("use_mrope", false, "multimodal rotary embeddings (Qwen2-VL) are not modelled");
     }
     read_rope(r, c, label);
+    read_layer_types(r, c);
+}
+
+/// A validation message in the file's own key names (GPT-2's n_embd, n_head, ...; OPT's ffn_dim): core names the
+/// fields as Llama's config does.
+std::string keys_of_family(std::string message, transformer_family f) {
+    std::vector<std::pair<std::string, std::string>> names;
+    if (f == transformer_family::gpt2)
+        names = {{"hidden_size", "n_embd"},        {"num_attention_heads", "n_head"}, {"num_hidden_layers", "n_layer"},
+                 {"intermediate_size", "n_inner"}, {"hidden_act", "activation_function"},
+                 {"max_position_embeddings", "n_positions"}, {"the norm's eps", "layer_norm_epsilon"}};
+    else if (f == transformer_family::opt)
+        names = {{"intermediate_size", "ffn_dim"}, {"hidden_act", "activation_function"}};
+    for (const auto& [from, to] : names) {
+        for (std::size_t at = message.find(from); at != std::string::npos; at = message.find(from, at + to.size())) {
+            const bool starts = at == 0 || !(std::isalnum(static_cast<unsigned char>(message[at - 1])) || message[at - 1] == '_');
+            const std::size_t end = at + from.size();
+            const bool ends = end >= message.size() || !(std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '_');
+            if (starts && ends) message.replace(at, from.size(), to);
+        }
+    }
+    return message;
+}
+
+std::string config_class(transformer_family f) {
+    switch (f) {
+        case transformer_family::bert: return "BertConfig";
+        case transformer_family::gpt2: return "GPT2Config";
+        case transformer_family::opt: return "OPTConfig";
+        case transformer_family::llama: return "LlamaConfig";
+        case transformer_family::mistral: return "MistralConfig";
+        case transformer_family::qwen2: return "Qwen2Config";
+    }
+    return "the config class";
+}
+
+/// architectures: which head the model has. The causal LM (the default) or the base model without its head; BERT's
+/// pretraining heads are built as BertModel with its pooler, said in a warning; any other head is refused by name.
+void read_architectures(reader& r, core::transformer_config& c, const std::string& type,
+                        std::vector<std::string>* warnings) {
+    if (!r.has("architectures")) return;
+    const json& a = r.at("architectures");
+    if (!a.is_array() || a.empty()) r.fail("architectures", "must be a list of class names, got " + a.dump());
+    static const std::map<std::string, std::pair<std::string, std::string>> classes = {  // lm, base
+        {"bert", {"", "BertModel"}},           {"gpt2", {"GPT2LMHeadModel", "GPT2Model"}},
+        {"opt", {"OPTForCausalLM", "OPTModel"}}, {"llama", {"LlamaForCausalLM", "LlamaModel"}},
+        {"mistral", {"MistralForCausalLM", "MistralModel"}}, {"qwen2", {"Qwen2ForCausalLM", "Qwen2Model"}}};
+    const auto& [lm, base] = classes.at(type);
+    for (const auto& v : a) {
+        const std::string name = v.is_string() ? v.get<std::string>() : v.dump();
+        if (name == base) {
+            c.head = type == "bert";  // BertModel has its pooler; a decoder's base model has no LM head
+        } else if (!lm.empty() && name == lm) {
+            c.head = true;
+        } else if (type == "bert" && (name == "BertForMaskedLM" || name == "BertForPreTraining")) {
+            if (warnings)
+                warnings->push_back(r.label() + ": architectures " + name +
+                                    ": built as BertModel with its pooler, as bert-base's published parameter count is; "
+                                    "the pretraining head (cls.predictions) is not counted");
+        } else {
+            r.fail("architectures", "names " + core::printable(name) + ", whose head ridgeline does not model (it builds " +
+                                        (lm.empty() ? base + " with its pooler" : lm + " or " + base) + ")");
+        }
+    }
 }
 
 }  // namespace
 
 core::transformer_config parse_hf_config(const nlohmann::json& doc, std::string_view label,
-                                         std::string_view fallback_name) {
+                                         std::string_view fallback_name, std::vector<std::string>* warnings) {
     const std::string lab(label);
     if (!doc.is_object()) throw core::parse_error(lab + ": a config.json is a JSON object, got " + doc.type_name());
     reader r(doc, label);
@@ -220,15 +349,15 @@ core::transformer_config parse_hf_config(const nlohmann::json& doc, std::string_
     c.source = lab;
     if (type == "bert") {
         c.family = transformer_family::bert;
-        c.vocab_size = r.integer("vocab_size", 30522);
-        c.hidden_size = r.integer("hidden_size", 768);
-        c.num_layers = r.integer("num_hidden_layers", 12);
-        c.num_heads = r.integer("num_attention_heads", 12);
-        c.intermediate_size = r.integer("intermediate_size", 3072);
+        c.vocab_size = r.size("vocab_size", 30522);
+        c.hidden_size = r.size("hidden_size", 768);
+        c.num_layers = r.size("num_hidden_layers", 12);
+        c.num_heads = r.size("num_attention_heads", 12);
+        c.intermediate_size = r.size("intermediate_size", 3072);
         c.hidden_act = r.word("hidden_act", "gelu");
-        c.max_position_embeddings = r.integer("max_position_embeddings", 512);
+        c.max_position_embeddings = r.size("max_position_embeddings", 512);
         c.type_vocab_size = r.integer("type_vocab_size", 2);
-        c.norm_eps = r.number("layer_norm_eps", 1e-12);
+        c.norm_eps = r.eps("layer_norm_eps", 1e-12);
         r.only("position_embedding_type", "absolute", "relative position embeddings are not modelled");
         r.only("is_decoder", false, "BERT as a decoder is not modelled");
         r.only("add_cross_attention", false, "cross-attention is not modelled");
@@ -236,26 +365,26 @@ core::transformer_config parse_hf_config(const nlohmann::json& doc, std::string_
         c.tie_word_embeddings = r.boolean("tie_word_embeddings", true);  // BertModel has no LM head to tie
     } else if (type == "gpt2") {
         c.family = transformer_family::gpt2;
-        c.vocab_size = r.integer("vocab_size", 50257);
-        c.max_position_embeddings = r.integer("n_positions", 1024);
-        c.hidden_size = r.integer("n_embd", 768);
-        c.num_layers = r.integer("n_layer", 12);
-        c.num_heads = r.integer("n_head", 12);
+        c.vocab_size = r.size("vocab_size", 50257);
+        c.max_position_embeddings = r.size("n_positions", 1024);
+        c.hidden_size = r.size("n_embd", 768);
+        c.num_layers = r.size("n_layer", 12);
+        c.num_heads = r.size("n_head", 12);
         c.intermediate_size = r.integer("n_inner", 4 * c.hidden_size);
         c.hidden_act = r.word("activation_function", "gelu_new");
-        c.norm_eps = r.number("layer_norm_epsilon", 1e-5);
+        c.norm_eps = r.eps("layer_norm_epsilon", 1e-5);
         c.scale_attn_weights = r.boolean("scale_attn_weights", true);
         c.scale_attn_by_inverse_layer_idx = r.boolean("scale_attn_by_inverse_layer_idx", false);
         r.only("add_cross_attention", false, "cross-attention is not modelled");
         c.tie_word_embeddings = r.boolean("tie_word_embeddings", true);
     } else if (type == "opt") {
         c.family = transformer_family::opt;
-        c.vocab_size = r.integer("vocab_size", 50272);
-        c.hidden_size = r.integer("hidden_size", 768);
-        c.num_layers = r.integer("num_hidden_layers", 12);
-        c.intermediate_size = r.integer("ffn_dim", 3072);
-        c.num_heads = r.integer("num_attention_heads", 12);
-        c.max_position_embeddings = r.integer("max_position_embeddings", 2048);
+        c.vocab_size = r.size("vocab_size", 50272);
+        c.hidden_size = r.size("hidden_size", 768);
+        c.num_layers = r.size("num_hidden_layers", 12);
+        c.intermediate_size = r.size("ffn_dim", 3072);
+        c.num_heads = r.size("num_attention_heads", 12);
+        c.max_position_embeddings = r.size("max_position_embeddings", 2048);
         c.word_embed_proj_dim = r.integer("word_embed_proj_dim", c.hidden_size);
         c.pre_norm = r.boolean("do_layer_norm_before", true);
         c.final_norm = !r.boolean("_remove_final_layer_norm", false);
@@ -271,28 +400,36 @@ core::transformer_config parse_hf_config(const nlohmann::json& doc, std::string_
     } else {
         r.fail("model_type", "is \"" + type + "\"; ridgeline builds bert, gpt2, opt, llama, mistral and qwen2");
     }
+    read_architectures(r, c, type, warnings);
     if (c.num_kv_heads == 0) c.num_kv_heads = c.num_heads;
     if (c.head_dim == 0) c.head_dim = c.hidden_size / c.num_heads;
     r.finish();
     try {
         c.validate();
     } catch (const core::error& e) {
-        throw core::parse_error(lab + ": " + e.what());
+        throw core::parse_error(lab + ": " + keys_of_family(e.what(), c.family));
+    }
+    if (warnings && !r.defaulted().empty()) {
+        std::string keys;
+        for (const auto& k : r.defaulted()) keys += (keys.empty() ? "" : ", ") + k;
+        warnings->push_back(lab + ": not in the file, so " + config_class(c.family) + "'s defaults: " + keys);
     }
     return c;
 }
 
-core::transformer_config read_hf_config(const std::filesystem::path& path) {
+core::transformer_config read_hf_config(const std::filesystem::path& path, std::vector<std::string>* warnings) {
     const std::string label = path.string();
     const std::string text = core::read_regular_file(path, label);
     json doc;
     try {
         doc = json::parse(text);
-    } catch (const json::parse_error& e) {
-        throw core::parse_error(label + ": not valid JSON (" + std::string(e.what()) + ")");
+    } catch (const json::exception& e) {  // a syntax error, or a number past a double (1e999)
+        throw core::parse_error(core::printable(label + ": not valid JSON (" +
+                                                core::without_json_exception_tag(e.what()) + ")"));
     }
-    return parse_hf_config(doc, label, path.stem().string() == "config" ? path.parent_path().filename().string()
-                                                                        : path.stem().string());
+    return parse_hf_config(doc, label,
+                           path.stem().string() == "config" ? path.parent_path().filename().string() : path.stem().string(),
+                           warnings);
 }
 
 std::int64_t default_sequence(const core::transformer_config& c) {

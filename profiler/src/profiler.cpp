@@ -557,11 +557,15 @@ void profile_end_to_end(profile_result& r, const core::model_analysis& analysis,
 void require_kv_cache_fits(const core::model_analysis& analysis, backend& b, std::int64_t max_memory_bytes) {
     const std::int64_t cache = core::memory_of(analysis).kv_cache_bytes;
     if (cache <= 0) return;
-    if (const memory_budget m = budget_of(b, max_memory_bytes); m.bytes > 0 && cache > m.bytes)
+    if (const memory_budget m = budget_of(b, max_memory_bytes); m.bytes > 0 && cache > m.bytes) {
+        // sizes that round alike are given to the byte
+        const bool alike = describe_bytes(cache) == describe_bytes(m.bytes);
+        auto size = [&](std::int64_t v) { return alike ? std::to_string(v) + " bytes" : describe_bytes(v); };
         throw core::error((analysis.run ? "a " + core::describe(*analysis.run) + ", batch " + std::to_string(analysis.run->batch)
                                         : std::string("this model")) +
-                          ", needs " + describe_bytes(cache) + " of KV cache: only " + describe_bytes(m.bytes) + " " +
-                          m.says + " (a step needs its whole cache; a shorter kv_len or a smaller batch fits)");
+                          ", needs " + size(cache) + " of KV cache: only " + size(m.bytes) + " " + m.says +
+                          " (a step needs its whole cache; a shorter kv_len or a smaller batch fits)");
+    }
 }
 
 profile_result profile_model(const core::model_analysis& analysis, backend& b, const profile_options& o) {

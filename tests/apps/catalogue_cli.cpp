@@ -38,6 +38,19 @@ void flags() {
         {"--model takes one --input, got 2"});
     add("flag_batch_disagrees_with_input", {"summary", "--layer", "relu", "--input", "2x4", "--batch", "3"}, 2,
         {"--batch 3 disagrees with the batch dimension of --input 2x4"});
+    // a phase, KV cache length, sequence or input the model cannot take is a usage mistake (core::request_error)
+    add("flag_phase_of_a_cnn", {"summary", "--model", "resnet18", "--phase", "decode", "--kv-len", "3"}, 2,
+        {"\"resnet18\" is not a transformer"});
+    add("flag_decode_without_kv_len", {"summary", "--model", "gpt2", "--phase", "decode"}, 2, {"needs --kv-len"});
+    add("flag_kv_len_of_a_prefill", {"summary", "--model", "gpt2", "--kv-len", "8"}, 2,
+        {"--kv-len applies to --phase decode"});
+    add("flag_seq_of_a_decode", {"summary", "--model", "gpt2", "--phase", "decode", "--kv-len", "8", "--seq", "4"}, 2,
+        {"--seq is the prefill's length"});
+    add("flag_transformer_input_with_a_zero", {"summary", "--model", "gpt2", "--input", "1x0"}, 2,
+        {"--input: invalid shape \"1x0\""});
+    add("flag_seq_past_learned_positions", {"summary", "--model", "gpt2", "--seq", "2048"}, 2,
+        {"learned position embeddings"});
+    add("flag_max_memory_empty", profile({"--max-memory", ""}), 2, {"--max-memory: invalid byte count \"\""});
     add("flag_threads_negative", profile({"--threads", "-1"}), 2, {"--threads"});
     add("flag_threads_enormous", profile({"--threads", "100000"}), 2, {"--threads"});
     add("flag_warmup_negative", profile({"--warmup", "-1"}), 2, {"--warmup"});
@@ -173,25 +186,27 @@ void flags() {
 }
 
 void shapes() {
+    // a malformed --input, or one the model cannot take, is a usage mistake (exit 2); one that breaks a layer's rule
+    // is the model's (exit 1)
     const std::string relu = "relu";
-    layer("shape_zero_dimension", relu, {"1x0x4"}, {"invalid shape \"1x0x4\"", "dimension 1 is 0", ">= 1"});
-    layer("shape_negative_dimension", relu, {"1x-3x4"}, {"dimension 1 is -3"});
-    layer("shape_empty_dimension", relu, {"1xx4"}, {"dimension 1 is empty"});
-    layer("shape_trailing_x", relu, {"1x4x"}, {"dimension 2 is empty"});
-    layer("shape_fraction", relu, {"1x3.5x4"}, {"dimension 1", "is not an integer"});
-    layer("shape_words", relu, {"axb"}, {"invalid shape \"axb\"", "not an integer"});
-    layer("shape_junk_after", relu, {"1x3x224x224px"}, {"dimension 3", "not an integer"});
-    layer("shape_too_big_for_int64", relu, {"99999999999999999999x1"}, {"dimension 0", "does not fit in int64"});
+    layer("shape_zero_dimension", relu, {"1x0x4"}, {"invalid shape \"1x0x4\"", "dimension 1 is 0", ">= 1"}, 2);
+    layer("shape_negative_dimension", relu, {"1x-3x4"}, {"dimension 1 is -3"}, 2);
+    layer("shape_empty_dimension", relu, {"1xx4"}, {"dimension 1 is empty"}, 2);
+    layer("shape_trailing_x", relu, {"1x4x"}, {"dimension 2 is empty"}, 2);
+    layer("shape_fraction", relu, {"1x3.5x4"}, {"dimension 1", "is not an integer"}, 2);
+    layer("shape_words", relu, {"axb"}, {"invalid shape \"axb\"", "not an integer"}, 2);
+    layer("shape_junk_after", relu, {"1x3x224x224px"}, {"dimension 3", "not an integer"}, 2);
+    layer("shape_too_big_for_int64", relu, {"99999999999999999999x1"}, {"dimension 0", "does not fit in int64"}, 2);
     layer("shape_product_overflows", relu, {"4294967296x4294967296"}, {"4294967296x4294967296", "does not fit in int64"});
     layer("shape_product_overflows_late", relu, {"65536x65536x65536x65536"}, {"does not fit in int64"});
-    layer("shape_blank", relu, {" "}, {"invalid shape", "empty"});
-    add("shape_model_wrong_rank", {"summary", "--model", "resnet18", "--input", "1x3x224"}, 1,
+    layer("shape_blank", relu, {" "}, {"invalid shape", "empty"}, 2);
+    add("shape_model_wrong_rank", {"summary", "--model", "resnet18", "--input", "1x3x224"}, 2,
         {"model \"resnet18\"", "input 1x3x224 has rank 3, expected NCHW"});
     add("shape_model_wrong_channels", {"summary", "--model", "resnet18", "--input", "1x1x224x224"}, 1,
         {"conv2d \"conv1\"", "input has 1 channels", "in_channels is 3"});
     add("shape_model_image_too_small", {"summary", "--model", "alexnet", "--input", "1x3x8x8"}, 1,
         {"larger than the padded input"});
-    add("shape_sequence_too_long", {"summary", "--model", "bert_base", "--input", "1x100000"}, 1,
+    add("shape_sequence_too_long", {"summary", "--model", "bert_base", "--input", "1x100000"}, 2,
         {"bert_base", "sequence length 100000"});
     add("shape_batch_overflows_costs", {"summary", "--model", "vgg16", "--input", "1000000000000x3x224x224"}, 1,
         {"does not fit in int64"});

@@ -36,13 +36,14 @@ void add(std::string name, std::vector<std::string> args, int code, std::vector<
     g_entries.push_back({std::move(name), std::move(args), code, std::move(words), std::move(files)});
 }
 
-void layer(std::string name, std::string text, std::vector<std::string> inputs, std::vector<std::string> words) {
+void layer(std::string name, std::string text, std::vector<std::string> inputs, std::vector<std::string> words,
+           int code) {
     std::vector<std::string> args{"summary", "--layer", std::move(text)};
     for (auto& s : inputs) {
         args.push_back("--input");
         args.push_back(std::move(s));
     }
-    add("layer_" + name, std::move(args), 1, std::move(words));
+    add("layer_" + name, std::move(args), code, std::move(words));
 }
 
 void model_file(std::string name, std::string json, std::vector<std::string> words, std::vector<std::string> extra) {

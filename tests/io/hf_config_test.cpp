@@ -201,3 +201,115 @@ TEST(HfConfig, AFileIsReadWithItsFolderAsTheName) {
         EXPECT_EQ(std::string(e.what()).rfind((dir / "broken.json").string() + ": not valid JSON", 0), 0u) << e.what();
     }
 }
+
+TEST(HfConfig, ArchitecturesChooseTheHead) {
+    // LlamaForCausalLM has the LM head (tinyllama: 1,100,048,384); LlamaModel is the base model without it:
+    // 1,100,048,384 - 32,000 x 2,048 (lm_head, untied) = 1,034,512,384
+    json doc = tinyllama();
+    EXPECT_EQ(params_of(io::parse_hf_config(doc, "c", "m")), 1100048384);
+    doc["architectures"] = {"LlamaModel"};
+    EXPECT_EQ(params_of(io::parse_hf_config(doc, "c", "m")), 1100048384 - 32000LL * 2048);
+    // a classification head is refused by name
+    doc["architectures"] = {"LlamaForSequenceClassification"};
+    EXPECT_NE(error_of(doc).find("\"architectures\" names LlamaForSequenceClassification, whose head ridgeline does "
+                                 "not model (it builds LlamaForCausalLM or LlamaModel)"),
+              std::string::npos)
+        << error_of(doc);
+    // bert-base-uncased's own config says BertForMaskedLM: built as BertModel with its pooler (109,482,240), said so
+    std::vector<std::string> warnings;
+    const auto bert = io::parse_hf_config(json{{"model_type", "bert"}, {"architectures", {"BertForMaskedLM"}}}, "b.json",
+                                          "b", &warnings);
+    EXPECT_EQ(params_of(bert), 109482240);
+    ASSERT_FALSE(warnings.empty());
+    EXPECT_NE(warnings[0].find("architectures BertForMaskedLM: built as BertModel with its pooler"), std::string::npos);
+    // BertModel without the pooler is not a class: BertModel has it (the pooler is h x h + h = 590,592 of them)
+    warnings.clear();
+    EXPECT_EQ(params_of(io::parse_hf_config(json{{"model_type", "bert"}, {"architectures", {"BertModel"}}}, "b", "b")),
+              109482240);
+}
+
+TEST(HfConfig, WhatNewerTransformersWriteIsRead) {
+    // Qwen2.5-0.5B's config.json as published has "use_mrope": false (Qwen2-VL's multimodal rotary, off); true is
+    // refused
+    json q = {{"model_type", "qwen2"}, {"use_mrope", false}};
+    EXPECT_NO_THROW((void)io::parse_hf_config(q, "c", "q"));
+    q["use_mrope"] = true;
+    EXPECT_NE(error_of(q).find("\"use_mrope\" is true: multimodal rotary embeddings (Qwen2-VL) are not modelled"),
+              std::string::npos)
+        << error_of(q);
+    // layer_types (transformers 4.54 on) that agree with sliding_window and max_window_layers are read; another
+    // pattern is refused: a qwen2 of 4 layers, the window from layer 2 on
+    json w = {{"model_type", "qwen2"}, {"num_hidden_layers", 4}, {"use_sliding_window", true}, {"sliding_window", 64},
+              {"max_window_layers", 2}};
+    w["layer_types"] = {"full_attention", "full_attention", "sliding_attention", "sliding_attention"};
+    EXPECT_EQ(io::parse_hf_config(w, "c", "q").max_window_layers, 2);
+    w["layer_types"] = {"sliding_attention", "full_attention", "sliding_attention", "sliding_attention"};
+    EXPECT_NE(error_of(w).find("\"layer_types\" entry 0 is \"sliding_attention\" where sliding_window and "
+                               "max_window_layers give \"full_attention\""),
+              std::string::npos)
+        << error_of(w);
+    w["layer_types"] = {"full_attention"};
+    EXPECT_NE(error_of(w).find("must be a list of 4 entries"), std::string::npos) << error_of(w);
+    // rope_parameters (transformers 5) holds rope_theta and the scaling type together
+    json r = tinyllama();
+    r.erase("rope_scaling");
+    r.erase("rope_theta");
+    r["rope_parameters"] = {{"rope_type", "linear"}, {"factor", 2.0}, {"rope_theta", 500000.0}};
+    const auto c = io::parse_hf_config(r, "c", "m");
+    EXPECT_EQ(c.rope.theta, 500000.0);
+    EXPECT_EQ(c.rope.scaling, core::rotary::scaling_t::linear);
+    EXPECT_EQ(c.rope.factor, 2.0);
+    r["rope_theta"] = 10000.0;  // two thetas that disagree
+    EXPECT_NE(error_of(r).find("\"rope_theta\" is 10000.0 and rope_parameters.rope_theta 500000.0: give one"),
+              std::string::npos)
+        << error_of(r);
+    // and the flag of an automatic attention choice is bookkeeping
+    EXPECT_NO_THROW((void)io::parse_hf_config(json{{"model_type", "llama"}, {"_attn_implementation_autoset", true}}, "c",
+                                              "m"));
+}
+
+TEST(HfConfig, SizesAreNeverSilentlyAssumed) {
+    // a size key that is null is refused (the class would take None and fail); one that is absent is the class's
+    // default, and the warning lists it
+    EXPECT_NE(error_of(json{{"model_type", "llama"}, {"hidden_size", nullptr}})
+                  .find("\"hidden_size\" is null; give its value (the llama default is 4096)"),
+              std::string::npos);
+    std::vector<std::string> warnings;
+    (void)io::parse_hf_config(json{{"model_type", "llama"}, {"hidden_size", 64}, {"num_attention_heads", 4}}, "l.json",
+                              "l", &warnings);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_EQ(warnings[0], "l.json: not in the file, so LlamaConfig's defaults: vocab_size 32000, intermediate_size "
+                           "11008, num_hidden_layers 32, max_position_embeddings 2048");
+    // a published config has them all: no warning
+    warnings.clear();
+    (void)io::parse_hf_config(tinyllama(), "c", "m", &warnings);
+    EXPECT_TRUE(warnings.empty());
+    // more blocks than ridgeline builds (4,096): refused before any is built
+    EXPECT_NE(error_of(json{{"model_type", "llama"}, {"num_hidden_layers", std::int64_t{1} << 40}})
+                  .find("num_hidden_layers 1099511627776 is more than ridgeline builds (4096 blocks)"),
+              std::string::npos);
+}
+
+TEST(HfConfig, MessagesUseTheFilesOwnKeys) {
+    // GPT-2's keys are n_embd, n_head and activation_function: a rule broken says those
+    EXPECT_NE(error_of(json{{"model_type", "gpt2"}, {"n_embd", 64}, {"n_head", 3}})
+                  .find("n_embd 64 is not a multiple of n_head 3"),
+              std::string::npos)
+        << error_of(json{{"model_type", "gpt2"}, {"n_embd", 64}, {"n_head", 3}});
+    EXPECT_NE(error_of(json{{"model_type", "gpt2"}, {"activation_function", "weird"}}).find("activation_function \"weird\""),
+              std::string::npos);
+    // a negative eps names its key
+    EXPECT_NE(error_of(json{{"model_type", "llama"}, {"rms_norm_eps", -1e-6}}).find("\"rms_norm_eps\" must be a number >= 0"),
+              std::string::npos);
+    // a number past a double names the file
+    const auto dir = ridgeline::test::scratch_dir() / "huge-theta";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "config.json") << R"({"model_type": "llama", "rope_theta": 1e999})";
+    try {
+        (void)io::read_hf_config(dir / "config.json");
+        ADD_FAILURE() << "no error";
+    } catch (const core::error& e) {
+        EXPECT_NE(std::string(e.what()).find("config.json: not valid JSON"), std::string::npos) << e.what();
+        EXPECT_EQ(std::string(e.what()).find("[json.exception"), std::string::npos) << e.what();
+    }
+}

@@ -28,6 +28,13 @@ inline std::int64_t add(std::int64_t a, std::int64_t b, std::string_view what) {
     return r;
 }
 
+/// a - b, checked like mul().
+inline std::int64_t sub(std::int64_t a, std::int64_t b, std::string_view what) {
+    std::int64_t r = 0;
+    if (__builtin_sub_overflow(a, b, &r)) throw_overflow(what);
+    return r;
+}
+
 /// Product of all factors, checked after each step.
 inline std::int64_t product(std::initializer_list<std::int64_t> factors, std::string_view what) {
     std::int64_t r = 1;

@@ -29,6 +29,13 @@ public:
     using error::error;
 };
 
+/// A request the model cannot take (a phase, sequence, KV cache length, batch or input shape that does not fit it):
+/// the command line's arguments are at fault, so it exits 2 as for any usage mistake.
+class request_error : public error {
+public:
+    using error::error;
+};
+
 /// A count (elements, MACs, FLOPs, bytes) that does not fit in int64.
 class overflow_error : public error {
 public:

@@ -23,6 +23,9 @@ namespace ridgeline::core {
 enum class transformer_family { bert, gpt2, opt, llama, mistral, qwen2 };
 std::string_view to_string(transformer_family f);
 
+/// The most blocks a config may have (derived: 30x the largest published decoder's ~130; every block is built).
+inline constexpr std::int64_t max_transformer_layers = 4096;
+
 /// One architecture, in Hugging Face's terms (config.json's keys named at each field).
 struct transformer_config {
     transformer_family family = transformer_family::llama;
@@ -51,6 +54,8 @@ struct transformer_config {
     rotary rope;                             // llama, mistral, qwen2: rope_theta and rope_scaling (offset per phase)
     std::int64_t sliding_window = 0;         // mistral: sliding_window; qwen2: with use_sliding_window
     std::int64_t max_window_layers = 0;      // qwen2: layers from this index on use the window
+    bool head = true;                        // architectures: the LM head (...ForCausalLM, GPT2LMHeadModel) or BERT's
+                                             // pooler (BertModel); false: the base model without it (LlamaModel, ...)
     std::string source;                      // where the numbers come from (a config's name or file)
 
     /// Whether the model is a causal LM (an LM head, a decode phase): every family but bert.

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,10 +21,11 @@
 
 namespace ridgeline::io {
 
-/// Reads and checks a config.json; `label` prefixes errors (usually the path).
-core::transformer_config read_hf_config(const std::filesystem::path& path);
+/// Reads and checks a config.json; `label` prefixes errors (usually the path). What the reading assumed (a head
+/// built as another, the size keys taken from the class defaults) is appended to `warnings` when given.
+core::transformer_config read_hf_config(const std::filesystem::path& path, std::vector<std::string>* warnings = nullptr);
 core::transformer_config parse_hf_config(const nlohmann::json& doc, std::string_view label,
-                                         std::string_view fallback_name);
+                                         std::string_view fallback_name, std::vector<std::string>* warnings = nullptr);
 
 /// The prefill length when none is given: 128 for an encoder (bert_base's), else the context up to 2048 tokens.
 std::int64_t default_sequence(const core::transformer_config& c);
