@@ -63,6 +63,16 @@ compare_run load_run(const std::string& path) {
                where, "a positive number of milliseconds (at most 1e9)", v);
     };
     if (j.contains("batch")) expect(j["batch"].is_number_integer(), "$.batch", "an integer", j["batch"]);
+    if (j.contains("pass") && !j["pass"].is_null()) {  // a transformer's pass: compare keeps to one, predict copies it
+        const auto& p = j["pass"];
+        expect(p.is_object(), "$.pass", "an object or null", p);
+        const nlohmann::json phase = p.value("phase", nlohmann::json(nullptr));
+        expect(phase == "prefill" || phase == "decode", "$.pass.phase", "\"prefill\" or \"decode\"", phase);
+        for (const char* k : {"batch", "seq", "kv_len", "kv_cache_bytes"})
+            if (p.contains(k))
+                expect(p[k].is_number_integer() && p[k].get<std::int64_t>() >= 0, std::string("$.pass.") + k,
+                       "an integer >= 0", p[k]);
+    }
     if (j.contains("end_to_end")) {
         expect(j["end_to_end"].is_object(), "$.end_to_end", "an object", j["end_to_end"]);
         const auto& e = j["end_to_end"];
@@ -147,15 +157,21 @@ void check_same_work(const std::vector<compare_run>& runs) {
                 throw core::error("compare: \"" + r.label + "\" profiles " + str(r.report, "source") +
                                          ", the baseline " + source);
     // a transformer's pass (phase, batch, tokens) is the work itself: the layers of two passes have the same names
-    // and do different work, so their times are not a speedup
-    const std::string pass = detail::pass_text(runs[0].report);
-    for (const auto& r : runs)
-        if (detail::pass_text(r.report) != pass)
-            throw core::error("compare: \"" + r.label + "\" is " +
-                              (detail::pass_text(r.report).empty() ? std::string("not a transformer's pass")
-                                                                   : "a " + detail::pass_text(r.report)) +
-                              ", the baseline " + (pass.empty() ? std::string("not a transformer's pass") : "a " + pass) +
+    // and do different work, so their times are not a speedup. A report written before reports named their pass
+    // has none, and is compared as before
+    std::string pass;
+    const compare_run* with = nullptr;
+    for (const auto& r : runs) {
+        const std::string p = detail::pass_text(r.report);
+        if (p.empty()) continue;
+        if (!with) {
+            pass = p;
+            with = &r;
+        } else if (p != pass) {
+            throw core::error("compare: \"" + r.label + "\" is a " + p + ", \"" + with->label + "\" a " + pass +
                               ": the same layers do other work (compare one pass on other devices, threads or dtypes)");
+        }
+    }
 }
 
 /// What compare reads of every run: its layers by name, its ceilings and its cache state (for the predicted
@@ -278,7 +294,6 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
     if (runs.size() < 2) throw core::error("compare needs at least two profile reports");
     check_same_work(runs);
     const std::string model = str(runs[0].report, "model");
-    const std::string pass = detail::pass_text(runs[0].report);
     const compared_runs cr = read_runs(runs);
     nlohmann::json out = {{"schema", "ridgeline.compare/1"}, {"model", model}};
     nlohmann::json jruns = nlohmann::json::array();
@@ -290,7 +305,11 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
                          {"cache", r.report.contains("timing") ? str(r.report["timing"], "mode") : ""},
                          {"predicted", str(r.report, "schema") == "ridgeline.prediction/1"}});
     out["runs"] = jruns;
-    if (!pass.empty()) out["pass"] = runs[0].report["pass"];
+    for (const auto& r : runs)  // the pass of the runs that name one (check_same_work: the same for all)
+        if (!detail::pass_text(r.report).empty()) {
+            out["pass"] = r.report["pass"];
+            break;
+        }
     nlohmann::json layers = nlohmann::json::array();
     nlohmann::json left_out = nlohmann::json::array();  // timed in the baseline, not in every other run
     for (const auto& base : runs[0].report["layers"]) {

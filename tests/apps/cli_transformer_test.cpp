@@ -158,10 +158,22 @@ TEST(CliTransformer, CompareAndPredictKeepThePass) {
     }
     auto bad = run_ridgeline({"compare", file["8"], file["16"]});
     EXPECT_EQ(bad.exit_code, 1);
-    EXPECT_NE(bad.err.find("is a decode step over a KV cache of 16 tokens, batch 1, the baseline a decode step over a "
-                           "KV cache of 8 tokens, batch 1: the same layers do other work"),
+    EXPECT_NE(bad.err.find("compare: \"kv16 ("), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find(" is a decode step over a KV cache of 16 tokens, batch 1, \"kv8 ("), std::string::npos)
+        << bad.err;
+    EXPECT_NE(bad.err.find(" a decode step over a KV cache of 8 tokens, batch 1: the same layers do other work"),
               std::string::npos)
         << bad.err;
+    // a pass that is not one of the two phases is refused by name, not read as "no pass"
+    {
+        json j = json::parse(std::ifstream(file["8"]));
+        j["pass"]["phase"] = "train";
+        const std::string broken = (dir / "broken_pass.json").string();
+        std::ofstream(broken) << j.dump();
+        auto r = run_ridgeline({"compare", file["8"], broken});
+        EXPECT_EQ(r.exit_code, 1);
+        EXPECT_NE(r.err.find("$.pass.phase"), std::string::npos) << r.err;
+    }
     auto same = run_ridgeline({"compare", file["8"], file["8"], "--format", "json"});
     ASSERT_EQ(same.exit_code, 0) << same.err;
     EXPECT_EQ(json::parse(same.out)["pass"]["kv_len"], 8);
