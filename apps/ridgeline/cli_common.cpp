@@ -195,9 +195,10 @@ built_model model_options::build() const {
         if (!shapes.empty()) request.input = shapes[0];
         std::vector<std::string> notes;
         const core::transformer_config c = io::read_hf_config(hf_config, &notes);
-        built_model b{core::build_transformer(c, core::transformer_run_of(c.name, request, io::default_sequence(c))),
-                      nullptr, {}, {}, {}};
+        const core::transformer_run run = core::transformer_run_of(c.name, request, io::default_sequence(c));
+        built_model b{core::build_transformer(c, run), nullptr, {}, {}, {}};
         b.warnings = std::move(notes);
+        for (auto& n : core::pass_notes(c, *b.model.run())) b.warnings.push_back(std::move(n));
         return b;
     }
     if (!model_file.empty()) return {io::read_model_file(model_file, io::input_overrides{shapes, batch}), nullptr, {}, {}, {}};
@@ -217,7 +218,10 @@ built_model model_options::build() const {
     if (!model.empty()) {
         if (shapes.size() > 1) throw usage_error("--model takes one --input, got " + std::to_string(shapes.size()));
         if (!shapes.empty()) request.input = shapes[0];
-        return {core::build_zoo_model(model, request), nullptr, {}, {}, {}};
+        built_model b{core::build_zoo_model(model, request), nullptr, {}, {}, {}};
+        if (const auto* t = core::find_named_transformer(model); t && b.model.run())
+            b.warnings = core::pass_notes(t->config, *b.model.run());
+        return b;
     }
     core::op o = core::parse_op(layer);
     if (std::holds_alternative<core::parameter>(o))

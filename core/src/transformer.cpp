@@ -296,6 +296,19 @@ model llama_like(const transformer_config& c, const transformer_run& r, block_bu
 
 }  // namespace
 
+std::vector<std::string> pass_notes(const transformer_config& c, const transformer_run& r) {
+    std::vector<std::string> notes;
+    const bool decode = r.phase == transformer_phase::decode;
+    const i64 positions = decode ? r.kv_len + 1 : r.seq;  // learned tables refuse more (positions() above)
+    const bool rotary_positions = c.family == transformer_family::llama || c.family == transformer_family::mistral ||
+                                  c.family == transformer_family::qwen2;
+    if (rotary_positions && c.max_position_embeddings > 0 && positions > c.max_position_embeddings)
+        notes.push_back("model \"" + c.name + "\": " + std::to_string(positions) + " positions per sequence pass its " +
+                        "max_position_embeddings " + std::to_string(c.max_position_embeddings) +
+                        ": its rotary positions extrapolate past what it was trained for; the cost is counted as asked");
+    return notes;
+}
+
 model build_transformer(const transformer_config& c, const transformer_run& r) {
     c.validate();
     if (r.batch < 1) throw request_error("model \"" + c.name + "\": batch " + std::to_string(r.batch) + " must be >= 1");

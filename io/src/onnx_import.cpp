@@ -146,6 +146,14 @@ onnx_model importer::finish() {
     std::vector<const issue*> listed;
     for (const auto& i : issues_)
         if (i.listed) listed.push_back(&i);
+    if (resized_inputs_ && !options_.skip_unsupported)
+        for (const auto* i : listed)
+            if (i->node.op_type == "Reshape" && i->node.reason.find("cannot reshape") != std::string::npos)
+                // an export traced at one batch bakes it into its Reshape targets: every later node fails with it
+                fail("the export fixes its shapes at the file's input shape, and --batch/--input changed it: " +
+                     i->node.op_type + " \"" + i->node.name + "\": " + i->node.reason +
+                     " (export with a dynamic batch axis, torch.onnx.export(..., dynamic_axes=...), or keep the "
+                     "file's input shape)");
     if (!listed.empty() && !options_.skip_unsupported) {
         // one group per (op type, reason): `Erf "/l0/Erf" (+11 more): ridgeline has no layer for Erf`
         std::vector<std::pair<std::string, std::vector<const issue*>>> groups;

@@ -568,6 +568,7 @@ private:
     std::vector<std::string> orphans_now_;
     std::vector<param_use> uses_;
     std::vector<issue> issues_;
+    bool resized_inputs_ = false;  // --batch or --input gave an input a shape other than the file's concrete one
     core::model model_;
 };
 

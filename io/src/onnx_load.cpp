@@ -95,6 +95,7 @@ void importer::set_input_shapes() {
         for (auto v : dims) shape->add_dim()->set_dim_value(v);
         inputs_.push_back({in.name(), core::shape(dims), !is_float_type(et)});
     }
+    resized_inputs_ = resized;
     if (resized) {
         // an export with a fixed batch declares its outputs (and value_info) for that batch; with --batch or
         // --input they would contradict ONNX's shape inference ("Inferred shape and existing shape differ"):

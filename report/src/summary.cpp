@@ -189,7 +189,7 @@ std::string summary_table(const core::model_analysis& a, const std::vector<skipp
         << with_commas(a.totals.bytes) << "\n";
     if (const std::int64_t kv = core::memory_of(a).kv_cache_bytes; kv > 0)
         out << "KV cache " << si(static_cast<double>(kv), "B") << " (" << with_commas(kv)
-            << " bytes: keys and values of every layer, " << a.run->kv_len + 1 << " positions per sequence, batch "
+            << " bytes: keys and values of every layer, " << a.run->kv_len + 1 << (a.run->kv_len == 0 ? " position" : " positions") << " per sequence, batch "
             << a.run->batch << ")\n";
     out << skipped_nodes_footer(skipped) << folded_nodes_footer(folded);
     return out.str();

@@ -48,6 +48,23 @@ TEST(CliTransformer, SummaryOfADecodeStepNamesItsKvCache) {
     EXPECT_NE(t.out.find("KV cache 4.608 kB"), std::string::npos) << t.out;
 }
 
+TEST(CliTransformer, RotaryPositionsPastTheTrainedLengthAreCountedWithAWarning) {
+    // tiny_llama has max_position_embeddings 64: a decode step over 64 cached tokens reads position 65. Rotary
+    // positions have no table to run past, so it is counted, with a warning; 63 cached tokens (64 positions) is quiet
+    auto past = run_ridgeline({"summary", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "64"});
+    ASSERT_EQ(past.exit_code, 0) << past.err;
+    EXPECT_NE(past.err.find("warning: model \"tiny-llama\": 65 positions per sequence pass its max_position_embeddings "
+                            "64"),
+              std::string::npos)
+        << past.err;
+    auto within = run_ridgeline({"summary", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "63"});
+    ASSERT_EQ(within.exit_code, 0) << within.err;
+    EXPECT_EQ(within.err.find("warning"), std::string::npos) << within.err;
+    // an empty cache: the new token is the one position
+    auto empty = run_ridgeline({"summary", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "0"});
+    EXPECT_NE(empty.out.find("1 position per sequence"), std::string::npos) << empty.out;
+}
+
 TEST(CliTransformer, ProfileMeasuresEachDistinctLayerOnce) {
     auto r = run_ridgeline({"profile", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "8", "--quick",
                             "--quiet", "--no-roofline", "--device", "cpu", "--format", "json"});

@@ -122,6 +122,27 @@ TEST(OnnxFixtures, AbsentWeightsAreAnErrorUnlessShapesOnly) {
     EXPECT_EQ(m.absent_initializers.size(), 42u);  // the script moved 42 float initializers of resnet18_folded
 }
 
+TEST(OnnxFixtures, ABatchTheExportFixedIsRefusedWithTheReason) {
+    // the GPT-2 block was traced at batch 1: its Reshape to heads holds the constant target 1x16x4x16, so batch 2
+    // (2x16x64, 2,048 elements) cannot take it. One error says why, not one per node that follows
+    io::onnx_options o = shapes_only();
+    o.batch = 2;
+    std::string what;
+    try {
+        (void)io::import_onnx(graph_only("gpt2_block_bn.onnx"), o);
+    } catch (const core::error& e) {
+        what = e.what();
+    }
+    EXPECT_NE(what.find("the export fixes its shapes at the file's input shape, and --batch/--input changed it"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("cannot reshape 2x16x64 (2048 elements) to 1x16x4x16 (1024 elements)"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("dynamic_axes"), std::string::npos) << what;
+    // resnet18's export has no such Reshape (its flatten keeps the batch): batch 2 imports
+    EXPECT_EQ(io::import_onnx(graph_only("resnet18_bn.onnx"), o).model.inputs()[0].dims[0], 2);
+}
+
 TEST(OnnxFixtures, AShuffledNodeOrderGivesTheSameModel) {
     const auto j = manifest();
     std::mt19937 rng(5);

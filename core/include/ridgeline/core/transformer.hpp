@@ -69,6 +69,11 @@ struct transformer_config {
 /// encoder, positions beyond a learned position table), naming the value and the limit.
 model build_transformer(const transformer_config& c, const transformer_run& r);
 
+/// What a user should know of a run the config can take but was not trained for: positions past
+/// max_position_embeddings of a rotary model (its positions extrapolate; the cost is counted as asked). Empty when
+/// there is nothing to say.
+std::vector<std::string> pass_notes(const transformer_config& c, const transformer_run& r);
+
 /// A well-known configuration (`ridgeline models`): its config.json values written out, with their source.
 struct named_transformer {
     std::string name;
