@@ -156,9 +156,16 @@ std::string turn_text(const std::vector<point>& pts, bool predicted, bool over_b
     const std::string axis = over_batch ? "batch" : "--kv-len";
     if (!i) {
         const point& last = pts.back();
-        return "the step stays memory-bound " + where + " up to " + axis + " " +
-               std::to_string(over_batch ? last.batch : last.kv_len) + " (no size where compute takes more of the "
-               "layers' time than memory)";
+        const time_split& t = predicted ? last.predicted : last.measured;
+        const auto at = [&](const char* k) { return t.by_bound.count(k) ? t.by_bound.at(k) : 0.0; };
+        // the step is named by what takes most of its time at the last size: on a small model the fixed cost of
+        // each dispatch can outweigh both memory and compute
+        const bool overhead = at("overhead") > at("memory");
+        return std::string("the step stays ") + (overhead ? "overhead-bound " : "memory-bound ") + where + " up to " +
+               axis + " " + std::to_string(over_batch ? last.batch : last.kv_len) +
+               " (no size where compute takes more of the layers' time than memory; at the last, " +
+               (overhead ? "overhead " + pct(at("overhead"), t.total()) : "memory " + pct(at("memory"), t.total())) +
+               ")";
     }
     const point& p = pts[*i];
     const time_split& t = predicted ? p.predicted : p.measured;

@@ -134,8 +134,11 @@ compare_run load_run(const std::string& path) {
     const auto threads = r.report.contains("device") && r.report["device"].contains("threads")
                              ? r.report["device"]["threads"].get<int>()
                              : 0;
+    // the dtype is named where it is not fp32, so a compare of one model in two dtypes says which is which
+    const std::string dtype = r.report.contains("dtype") && r.report["dtype"].is_string() ? str(r.report, "dtype") : "";
     r.label = std::filesystem::path(path).stem().string() + " (" + device +
-              (threads > 0 ? ", " + counted(threads, "thread") : "") + (prediction ? ", predicted" : "") + ")";
+              (threads > 0 ? ", " + counted(threads, "thread") : "") + (!dtype.empty() && dtype != "fp32" ? ", " + dtype : "") +
+              (prediction ? ", predicted" : "") + ")";
     return r;
 }
 

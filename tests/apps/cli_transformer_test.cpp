@@ -116,6 +116,22 @@ TEST(CliTransformer, DecodeSweepNamesWhereTheStepTurnsAndPredicts) {
     // batch 2 does twice batch 1's work per step, two tokens
     EXPECT_EQ(j["points"][1]["tokens"], 2);
     EXPECT_EQ(j["target"]["note"], "predicted from datasheet peaks and op-class models, not measured");
+    // the verdict names what takes most of the last step's time: on this tiny model a dispatch's fixed cost can
+    // outweigh memory, and then the step is not called memory-bound
+    {
+        auto text = run_ridgeline({"sweep", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "8", "--batch",
+                                   "1,2", "--quick", "--device", "cpu", "--format", "json", "--output",
+                                   (ridgeline::test::scratch_dir() / "sweep.json").string()});
+        ASSERT_EQ(text.exit_code, 0) << text.err;
+        const json tj = json::parse(std::ifstream(ridgeline::test::scratch_dir() / "sweep.json"));
+        const auto& tl = tj["points"][1]["measured"]["by_bound_ms"];
+        const auto tat = [&](const char* k) { return tl.contains(k) ? tl[k].get<double>() : 0.0; };
+        if (tat("compute") <= tat("memory")) {
+            const char* want = tat("overhead") > tat("memory") ? "the step stays overhead-bound here up to batch 2"
+                                                               : "the step stays memory-bound here up to batch 2";
+            EXPECT_NE(text.out.find(want), std::string::npos) << text.out;
+        }
+    }
     // the mistakes say what to give
     auto both = run_ridgeline({"sweep", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "8,16", "--batch", "1,2"});
     EXPECT_EQ(both.exit_code, 2);
@@ -190,6 +206,18 @@ TEST(CliTransformer, CompareAndPredictKeepThePass) {
         auto r = run_ridgeline({"compare", file["8"], broken});
         EXPECT_EQ(r.exit_code, 1);
         EXPECT_NE(r.err.find("$.pass.phase"), std::string::npos) << r.err;
+    }
+    // one pass in two dtypes compares, and each run's label says its dtype where it is not fp32
+    {
+        json j = json::parse(std::ifstream(file["8"]));
+        j["dtype"] = "bf16";
+        const std::string other = (dir / "kv8_bf16.json").string();
+        std::ofstream(other) << j.dump();
+        auto r = run_ridgeline({"compare", file["8"], other, "--format", "json", "--quiet"});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const json c = json::parse(r.out);
+        EXPECT_EQ(c["runs"][0]["label"].get<std::string>().find("fp32"), std::string::npos) << c["runs"][0]["label"];
+        EXPECT_NE(c["runs"][1]["label"].get<std::string>().find(", bf16)"), std::string::npos) << c["runs"][1]["label"];
     }
     auto same = run_ridgeline({"compare", file["8"], file["8"], "--format", "json"});
     ASSERT_EQ(same.exit_code, 0) << same.err;
