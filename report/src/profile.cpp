@@ -576,7 +576,7 @@ std::string profile_csv(const profiler::profile_result& r) {
     std::ostringstream out;
     out << "name,op,layer,inputs,input_shapes,output_shape,params,buffers,macs,flops,bytes,arithmetic_intensity,"
            "state,median_ms,ci95_low_ms,ci95_high_ms,samples,runs,noise_target_met,achieved_gflops,achieved_gbs,"
-           "verification,rel_l2_error,executed_macs,disturbed,disturbed_samples,stolen_fraction,bound,roof_fraction,bound_rule,twins_disagree\n";
+           "verification,rel_l2_error,executed_macs,executed_flops,disturbed,disturbed_samples,stolen_fraction,bound,roof_fraction,bound_rule,twins_disagree\n";
     for (const auto& p : r.layers) {
         const auto& l = p.analysis;
         std::string inputs;
@@ -597,7 +597,7 @@ std::string profile_csv(const profiler::profile_result& r) {
             out << ",,,,,,,";
         }
         out << ',' << to_string(p.verification.state) << ',' << number(p.verification.rel_l2_error) << ',' << l.cost.executed_macs()
-            << ',';
+            << ',' << l.cost.executed_flops() << ',';
         if (p.has_time())
             out << (p.time->disturbed ? "true" : "false") << ',' << p.time->disturbed_samples << ','
                 << shortest(p.time->stolen_fraction);

@@ -197,7 +197,8 @@ std::string summary_table(const core::model_analysis& a, const std::vector<skipp
 
 std::string summary_csv(const core::model_analysis& a) {
     std::ostringstream out;
-    out << "name,op,layer,inputs,input_shapes,output_shape,params,buffers,macs,flops,bytes,arithmetic_intensity\n";
+    out << "name,op,layer,inputs,input_shapes,output_shape,params,buffers,macs,flops,bytes,arithmetic_intensity,"
+           "executed_macs,executed_flops\n";
     for (const auto& l : a.layers) {
         std::string inputs;
         for (const auto& i : l.layer.inputs) inputs += (inputs.empty() ? "" : ";") + i;
@@ -205,7 +206,8 @@ std::string summary_csv(const core::model_analysis& a) {
         out << csv_field(l.layer.name) << ',' << core::kind_of(l.layer.op) << ',' << csv_field(core::to_string(l.layer.op))
             << ',' << csv_field(inputs) << ',' << shapes_text(l.input_shapes) << ',' << l.output_shape.to_string() << ','
             << l.cost.params << ',' << l.cost.buffers << ',' << l.cost.macs << ',' << l.cost.flops << ','
-            << l.cost.bytes << ',' << (ai ? shortest(*ai) : std::string()) << '\n';
+            << l.cost.bytes << ',' << (ai ? shortest(*ai) : std::string()) << ',' << l.cost.executed_macs() << ','
+            << l.cost.executed_flops() << '\n';
     }
     return out.str();
 }

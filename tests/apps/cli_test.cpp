@@ -52,22 +52,26 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
     }
 }
 
-TEST(Cli, BadModelsExitOneWithOneLine) {
+TEST(Cli, BadModelsAndInputsExitWithOneLine) {
+    // README: exit 2 for a command-line mistake (a shape string that is not one), 1 for a model that cannot
+    // be built or cannot take the input
     struct c {
         std::vector<std::string> args;
+        int exit_code;
         const char* message;
     };
     const c cases[] = {
-        {{"summary", "--model", "resnet19"}, "unknown model \"resnet19\""},
+        {{"summary", "--model", "resnet19"}, 1, "unknown model \"resnet19\""},
         {{"summary", "--layer", "conv2d:in_channels=64,out_channels=64,kernel_size=3,groups=3", "--input", "1x64x8x8"},
-         "conv2d: in_channels 64 is not divisible by groups 3"},
-        {{"summary", "--model", "resnet18", "--input", "1x3x0x224"}, "dimension 2 is 0"},
+         1, "conv2d: in_channels 64 is not divisible by groups 3"},
+        {{"summary", "--model", "resnet18", "--input", "1x3x0x224"}, 2, "--input: invalid shape \"1x3x0x224\": dimension 2 is 0"},
+        {{"summary", "--model", "resnet18", "--input", "1x3x224"}, 2, "input 1x3x224 has rank 3, expected NCHW"},
         {{"summary", "--model", "resnet18", "--input", "1x1x224x224"},
-         "conv2d \"conv1\": input has 1 channels (dimension 1 of 1x1x224x224) but in_channels is 3"},
+         1, "conv2d \"conv1\": input has 1 channels (dimension 1 of 1x1x224x224) but in_channels is 3"},
     };
     for (const auto& k : cases) {
         auto r = run_ridgeline(k.args);
-        EXPECT_EQ(r.exit_code, 1) << r.err;
+        EXPECT_EQ(r.exit_code, k.exit_code) << r.err;
         EXPECT_EQ(count_lines(r.err), 1u) << r.err;
         EXPECT_NE(r.err.find(k.message), std::string::npos) << r.err;
         EXPECT_TRUE(r.out.empty()) << r.out;
@@ -138,13 +142,27 @@ TEST(Cli, SummaryCsvHasTheJsonFields) {
     std::string header, first;
     std::getline(in, header);
     std::getline(in, first);
-    EXPECT_EQ(header, "name,op,layer,inputs,input_shapes,output_shape,params,buffers,macs,flops,bytes,arithmetic_intensity");
+    EXPECT_EQ(header, "name,op,layer,inputs,input_shapes,output_shape,params,buffers,macs,flops,bytes,arithmetic_intensity,"
+                      "executed_macs,executed_flops");
     // features.0: conv 3->96 k7 s2 on 224: (224-7)/2+1 = 109; macs 96*109*109*147 = 167,664,672;
     // params 96*147 + 96 = 14,208
     EXPECT_TRUE(first.rfind("features.0,conv2d,\"conv2d:in_channels=3,out_channels=96,kernel_size=7,stride=2\",input,"
                             "1x3x224x224,1x96x109x109,14208,0,167664672,",
                             0) == 0)
         << first;
+    // without padding every tap executes: executed_macs = macs, executed_flops = flops (2 x macs + the 96 x 109 x 109
+    // = 1,140,576 bias adds = 336,469,920)
+    EXPECT_TRUE(first.size() > 20 && first.substr(first.size() - 20) == ",167664672,336469920") << first;
+    // resnet18's conv1 (7x7, stride 2, padding 3, 224 -> 112) skips the taps in the padding: along one axis output 0
+    // loses 3 taps, output 1 one, output 111 two, so 112 x 7 - 6 = 778 taps execute; 64 x 3 x 778^2 = 116,214,528
+    // executed MACs and, without a bias, 232,429,056 executed FLOPs
+    auto rn = run_ridgeline({"summary", "--model", "resnet18", "--format", "csv"});
+    ASSERT_EQ(rn.exit_code, 0) << rn.err;
+    std::istringstream rin(rn.out);
+    std::string conv1;
+    std::getline(rin, conv1);
+    std::getline(rin, conv1);
+    EXPECT_TRUE(conv1.rfind("conv1,", 0) == 0 && conv1.substr(conv1.size() - 20) == ",116214528,232429056") << conv1;
 }
 
 TEST(Cli, OutputFileIsWrittenWhole) {

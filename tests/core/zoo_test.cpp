@@ -88,9 +88,10 @@ TEST(Zoo, BatchAndInputScaleMacs) {
 
 TEST(Zoo, BadRequestsAreErrors) {
     EXPECT_THROW((void)build_zoo_model("resnet19"), error);
-    EXPECT_THROW((void)build_zoo_model("resnet18", shape{1, 3, 224}), invalid_layer);
-    EXPECT_THROW((void)build_zoo_model("resnet18", shape{2, 3, 224, 224}, 4), invalid_layer);
-    EXPECT_THROW((void)build_zoo_model("bert_base", shape{1, 513}), invalid_layer);
+    // an input, batch or sequence the model cannot take is the request's mistake (request_error, exit 2)
+    EXPECT_THROW((void)build_zoo_model("resnet18", shape{1, 3, 224}), request_error);
+    EXPECT_THROW((void)build_zoo_model("resnet18", shape{2, 3, 224, 224}, 4), request_error);
+    EXPECT_THROW((void)build_zoo_model("bert_base", shape{1, 513}), request_error);
     // a 3-channel stem cannot take 1-channel images: the error names the layer
     try {
         (void)analyze(build_zoo_model("vgg16", shape{1, 3, 16, 16}), dtype::fp32);
