@@ -67,7 +67,7 @@ void importer::skip(const onnx::NodeProto& n, const unsupported& u) {
         integer_only = integer_only && t != onnx_type_.end() && is_int_type(t->second);
     }
     const bool listed = u.listed && !integer_only;
-    std::string reason = u.reason;
+    std::string reason = u.what();
     if (integer_only) reason = "computes on integers (shape arithmetic) only; " + reason;
     issues_.push_back({{node_name(n), op_type(n), reason}, listed});
     for (const auto& o : n.output()) {

@@ -86,9 +86,11 @@ constexpr std::int64_t max_small_fold = 4096;
 /// Thrown by a fold rule (or what it calls) for a node that is no constant; try_fold() catches it.
 struct not_foldable {};
 
-struct unsupported {
-    std::string reason;
+/// A node the importer cannot convert, with the reason; import() catches it per node and gathers the nodes into
+/// its one error. A core::error like every error ridgeline raises, so one that escapes still reads as one line.
+struct unsupported : core::error {
     bool listed = true;
+    explicit unsupported(const std::string& reason, bool listed_ = true) : core::error(reason), listed(listed_) {}
 };
 
 struct issue {

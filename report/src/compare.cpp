@@ -204,7 +204,7 @@ compared_runs read_runs(const std::vector<compare_run>& runs) {
             j["device"]["ceilings"].is_object()) {
             try {
                 cr.ceilings[i] = ceilings_from_json(j["device"]["ceilings"]);
-            } catch (const std::runtime_error&) {
+            } catch (const core::error&) {
             }
         }
     }

@@ -157,7 +157,7 @@ prediction_target load_target(const std::string& spec) {
     prediction_target t;
     try {
         t.ceilings = ceilings_from_json(*ce);
-    } catch (const std::runtime_error& e) {
+    } catch (const core::error& e) {
         throw core::error("\"" + spec + "\": " + e.what());
     }
     if (const std::string why = backends::implausible_ceilings(t.ceilings); !why.empty())
@@ -371,7 +371,7 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
         j["device"]["ceilings"].is_object()) {
         try {
             pass.source_ceilings = ceilings_from_json(j["device"]["ceilings"]);
-        } catch (const std::runtime_error&) {
+        } catch (const core::error&) {
         }
     }
     for (const auto& l : j["layers"]) predict_layer(l, pass);

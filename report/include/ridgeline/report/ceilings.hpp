@@ -25,7 +25,7 @@ namespace ridgeline::report {
 ///  "method": {...}} (docs/json-schema.md)
 nlohmann::json ceilings_json(const backends::ceilings& c);
 
-/// Inverse of ceilings_json; throws std::runtime_error naming the missing or mistyped field.
+/// Inverse of ceilings_json; throws core::error naming the missing or mistyped field.
 backends::ceilings ceilings_from_json(const nlohmann::json& j);
 
 /// Human-readable table of the ceilings (and the datasheet values when the device is recognised).

@@ -24,12 +24,12 @@ struct compare_run {
     nlohmann::json report;
 };
 
-/// Reads a profile (or prediction) JSON file; throws std::runtime_error naming the file and what is wrong.
+/// Reads a profile (or prediction) JSON file; throws core::error naming the file and what is wrong.
 compare_run load_run(const std::string& path);
 
 /// {"schema": "ridgeline.compare/1", "runs": [...], "layers": [{"name", "op", "runs": [{"median_ms", "ci95_low_ms",
 ///  "ci95_high_ms", "roof_fraction", "bound", "speedup", "verdict", "predicted_speedup"}]}], "end_to_end": [...]}
-/// Throws std::runtime_error when fewer than two runs, or the runs are of different models.
+/// Throws core::error when fewer than two runs, or the runs are of different models.
 nlohmann::json compare_json(const std::vector<compare_run>& runs);
 
 std::string compare_table(const nlohmann::json& comparison);

@@ -57,7 +57,7 @@ std::string csv_field(std::string_view s);
 
 /// Writes `content` to `path` atomically: a temporary file in the same folder, flushed, then renamed
 /// over the target, so a crash never leaves a truncated file under the real name.
-/// Throws std::runtime_error naming the path and the system's reason.
+/// Throws core::error naming the path and the system's reason.
 void write_file_atomic(const std::string& path, std::string_view content);
 
 /// The checks write_file_atomic makes before writing (the folder exists, `path` is not a folder), for

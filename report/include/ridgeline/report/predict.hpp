@@ -40,7 +40,7 @@ prediction_target datasheet_target(const core::datasheet_entry& e);
 
 /// `spec` is a file (a ceilings JSON from `ridgeline ceilings --format json --output`, or a profile JSON whose
 /// device ceilings are used) or a datasheet entry's key or name (core::datasheet_by_name). Throws
-/// std::runtime_error naming the file or the name and what is wrong.
+/// core::error naming the file or the name and what is wrong.
 prediction_target load_target(const std::string& spec);
 
 /// The roofs a layer of kind `op` would be judged against on `c`: the compute roof of `dt` for matrix work
@@ -64,7 +64,7 @@ core::prediction_input prediction_input_for(const nlohmann::json& layer, const c
 ///  "achieved_gflops", "roof_fraction", "bound", "bound_changed", "floor_changes", "rule", "reason", "roofs"}],
 ///  "not_predicted": [{"name", "reason"}], "totals": {...}, "end_to_end": {"time": {"median_ms"}, "how"}}
 /// A layer without a clean time on the source (not measured, a view, disturbed) is listed in not_predicted.
-/// `cold`: judge the target with a cold cache (default: the source's cache mode). Throws std::runtime_error when
+/// `cold`: judge the target with a cold cache (default: the source's cache mode). Throws core::error when
 /// the source has no layer to predict from.
 nlohmann::json predict_json(const compare_run& source, const prediction_target& target, std::optional<bool> cold = {});
 
