@@ -55,6 +55,22 @@ CLI::Validator finite_range(double lo, double hi) {
         "FINITE in [" + CLI::detail::to_string(lo) + " - " + CLI::detail::to_string(hi) + "]");
 }
 
+CLI::Validator integer_range(std::int64_t lo, std::int64_t hi) {
+    return CLI::Validator(
+        [lo, hi](std::string& text) -> std::string {
+            // decimal only, as the layer strings' integers (CLI11 alone would read "0x10" as 16 and "010" as 8)
+            std::int64_t v = 0;
+            const char* first = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+            const auto [end, ec] = std::from_chars(first, text.data() + text.size(), v);
+            if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+                (text.size() > 1 && first[0] == '0'))
+                return "\"" + core::printable(text) + "\" is not a decimal integer";
+            if (v < lo || v > hi) return "value " + text + " is not in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]";
+            return {};
+        },
+        "INT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
+}
+
 CLI::Validator unsigned_64() {
     return CLI::Validator(
         [](std::string& text) -> std::string {
@@ -122,9 +138,9 @@ void model_options::add_to(CLI::App& cmd) {
                                      "token per sequence over a KV cache of --kv-len tokens)")
         ->check(CLI::IsMember({"prefill", "decode"}));
     cmd.add_option("--seq", seq, "Transformers, prefill: tokens per sequence (default: the model's, see `ridgeline models`)")
-        ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(1) << 40));
+        ->check(integer_range(1, std::int64_t{1} << 40));
     cmd.add_option("--kv-len", kv_len, "Transformers, decode: tokens already in the KV cache per sequence")
-        ->check(CLI::Range(static_cast<std::int64_t>(0), static_cast<std::int64_t>(1) << 40));
+        ->check(integer_range(0, std::int64_t{1} << 40));
     cmd.add_option("--layer,-l", layer,
                    "One layer as a string, e.g. \"conv2d:in_channels=16,out_channels=32,kernel_size=3\"");
     cmd.add_option("--model-file", model_file, "A model in ridgeline's JSON model format (docs/model-format.md)");
@@ -138,7 +154,7 @@ void model_options::add_to(CLI::App& cmd) {
                    "Full input shape, batch included (e.g. 8x3x160x160; token ids: 1x128); repeat for layers "
                    "with several inputs");
     cmd.add_option("--batch,-b", batch, "Batch size (replaces dimension 0 of the default input)")
-        ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(1) << 40));
+        ->check(integer_range(1, std::int64_t{1} << 40));
     cmd.add_option("--dtype", dtype, "Data type for bytes (and compute): fp32, tf32, fp16, bf16")
         ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
 }
@@ -197,6 +213,16 @@ built_model model_options::build() const {
         const core::transformer_config c = io::read_hf_config(hf_config, &notes);
         const core::transformer_run run = core::transformer_run_of(c.name, request, io::default_sequence(c));
         built_model b{core::build_transformer(c, run), nullptr, {}, {}, {}};
+        try {  // counts that overflow int64 name the config's sizes, not only the first layer they break in
+            (void)core::analyze(b.model, core::dtype::fp32);  // fp32: the widest bytes any dtype counts
+        } catch (const core::overflow_error& e) {
+            throw core::overflow_error(std::string(e.what()) + " (" + core::printable(hf_config) +
+                                       ": hidden_size " + std::to_string(c.hidden_size) + ", intermediate_size " +
+                                       std::to_string(c.intermediate_size) + ", vocab_size " +
+                                       std::to_string(c.vocab_size) + ", " + std::to_string(c.num_layers) +
+                                       " layers, " + core::describe(run) + " at batch " + std::to_string(run.batch) +
+                                       ": too large to count)");
+        }
         b.warnings = std::move(notes);
         for (auto& n : core::pass_notes(c, *b.model.run())) b.warnings.push_back(std::move(n));
         return b;

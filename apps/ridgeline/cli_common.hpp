@@ -101,6 +101,9 @@ CLI::Validator finite_range(double lo, double hi);
 /// alone turns "-1" and 2^64 into 2^64 - 1 without a word.)
 CLI::Validator unsigned_64();
 
+/// An integer option written in decimal digits, within [lo, hi] (CLI::Range would also take "0x10" and "010").
+CLI::Validator integer_range(std::int64_t lo, std::int64_t hi);
+
 /// The exact command line, shell-quoted where needed.
 const std::string& command_line();
 void set_command_line(int argc, char** argv);

@@ -37,7 +37,7 @@ void register_ceilings(CLI::App& cli, runner_list& runners) {
     CLI::App* sub = cli.add_subcommand("ceilings", "Measure the device's peak FLOP/s, bandwidth and dispatch overhead");
     sub->add_option("--device,-d", cmd->device, "auto (the best available), cpu, cuda, cuda:N");
     sub->add_option("--threads,-t", cmd->threads, "CPU threads (default: every CPU this process may use)")
-        ->check(CLI::Range(0, 4096));
+        ->check(integer_range(0, 4096));
     sub->add_flag("--recalibrate", cmd->recalibrate, "Measure again even when cached");
     sub->add_flag("--quick", cmd->quick, "Smaller problems and fewer samples");
     cmd->out.add_to(*sub, {"table", "json"});

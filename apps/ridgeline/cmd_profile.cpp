@@ -234,13 +234,13 @@ void register_profile(CLI::App& cli, runner_list& runners) {
     cmd->model.add_to(*sub);
     sub->add_option("--device,-d", cmd->device, "auto (the best available), cpu, cpu-ref, cuda, cuda:N");
     sub->add_option("--threads,-t", cmd->threads, "CPU threads (default: every CPU this process may use)")
-        ->check(CLI::Range(0, 4096));
+        ->check(integer_range(0, 4096));
     cmd->warmup = sub->add_option("--warmup", cmd->given.warmup_runs, "Warm-up runs before the first sample (default 3)")
-                      ->check(CLI::Range(0, 1000000));
+                      ->check(integer_range(0, 1000000));
     cmd->warmup_ms = sub->add_option("--warmup-ms", cmd->given.warmup_ms, "Minimum warm-up time in ms (default 20)")
                          ->check(finite_range(0.0, 3.6e6));
     cmd->min_samples = sub->add_option("--min-samples", cmd->given.min_samples, "Minimum samples per layer (default 10)")
-                           ->check(CLI::Range(1, 1000000));
+                           ->check(integer_range(1, 1000000));
     cmd->min_time = sub->add_option("--min-time", cmd->given.min_time_s, "Minimum sampling time per layer in s (default 0.05)")
                         ->check(finite_range(0.0, 3600.0));
     cmd->max_noise = sub->add_option("--max-noise", cmd->given.max_noise,

@@ -356,7 +356,7 @@ void register_sweep(CLI::App& cli, runner_list& runners) {
         ->check(CLI::IsMember({"prefill", "decode"}));
     sub->add_option("--kv-len", cmd->kv_lens, "Decode: tokens in the KV cache, one size or a list (then one --batch)");
     sub->add_option("--seq", cmd->seq, "Prefill: tokens per sequence")
-        ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(1) << 40));
+        ->check(integer_range(1, std::int64_t{1} << 40));
     sub->add_option("--to", cmd->to, "With --phase: also predict each step on this device (a datasheet entry or a "
                                      "ceilings JSON; see `ridgeline predict --list-targets`)");
     sub->add_option("--input,-i", cmd->inputs, "Input shape(s); dimension 0 is replaced by each batch size "
@@ -364,7 +364,7 @@ void register_sweep(CLI::App& cli, runner_list& runners) {
     sub->add_option("--batch,-b", cmd->batches, "Comma-separated batch sizes (default 1,8,32,128,512)");
     sub->add_option("--device,-d", cmd->device, "auto, cpu, cpu-ref, cuda, cuda:N");
     sub->add_option("--dtype", cmd->dtype, "fp32, tf32, fp16, bf16")->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
-    sub->add_option("--threads,-t", cmd->threads, "CPU threads")->check(CLI::Range(0, 4096));
+    sub->add_option("--threads,-t", cmd->threads, "CPU threads")->check(integer_range(0, 4096));
     sub->add_option("--cache", cmd->cache, "hot or cold")->check(CLI::IsMember({"hot", "cold"}));
     sub->add_flag("--quick", cmd->quick, "A fast look (see profile --quick)");
     sub->add_flag("--recalibrate", cmd->recalibrate, "Measure the device's ceilings again");

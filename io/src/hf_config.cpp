@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -45,13 +46,33 @@ public:
         used_.insert(key);
         return doc_.contains(key) && !doc_[key].is_null();
     }
+    /// has(), but a null value is refused: for flags, numbers and words Hugging Face's modelling code reads None as
+    /// false (`if config.enable_bias:`) or fails later (`eps=None`), never as the class default, so taking the
+    /// default would count another model silently.
+    bool given(const std::string& key) {
+        used_.insert(key);
+        if (!doc_.contains(key)) return false;
+        if (doc_[key].is_null())
+            fail(key, "is null; give its value (Hugging Face's modelling code does not read null as the " +
+                          (type_.empty() ? std::string("family") : type_) + " default)");
+        return true;
+    }
+    /// An integer >= minimum; absent, the fallback; null is refused (given()).
     std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t minimum = 1) {
-        if (!has(key)) return fallback;
+        if (!given(key)) return fallback;
         const json& v = doc_[key];
         if (!v.is_number_integer()) fail(key, "must be an integer >= " + std::to_string(minimum) + ", got " + v.dump());
         const std::int64_t x = v.get<std::int64_t>();
         if (x < minimum) fail(key, "must be an integer >= " + std::to_string(minimum) + ", got " + v.dump());
         return x;
+    }
+    /// An integer whose config class reads null as "derive it" (head_dim, n_inner, word_embed_proj_dim,
+    /// num_key_value_heads: `x if x is not None else ...`): `absent` when the key is missing, `if_null` when null.
+    std::int64_t integer_or_null(const std::string& key, std::int64_t absent, std::int64_t if_null) {
+        used_.insert(key);
+        if (!doc_.contains(key)) return absent;
+        if (doc_[key].is_null()) return if_null;
+        return integer(key, absent);
     }
     /// A window size where null means no window (MistralConfig, Qwen2Config: `sliding_window: null` turns it off): the
     /// fallback when the key is absent, 0 when it is null.
@@ -84,19 +105,19 @@ public:
         return integer(key, 0, minimum);
     }
     double number(const std::string& key, double fallback) {
-        if (!has(key)) return fallback;
+        if (!given(key)) return fallback;
         const json& v = doc_[key];
         if (!v.is_number()) fail(key, "must be a number, got " + v.dump());
         return v.get<double>();
     }
     bool boolean(const std::string& key, bool fallback) {
-        if (!has(key)) return fallback;
+        if (!given(key)) return fallback;
         const json& v = doc_[key];
         if (!v.is_boolean()) fail(key, "must be true or false, got " + v.dump());
         return v.get<bool>();
     }
     std::string word(const std::string& key, const std::string& fallback) {
-        if (!has(key)) return fallback;
+        if (!given(key)) return fallback;
         const json& v = doc_[key];
         if (!v.is_string()) fail(key, "must be a string, got " + v.dump());
         return v.get<std::string>();
@@ -104,7 +125,7 @@ public:
     /// A key whose only modelled value is `expected` (cross-attention, a decoder flag): refused otherwise.
     template <class T>
     void only(const std::string& key, const T& expected, const std::string& why) {
-        if (!has(key)) return;
+        if (!given(key)) return;
         if (doc_[key] != json(expected)) fail(key, "is " + doc_[key].dump() + ": " + why);
     }
     const json& at(const std::string& key) const { return doc_[key]; }
@@ -133,7 +154,9 @@ void read_rope(reader& r, core::transformer_config& c, const std::string& label)
     c.rope.theta = r.number("rope_theta", 10000.0);
     if (!(c.rope.theta > 0)) r.fail("rope_theta", "must be > 0");
     json s;  // the scaling: rope_scaling, or rope_parameters (transformers 5) less its rope_theta
+    std::string where = "rope_scaling";  // the key the scaling came from, for messages
     if (r.has("rope_parameters")) {
+        where = "rope_parameters";
         const json& p = r.at("rope_parameters");
         if (!p.is_object()) r.fail("rope_parameters", "must be an object or null, got " + p.dump());
         if (r.has("rope_scaling")) r.fail("rope_parameters", "and \"rope_scaling\" are both given: give one");
@@ -156,17 +179,17 @@ void read_rope(reader& r, core::transformer_config& c, const std::string& label)
     }
     const char* type_key = s.contains("rope_type") ? "rope_type" : "type";
     if (!s.contains(type_key) || !s[type_key].is_string())
-        throw core::parse_error(label + ": \"rope_scaling\" needs \"rope_type\" (or \"type\") as a string, got " +
+        throw core::parse_error(label + ": \"" + where + "\" needs \"rope_type\" (or \"type\") as a string, got " +
                                 s.dump());
     const std::string type = s[type_key].get<std::string>();
     auto num = [&](const char* key, double fallback, bool required) {
         if (!s.contains(key) || s[key].is_null()) {
             if (required)
-                throw core::parse_error(label + ": \"rope_scaling\" of type " + type + " needs \"" + key + "\"");
+                throw core::parse_error(label + ": \"" + where + "\" of type " + type + " needs \"" + key + "\"");
             return fallback;
         }
         if (!s[key].is_number())
-            throw core::parse_error(label + ": \"rope_scaling." + key + "\" must be a number, got " + s[key].dump());
+            throw core::parse_error(label + ": \"" + where + "." + key + "\" must be a number, got " + s[key].dump());
         return s[key].get<double>();
     };
     using st = core::rotary::scaling_t;
@@ -176,7 +199,7 @@ void read_rope(reader& r, core::transformer_config& c, const std::string& label)
     else if (type == "yarn") c.rope.scaling = st::yarn;
     else if (type == "llama3") c.rope.scaling = st::llama3;
     else
-        throw core::parse_error(label + ": \"rope_scaling\" type \"" + type +
+        throw core::parse_error(label + ": \"" + where + "\" type \"" + type +
                                 "\" is not modelled (ridgeline has default, linear, dynamic, yarn and llama3)");
     const std::set<std::string> known = {"rope_type", "type", "factor", "original_max_position_embeddings",
                                          "low_freq_factor", "high_freq_factor", "attention_factor", "beta_fast",
@@ -184,23 +207,29 @@ void read_rope(reader& r, core::transformer_config& c, const std::string& label)
     for (const auto& [key, v] : s.items()) {
         (void)v;
         if (!known.count(key))
-            throw core::parse_error(label + ": \"rope_scaling." + key + "\" is not a key ridgeline models (rope type " +
+            throw core::parse_error(label + ": \"" + where + "." + key + "\" is not a key ridgeline models (rope type " +
                                     type + ")");
     }
     if (type == "default") return;
     c.rope.factor = num("factor", 1, true);
-    if (!(c.rope.factor > 0)) throw core::parse_error(label + ": \"rope_scaling.factor\" must be > 0");
+    if (!(c.rope.factor > 0)) throw core::parse_error(label + ": \"" + where + ".factor\" must be > 0");
+    // a length in tokens: a whole number from 1 to 2^40 (a double past int64 must not be converted: undefined)
+    auto tokens = [&](const char* key, std::int64_t fallback, bool required) {
+        const double v = num(key, static_cast<double>(fallback), required);
+        if (!(v >= 1 && v <= static_cast<double>(std::int64_t{1} << 40)) || v != std::floor(v))
+            throw core::parse_error(label + ": \"" + where + "." + key + "\" must be a whole number of tokens from 1 to 2^40, got " +
+                                    s[key].dump());
+        return static_cast<std::int64_t>(v);
+    };
     if (type == "dynamic" || type == "yarn")
-        c.rope.max_position_embeddings = static_cast<std::int64_t>(
-            num("original_max_position_embeddings", static_cast<double>(c.max_position_embeddings), false));
+        c.rope.max_position_embeddings = tokens("original_max_position_embeddings", c.max_position_embeddings, false);
     if (type == "yarn") {
         c.rope.attention_factor = num("attention_factor", 0, false);
         c.rope.beta_fast = num("beta_fast", 32, false);
         c.rope.beta_slow = num("beta_slow", 1, false);
     }
     if (type == "llama3") {
-        c.rope.original_max_position_embeddings =
-            static_cast<std::int64_t>(num("original_max_position_embeddings", 0, true));
+        c.rope.original_max_position_embeddings = tokens("original_max_position_embeddings", 0, true);
         c.rope.low_freq_factor = num("low_freq_factor", 1, true);
         c.rope.high_freq_factor = num("high_freq_factor", 4, true);
     }
@@ -208,7 +237,7 @@ void read_rope(reader& r, core::transformer_config& c, const std::string& label)
     try {
         (void)core::parse_op(core::to_string(core::op{c.rope}));
     } catch (const core::error& e) {
-        throw core::parse_error(label + ": \"rope_scaling\": " + e.what());
+        throw core::parse_error(label + ": \"" + where + "\": " + e.what());
     }
 }
 
@@ -243,8 +272,9 @@ void read_llama_like(reader& r, core::transformer_config& c, const std::string& 
     c.intermediate_size = r.size("intermediate_size", mistral ? 14336 : qwen2 ? 22016 : 11008);
     c.num_layers = r.size("num_hidden_layers", 32);
     c.num_heads = r.size("num_attention_heads", 32);
-    c.num_kv_heads = r.integer("num_key_value_heads", mistral ? 8 : c.num_heads);
-    c.head_dim = r.integer("head_dim", c.hidden_size / c.num_heads);
+    // MistralConfig: absent is 8, null is num_attention_heads ("for backward compatibility"); Llama and Qwen2: both
+    c.num_kv_heads = r.integer_or_null("num_key_value_heads", mistral ? 8 : c.num_heads, c.num_heads);
+    c.head_dim = r.integer_or_null("head_dim", c.hidden_size / c.num_heads, c.hidden_size / c.num_heads);
     c.hidden_act = r.word("hidden_act", "silu");
     c.max_position_embeddings = r.size("max_position_embeddings", mistral ? 4096 * 32 : qwen2 ? 32768 : 2048);
     c.norm_eps = r.eps("rms_norm_eps", 1e-6);
@@ -309,6 +339,8 @@ void read_architectures(reader& r, core::transformer_config& c, const std::strin
     if (!r.has("architectures")) return;
     const json& a = r.at("architectures");
     if (!a.is_array() || a.empty()) r.fail("architectures", "must be a list of class names, got " + a.dump());
+    if (a.size() > 1)  // which head to build would be a guess
+        r.fail("architectures", "names " + std::to_string(a.size()) + " classes (" + a.dump() + "); give the one to build");
     static const std::map<std::string, std::pair<std::string, std::string>> classes = {  // lm, base
         {"bert", {"", "BertModel"}},           {"gpt2", {"GPT2LMHeadModel", "GPT2Model"}},
         {"opt", {"OPTForCausalLM", "OPTModel"}}, {"llama", {"LlamaForCausalLM", "LlamaModel"}},
@@ -344,8 +376,8 @@ core::transformer_config parse_hf_config(const nlohmann::json& doc, std::string_
     r.set_type(type);
     core::transformer_config c;
     c.name = r.has("_name_or_path") && doc["_name_or_path"].is_string() && !doc["_name_or_path"].get<std::string>().empty()
-                 ? doc["_name_or_path"].get<std::string>()
-                 : std::string(fallback_name);
+                 ? core::printable(doc["_name_or_path"].get<std::string>())
+                 : core::printable(std::string(fallback_name));
     c.source = lab;
     if (type == "bert") {
         c.family = transformer_family::bert;
@@ -370,7 +402,7 @@ core::transformer_config parse_hf_config(const nlohmann::json& doc, std::string_
         c.hidden_size = r.size("n_embd", 768);
         c.num_layers = r.size("n_layer", 12);
         c.num_heads = r.size("n_head", 12);
-        c.intermediate_size = r.integer("n_inner", 4 * c.hidden_size);
+        c.intermediate_size = r.integer_or_null("n_inner", 4 * c.hidden_size, 4 * c.hidden_size);
         c.hidden_act = r.word("activation_function", "gelu_new");
         c.norm_eps = r.eps("layer_norm_epsilon", 1e-5);
         c.scale_attn_weights = r.boolean("scale_attn_weights", true);
@@ -385,7 +417,7 @@ core::transformer_config parse_hf_config(const nlohmann::json& doc, std::string_
         c.intermediate_size = r.size("ffn_dim", 3072);
         c.num_heads = r.size("num_attention_heads", 12);
         c.max_position_embeddings = r.size("max_position_embeddings", 2048);
-        c.word_embed_proj_dim = r.integer("word_embed_proj_dim", c.hidden_size);
+        c.word_embed_proj_dim = r.integer_or_null("word_embed_proj_dim", c.hidden_size, c.hidden_size);
         c.pre_norm = r.boolean("do_layer_norm_before", true);
         c.final_norm = !r.boolean("_remove_final_layer_norm", false);
         c.hidden_act = r.word("activation_function", "relu");

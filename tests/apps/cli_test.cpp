@@ -41,6 +41,9 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
         {{"summary", "--model", "resnet18", "--format", "xml"}, "--format"},
         {{"summary", "--model", "resnet18", "--batch", "0"}, "--batch"},
         {{"summary", "--model", "resnet18", "--bogus"}, "--bogus"},
+        // integers are decimal, as in layer strings (CLI11 alone reads 0x10 as 16 and 010 as 8)
+        {{"summary", "--model", "gpt2", "--seq", "0x10"}, "\"0x10\" is not a decimal integer"},
+        {{"summary", "--model", "resnet18", "--batch", "010"}, "\"010\" is not a decimal integer"},
         {{"profile-everything"}, "unknown command \"profile-everything\""},
     };
     for (const auto& k : cases) {

@@ -233,3 +233,20 @@ TEST(CliTransformer, CompareAndPredictKeepThePass) {
     EXPECT_EQ(run_ridgeline({"compare", file["16"], pred}).exit_code, 0);
     EXPECT_EQ(run_ridgeline({"compare", file["8"], pred}).exit_code, 1);
 }
+
+TEST(CliTransformer, CountsTooLargeNameTheConfigsSizes) {
+    // hidden 2^20 x intermediate 2^40 MACs per token overflow int64 (2^60 x 2048 tokens = 2^71 > 2^63): the error
+    // names the first layer it breaks in and the sizes of the file that made it
+    const auto dir = ridgeline::test::scratch_dir() / "huge-mlp";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "config.json") << R"({"model_type": "llama", "hidden_size": 1048576, "num_attention_heads": 8,
+        "intermediate_size": 1099511627776, "num_hidden_layers": 2, "vocab_size": 32000, "max_position_embeddings": 4096})";
+    auto r = run_ridgeline({"summary", "--hf-config", (dir / "config.json").string()});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("\"model.layers.0.mlp.gate_proj\": linear macs: count does not fit in int64"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("hidden_size 1048576, intermediate_size 1099511627776, vocab_size 32000, 2 layers, prefill of "
+                         "2048 tokens at batch 1: too large to count"),
+              std::string::npos)
+        << r.err;
+}

@@ -313,3 +313,54 @@ TEST(HfConfig, MessagesUseTheFilesOwnKeys) {
         EXPECT_EQ(std::string(e.what()).find("[json.exception"), std::string::npos) << e.what();
     }
 }
+
+TEST(HfConfig, NullIsNeverTheClassDefault) {
+    // Hugging Face's modelling code reads a null flag as false (`bias=config.enable_bias` -> nn.Linear(bias=None): no
+    // bias) and fails on a null eps or activation, so taking the class default for null would count another model:
+    // opt-125m with enable_bias true has 125,239,296 parameters, with false 125,156,352 (82,944 = 12 blocks x
+    // (4 x 768 + 3072 + 768) biases). Each such null is refused by name.
+    for (const char* key : {"enable_bias", "do_layer_norm_before", "layer_norm_elementwise_affine", "tie_word_embeddings",
+                            "activation_function"}) {
+        const std::string e = error_of(json{{"model_type", "opt"}, {key, nullptr}});
+        EXPECT_NE(e.find(std::string("\"") + key + "\" is null; give its value"), std::string::npos) << key << ": " << e;
+    }
+    EXPECT_NE(error_of(json{{"model_type", "llama"}, {"rms_norm_eps", nullptr}}).find("\"rms_norm_eps\" is null"),
+              std::string::npos);
+    EXPECT_NE(error_of(json{{"model_type", "bert"}, {"add_cross_attention", nullptr}}).find("\"add_cross_attention\" is null"),
+              std::string::npos);
+    // where the class reads null as "derive it" (`x if x is not None else ...`), null is that: GPT2's n_inner (4 x
+    // n_embd), head_dim (hidden_size / heads), and MistralConfig's num_key_value_heads, whose absent default is 8
+    // but whose null is num_attention_heads ("for backward compatibility")
+    EXPECT_EQ(io::parse_hf_config(json{{"model_type", "gpt2"}, {"n_embd", 64}, {"n_head", 4}, {"n_inner", nullptr}}, "c", "m")
+                  .intermediate_size,
+              256);
+    EXPECT_EQ(io::parse_hf_config(json{{"model_type", "mistral"}}, "c", "m").num_kv_heads, 8);
+    EXPECT_EQ(io::parse_hf_config(json{{"model_type", "mistral"}, {"num_key_value_heads", nullptr}}, "c", "m").num_kv_heads,
+              32);
+    EXPECT_EQ(io::parse_hf_config(json{{"model_type", "llama"}, {"head_dim", nullptr}}, "c", "m").head_dim, 4096 / 32);
+}
+
+TEST(HfConfig, NamesAndLengthsAreChecked) {
+    // a name with control characters is shown escaped, never raw (it reaches the table's header and every warning)
+    const auto named = io::parse_hf_config(json{{"model_type", "llama"}, {"_name_or_path", "evil\n\x1b[2Jname"}}, "c", "m");
+    EXPECT_EQ(named.name.find('\n'), std::string::npos) << named.name;
+    EXPECT_EQ(named.name.find('\x1b'), std::string::npos) << named.name;
+    // a length of tokens in the rope scaling is a whole number in range: 1e30 would overflow int64 (undefined), 100.7
+    // would truncate silently
+    for (const double bad : {1e30, 100.7, 0.0}) {
+        json r = json{{"model_type", "llama"},
+                      {"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+                                        {"high_freq_factor", 4.0}, {"original_max_position_embeddings", bad}}}};
+        EXPECT_NE(error_of(r).find("\"rope_scaling.original_max_position_embeddings\" must be a whole number of tokens"),
+                  std::string::npos)
+            << bad << ": " << error_of(r);
+    }
+    // a bad key inside rope_parameters is named as rope_parameters', not rope_scaling's
+    EXPECT_NE(error_of(json{{"model_type", "llama"}, {"rope_parameters", {{"rope_type", "linear"}, {"factor", 2.0}, {"wat", 1}}}})
+                  .find("\"rope_parameters.wat\" is not a key ridgeline models"),
+              std::string::npos);
+    // two architectures would leave the head to a guess
+    EXPECT_NE(error_of(json{{"model_type", "llama"}, {"architectures", {"LlamaModel", "LlamaForCausalLM"}}})
+                  .find("\"architectures\" names 2 classes"),
+              std::string::npos);
+}
