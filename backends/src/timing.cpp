@@ -69,13 +69,8 @@ stop_reason stopping_rule::after_budget(double elapsed_s, double lost_s, std::in
 }
 
 timing_options timing_options::quick() {
-    timing_options o;
-    o.warmup_runs = 1;
-    o.warmup_ms = 5.0;
-    o.min_samples = 5;
-    o.min_time_s = 0.01;
-    o.max_noise = 0.05;
-    o.max_time_s = 0.2;
+    timing_options o{
+        .warmup_runs = 1, .warmup_ms = 5.0, .min_samples = 5, .min_time_s = 0.01, .max_noise = 0.05, .max_time_s = 0.2};
     return o;
 }
 

@@ -123,10 +123,14 @@ plan make_plan(backends::backend& b, const cpu_info& info, const backends::ceili
     const std::int64_t dram = std::max<std::int64_t>(c.dram_level_bytes(), std::int64_t{128} << 20);
     const std::int64_t available = available_memory_bytes();
     const std::int64_t cap = available > 0 ? available / 4 : std::int64_t{4} << 30;
+    // --quick stops at the first point past the last cache level (where the fall to DRAM shows, which sets the
+    // last level where the OS gives no topology): its DRAM roof is STREAM's alone, and the gigabytes of the DRAM
+    // level's sweep points (allocated, touched and streamed three times) are most of a quick calibration's time
+    const std::int64_t last_level = c.last_level_cache_bytes > 0 ? c.last_level_cache_bytes : dram / 4;
     for (std::int64_t ws = 49'152; ws <= cap; ws *= quick ? 4 : 2) {
         p.sweep.push_back(ws);
         p.steps.emplace_back("sweep " + mb(ws), 3 * per_kernel + static_cast<double>(ws) / 2e9);
-        if (ws >= dram) break;
+        if (ws >= dram || (quick && ws > last_level)) break;
     }
     p.stream_bytes = std::min(3 * dram, cap * 3 / 4);
     for (const char* k : {"copy", "triad", "read"})
@@ -294,6 +298,7 @@ void calibration::stream_and_dram_roof() {
         backends::timing_options longer = protocol;
         longer.min_time_s *= 4;
         longer.max_time_s *= 4;
+        if (quick) longer.min_samples = 3;  // a pass over gigabytes takes 0.1-0.3 s: 3 of them, the best kept
         step.next("STREAM copy " + mb(p.stream_bytes));  // the size the sweep settled (a cache read from it)
         if (!stopped()) c.copy_gbs = stream_gbs(s, stream_kernel::copy, longer, options, c, "copy");
         step.next("STREAM triad " + mb(p.stream_bytes));

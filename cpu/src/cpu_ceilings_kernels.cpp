@@ -150,24 +150,17 @@ backends::timing_options ceiling_protocol(bool quick) {
     // a ceiling is the best clean sample, not a median: no noise target (the median's CI says nothing of the best),
     // a fixed window instead. A few dozen samples find the best as well as hundreds do on a quiet machine, and on
     // a busy one no budget of seconds helps: the spot check raises a roof that a later run finds higher.
-    backends::timing_options o;
-    o.warmup_runs = quick ? 1 : 2;
-    o.warmup_ms = quick ? 3 : 10;
-    o.min_samples = quick ? 5 : 10;
-    o.min_time_s = quick ? 0.015 : 0.06;
-    o.max_noise = 1e9;  // met at once: sampling stops at min_samples and min_time
-    o.max_time_s = quick ? 0.04 : 0.2;
-    return o;
+    return backends::timing_options{.warmup_runs = quick ? 1 : 2,
+                                    .warmup_ms = quick ? 3.0 : 10.0,
+                                    .min_samples = quick ? 5 : 10,
+                                    .min_time_s = quick ? 0.015 : 0.06,
+                                    .max_noise = 1e9,  // met at once: sampling stops at min_samples and min_time
+                                    .max_time_s = quick ? 0.04 : 0.2};
 }
 
 backends::timing_options spot_protocol() {
-    backends::timing_options o;
-    o.warmup_runs = 1;
-    o.warmup_ms = 5;
-    o.min_samples = 5;
-    o.min_time_s = 0.01;
-    o.max_noise = 0.02;
-    o.max_time_s = 0.03;
+    backends::timing_options o{
+        .warmup_runs = 1, .warmup_ms = 5, .min_samples = 5, .min_time_s = 0.01, .max_noise = 0.02, .max_time_s = 0.03};
     return o;
 }
 

@@ -48,13 +48,8 @@ std::string fixed(double v, int digits) {
 /// The timing protocol for ceilings: enough samples for a stable median, bounded in time.
 backends::timing_options ceilings_protocol(bool quick) {
     if (quick) return backends::timing_options::quick();
-    backends::timing_options t;
-    t.warmup_runs = 3;
-    t.warmup_ms = 50;
-    t.min_samples = 10;
-    t.min_time_s = 0.1;
-    t.max_noise = 0.01;
-    t.max_time_s = 1.0;
+    backends::timing_options t{
+        .warmup_runs = 3, .warmup_ms = 50, .min_samples = 10, .min_time_s = 0.1, .max_noise = 0.01, .max_time_s = 1.0};
     return t;
 }
 

@@ -148,13 +148,8 @@ private:
 };
 
 timing_options protocol() {
-    timing_options o;
-    o.warmup_runs = 1;
-    o.warmup_ms = 0;
-    o.min_samples = 10;
-    o.min_time_s = 0;
-    o.max_noise = 0.02;
-    o.max_time_s = 0.05;
+    timing_options o{
+        .warmup_runs = 1, .warmup_ms = 0, .min_samples = 10, .min_time_s = 0, .max_noise = 0.02, .max_time_s = 0.05};
     return o;
 }
 

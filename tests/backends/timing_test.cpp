@@ -69,12 +69,7 @@ TEST(Timing, PerRunTimeIsSampleTimeOverTheRealRunCount) {
     fake_world w{0, {10'000.0}};
     fake_timer t(w, 1e6, 0);  // 1 ms resolution
     fake_clock c(w);
-    timing_options o;
-    o.warmup_runs = 3;
-    o.warmup_ms = 0;
-    o.min_samples = 10;
-    o.min_time_s = 0;
-    o.max_time_s = 100;
+    timing_options o{.warmup_runs = 3, .warmup_ms = 0, .min_samples = 10, .min_time_s = 0, .max_time_s = 100};
     const timing_result r = measure([&] { w.run(); }, t, o, {}, &c);
     EXPECT_EQ(r.runs_per_sample, 100000);
     // the 1 ms clock quantises a 1 s sample by at most 1 ms: 0.1%
@@ -96,13 +91,8 @@ TEST(Timing, StopsAtMaxTimeWhenTooNoisy) {
     fake_world w{0, {1e6, 3e6}};
     fake_timer t(w, 1.0, 0);
     fake_clock c(w);
-    timing_options o;
-    o.warmup_runs = 2;
-    o.warmup_ms = 0;
-    o.min_samples = 10;
-    o.min_time_s = 0;
-    o.max_noise = 0.02;
-    o.max_time_s = 0.5;
+    timing_options o{
+        .warmup_runs = 2, .warmup_ms = 0, .min_samples = 10, .min_time_s = 0, .max_noise = 0.02, .max_time_s = 0.5};
     o.stable_min_samples = 0;  // the noise_stable exit off: the budget is the only exit left (next test: on)
     const timing_result r = measure([&] { w.run(); }, t, o, {}, &c);
     EXPECT_FALSE(r.noise_target_met);
@@ -125,10 +115,7 @@ TEST(Timing, StopsWhenTheNoiseSettlesAboveTheTarget) {
     fake_world w{0, {1e6, 3e6}};
     fake_timer t(w, 1.0, 0);
     fake_clock c(w);
-    timing_options o;
-    o.warmup_runs = 2;
-    o.warmup_ms = 0;
-    o.min_time_s = 0;
+    timing_options o{.warmup_runs = 2, .warmup_ms = 0, .min_time_s = 0};
     const timing_result r = measure([&] { w.run(); }, t, o, {}, &c);
     EXPECT_EQ(r.stop_reason, stop_reason::noise_stable);
     EXPECT_FALSE(r.noise_target_met);
@@ -149,11 +136,7 @@ TEST(Timing, ANarrowingCiIsNeverCalledStable) {
     fake_world w{0, times};
     fake_timer t(w, 1.0, 0);
     fake_clock c(w);
-    timing_options o;
-    o.warmup_runs = 2;
-    o.warmup_ms = 0;
-    o.min_time_s = 0;
-    o.max_time_s = 100;
+    timing_options o{.warmup_runs = 2, .warmup_ms = 0, .min_time_s = 0, .max_time_s = 100};
     const timing_result r = measure([&] { w.run(); }, t, o, {}, &c);
     EXPECT_EQ(r.stop_reason, stop_reason::noise_target_met);
     EXPECT_TRUE(r.noise_target_met);
@@ -237,12 +220,7 @@ TEST(Timing, ColdCacheFlushesBeforeEverySampleWithOneRunEach) {
     fake_world w{0, {1e5}};
     fake_timer t(w, 1.0, 0);
     fake_clock c(w);
-    timing_options o;
-    o.cache = cache_mode::cold;
-    o.warmup_runs = 2;
-    o.warmup_ms = 0;
-    o.min_samples = 10;
-    o.min_time_s = 0;
+    timing_options o{.warmup_runs = 2, .warmup_ms = 0, .min_samples = 10, .min_time_s = 0, .cache = cache_mode::cold};
     int flushes = 0;
     const timing_result r = measure([&] { w.run(); }, t, o, [&] { ++flushes; }, &c);
     EXPECT_EQ(r.runs_per_sample, 1);
@@ -255,10 +233,7 @@ TEST(Timing, InterruptionStopsBetweenSamples) {
     fake_timer t(w, 1.0, 0);
     fake_clock c(w);
     std::atomic<bool> stop{false};
-    timing_options o;
-    o.warmup_ms = 0;
-    o.min_samples = 1000;
-    o.max_time_s = 100;
+    timing_options o{.warmup_ms = 0, .min_samples = 1000, .max_time_s = 100};
     int calls = 0;
     const timing_result r = measure(
         [&] {

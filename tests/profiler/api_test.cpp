@@ -20,13 +20,8 @@ TEST(Api, Counts) {
 TEST(Api, MeasureLatencyOfACallable) {
     // a callable that sleeps 2 ms: the median is at least 2 ms (sleep never returns early) and the
     // statistics are consistent
-    backends::timing_options o;
-    o.warmup_runs = 1;
-    o.warmup_ms = 0;
-    o.min_samples = 5;
-    o.min_time_s = 0;
-    o.max_time_s = 0.2;
-    o.max_noise = 0.5;
+    backends::timing_options o{
+        .warmup_runs = 1, .warmup_ms = 0, .min_samples = 5, .min_time_s = 0, .max_noise = 0.5, .max_time_s = 0.2};
     const auto t = measure_latency([] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }, o);
     EXPECT_GE(t.samples, 5);
     EXPECT_GE(t.stats.median, 2.0);
