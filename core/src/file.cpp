@@ -15,6 +15,8 @@ std::string read_regular_file(const std::filesystem::path& path, std::string_vie
     const std::string at(label);
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
+    if (ec && ec.value() != ENOENT && ec.value() != ENOTDIR)  // a loop of links, a folder that cannot be searched
+        throw parse_error(at + ": cannot reach the file (" + ec.message() + ")");
     if (!fs::exists(st)) throw parse_error(at + ": no such file");
     if (fs::is_directory(st)) throw parse_error(at + ": is a directory, not a file");
     if (!fs::is_regular_file(st))
@@ -36,6 +38,32 @@ std::string read_regular_file(const std::filesystem::path& path, std::string_vie
     }
     ::close(fd);
     return bytes;
+}
+
+void check_json_text(std::string_view text, std::string_view label, int max_depth) {
+    bool in_string = false, escaped = false;
+    int depth = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '\0')
+            throw parse_error(std::string(label) + ": not valid JSON: a NUL byte at offset " + std::to_string(i));
+        if (in_string) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') in_string = false;
+            continue;
+        }
+        if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > max_depth)
+                throw parse_error(std::string(label) + ": not valid JSON for ridgeline: nested deeper than " +
+                                  std::to_string(max_depth) + " levels at offset " + std::to_string(i) +
+                                  " (no file ridgeline reads nests so deep)");
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
 }
 
 }  // namespace ridgeline::core

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "ridgeline/core/checked.hpp"
 #include "ridgeline/core/error.hpp"
 
 namespace ridgeline::core {
@@ -30,22 +31,31 @@ void transformer_config::validate() const {
     positive(num_layers, "num_hidden_layers");
     positive(num_heads, "num_attention_heads");
     positive(num_kv_heads, "num_key_value_heads");
+    const bool rotary_family = family == transformer_family::llama || family == transformer_family::mistral ||
+                               family == transformer_family::qwen2;
+    // a family without a head_dim key splits hidden_size into the heads (GPT2Attention: "embed_dim must be
+    // divisible by num_heads"): said in those keys, before the head_dim they imply
+    if (!rotary_family && hidden_size % num_heads != 0)
+        throw error(where + "hidden_size " + std::to_string(hidden_size) + " is not a multiple of num_attention_heads " +
+                    std::to_string(num_heads));
     positive(head_dim, "head_dim");
+    (void)checked::mul(num_heads, head_dim, where + "num_attention_heads x head_dim");
+    if (max_position_embeddings > max_transformer_positions)
+        throw error(where + "max_position_embeddings " + std::to_string(max_position_embeddings) +
+                    " is more than ridgeline builds (2^40 positions)");
     positive(intermediate_size, "intermediate_size");
     // the largest published decoders have about 130 blocks; a count far beyond it is a mistake, and each block is
     // built and counted (a model of 2^40 blocks would fill any memory before it was refused)
     if (num_layers > max_transformer_layers)
         throw error(where + "num_hidden_layers " + std::to_string(num_layers) + " is more than ridgeline builds (" +
                     std::to_string(max_transformer_layers) + " blocks)");
-    if (family != transformer_family::llama && family != transformer_family::mistral &&
-        family != transformer_family::qwen2 && head_dim * num_heads != hidden_size)
+    if (!rotary_family && head_dim * num_heads != hidden_size)
         throw error(where + "hidden_size " + std::to_string(hidden_size) + " is not a multiple of num_attention_heads " +
                     std::to_string(num_heads));
     if (num_heads % num_kv_heads != 0)
         throw error(where + "num_attention_heads " + std::to_string(num_heads) + " is not a multiple of " +
                     "num_key_value_heads " + std::to_string(num_kv_heads));
-    if (head_dim % 2 != 0 && (family == transformer_family::llama || family == transformer_family::mistral ||
-                              family == transformer_family::qwen2))
+    if (head_dim % 2 != 0 && rotary_family)
         throw error(where + "head_dim " + std::to_string(head_dim) + " is odd: rotary embeddings rotate pairs");
     if (!(norm_eps >= 0)) throw error(where + "the norm's eps must be >= 0");
     if (sliding_window < 0) throw error(where + "sliding_window must be >= 1 (or null)");
@@ -53,7 +63,7 @@ void transformer_config::validate() const {
     bool known = false;
     for (const char* a : acts) known = known || hidden_act == a;
     if (!known)
-        throw error(where + "hidden_act \"" + hidden_act +
+        throw error(where + "hidden_act \"" + printable(hidden_act) +
                     "\" is not one ridgeline models (gelu, gelu_python, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, silu, swish)");
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -35,6 +36,16 @@ const std::set<std::string> harmless = {
     "length_penalty", "no_repeat_ngram_size", "early_stopping", "num_return_sequences", "forced_bos_token_id",
     "forced_eos_token_id", "remove_invalid_values", "_attn_implementation", "attn_implementation"};
 
+/// A value for a message: a scalar as JSON, at most 60 characters; a list or object by its size (never dump() a
+/// container whole: one of 20,000 entries would make a 40 KB error line).
+std::string shown(const json& v) {
+    if (v.is_array()) return "a list of " + std::to_string(v.size()) + " entries";
+    if (v.is_object()) return "an object of " + std::to_string(v.size()) + " keys";
+    std::string d = v.dump();
+    if (d.size() > 60) d = d.substr(0, 57) + "...";
+    return d;
+}
+
 class reader {
 public:
     reader(const json& doc, std::string_view label) : doc_(doc), label_(label) {}
@@ -46,6 +57,8 @@ public:
         used_.insert(key);
         return doc_.contains(key) && !doc_[key].is_null();
     }
+    /// Whether the key is in the file with the value null.
+    bool present_null(const std::string& key) const { return doc_.contains(key) && doc_[key].is_null(); }
     /// has(), but a null value is refused: for flags, numbers and words Hugging Face's modelling code reads None as
     /// false (`if config.enable_bias:`) or fails later (`eps=None`), never as the class default, so taking the
     /// default would count another model silently.
@@ -61,16 +74,21 @@ public:
     std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t minimum = 1) {
         if (!given(key)) return fallback;
         const json& v = doc_[key];
-        if (!v.is_number_integer()) fail(key, "must be an integer >= " + std::to_string(minimum) + ", got " + v.dump());
+        if (!v.is_number_integer()) fail(key, "must be an integer >= " + std::to_string(minimum) + ", got " + shown(v));
         const std::int64_t x = v.get<std::int64_t>();
-        if (x < minimum) fail(key, "must be an integer >= " + std::to_string(minimum) + ", got " + v.dump());
+        if (x < minimum) fail(key, "must be an integer >= " + std::to_string(minimum) + ", got " + shown(v));
         return x;
     }
     /// An integer whose config class reads null as "derive it" (head_dim, n_inner, word_embed_proj_dim,
     /// num_key_value_heads: `x if x is not None else ...`): `absent` when the key is missing, `if_null` when null.
-    std::int64_t integer_or_null(const std::string& key, std::int64_t absent, std::int64_t if_null) {
+    /// With `class_default`, an absent key is the class's default and noted in defaulted() as size() notes it.
+    std::int64_t integer_or_null(const std::string& key, std::int64_t absent, std::int64_t if_null,
+                                 bool class_default = false) {
         used_.insert(key);
-        if (!doc_.contains(key)) return absent;
+        if (!doc_.contains(key)) {
+            if (class_default) defaulted_.push_back(key + " " + std::to_string(absent));
+            return absent;
+        }
         if (doc_[key].is_null()) return if_null;
         return integer(key, absent);
     }
@@ -96,7 +114,7 @@ public:
     /// A norm's eps: a number >= 0.
     double eps(const std::string& key, double fallback) {
         const double v = number(key, fallback);
-        if (!(v >= 0)) fail(key, "must be a number >= 0, got " + doc_[key].dump());
+        if (!(v >= 0)) fail(key, "must be a number >= 0, got " + shown(doc_[key]));
         return v;
     }
     const std::vector<std::string>& defaulted() const { return defaulted_; }
@@ -107,26 +125,26 @@ public:
     double number(const std::string& key, double fallback) {
         if (!given(key)) return fallback;
         const json& v = doc_[key];
-        if (!v.is_number()) fail(key, "must be a number, got " + v.dump());
+        if (!v.is_number()) fail(key, "must be a number, got " + shown(v));
         return v.get<double>();
     }
     bool boolean(const std::string& key, bool fallback) {
         if (!given(key)) return fallback;
         const json& v = doc_[key];
-        if (!v.is_boolean()) fail(key, "must be true or false, got " + v.dump());
+        if (!v.is_boolean()) fail(key, "must be true or false, got " + shown(v));
         return v.get<bool>();
     }
     std::string word(const std::string& key, const std::string& fallback) {
         if (!given(key)) return fallback;
         const json& v = doc_[key];
-        if (!v.is_string()) fail(key, "must be a string, got " + v.dump());
+        if (!v.is_string()) fail(key, "must be a string, got " + shown(v));
         return v.get<std::string>();
     }
     /// A key whose only modelled value is `expected` (cross-attention, a decoder flag): refused otherwise.
     template <class T>
     void only(const std::string& key, const T& expected, const std::string& why) {
         if (!given(key)) return;
-        if (doc_[key] != json(expected)) fail(key, "is " + doc_[key].dump() + ": " + why);
+        if (doc_[key] != json(expected)) fail(key, "is " + shown(doc_[key]) + ": " + why);
     }
     const json& at(const std::string& key) const { return doc_[key]; }
     const std::string& label() const { return label_; }
@@ -150,6 +168,12 @@ private:
     std::vector<std::string> defaulted_;
 };
 
+/// GPT-2's MLP width when n_inner is absent or null: 4 x n_embd, which must fit in int64.
+std::int64_t four_times(reader& r, std::int64_t hidden) {
+    if (hidden > INT64_MAX / 4) r.fail("n_embd", "is " + std::to_string(hidden) + ": 4 x n_embd (the MLP's width) does not fit in int64");
+    return 4 * hidden;
+}
+
 void read_rope(reader& r, core::transformer_config& c, const std::string& label) {
     c.rope.theta = r.number("rope_theta", 10000.0);
     if (!(c.rope.theta > 0)) r.fail("rope_theta", "must be > 0");
@@ -158,29 +182,34 @@ void read_rope(reader& r, core::transformer_config& c, const std::string& label)
     if (r.has("rope_parameters")) {
         where = "rope_parameters";
         const json& p = r.at("rope_parameters");
-        if (!p.is_object()) r.fail("rope_parameters", "must be an object or null, got " + p.dump());
+        if (!p.is_object()) r.fail("rope_parameters", "must be an object or null, got " + shown(p));
         if (r.has("rope_scaling")) r.fail("rope_parameters", "and \"rope_scaling\" are both given: give one");
         s = p;
         if (p.contains("rope_theta")) {
             if (!p["rope_theta"].is_number() || !(p["rope_theta"].get<double>() > 0))
-                r.fail("rope_parameters", "needs \"rope_theta\" as a number > 0, got " + p["rope_theta"].dump());
+                r.fail("rope_parameters", "needs \"rope_theta\" as a number > 0, got " + shown(p["rope_theta"]));
             if (r.has("rope_theta") && r.at("rope_theta") != p["rope_theta"])
-                r.fail("rope_theta", "is " + r.at("rope_theta").dump() + " and rope_parameters.rope_theta " +
-                                         p["rope_theta"].dump() + ": give one");
+                r.fail("rope_theta", "is " + shown(r.at("rope_theta")) + " and rope_parameters.rope_theta " +
+                                         shown(p["rope_theta"]) + ": give one");
             c.rope.theta = p["rope_theta"].get<double>();
             s.erase("rope_theta");
         }
         if (!s.contains("rope_type") && !s.contains("type")) s["rope_type"] = "default";
     } else if (r.has("rope_scaling")) {
         s = r.at("rope_scaling");
-        if (!s.is_object()) r.fail("rope_scaling", "must be an object or null, got " + s.dump());
+        if (!s.is_object()) r.fail("rope_scaling", "must be an object or null, got " + shown(s));
     } else {
         return;
     }
+    // LlamaConfig and Qwen2Config copy a legacy "type" over "rope_type": two that differ would be read as the legacy
+    // one, which a reader of the file may not expect; refused
+    if (s.contains("rope_type") && s.contains("type") && s["rope_type"] != s["type"])
+        throw core::parse_error(label + ": \"" + where + "\" has \"rope_type\" " + shown(s["rope_type"]) + " and \"type\" " +
+                                shown(s["type"]) + ": give one");
     const char* type_key = s.contains("rope_type") ? "rope_type" : "type";
     if (!s.contains(type_key) || !s[type_key].is_string())
         throw core::parse_error(label + ": \"" + where + "\" needs \"rope_type\" (or \"type\") as a string, got " +
-                                s.dump());
+                                shown(s));
     const std::string type = s[type_key].get<std::string>();
     auto num = [&](const char* key, double fallback, bool required) {
         if (!s.contains(key) || s[key].is_null()) {
@@ -189,7 +218,7 @@ void read_rope(reader& r, core::transformer_config& c, const std::string& label)
             return fallback;
         }
         if (!s[key].is_number())
-            throw core::parse_error(label + ": \"" + where + "." + key + "\" must be a number, got " + s[key].dump());
+            throw core::parse_error(label + ": \"" + where + "." + key + "\" must be a number, got " + shown(s[key]));
         return s[key].get<double>();
     };
     using st = core::rotary::scaling_t;
@@ -205,20 +234,27 @@ void read_rope(reader& r, core::transformer_config& c, const std::string& label)
                                          "low_freq_factor", "high_freq_factor", "attention_factor", "beta_fast",
                                          "beta_slow"};
     for (const auto& [key, v] : s.items()) {
-        (void)v;
         if (!known.count(key))
             throw core::parse_error(label + ": \"" + where + "." + key + "\" is not a key ridgeline models (rope type " +
                                     type + ")");
+        // a key of another rope type is left alone by this one (as Hugging Face's validation does), but a number
+        // it must be
+        if (key != "rope_type" && key != "type" && !v.is_null() && !v.is_number())
+            throw core::parse_error(label + ": \"" + where + "." + key + "\" must be a number, got " + shown(v));
     }
     if (type == "default") return;
     c.rope.factor = num("factor", 1, true);
     if (!(c.rope.factor > 0)) throw core::parse_error(label + ": \"" + where + ".factor\" must be > 0");
     // a length in tokens: a whole number from 1 to 2^40 (a double past int64 must not be converted: undefined)
     auto tokens = [&](const char* key, std::int64_t fallback, bool required) {
+        if (!s.contains(key) || s[key].is_null()) {  // the fallback is an integer already
+            (void)num(key, 0, required);
+            return fallback;
+        }
         const double v = num(key, static_cast<double>(fallback), required);
         if (!(v >= 1 && v <= static_cast<double>(std::int64_t{1} << 40)) || v != std::floor(v))
             throw core::parse_error(label + ": \"" + where + "." + key + "\" must be a whole number of tokens from 1 to 2^40, got " +
-                                    s[key].dump());
+                                    shown(s[key]));
         return static_cast<std::int64_t>(v);
     };
     if (type == "dynamic" || type == "yarn")
@@ -248,17 +284,17 @@ void read_layer_types(reader& r, const core::transformer_config& c) {
     const json& t = r.at("layer_types");
     if (!t.is_array() || static_cast<std::int64_t>(t.size()) != c.num_layers)
         r.fail("layer_types", "must be a list of " + std::to_string(c.num_layers) + " entries (num_hidden_layers), got " +
-                                  (t.is_array() ? std::to_string(t.size()) + " entries" : t.dump()));
+                                  (t.is_array() ? std::to_string(t.size()) + " entries" : shown(t)));
     for (std::int64_t i = 0; i < c.num_layers; ++i) {
         const bool sliding = c.sliding_window > 0 &&
                              (c.family != transformer_family::qwen2 || i >= c.max_window_layers);
         const std::string expected = sliding ? "sliding_attention" : "full_attention";
         const json& v = t[static_cast<std::size_t>(i)];
         if (!v.is_string() || (v != "full_attention" && v != "sliding_attention"))
-            r.fail("layer_types", "entry " + std::to_string(i) + " is " + v.dump() +
+            r.fail("layer_types", "entry " + std::to_string(i) + " is " + shown(v) +
                                       "; ridgeline models \"full_attention\" and \"sliding_attention\"");
         if (v != expected)
-            r.fail("layer_types", "entry " + std::to_string(i) + " is " + v.dump() + " where sliding_window" +
+            r.fail("layer_types", "entry " + std::to_string(i) + " is " + shown(v) + " where sliding_window" +
                                       (c.family == transformer_family::qwen2 ? " and max_window_layers give " : " gives ") +
                                       "\"" + expected + "\": another per-layer pattern is not modelled");
     }
@@ -267,13 +303,20 @@ void read_layer_types(reader& r, const core::transformer_config& c) {
 void read_llama_like(reader& r, core::transformer_config& c, const std::string& label) {
     // LlamaConfig's defaults, MistralConfig's and Qwen2Config's where they differ
     const bool mistral = c.family == transformer_family::mistral, qwen2 = c.family == transformer_family::qwen2;
+    const bool llama = c.family == transformer_family::llama;
     c.vocab_size = r.size("vocab_size", qwen2 ? 151936 : 32000);
     c.hidden_size = r.size("hidden_size", 4096);
     c.intermediate_size = r.size("intermediate_size", mistral ? 14336 : qwen2 ? 22016 : 11008);
     c.num_layers = r.size("num_hidden_layers", 32);
     c.num_heads = r.size("num_attention_heads", 32);
-    // MistralConfig: absent is 8, null is num_attention_heads ("for backward compatibility"); Llama and Qwen2: both
-    c.num_kv_heads = r.integer_or_null("num_key_value_heads", mistral ? 8 : c.num_heads, c.num_heads);
+    // absent: LlamaConfig's None is num_attention_heads, MistralConfig's default 8, Qwen2Config's 32; null is
+    // num_attention_heads in all three ("for backward compatibility")
+    c.num_kv_heads = llama ? r.integer_or_null("num_key_value_heads", c.num_heads, c.num_heads)
+                           : r.integer_or_null("num_key_value_heads", mistral ? 8 : 32, c.num_heads, true);
+    // Llama and Mistral derive a null head_dim; Qwen2Attention reads getattr(config, "head_dim", ...), which is
+    // None when the key is null, and fails
+    if (qwen2 && r.present_null("head_dim"))
+        r.fail("head_dim", "is null; give its value (Qwen2's attention reads it as given)");
     c.head_dim = r.integer_or_null("head_dim", c.hidden_size / c.num_heads, c.hidden_size / c.num_heads);
     c.hidden_act = r.word("hidden_act", "silu");
     c.max_position_embeddings = r.size("max_position_embeddings", mistral ? 4096 * 32 : qwen2 ? 32768 : 2048);
@@ -338,16 +381,17 @@ void read_architectures(reader& r, core::transformer_config& c, const std::strin
                         std::vector<std::string>* warnings) {
     if (!r.has("architectures")) return;
     const json& a = r.at("architectures");
-    if (!a.is_array() || a.empty()) r.fail("architectures", "must be a list of class names, got " + a.dump());
+    if (!a.is_array() || a.empty()) r.fail("architectures", "must be a list of class names, got " + shown(a));
     if (a.size() > 1)  // which head to build would be a guess
-        r.fail("architectures", "names " + std::to_string(a.size()) + " classes (" + a.dump() + "); give the one to build");
+        r.fail("architectures", "names " + std::to_string(a.size()) + " classes (" + shown(a[0]) + ", " + shown(a[1]) +
+                                    (a.size() > 2 ? ", ..." : "") + "); give the one to build");
     static const std::map<std::string, std::pair<std::string, std::string>> classes = {  // lm, base
         {"bert", {"", "BertModel"}},           {"gpt2", {"GPT2LMHeadModel", "GPT2Model"}},
         {"opt", {"OPTForCausalLM", "OPTModel"}}, {"llama", {"LlamaForCausalLM", "LlamaModel"}},
         {"mistral", {"MistralForCausalLM", "MistralModel"}}, {"qwen2", {"Qwen2ForCausalLM", "Qwen2Model"}}};
     const auto& [lm, base] = classes.at(type);
     for (const auto& v : a) {
-        const std::string name = v.is_string() ? v.get<std::string>() : v.dump();
+        const std::string name = v.is_string() ? v.get<std::string>() : shown(v);
         if (name == base) {
             c.head = type == "bert";  // BertModel has its pooler; a decoder's base model has no LM head
         } else if (!lm.empty() && name == lm) {
@@ -366,8 +410,10 @@ void read_architectures(reader& r, core::transformer_config& c, const std::strin
 
 }  // namespace
 
-core::transformer_config parse_hf_config(const nlohmann::json& doc, std::string_view label,
-                                         std::string_view fallback_name, std::vector<std::string>* warnings) {
+namespace {
+
+core::transformer_config read_config(const nlohmann::json& doc, std::string_view label, std::string_view fallback_name,
+                                     std::vector<std::string>* warnings) {
     const std::string lab(label);
     if (!doc.is_object()) throw core::parse_error(lab + ": a config.json is a JSON object, got " + doc.type_name());
     reader r(doc, label);
@@ -402,7 +448,7 @@ core::transformer_config parse_hf_config(const nlohmann::json& doc, std::string_
         c.hidden_size = r.size("n_embd", 768);
         c.num_layers = r.size("n_layer", 12);
         c.num_heads = r.size("n_head", 12);
-        c.intermediate_size = r.integer_or_null("n_inner", 4 * c.hidden_size, 4 * c.hidden_size);
+        c.intermediate_size = r.integer_or_null("n_inner", four_times(r, c.hidden_size), four_times(r, c.hidden_size));
         c.hidden_act = r.word("activation_function", "gelu_new");
         c.norm_eps = r.eps("layer_norm_epsilon", 1e-5);
         c.scale_attn_weights = r.boolean("scale_attn_weights", true);
@@ -449,9 +495,26 @@ core::transformer_config parse_hf_config(const nlohmann::json& doc, std::string_
     return c;
 }
 
+}  // namespace
+
+core::transformer_config parse_hf_config(const nlohmann::json& doc, std::string_view label,
+                                         std::string_view fallback_name, std::vector<std::string>* warnings) {
+    // every message and warning shown as printable: a value or key of the file may hold control characters
+    std::vector<std::string> own;
+    try {
+        core::transformer_config c = read_config(doc, label, fallback_name, warnings ? &own : nullptr);
+        if (warnings)
+            for (auto& w : own) warnings->push_back(core::printable(w));
+        return c;
+    } catch (const core::parse_error& e) {
+        throw core::parse_error(core::printable(e.what()));
+    }
+}
+
 core::transformer_config read_hf_config(const std::filesystem::path& path, std::vector<std::string>* warnings) {
     const std::string label = path.string();
     const std::string text = core::read_regular_file(path, label);
+    core::check_json_text(text, core::printable(label));
     json doc;
     try {
         doc = json::parse(text);
@@ -459,9 +522,14 @@ core::transformer_config read_hf_config(const std::filesystem::path& path, std::
         throw core::parse_error(core::printable(label + ": not valid JSON (" +
                                                 core::without_json_exception_tag(e.what()) + ")"));
     }
-    return parse_hf_config(doc, label,
-                           path.stem().string() == "config" ? path.parent_path().filename().string() : path.stem().string(),
-                           warnings);
+    // a file named config.json is named by its folder ("./config.json" too: the folder it is in, not ".")
+    std::string name = path.stem().string();
+    if (name == "config") {
+        std::error_code ec;
+        const std::filesystem::path folder = std::filesystem::absolute(path, ec).lexically_normal().parent_path();
+        if (!ec && !folder.filename().empty()) name = folder.filename().string();
+    }
+    return parse_hf_config(doc, label, name, warnings);
 }
 
 std::int64_t default_sequence(const core::transformer_config& c) {

@@ -525,6 +525,7 @@ private:
 }  // namespace
 
 nlohmann::json parse_model_text(std::string_view text, std::string_view label) {
+    core::check_json_text(text, label);
     try {
         strict_keys check{std::string(label)};
         (void)nlohmann::json::sax_parse(text, &check);  // on a syntax error it stops; parse() reports it

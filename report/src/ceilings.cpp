@@ -308,7 +308,9 @@ std::optional<backends::ceilings> load_one(const std::string& fingerprint, bool 
     if (!std::filesystem::exists(path)) return std::nullopt;
     try {
         // read_regular_file: a FIFO or device at the cache's path would block or never end
-        const nlohmann::json j = nlohmann::json::parse(core::read_regular_file(path, path));
+        const std::string text = core::read_regular_file(path, path);
+        core::check_json_text(text, path);
+        const nlohmann::json j = nlohmann::json::parse(text);
         backends::ceilings c = ceilings_from_json(j);
         const std::string schema = j.contains("schema") && j.at("schema").is_string() ? j.at("schema").get<std::string>() : "";
         if (c.fingerprint != fingerprint) why = "it is of another device";

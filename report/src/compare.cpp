@@ -30,6 +30,7 @@ constexpr double max_time_ms = 1e9;
 compare_run load_run(const std::string& path) {
     const std::string text = core::read_regular_file(path, "\"" + path + "\"");
     compare_run r;
+    core::check_json_text(text, "\"" + core::printable(path) + "\"");
     try {
         r.report = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {

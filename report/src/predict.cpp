@@ -131,7 +131,8 @@ prediction_target load_target(const std::string& spec) {
             throw core::error(std::string("predict --to: ") + e.what());
         }
     }
-    const std::string text = core::read_regular_file(spec, "\"" + spec + "\"");
+    const std::string text = core::read_regular_file(spec, "\"" + core::printable(spec) + "\"");
+    core::check_json_text(text, "\"" + core::printable(spec) + "\"");
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);

@@ -3,6 +3,7 @@
 
 #include "helpers.hpp"
 #include "ridgeline/core/error.hpp"
+#include "ridgeline/core/file.hpp"
 
 using namespace ridgeline::core;
 using ridgeline::test::one_layer;
@@ -167,4 +168,26 @@ TEST(Errors, JsonLibraryTagIsDropped) {
     // anything else is kept whole, also a bracket that is not the library's tag
     EXPECT_EQ(without_json_exception_tag("[x] y"), "[x] y");
     EXPECT_EQ(without_json_exception_tag("[json.exception without an end"), "[json.exception without an end");
+}
+
+TEST(Errors, JsonTextsNestedTooDeepOrWithANulAreRefused) {
+    auto message = [](const std::string& text) {
+        try {
+            check_json_text(text, "f.json", 4);
+        } catch (const parse_error& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    // four levels pass, the fifth bracket is refused at its offset (0-based: "[[[[" then "{" at 4)
+    EXPECT_EQ(message("[[[[1]]]]"), "");
+    EXPECT_EQ(message("[[[[{}]]]]"),
+              "f.json: not valid JSON for ridgeline: nested deeper than 4 levels at offset 4 (no file ridgeline reads "
+              "nests so deep)");
+    // brackets inside strings (escaped quotes too) are text, not nesting
+    EXPECT_EQ(message(R"({"a": "[[[[[[\"[[[[", "b": [1]})"), "");
+    // a NUL byte would end the parse early, the rest of the file unread
+    EXPECT_EQ(message(std::string("{\"a\": 1}\0{\"b\": 2}", 17)), "f.json: not valid JSON: a NUL byte at offset 8");
+    // 100,000 levels (a real attack: each recursive dump or copy of it overflows the stack) with the default limit
+    EXPECT_THROW(check_json_text(std::string(100000, '[') + std::string(100000, ']'), "deep.json"), parse_error);
 }

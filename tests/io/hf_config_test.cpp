@@ -338,6 +338,16 @@ TEST(HfConfig, NullIsNeverTheClassDefault) {
     EXPECT_EQ(io::parse_hf_config(json{{"model_type", "mistral"}, {"num_key_value_heads", nullptr}}, "c", "m").num_kv_heads,
               32);
     EXPECT_EQ(io::parse_hf_config(json{{"model_type", "llama"}, {"head_dim", nullptr}}, "c", "m").head_dim, 4096 / 32);
+    // Qwen2Attention reads a null head_dim as None and fails: refused; Qwen2Config's absent num_key_value_heads is its
+    // default 32 (said in the defaults warning), so 14 heads cannot take it, as in Hugging Face
+    EXPECT_NE(error_of(json{{"model_type", "qwen2"}, {"head_dim", nullptr}}).find("\"head_dim\" is null"), std::string::npos);
+    std::vector<std::string> notes;
+    EXPECT_EQ(io::parse_hf_config(json{{"model_type", "qwen2"}}, "c", "m", &notes).num_kv_heads, 32);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("num_key_value_heads 32"), std::string::npos) << notes[0];
+    EXPECT_NE(error_of(json{{"model_type", "qwen2"}, {"hidden_size", 896}, {"num_attention_heads", 14}})
+                  .find("num_attention_heads 14 is not a multiple of num_key_value_heads 32"),
+              std::string::npos);
 }
 
 TEST(HfConfig, NamesAndLengthsAreChecked) {
@@ -359,6 +369,42 @@ TEST(HfConfig, NamesAndLengthsAreChecked) {
     EXPECT_NE(error_of(json{{"model_type", "llama"}, {"rope_parameters", {{"rope_type", "linear"}, {"factor", 2.0}, {"wat", 1}}}})
                   .find("\"rope_parameters.wat\" is not a key ridgeline models"),
               std::string::npos);
+    // a legacy "type" that disagrees with "rope_type" (Llama's config copies "type" over it) is refused; a key of
+    // another rope type is left alone but must be a number
+    EXPECT_NE(error_of(json{{"model_type", "llama"}, {"rope_scaling", {{"rope_type", "linear"}, {"type", "dynamic"}, {"factor", 2.0}}}})
+                  .find("has \"rope_type\" \"linear\" and \"type\" \"dynamic\": give one"),
+              std::string::npos);
+    EXPECT_NE(error_of(json{{"model_type", "llama"},
+                            {"rope_scaling", {{"rope_type", "linear"}, {"factor", 2.0}, {"original_max_position_embeddings", "x"}}}})
+                  .find("\"rope_scaling.original_max_position_embeddings\" must be a number, got \"x\""),
+              std::string::npos);
+    // a dynamic scaling without original_max_position_embeddings takes max_position_embeddings, which is an integer
+    EXPECT_EQ(io::parse_hf_config(json{{"model_type", "llama"}, {"max_position_embeddings", 8192},
+                                       {"rope_scaling", {{"rope_type", "dynamic"}, {"factor", 2.0}}}},
+                                  "c", "m")
+                  .rope.max_position_embeddings,
+              8192);
+    // sizes that overflow int64 are refused by their key, never wrapped: GPT-2's 4 x n_embd, heads x head_dim
+    EXPECT_NE(error_of(json{{"model_type", "gpt2"}, {"n_embd", std::int64_t{1} << 61}, {"n_head", 1}, {"n_layer", 1}})
+                  .find("\"n_embd\" is 2305843009213693952: 4 x n_embd (the MLP's width) does not fit in int64"),
+              std::string::npos);
+    EXPECT_NE(error_of(json{{"model_type", "llama"}, {"hidden_size", 4}, {"num_attention_heads", 2},
+                            {"head_dim", std::int64_t{1} << 62}})
+                  .find("num_attention_heads x head_dim: count does not fit in int64"),
+              std::string::npos);
+    EXPECT_NE(error_of(json{{"model_type", "opt"}, {"max_position_embeddings", INT64_MAX}})
+                  .find("max_position_embeddings 9223372036854775807 is more than ridgeline builds (2^40 positions)"),
+              std::string::npos);
+    // GPT-2 has no head_dim key: more heads than n_embd is said in its own keys
+    EXPECT_NE(error_of(json{{"model_type", "gpt2"}, {"n_embd", 4}, {"n_head", 8}}).find("n_embd 4 is not a multiple of n_head 8"),
+              std::string::npos);
+    // a value shown in a message is cut short: a list of 20,000 entries is named by its size
+    EXPECT_NE(error_of(json{{"model_type", "llama"}, {"hidden_size", json(std::vector<int>(20000, 1))}})
+                  .find("\"hidden_size\" must be an integer >= 1, got a list of 20000 entries"),
+              std::string::npos);
+    // a control character in a value reaches the message escaped
+    const std::string act = error_of(json{{"model_type", "llama"}, {"hidden_act", "\x1b[31mRED\x07"}});
+    EXPECT_NE(act.find("hidden_act \"[U+001B][31mRED[U+0007]\""), std::string::npos) << act;
     // two architectures would leave the head to a guess
     EXPECT_NE(error_of(json{{"model_type", "llama"}, {"architectures", {"LlamaModel", "LlamaForCausalLM"}}})
                   .find("\"architectures\" names 2 classes"),

@@ -62,6 +62,12 @@ TEST(Format, ControlCharactersInANameStayInItsCell) {
     EXPECT_EQ(printable("a\nb\x1b[2J\x7f"), "a[U+000A]b[U+001B][2J[U+007F]");
     EXPECT_EQ(printable("conv\xc3\xa9"), "conv\xc3\xa9");  // UTF-8 stays as it is
     EXPECT_EQ(printable("nel\xc2\x85" "x\xc2\xa0"), "nel[U+0085]x\xc2\xa0");  // C1 NEL shown; no-break space kept
+    // a byte outside valid UTF-8 (a lone 0x9B is CSI to an 8-bit terminal; an overlong 0xC0 0x8A hides a newline)
+    EXPECT_EQ(printable("a\x9b" "31m" "\xc0\x8a"), "a[0x9B]31m[0xC0][0x8A]");
+    // the bidirectional overrides that reorder a line (U+202E, UTF-8 E2 80 AE; U+2066, E2 81 A6) are shown; a
+    // character of three bytes that is not one stays (U+20AC, the euro sign)
+    EXPECT_EQ(printable("x\xe2\x80\xae" "y\xe2\x81\xa6" "\xe2\x82\xac"), "x[U+202E]y[U+2066]\xe2\x82\xac");
+    EXPECT_EQ(printable("\xf0\x9f\x98\x80"), "\xf0\x9f\x98\x80");  // U+1F600: four bytes, kept
     text_table t;
     t.add_column("name", text_table::align::left);
     t.add_row({"a\nb"});

@@ -42,26 +42,48 @@ public:
     using error::error;
 };
 
-/// `s` with each control character shown as its code point, "[U+000A]": C0 (bytes 0x00-0x1F), DEL (0x7F) and C1
-/// (U+0080-U+009F, two bytes in UTF-8), so a name read from a file (an ONNX node, a report's layer) stays on one
-/// line and cannot move a terminal's cursor or change its colours; everything else, UTF-8 included, as it is.
+/// `s` with each control character shown as its code point, "[U+000A]": C0 (bytes 0x00-0x1F), DEL (0x7F), C1
+/// (U+0080-U+009F) and the bidirectional controls that reorder what follows them (U+200E, U+200F, U+202A-U+202E,
+/// U+2066-U+2069: "Trojan Source", CVE-2021-42574); a byte that is not part of valid UTF-8 as "[0x9B]" (a lone 0x9B
+/// is a CSI to an 8-bit terminal). So a name read from a file (an ONNX node, a config, a report's layer) stays on
+/// one line and cannot move a terminal's cursor, change its colours or reorder the line; everything else as it is.
 inline std::string printable(std::string_view s) {
     static constexpr char hex[] = "0123456789ABCDEF";
     auto code = [](unsigned v) {
-        return std::string("[U+00") + hex[(v >> 4) & 15] + hex[v & 15] + "]";
+        std::string c = "[U+";
+        for (int shift = 12; shift >= 0; shift -= 4) c += hex[(v >> shift) & 15];
+        return c + "]";
+    };
+    auto byte = [](unsigned v) { return std::string("[0x") + hex[(v >> 4) & 15] + hex[v & 15] + "]"; };
+    auto hidden = [](unsigned cp) {
+        return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+               (cp >= 0x2066 && cp <= 0x2069);
     };
     std::string out;
     out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
+    for (std::size_t i = 0; i < s.size();) {
         const auto b = static_cast<unsigned char>(s[i]);
-        if (b < 0x20 || b == 0x7F) {
-            out += code(b);
-        } else if (b == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
-                   static_cast<unsigned char>(s[i + 1]) <= 0x9F) {
-            out += code(static_cast<unsigned char>(s[i + 1]));
+        // the length of the UTF-8 sequence this byte starts, and its first bits (RFC 3629)
+        const std::size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+        unsigned cp = n == 1 ? b : n == 2 ? (b & 0x1Fu) : n == 3 ? (b & 0x0Fu) : (b & 0x07u);
+        bool valid = n > 0 && i + n <= s.size();
+        for (std::size_t k = 1; valid && k < n; ++k) {
+            const auto c = static_cast<unsigned char>(s[i + k]);
+            valid = (c >> 6) == 0x2;
+            cp = (cp << 6) | (c & 0x3Fu);
+        }
+        // overlong forms, surrogates and code points past U+10FFFF are not UTF-8
+        valid = valid && !(n == 2 && cp < 0x80) && !(n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) &&
+                !(n == 4 && (cp < 0x10000 || cp > 0x10FFFF));
+        if (!valid) {
+            out += byte(b);
             ++i;
+        } else if (hidden(cp)) {
+            out += code(cp);
+            i += n;
         } else {
-            out += s[i];
+            out.append(s.substr(i, n));
+            i += n;
         }
     }
     return out;

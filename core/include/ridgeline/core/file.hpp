@@ -13,4 +13,10 @@ namespace ridgeline::core {
 /// end: /dev/zero), cannot be opened, or a read fails (the system's reason, e.g. "Input/output error").
 std::string read_regular_file(const std::filesystem::path& path, std::string_view label);
 
+/// Checks a JSON text before it is parsed: throws core::parse_error, prefixed with `label`, at a NUL byte (a
+/// parser would stop there and take what came before as the whole file) or at brackets nested deeper than
+/// `max_depth` (a value nested 100,000 deep would overflow the stack of any recursive copy, dump or compare of it;
+/// the formats ridgeline reads nest a few levels). Syntax is the parser's to check.
+void check_json_text(std::string_view text, std::string_view label, int max_depth = 64);
+
 }  // namespace ridgeline::core

@@ -25,6 +25,9 @@ std::string_view to_string(transformer_family f);
 
 /// The most blocks a config may have (derived: 30x the largest published decoder's ~130; every block is built).
 inline constexpr std::int64_t max_transformer_layers = 4096;
+/// The most positions a config may declare (2^40, as --seq and --kv-len): OPT's table adds 2 rows to it, and a
+/// position past it is beyond any sequence a pass can have.
+inline constexpr std::int64_t max_transformer_positions = std::int64_t{1} << 40;
 
 /// One architecture, in Hugging Face's terms (config.json's keys named at each field).
 struct transformer_config {
