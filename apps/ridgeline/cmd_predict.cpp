@@ -31,10 +31,12 @@ struct predict_command {
         if (dtype_given && model.dtype != dtype)
             throw usage_error("predict: --dtype " + model.dtype + ", but \"" + from + "\" was profiled in " + dtype +
                               " (a prediction keeps the source's data type)");
-        if (model.model.empty() && model.layer.empty() && model.model_file.empty() && model.onnx.empty()) {
-            if (!model.inputs.empty() || model.batch)
-                throw usage_error("predict: --input and --batch describe a model given with --model, --layer, "
-                                  "--model-file or --onnx");
+        if (model.model.empty() && model.hf_config.empty() && model.layer.empty() && model.model_file.empty() &&
+            model.onnx.empty()) {
+            if (!model.inputs.empty() || model.batch || !model.phase.empty() || model.seq || model.kv_len)
+                throw usage_error("predict: --input, --batch, --phase, --seq and --kv-len describe a model given with "
+                                  "--model, --hf-config, --layer, --model-file or --onnx (without one, the report's "
+                                  "model and pass are predicted)");
             return;
         }
         // built-in models and layer strings are named the same everywhere (file paths may not be)

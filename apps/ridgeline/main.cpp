@@ -2,6 +2,7 @@
 // Exit codes: 0 ok, 2 usage error, 1 any other error (errors are one line on stderr).
 
 #include <CLI/CLI.hpp>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -17,7 +18,23 @@
 
 namespace {
 
-void print_error(const std::string& message) { std::fprintf(stderr, "ridgeline: error: %s\n", message.c_str()); }
+/// Every error and warning line through core::printable, the last guard: a name from a file (a config, a report, an
+/// ONNX node) that reached a message unescaped still cannot move the terminal's cursor or reorder the line.
+void print_error(const std::string& message) {
+    std::fprintf(stderr, "ridgeline: error: %s\n", ridgeline::core::printable(message).c_str());
+}
+
+/// spdlog's %* flag: the message, printable.
+class printable_message : public spdlog::custom_flag_formatter {
+public:
+    void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+        const std::string shown = ridgeline::core::printable(std::string_view(msg.payload.data(), msg.payload.size()));
+        dest.append(shown.data(), shown.data() + shown.size());
+    }
+    [[nodiscard]] std::unique_ptr<custom_flag_formatter> clone() const override {
+        return spdlog::details::make_unique<printable_message>();
+    }
+};
 
 std::string one_line(std::string s) {
     for (auto& c : s)
@@ -32,7 +49,9 @@ int main(int argc, char** argv) {
     using namespace ridgeline;
     app::set_command_line(argc, argv);
     auto logger = spdlog::stderr_color_mt("ridgeline");
-    logger->set_pattern("ridgeline: %^%l%$: %v");
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    formatter->add_flag<printable_message>('*').set_pattern("ridgeline: %^%l%$: %*");
+    logger->set_formatter(std::move(formatter));
     spdlog::set_default_logger(logger);
 
     CLI::App cli("ridgeline: how long each layer takes on this device, how far that is from what the hardware "

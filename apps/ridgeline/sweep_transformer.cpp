@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -47,10 +48,14 @@ struct time_split {
         for (const auto& [b, ms] : by_bound) t += ms;
         return t;
     }
-    [[nodiscard]] bool compute_bound() const {
-        const auto at = [&](const char* k) { return by_bound.count(k) ? by_bound.at(k) : 0.0; };
-        return at("compute") > at("memory");
-    }
+    [[nodiscard]] double at(const char* bound) const { return by_bound.count(bound) ? by_bound.at(bound) : 0.0; }
+    [[nodiscard]] bool compute_bound() const { return at("compute") > at("memory"); }
+    /// The share of the layers' time not judged compute, memory or overhead (ambiguous, mistrusted, disturbed).
+    [[nodiscard]] double other() const { return total() - at("compute") - at("memory") - at("overhead"); }
+    /// Whether the step's time and shares can be read: no more than 5% of its layers' time disturbed by other work
+    /// (the timing protocol's own threshold for a sample), and for a prediction every layer predicted.
+    [[nodiscard]] bool trusted() const { return total() > 0 && at("disturbed") <= 0.05 * total() && missing == 0; }
+    int missing = 0;  // layers without a time (a prediction: not predicted)
 };
 
 struct point {
@@ -64,6 +69,7 @@ struct point {
 /// The step's colour in the chart: compute where compute takes more of the layers' time than memory, else memory.
 std::optional<core::bound_class> step_bound(const time_split& t) {
     if (!(t.total() > 0)) return std::nullopt;
+    if (!t.trusted()) return core::bound_class::disturbed;
     return t.compute_bound() ? core::bound_class::compute : core::bound_class::memory;
 }
 
@@ -111,7 +117,11 @@ time_split split_of(const nlohmann::json& prediction, const core::model_analysis
     time_split t;
     for (const auto& l : prediction.value("layers", nlohmann::json::array())) {
         const std::string name = l.value("name", "");
-        if (!by_name.count(name) || !l.contains("time") || !l["time"].is_object()) continue;
+        if (!by_name.count(name)) continue;
+        if (!l.contains("time") || !l["time"].is_object()) {
+            ++t.missing;
+            continue;
+        }
         const double ms = l["time"].value("median_ms", 0.0);
         const std::string b = l.value("bound", "none");
         t.by_bound[b] += ms;
@@ -146,18 +156,44 @@ std::string tokens_per_s(const point& p, const time_split& t) {
 std::optional<std::size_t> turn(const std::vector<point>& pts, bool predicted) {
     for (std::size_t i = 0; i < pts.size(); ++i) {
         const time_split& t = predicted ? pts[i].predicted : pts[i].measured;
-        if ((!predicted || pts[i].has_prediction) && t.total() > 0 && t.compute_bound()) return i;
+        if ((!predicted || pts[i].has_prediction) && t.trusted() && t.compute_bound()) return i;
     }
     return std::nullopt;
+}
+
+/// The sizes of the steps that cannot be read (disturbed by other work, or not all predicted), "1, 16"; "" if none.
+std::string untrusted_sizes(const std::vector<point>& pts, bool predicted, bool over_batch) {
+    std::string out;
+    for (const auto& p : pts) {
+        const time_split& t = predicted ? p.predicted : p.measured;
+        if (!p.state.empty() || (predicted && !p.has_prediction) || t.trusted()) continue;
+        out += (out.empty() ? "" : ", ") + std::to_string(over_batch ? p.batch : p.kv_len);
+    }
+    return out;
 }
 
 std::string turn_text(const std::vector<point>& pts, bool predicted, bool over_batch, const std::string& where) {
     const auto i = turn(pts, predicted);
     const std::string axis = over_batch ? "batch" : "--kv-len";
+    const std::string untrusted = untrusted_sizes(pts, predicted, over_batch);
+    const std::string caveat =
+        untrusted.empty() ? ""
+                          : "; not read: " + axis + " " + untrusted +
+                                (predicted ? " (not every layer predicted: their source steps were disturbed)"
+                                           : " (other work disturbed more than 5% of the step's layer time; a quieter "
+                                             "machine or a rerun helps)");
+    // the last size whose step can be read: what "up to" speaks of
+    const point* last_read = nullptr;
+    for (const auto& p : pts) {
+        const time_split& t = predicted ? p.predicted : p.measured;
+        if (p.state.empty() && (!predicted || p.has_prediction) && t.trusted()) last_read = &p;
+    }
+    if (!i && !last_read)
+        return "no step " + where + " can be read" + caveat + ": no bound is named";
     if (!i) {
-        const point& last = pts.back();
+        const point& last = *last_read;
         const time_split& t = predicted ? last.predicted : last.measured;
-        const auto at = [&](const char* k) { return t.by_bound.count(k) ? t.by_bound.at(k) : 0.0; };
+        const auto at = [&](const char* k) { return t.at(k); };
         // the step is named by what takes most of its time at the last size: on a small model the fixed cost of
         // each dispatch can outweigh both memory and compute
         const bool overhead = at("overhead") > at("memory");
@@ -165,13 +201,13 @@ std::string turn_text(const std::vector<point>& pts, bool predicted, bool over_b
                axis + " " + std::to_string(over_batch ? last.batch : last.kv_len) +
                " (no size where compute takes more of the layers' time than memory; at the last, " +
                (overhead ? "overhead " + pct(at("overhead"), t.total()) : "memory " + pct(at("memory"), t.total())) +
-               ")";
+               ")" + caveat;
     }
     const point& p = pts[*i];
     const time_split& t = predicted ? p.predicted : p.measured;
     return "the step turns compute-bound " + where + " at " + axis + " " +
-           std::to_string(over_batch ? p.batch : p.kv_len) + " (compute " +
-           pct(t.by_bound.count("compute") ? t.by_bound.at("compute") : 0.0, t.total()) + " of the layers' time)";
+           std::to_string(over_batch ? p.batch : p.kv_len) + " (compute " + pct(t.at("compute"), t.total()) +
+           " of the layers' time, memory " + pct(t.at("memory"), t.total()) + ")" + caveat;
 }
 
 std::string table(const std::string& subject, const std::vector<point>& pts, bool over_batch, const std::string& target) {
@@ -181,7 +217,7 @@ std::string table(const std::string& subject, const std::vector<point>& pts, boo
     t.add_column("kv_len", al::right);
     t.add_column("step", al::right);
     t.add_column("tokens/s", al::right);
-    for (const char* c : {"compute", "memory", "overhead"}) t.add_column(c, al::right);
+    for (const char* c : {"compute", "memory", "overhead", "other"}) t.add_column(c, al::right);
     for (const char* c : classes) t.add_column(c, al::left);
     if (!target.empty()) {
         t.add_column("predicted step", al::right);
@@ -196,12 +232,13 @@ std::string table(const std::string& subject, const std::vector<point>& pts, boo
             t.add_row(row);
             continue;
         }
-        row.push_back(report::time_ms(m.step_ms) + (m.step_from == "end to end" ? "" : "+"));
+        row.push_back(report::time_ms(m.step_ms) + (m.step_from == "end to end" ? "" : "+") + (m.trusted() ? "" : "!"));
         row.push_back(tokens_per_s(p, m));
-        for (const char* b : {"compute", "memory", "overhead"}) row.push_back(pct(m.by_bound.count(b) ? m.by_bound.at(b) : 0.0, m.total()));
+        for (const char* b : {"compute", "memory", "overhead"}) row.push_back(pct(m.at(b), m.total()));
+        row.push_back(pct(m.other(), m.total()));
         for (const char* c : classes) row.push_back(class_cell(m, c));
         if (!target.empty()) {
-            row.push_back(p.has_prediction ? report::time_ms(p.predicted.step_ms) : "-");
+            row.push_back(p.has_prediction ? report::time_ms(p.predicted.step_ms) + (p.predicted.trusted() ? "" : "!") : "-");
             row.push_back(p.has_prediction ? tokens_per_s(p, p.predicted) : "-");
             row.push_back(p.has_prediction ? pct(p.predicted.by_bound.count("compute") ? p.predicted.by_bound.at("compute") : 0.0,
                                                  p.predicted.total())
@@ -211,9 +248,11 @@ std::string table(const std::string& subject, const std::vector<point>& pts, boo
     }
     std::ostringstream o;
     o << "sweep of " << subject << "\n\n" << t.render() << "\n";
-    o << "step: the end-to-end median (+: the sum of the layers' medians, where the pass was not measured clean); "
-         "tokens/s: the tokens of a step (decode: one per sequence) over its time; compute/memory/overhead: shares of the "
-         "layers' time by bound; a class column: its leading bound and its share of the layers' time\n";
+    o << "step: the end-to-end median (+: the sum of the layers' medians, where the pass was not measured clean; !: "
+         "not to be trusted, other work disturbed more than 5% of its layers' time, or a prediction lacks layers); "
+         "tokens/s: the tokens of a step (decode: one per sequence) over its time; compute/memory/overhead: shares of "
+         "the layers' time by bound (other: ambiguous, mistrusted or disturbed); a class column: its leading bound and "
+         "its share of the layers' time\n";
     o << turn_text(pts, false, over_batch, "here") << "\n";
     if (!target.empty()) o << turn_text(pts, true, over_batch, "on " + target + " (predicted from datasheet peaks and op-class "
                                                                 "models, not measured)") << "\n";
@@ -224,29 +263,50 @@ nlohmann::json split_json(const time_split& t) {
     return {{"step_ms", std::isfinite(t.step_ms) ? nlohmann::json(t.step_ms) : nlohmann::json(nullptr)},
             {"step_from", t.step_from},
             {"by_bound_ms", t.by_bound},
-            {"by_class_ms", t.by_class}};
+            {"by_class_ms", t.by_class},
+            {"trusted", t.trusted()},
+            {"layers_without_time", t.missing}};
+}
+
+/// What cannot be trusted in the sweep, one line each (stderr and the JSON's "warnings").
+std::vector<std::string> sweep_warnings(const std::vector<point>& pts, bool over_batch, bool with_target) {
+    std::vector<std::string> w;
+    const std::string axis = over_batch ? "batch" : "--kv-len";
+    if (const std::string u = untrusted_sizes(pts, false, over_batch); !u.empty())
+        w.push_back("the steps at " + axis + " " + u + " were disturbed by other work (more than 5% of their layers' "
+                    "time): their times and shares are not to be trusted and no bound is read from them; a quieter "
+                    "machine or a rerun helps");
+    if (with_target)
+        if (const std::string u = untrusted_sizes(pts, true, over_batch); !u.empty())
+            w.push_back("the predicted steps at " + axis + " " + u + " lack the layers whose source times were disturbed: "
+                        "their sums are too low and no bound is read from them");
+    return w;
 }
 
 }  // namespace
 
 std::vector<std::int64_t> parse_size_list(const std::string& text, const std::string& flag, std::int64_t minimum) {
     std::vector<std::int64_t> out;
-    std::stringstream ss(text);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-        std::size_t used = 0;
-        long long v = 0;
-        try {
-            v = std::stoll(item, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used != item.size() || item.empty() || v < minimum)
-            throw usage_error(flag + " \"" + text + "\": \"" + item + "\" is not a size >= " + std::to_string(minimum) +
-                              " (expected e.g. 1,8,32)");
+    const std::string shown = core::printable(text);
+    std::size_t start = 0;
+    for (;;) {  // decimal sizes between commas: "1,,2", "5,", " 1", "+2" and "0x10" are not such a list
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        const std::string item = text.substr(start, comma - start);
+        std::int64_t v = 0;
+        const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+        if (item.empty() || ec != std::errc() || end != item.data() + item.size() || (item.size() > 1 && item[0] == '0') ||
+            v < minimum || v > (std::int64_t{1} << 40))
+            throw usage_error(flag + " \"" + shown + "\": \"" + core::printable(item) + "\" is not a size from " +
+                              std::to_string(minimum) + " to 2^40 (expected e.g. 1,8,32)");
         out.push_back(v);
+        if (comma == text.size()) break;
+        start = comma + 1;
     }
-    if (out.empty()) throw usage_error(flag + " needs at least one size, e.g. 1,8,32,128");
+    // the sweep runs its sizes in order and reads "up to" the last: sorted; a size twice is a slip
+    std::sort(out.begin(), out.end());
+    for (std::size_t i = 1; i < out.size(); ++i)
+        if (out[i] == out[i - 1])
+            throw usage_error(flag + " \"" + shown + "\": " + std::to_string(out[i]) + " is given twice");
     return out;
 }
 
@@ -305,7 +365,8 @@ void write_sweep(const transformer_sweep_options& s, const output_options& out, 
                             {"command_line", command_line()},
                             {"device", report::device_json(sel.chosen->device())},
                             {"points", jpoints},
-                            {"turns_compute_bound_at", turn_json(false)}};
+                            {"turns_compute_bound_at", turn_json(false)},
+                            {"warnings", sweep_warnings(pts, over_batch, target.has_value())}};
         if (target) {
             j["target"] = {{"label", target->label}, {"datasheet", target->datasheet},
                            {"turns_compute_bound_at", turn_json(true)},
@@ -389,6 +450,8 @@ int run_transformer_sweep(const transformer_sweep_options& s, const output_optio
     nlohmann::json jpoints = nlohmann::json::array();
     for (std::size_t i = 0; i < pts.size(); ++i)
         jpoints.push_back(measure_step(pts[i], analyses[i], sel, o, target, decode, over_batch, out.quiet, chart));
+    if (!out.quiet)
+        for (const auto& w : sweep_warnings(pts, over_batch, target.has_value())) spdlog::warn("{}", w);
     write_sweep(s, out, subject, pts, jpoints, over_batch, target, sel, chart);
     if (std::none_of(pts.begin(), pts.end(), [](const point& p) { return p.state.empty(); }))
         throw core::error("no step could be measured on " + sel.chosen->name());

@@ -511,7 +511,13 @@ core::transformer_config parse_hf_config(const nlohmann::json& doc, std::string_
     }
 }
 
-core::transformer_config read_hf_config(const std::filesystem::path& path, std::vector<std::string>* warnings) {
+core::transformer_config read_hf_config(const std::filesystem::path& given, std::vector<std::string>* warnings) {
+    // a model's folder (as Hugging Face's from_pretrained takes it) is read through its config.json
+    std::error_code ec;
+    const std::filesystem::path path =
+        std::filesystem::is_directory(given, ec) && std::filesystem::is_regular_file(given / "config.json", ec)
+            ? given / "config.json"
+            : given;
     const std::string label = path.string();
     const std::string text = core::read_regular_file(path, label);
     core::check_json_text(text, core::printable(label));

@@ -27,6 +27,17 @@ namespace {
 constexpr double max_time_ms = 1e9;
 }  // namespace
 
+namespace {
+/// Every string value below `j` through core::printable (the depth is bounded: core::check_json_text).
+void sanitize_strings(nlohmann::json& j) {
+    if (j.is_string()) {
+        j = core::printable(j.get_ref<const std::string&>());
+    } else if (j.is_structured()) {
+        for (auto& v : j) sanitize_strings(v);
+    }
+}
+}  // namespace
+
 compare_run load_run(const std::string& path) {
     const std::string text = core::read_regular_file(path, "\"" + path + "\"");
     compare_run r;
@@ -58,6 +69,10 @@ compare_run load_run(const std::string& path) {
     const auto& j = r.report;
     for (const char* k : {"model", "dtype", "source"})
         if (j.contains(k)) expect(j[k].is_string(), std::string("$.") + k, "a string", j[k]);
+    if (j.contains("dtype")) {
+        const nlohmann::json& d = j["dtype"];
+        expect(d == "fp32" || d == "tf32" || d == "fp16" || d == "bf16", "$.dtype", "fp32, tf32, fp16 or bf16", d);
+    }
     // a time is a positive, finite number of milliseconds, at most max_time_ms: anything else was not measured
     auto expect_time = [&](const nlohmann::json& v, const std::string& where) {
         expect(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0 && v.get<double>() <= max_time_ms,
@@ -73,6 +88,10 @@ compare_run load_run(const std::string& path) {
             if (p.contains(k))
                 expect(p[k].is_number_integer() && p[k].get<std::int64_t>() >= 0, std::string("$.pass.") + k,
                        "an integer >= 0", p[k]);
+        // the pass's length: a prefill's tokens, a decode step's cache (a pass without it would read as 0 tokens)
+        const char* length = phase == "decode" ? "kv_len" : "seq";
+        expect(p.contains(length), std::string("$.pass.") + length, "an integer >= 0 (the pass's length)",
+               p.value(length, nlohmann::json(nullptr)));
     }
     if (j.contains("end_to_end")) {
         expect(j["end_to_end"].is_object(), "$.end_to_end", "an object", j["end_to_end"]);
@@ -91,7 +110,10 @@ compare_run load_run(const std::string& path) {
     if (j.contains("device")) {
         const auto& d = j["device"];
         expect(d.is_object(), "$.device", "an object", d);
-        if (d.contains("threads")) expect(d["threads"].is_number_integer(), "$.device.threads", "an integer", d["threads"]);
+        if (d.contains("threads"))
+            expect(d["threads"].is_number_integer() && d["threads"].get<std::int64_t>() >= 0 &&
+                       d["threads"].get<std::int64_t>() <= 4096,
+                   "$.device.threads", "an integer from 0 to 4096", d["threads"]);
         if (d.contains("ceilings")) {
             const auto& ce = d["ceilings"];
             expect(ce.is_object(), "$.device.ceilings", "an object", ce);
@@ -131,13 +153,16 @@ compare_run load_run(const std::string& path) {
                     expect_time(t.contains(k) ? t[k] : nlohmann::json(nullptr), at + ".time." + k);
         }
     }
+    // every string of the report as it will be shown: a name with control characters (a hand-edited or foreign
+    // file) must not reach a terminal raw; names compared across runs are escaped alike
+    sanitize_strings(r.report);
     const std::string device = r.report.contains("device") ? str(r.report["device"], "backend") : "";
     const auto threads = r.report.contains("device") && r.report["device"].contains("threads")
                              ? r.report["device"]["threads"].get<int>()
                              : 0;
     // the dtype is named where it is not fp32, so a compare of one model in two dtypes says which is which
     const std::string dtype = r.report.contains("dtype") && r.report["dtype"].is_string() ? str(r.report, "dtype") : "";
-    r.label = std::filesystem::path(path).stem().string() + " (" + device +
+    r.label = core::printable(std::filesystem::path(path).stem().string()) + " (" + device +
               (threads > 0 ? ", " + counted(threads, "thread") : "") + (!dtype.empty() && dtype != "fp32" ? ", " + dtype : "") +
               (prediction ? ", predicted" : "") + ")";
     return r;
@@ -176,6 +201,20 @@ void check_same_work(const std::vector<compare_run>& runs) {
                               ": the same layers do other work (compare one pass on other devices, threads or dtypes)");
         }
     }
+    // the same names must do the same work: two configs saved under one name (hidden_size 64 and 512), or one model
+    // at two batch sizes, have layers of the same names whose FLOPs differ (FLOPs do not depend on the dtype)
+    std::map<std::string, const nlohmann::json*> base;
+    for (const auto& l : runs[0].report["layers"]) base[str(l, "name")] = &l;
+    for (std::size_t i = 1; i < runs.size(); ++i)
+        for (const auto& l : runs[i].report["layers"]) {
+            const auto it = base.find(str(l, "name"));
+            if (it == base.end()) continue;
+            const double f = num(l, "flops"), b = num(*it->second, "flops");
+            if (std::isfinite(f) && std::isfinite(b) && f != b)
+                throw core::error("compare: layer \"" + core::printable(it->first) + "\" does " + with_commas(static_cast<std::int64_t>(f)) +
+                                  " FLOPs in \"" + runs[i].label + "\", " + with_commas(static_cast<std::int64_t>(b)) + " in the baseline \"" +
+                                  runs[0].label + "\": other work under the same name (compare one model at one size)");
+        }
 }
 
 /// What compare reads of every run: its layers by name, its ceilings and its cache state (for the predicted

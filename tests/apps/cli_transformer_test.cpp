@@ -42,6 +42,11 @@ TEST(CliTransformer, SummaryOfADecodeStepNamesItsKvCache) {
         if (l["op"] == "attention") {
             EXPECT_EQ(l["executed_flops"], l["flops"]);
         }
+    // a model's folder is read through its config.json, as from_pretrained takes it
+    const auto folder = std::filesystem::path(tiny_llama()).parent_path().string();
+    auto f = run_ridgeline({"summary", "--hf-config", folder, "--format", "json"});
+    ASSERT_EQ(f.exit_code, 0) << f.err;
+    EXPECT_EQ(json::parse(f.out)["model"], "tiny-llama");
     // the table says the pass and the cache
     auto t = run_ridgeline({"summary", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "8"});
     EXPECT_NE(t.out.find("model tiny-llama (decode step over a KV cache of 8 tokens)"), std::string::npos) << t.out;
@@ -126,11 +131,35 @@ TEST(CliTransformer, DecodeSweepNamesWhereTheStepTurnsAndPredicts) {
         const json tj = json::parse(std::ifstream(ridgeline::test::scratch_dir() / "sweep.json"));
         const auto& tl = tj["points"][1]["measured"]["by_bound_ms"];
         const auto tat = [&](const char* k) { return tl.contains(k) ? tl[k].get<double>() : 0.0; };
-        if (tat("compute") <= tat("memory")) {
+        if (tj["points"][1]["measured"]["trusted"] == true && tat("compute") <= tat("memory")) {
             const char* want = tat("overhead") > tat("memory") ? "the step stays overhead-bound here up to batch 2"
                                                                : "the step stays memory-bound here up to batch 2";
             EXPECT_NE(text.out.find(want), std::string::npos) << text.out;
         }
+    }
+    // a step that other work disturbed (more than 5% of its layers' time) is never read: the JSON says so per step,
+    // the warnings name its size, and the turn is never placed at it (on a quiet machine every step is trusted)
+    for (std::size_t i = 0; i < j["points"].size(); ++i) {
+        const auto& p = j["points"][i];
+        const auto& m = p["measured"]["by_bound_ms"];
+        const double total = [&] {
+            double t = 0;
+            for (const auto& [k, v] : m.items()) t += v.get<double>();
+            return t;
+        }();
+        const double disturbed = m.contains("disturbed") ? m["disturbed"].get<double>() : 0.0;
+        EXPECT_EQ(p["measured"]["trusted"].get<bool>(), total > 0 && disturbed <= 0.05 * total) << p.dump();
+        if (!p["measured"]["trusted"].get<bool>()) {
+            EXPECT_FALSE(j["turns_compute_bound_at"].is_object() && j["turns_compute_bound_at"]["batch"] == p["batch"]);
+            ASSERT_FALSE(j["warnings"].empty());
+            EXPECT_NE(j["warnings"][0].get<std::string>().find("the steps at batch "), std::string::npos) << j["warnings"];
+        }
+    }
+    // size lists are decimal sizes, each once, run in order
+    for (const char* bad : {"1,,2", "5,", " 1", "+2", "0x10", "1,1", "0", "2199023255553"}) {
+        auto e = run_ridgeline({"sweep", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "8", "--batch", bad});
+        EXPECT_EQ(e.exit_code, 2) << bad << ": " << e.err;
+        EXPECT_EQ(e.err.find("ridgeline: error: --batch \""), 0u) << bad << ": " << e.err;
     }
     // the mistakes say what to give
     auto both = run_ridgeline({"sweep", "--hf-config", tiny_llama(), "--phase", "decode", "--kv-len", "8,16", "--batch", "1,2"});
@@ -218,6 +247,51 @@ TEST(CliTransformer, CompareAndPredictKeepThePass) {
         const json c = json::parse(r.out);
         EXPECT_EQ(c["runs"][0]["label"].get<std::string>().find("fp32"), std::string::npos) << c["runs"][0]["label"];
         EXPECT_NE(c["runs"][1]["label"].get<std::string>().find(", bf16)"), std::string::npos) << c["runs"][1]["label"];
+    }
+    // two configs saved under one name (a wider hidden size): the same layer names do other work; the first layer
+    // whose FLOPs differ is named with both counts (the attention of a 16-token cache: 4 x 4 heads x 16 x (16 + 1)
+    // x 1 query = 4,352 FLOPs against 4 x 4 x 16 x 9 = 2,304 at 8)
+    {
+        json j = json::parse(std::ifstream(file["16"]));
+        j["pass"]["kv_len"] = 8;  // the pass says 8, the layers' work is 16's
+        const std::string other = (dir / "renamed.json").string();
+        std::ofstream(other) << j.dump();
+        auto r = run_ridgeline({"compare", file["8"], other});
+        EXPECT_EQ(r.exit_code, 1);
+        EXPECT_NE(r.err.find("does 4,352 FLOPs in \"renamed ("), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("2,304 in the baseline \"kv8 ("), std::string::npos) << r.err;
+    }
+    // a report's strings reach the terminal escaped; an unknown dtype and a pass without its length are refused
+    {
+        json j = json::parse(std::ifstream(file["8"]));
+        j["device"]["backend"] = "cpu\x1b[31m";
+        j["layers"][0]["name"] = std::string("emb\x1b[2J");
+        const std::string evil = (dir / "evil.json").string();
+        std::ofstream(evil) << j.dump();
+        auto r = run_ridgeline({"predict", "--from", evil, "--to", "h100"});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+        EXPECT_EQ(r.err.find('\x1b'), std::string::npos);
+        EXPECT_NE(r.out.find("emb[U+001B][2J"), std::string::npos) << r.out;
+        j = json::parse(std::ifstream(file["8"]));
+        j["dtype"] = "int4";
+        std::ofstream(evil) << j.dump();
+        EXPECT_NE(run_ridgeline({"compare", file["8"], evil}).err.find("$.dtype: expected fp32, tf32, fp16 or bf16"),
+                  std::string::npos);
+        j = json::parse(std::ifstream(file["8"]));
+        j["pass"].erase("kv_len");
+        std::ofstream(evil) << j.dump();
+        EXPECT_NE(run_ridgeline({"compare", file["8"], evil}).err.find("$.pass.kv_len: expected an integer >= 0"),
+                  std::string::npos);
+    }
+    // predict without a model predicts the report's pass: a flag that would describe another is refused
+    for (const std::vector<std::string>& extra : {std::vector<std::string>{"--kv-len", "7"}, {"--phase", "prefill"},
+                                                  {"--seq", "9"}}) {
+        std::vector<std::string> args{"predict", "--from", file["8"], "--to", "h100"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto r = run_ridgeline(args);
+        EXPECT_EQ(r.exit_code, 2) << extra[0] << ": " << r.err;
+        EXPECT_NE(r.err.find("without one, the report's model and pass are predicted"), std::string::npos) << r.err;
     }
     auto same = run_ridgeline({"compare", file["8"], file["8"], "--format", "json"});
     ASSERT_EQ(same.exit_code, 0) << same.err;

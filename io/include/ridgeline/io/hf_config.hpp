@@ -21,7 +21,8 @@
 
 namespace ridgeline::io {
 
-/// Reads and checks a config.json; `label` prefixes errors (usually the path). What the reading assumed (a head
+/// Reads and checks a config.json, or the config.json in the model folder `path` names; errors start with the file's
+/// path. What the reading assumed (a head
 /// built as another, the size keys taken from the class defaults) is appended to `warnings` when given.
 core::transformer_config read_hf_config(const std::filesystem::path& path, std::vector<std::string>* warnings = nullptr);
 core::transformer_config parse_hf_config(const nlohmann::json& doc, std::string_view label,
