@@ -531,7 +531,7 @@ core::transformer_config read_hf_config(const std::filesystem::path& given, std:
     // a file named config.json is named by its folder ("./config.json" too: the folder it is in, not ".")
     std::string name = path.stem().string();
     if (name == "config") {
-        std::error_code ec;
+        ec.clear();
         const std::filesystem::path folder = std::filesystem::absolute(path, ec).lexically_normal().parent_path();
         if (!ec && !folder.filename().empty()) name = folder.filename().string();
     }
