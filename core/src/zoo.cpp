@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "ridgeline/core/error.hpp"
+#include "ridgeline/core/suggest.hpp"
 
 namespace ridgeline::core {
 
@@ -363,8 +364,14 @@ model build_zoo_model(std::string_view name, std::optional<shape> input, std::op
     for (const auto& e : zoo_models())
         if (e.name == name && e.transformer) return build_zoo_model(name, zoo_request{input, batch, {}, false, {}, {}});
     std::string list;
-    for (const auto& e : zoo_models()) list += (list.empty() ? "" : ", ") + e.name;
-    throw error("unknown model \"" + std::string(name) + "\" (built-in models: " + list + ")");
+    std::vector<std::string> names;
+    for (const auto& e : zoo_models()) {
+        list += (list.empty() ? "" : ", ") + e.name;
+        names.push_back(e.name);
+    }
+    // a request this ridgeline cannot take (exit 2, as a usage mistake), with the name most likely meant
+    throw request_error("unknown model \"" + printable(name) + "\"" + did_you_mean(name, names) + " (built-in models: " +
+                        list + ")");
 }
 
 }  // namespace ridgeline::core

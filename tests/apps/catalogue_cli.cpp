@@ -78,7 +78,7 @@ void flags() {
     add("flag_profile_svg_folder_missing", profile({"--svg", "{dir}/missing/r.svg"}), 1, {"cannot write", "does not exist"});
     add("flag_export_output_folder_missing", {"export", "--model", "resnet18", "--output", "{dir}/missing/m.json"}, 1,
         {"cannot write", "does not exist"});
-    add("flag_model_unknown", {"summary", "--model", "resnet19"}, 1, {"unknown model \"resnet19\""});
+    add("flag_model_unknown", {"summary", "--model", "resnet19"}, 2, {"unknown model \"resnet19\" (did you mean \"resnet18\"?)"});
     add("flag_model_file_missing", {"summary", "--model-file", "{dir}/absent.json"}, 1, {"absent.json", "no such file"});
     add("flag_model_file_is_a_folder", {"summary", "--model-file", "{dir}"}, 1, {"is a directory, not a file"});
     add("flag_onnx_missing", {"summary", "--onnx", "{dir}/absent.onnx"}, 1, {"absent.onnx", "no such file"});

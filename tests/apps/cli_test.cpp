@@ -64,7 +64,8 @@ TEST(Cli, BadModelsAndInputsExitWithOneLine) {
         const char* message;
     };
     const c cases[] = {
-        {{"summary", "--model", "resnet19"}, 1, "unknown model \"resnet19\""},
+        {{"summary", "--model", "resnet19"}, 2, "unknown model \"resnet19\" (did you mean \"resnet18\"?)"},
+        {{"summary", "--model", "GPT2"}, 2, "unknown model \"GPT2\" (did you mean \"gpt2\"?)"},
         {{"summary", "--layer", "conv2d:in_channels=64,out_channels=64,kernel_size=3,groups=3", "--input", "1x64x8x8"},
          1, "conv2d: in_channels 64 is not divisible by groups 3"},
         {{"summary", "--model", "resnet18", "--input", "1x3x0x224"}, 2, "--input: invalid shape \"1x3x0x224\": dimension 2 is 0"},

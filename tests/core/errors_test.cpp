@@ -4,6 +4,7 @@
 #include "helpers.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/file.hpp"
+#include "ridgeline/core/suggest.hpp"
 
 using namespace ridgeline::core;
 using ridgeline::test::one_layer;
@@ -190,4 +191,17 @@ TEST(Errors, JsonTextsNestedTooDeepOrWithANulAreRefused) {
     EXPECT_EQ(message(std::string("{\"a\": 1}\0{\"b\": 2}", 17)), "f.json: not valid JSON: a NUL byte at offset 8");
     // 100,000 levels (a real attack: each recursive dump or copy of it overflows the stack) with the default limit
     EXPECT_THROW(check_json_text(std::string(100000, '[') + std::string(100000, ']'), "deep.json"), parse_error);
+}
+
+TEST(Errors, ClosestNameIsSuggestedOnlyWhenClose) {
+    // Levenshtein distances: kitten -> sitting is 3 (two substitutions, one insertion); case is ignored
+    EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+    EXPECT_EQ(edit_distance("GPT2", "gpt2"), 0u);
+    EXPECT_EQ(edit_distance("", "abc"), 3u);
+    const std::vector<std::string> names{"resnet18", "resnet34", "gpt2", "gpt2-medium"};
+    EXPECT_EQ(closest("resnet19", names), "resnet18");  // 1 edit; resnet34 is 2 and comes later
+    EXPECT_EQ(closest("gpt-2", names), "gpt2");         // 1 deletion
+    EXPECT_EQ(closest("llama", names), std::nullopt);   // nothing within 2 edits or a third of the length
+    EXPECT_EQ(did_you_mean("GPT2", names), " (did you mean \"gpt2\"?)");
+    EXPECT_EQ(did_you_mean("bert", names), "");
 }
