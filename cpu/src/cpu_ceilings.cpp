@@ -20,8 +20,8 @@
 // disturbed, and disturbed ceilings are never cached. The compute roof of a data type is the highest
 // measured compute ceiling (finish_compute_roofs): the FMA kernel; if the GEMM still beats it after the FMA
 // kernel was measured once more, the GEMM is the roof and the method says so.
-// Each step is announced (ceilings_options::on_progress) with the time left; a full measurement takes about 10 s on
-// a 2-core VM, --quick about 2 s (docs/performance.md).
+// Each step is announced (ceilings_options::on_progress) with the time left; a full measurement takes 18-20 s on a
+// 2-core VM with a 300 MB L3 (most of it STREAM over 3.8 GB), --quick 4-5 s (docs/performance.md).
 
 #include <omp.h>
 
@@ -126,8 +126,11 @@ plan make_plan(backends::backend& b, const cpu_info& info, const backends::ceili
     // --quick stops at the first point past the last cache level (where the fall to DRAM shows, which sets the
     // last level where the OS gives no topology): its DRAM roof is STREAM's alone, and the gigabytes of the DRAM
     // level's sweep points (allocated, touched and streamed three times) are most of a quick calibration's time
+    // (a point past it is needed only where the OS gives no cache topology: the fall there sets the last level)
     const std::int64_t last_level = c.last_level_cache_bytes > 0 ? c.last_level_cache_bytes : dram / 4;
+    const bool topology = info.cache_source != "cpuid";
     for (std::int64_t ws = 49'152; ws <= cap; ws *= quick ? 4 : 2) {
+        if (quick && topology && ws > last_level) break;
         p.sweep.push_back(ws);
         p.steps.emplace_back("sweep " + mb(ws), 3 * per_kernel + static_cast<double>(ws) / 2e9);
         if (ws >= dram || (quick && ws > last_level)) break;
@@ -298,7 +301,11 @@ void calibration::stream_and_dram_roof() {
         backends::timing_options longer = protocol;
         longer.min_time_s *= 4;
         longer.max_time_s *= 4;
-        if (quick) longer.min_samples = 3;  // a pass over gigabytes takes 0.1-0.3 s: 3 of them, the best kept
+        if (quick) {  // a pass over gigabytes takes 0.1-0.3 s: 3 of them, the best kept; the arrays were just
+            longer.min_samples = 3;  // written by the threads that read them (first touch), so no warm-up run
+            longer.warmup_runs = 0;
+            longer.warmup_ms = 0;
+        }
         step.next("STREAM copy " + mb(p.stream_bytes));  // the size the sweep settled (a cache read from it)
         if (!stopped()) c.copy_gbs = stream_gbs(s, stream_kernel::copy, longer, options, c, "copy");
         step.next("STREAM triad " + mb(p.stream_bytes));
