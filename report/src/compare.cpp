@@ -25,9 +25,7 @@ using detail::end_to_end_ms;
 namespace {
 // a time beyond this (11.6 days per layer) is not a measurement: a hand-edited or corrupted report
 constexpr double max_time_ms = 1e9;
-}  // namespace
 
-namespace {
 /// Every string value below `j` through core::printable (the depth is bounded: core::check_json_text).
 void sanitize_strings(nlohmann::json& j) {
     if (j.is_string()) {
@@ -36,29 +34,10 @@ void sanitize_strings(nlohmann::json& j) {
         for (auto& v : j) sanitize_strings(v);
     }
 }
-}  // namespace
 
-compare_run load_run(const std::string& path) {
-    const std::string text = core::read_regular_file(path, "\"" + path + "\"");
-    compare_run r;
-    core::check_json_text(text, "\"" + core::printable(path) + "\"");
-    try {
-        r.report = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-        throw core::error("\"" + path + "\" is not valid JSON: " + core::without_json_exception_tag(e.what()));
-    }
-    const bool prediction = str(r.report, "schema") == "ridgeline.prediction/1";
-    if (!prediction && str(r.report, "schema").rfind("ridgeline.profile/", 0) != 0)
-        throw core::error("\"" + path + "\" is not a ridgeline profile report (schema \"" + str(r.report, "schema") +
-                                 "\"; write one with `ridgeline profile --format json --output FILE`)");
-    if (const std::string schema = str(r.report, "schema");
-        !prediction && schema != "ridgeline.profile/1" && schema != "ridgeline.profile/2")
-        throw core::error("\"" + path + "\" is a profile report of a schema this ridgeline does not know (\"" +
-                                 schema + "\"; it reads ridgeline.profile/1 and /2)");
-    if (!r.report.contains("layers") || !r.report["layers"].is_array())
-        throw core::error("\"" + path + "\" has no layers");
-    // every field compare reads has the type a profile report gives it (docs/json-schema.md), so a hand-edited
-    // or foreign file fails here with the field's path rather than deep inside with a JSON library error
+/// Every field compare and predict read has the type a profile report gives it (docs/json-schema.md), so a
+/// hand-edited or foreign file fails here with the field's path rather than deep inside with a JSON library error.
+void check_fields(const std::string& path, const nlohmann::json& j) {
     auto expect = [&](bool ok, const std::string& where, const char* what, const nlohmann::json& got) {
         if (ok) return;
         // the type, or the value when it is a scalar (never dump() a container: it may be nested 100,000 deep)
@@ -66,7 +45,6 @@ compare_run load_run(const std::string& path) {
         if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
         throw core::error("\"" + path + "\": " + where + ": expected " + what + ", got " + shown);
     };
-    const auto& j = r.report;
     for (const char* k : {"model", "dtype", "source"})
         if (j.contains(k)) expect(j[k].is_string(), std::string("$.") + k, "a string", j[k]);
     if (j.contains("dtype")) {
@@ -153,6 +131,30 @@ compare_run load_run(const std::string& path) {
                     expect_time(t.contains(k) ? t[k] : nlohmann::json(nullptr), at + ".time." + k);
         }
     }
+}
+
+}  // namespace
+
+compare_run load_run(const std::string& path) {
+    const std::string text = core::read_regular_file(path, "\"" + path + "\"");
+    compare_run r;
+    core::check_json_text(text, "\"" + core::printable(path) + "\"");
+    try {
+        r.report = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        throw core::error("\"" + path + "\" is not valid JSON: " + core::without_json_exception_tag(e.what()));
+    }
+    const bool prediction = str(r.report, "schema") == "ridgeline.prediction/1";
+    if (!prediction && str(r.report, "schema").rfind("ridgeline.profile/", 0) != 0)
+        throw core::error("\"" + path + "\" is not a ridgeline profile report (schema \"" + str(r.report, "schema") +
+                                 "\"; write one with `ridgeline profile --format json --output FILE`)");
+    if (const std::string schema = str(r.report, "schema");
+        !prediction && schema != "ridgeline.profile/1" && schema != "ridgeline.profile/2")
+        throw core::error("\"" + path + "\" is a profile report of a schema this ridgeline does not know (\"" +
+                                 schema + "\"; it reads ridgeline.profile/1 and /2)");
+    if (!r.report.contains("layers") || !r.report["layers"].is_array())
+        throw core::error("\"" + path + "\" has no layers");
+    check_fields(path, r.report);
     // every string of the report as it will be shown: a name with control characters (a hand-edited or foreign
     // file) must not reach a terminal raw; names compared across runs are escaped alike
     sanitize_strings(r.report);

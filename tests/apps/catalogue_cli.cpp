@@ -179,7 +179,7 @@ void flags() {
             {"--cache"}, {{"a.json", fc_report}});
     }
     add("flag_sweep_batch_list_bad", {"sweep", "--layer", ok_layer, "--input", "1x4", "--batch", "1,x,8"}, 2,
-        {"--batch", "\"x\" is not a size >= 1"});
+        {"--batch", "\"x\" is not a size from 1 to 2^40"});
     add("flag_sweep_batch_list_empty", {"sweep", "--layer", ok_layer, "--input", "1x4", "--batch", ","}, 2, {"--batch"});
     add("flag_ceilings_device_unknown", {"ceilings", "--device", "abacus"}, 1, {"unknown device \"abacus\""});
     add("flag_models_format_unknown", {"models", "--format", "yaml"}, 2, {"--format"});
