@@ -51,7 +51,9 @@ struct time_split {
     [[nodiscard]] double at(const char* bound) const { return by_bound.count(bound) ? by_bound.at(bound) : 0.0; }
     [[nodiscard]] bool compute_bound() const { return at("compute") > at("memory"); }
     /// The share of the layers' time not judged compute, memory or overhead (ambiguous, mistrusted, disturbed).
-    [[nodiscard]] double other() const { return total() - at("compute") - at("memory") - at("overhead"); }
+    [[nodiscard]] double other() const {  // rounding can leave -1e-15 where nothing else is left: 0
+        return std::max(0.0, total() - at("compute") - at("memory") - at("overhead"));
+    }
     /// Whether the step's time and shares can be read: no more than 5% of its layers' time disturbed by other work
     /// (the timing protocol's own threshold for a sample), and for a prediction every layer predicted.
     [[nodiscard]] bool trusted() const { return total() > 0 && at("disturbed") <= 0.05 * total() && missing == 0; }

@@ -2,11 +2,13 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cpu_ceilings_kernels.hpp"
@@ -41,6 +43,24 @@ std::vector<double> remeasure_cpu_working_set(const std::vector<std::int64_t>& s
     return out;
 }
 
+namespace {
+
+/// `measure()`, taken twice more 50 ms apart when it reads more than 10% under `cached`, the best kept. A 2-vCPU VM's
+/// FMA rate and cache bandwidth dip by 20-30% for a second or two with nothing the accounting sees (an independent
+/// FMA loop reads 144-175 GFLOP/s a second apart; 5 of 10 quiet profiles warned): the spot check's warning speaks
+/// of what the machine does now, not of one dip.
+template <class Measure, class Stopped>
+double best_of_dips(Measure measure, double cached, Stopped stopped) {
+    double best = measure();
+    for (int again = 0; again < 2 && cached > 0 && best < 0.9 * cached && !stopped(); ++again) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        best = std::max(best, measure());
+    }
+    return best;
+}
+
+}  // namespace
+
 backends::ceilings_spot_check spot_check_cpu_ceilings(backends::backend& b, const backends::ceilings& cached,
                                                       const backends::ceilings_options& options) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -62,7 +82,13 @@ backends::ceilings_spot_check spot_check_cpu_ceilings(backends::backend& b, cons
         }
     if (chosen) {
         const bool was = scratch.disturbed;
-        const double g = fma_gflops(*chosen, 100'000, o, quick, scratch, "spot", 1);
+        // as the cached peak was measured (its iterations and protocol): a sample a quarter as long carries four
+        // times the parallel region's start, and read 5-35% under the cache on a quiet 2-vCPU VM (5 of 10 runs warned)
+        auto fma = [&] {
+            return fma_gflops(*chosen, cached.quick ? 100'000 : 400'000, ceiling_protocol(cached.quick), quick, scratch,
+                              "spot", 1);
+        };
+        const double g = best_of_dips(fma, chosen_gflops, stopped);
         if (stopped()) throw backends::ceilings_interrupted();
         check.fma_isa = chosen->name;
         if (scratch.disturbed && !was) check.clean = false;
@@ -81,14 +107,21 @@ backends::ceilings_spot_check spot_check_cpu_ceilings(backends::backend& b, cons
         return size;
     };
     auto point = [&](std::int64_t size, const backends::timing_options& protocol) {
-        bool clean = true;
-        const double gbs = sweep_point_gbs(size, protocol, quick, scratch, clean, 1);
-        check.clean = check.clean && clean;
-        return clean ? gbs : 0.0;
+        auto once = [&] {
+            bool clean = true;
+            const double gbs = sweep_point_gbs(size, protocol, quick, scratch, clean, 1);
+            check.clean = check.clean && clean;
+            return clean ? gbs : 0.0;
+        };
+        double cached_gbs = 0;
+        for (const auto& [bytes, gbs] : cached.working_set_gbs)
+            if (bytes == size) cached_gbs = gbs;
+        return best_of_dips(once, cached_gbs, stopped);
     };
     if (const std::int64_t size = nearest(llc / 4, 0, llc)) {
         check.cache_working_set_bytes = size;
-        check.cache_gbs = point(size, o);
+        check.cache_gbs = point(size, ceiling_protocol(cached.quick));  // as the cached point was measured (a best of
+                                                                        // 5 short samples read it 15-20% under)
     }
     if (const std::int64_t size = nearest(dram, dram, std::int64_t{1} << 30)) {
         check.dram_working_set_bytes = size;
