@@ -2,9 +2,13 @@
 // `mib` MiB each (double; default 128), OpenMP static schedule, first touch, best of `reps` (default 20), as STREAM
 // reports it; twice: with ordinary stores (the destination is read for ownership first: 32 bytes move for the 24
 // counted) and with non-temporal stores (as STREAM is built with streaming stores, and as oneDNN writes large
-// outputs: 24 bytes move); then the copy a[i] = b[i] with non-temporal stores (16 bytes counted and moved), the
-// kernel ridgeline's roof most often comes from. Prints "<triad GB/s> <triad non-temporal GB/s> <copy non-temporal
-// GB/s>", counting 24 bytes per element for the triad and 16 for the copy.
+// outputs: 24 bytes move); then the copy a[i] = b[i] with non-temporal stores (16 bytes counted and moved), and
+// STREAM's own Copy with ordinary stores (16 bytes counted, as STREAM counts them: on CPUs that skip the read for
+// ownership of a fully written line it moves 16, elsewhere 24), and the C library's memcpy over each thread's half
+// (glibc streams large copies with its own non-temporal path: 42.8 GB/s on the Xeon VM where the SSE2 streaming
+// copy gets 37 and STREAM's Copy 25), the kernels ridgeline's roof most often comes from. Prints "<triad GB/s>
+// <triad non-temporal GB/s> <copy non-temporal GB/s> <copy GB/s> <memcpy GB/s>", counting 24 bytes per element for
+// the triad and 16 for the copies.
 // g++ -O3 -march=native -fopenmp stream_check.cpp; usage: stream_check [threads] [mib] [reps]
 #include <immintrin.h>
 #include <omp.h>
@@ -12,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 int main(int argc, char** argv) {
     const int threads = argc > 1 ? std::atoi(argv[1]) : omp_get_max_threads();
@@ -28,11 +33,21 @@ int main(int argc, char** argv) {
         b[i] = 2.0;
         c[i] = 0.5;
     }
-    double best[3] = {0, 0, 0};
+    double best[5] = {0, 0, 0, 0, 0};
     for (int rep = 0; rep < reps; ++rep)
-        for (int nt = 0; nt < 3; ++nt) {
+        for (int nt = 0; nt < 5; ++nt) {
             const auto t0 = std::chrono::steady_clock::now();
-            if (nt == 0) {
+            if (nt == 4) {
+#pragma omp parallel
+                {
+                    const long t = omp_get_thread_num(), m = omp_get_num_threads();
+                    const long lo = n * t / m, hi = n * (t + 1) / m;
+                    std::memcpy(c + lo, a + lo, static_cast<std::size_t>(hi - lo) * sizeof(double));
+                }
+            } else if (nt == 3) {
+#pragma omp parallel for schedule(static)
+                for (long i = 0; i < n; ++i) c[i] = a[i];
+            } else if (nt == 0) {
 #pragma omp parallel for schedule(static)
                 for (long i = 0; i < n; ++i) a[i] = b[i] + 3.0 * c[i];
             } else {
@@ -58,10 +73,11 @@ int main(int argc, char** argv) {
                 }
             }
             const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            const double gbs = (nt == 2 ? 16.0 : 24.0) * n / sec / 1e9;
+            const double gbs = (nt >= 2 ? 16.0 : 24.0) * n / sec / 1e9;
             if (gbs > best[nt]) best[nt] = gbs;
         }
-    std::printf("%.2f %.2f %.2f\n", best[0] + 0 * a[n / 2], best[1], best[2]);
+    std::printf("%.2f %.2f %.2f %.2f %.2f\n", best[0] + 0 * a[n / 2] + 0 * c[n / 2], best[1], best[2], best[3],
+                best[4]);
     std::free(a);
     std::free(b);
     std::free(c);

@@ -20,8 +20,8 @@
 // disturbed, and disturbed ceilings are never cached. The compute roof of a data type is the highest
 // measured compute ceiling (finish_compute_roofs): the FMA kernel; if the GEMM still beats it after the FMA
 // kernel was measured once more, the GEMM is the roof and the method says so.
-// Each step is announced (ceilings_options::on_progress) with the time left; a full measurement takes 18-20 s on a
-// 2-core VM with a 300 MB L3 (most of it STREAM over 3.8 GB), --quick 4-5 s (docs/performance.md).
+// Each step is announced (ceilings_options::on_progress) with the time left; a full measurement takes about 15 s on a
+// 2-core VM with a 300 MB L3 (most of it STREAM over 3.8 GB), --quick about 4 s (docs/performance.md).
 
 #include <omp.h>
 
@@ -297,13 +297,13 @@ void calibration::stream_and_dram_roof() {
     // 4. STREAM copy, triad and read over arrays of 4x the sum of the caches each: the DRAM level's plateau, each
     //    over a longer window than the other ceilings (a VM's DRAM bandwidth moves the most)
     {
-        stream_arrays s(p.stream_bytes);
+        stream_arrays s(p.stream_bytes, false);
         backends::timing_options longer = protocol;
         longer.min_time_s *= 4;
         longer.max_time_s *= 4;
-        if (quick) {  // a pass over gigabytes takes 0.1-0.3 s: 3 of them, the best kept; the arrays were just
-            longer.min_samples = 3;  // written by the threads that read them (first touch), so no warm-up run
-            longer.warmup_runs = 0;
+        if (quick) {  // a pass over gigabytes takes 0.1-0.3 s: one warm-up and 3 samples, the best kept (without the
+            longer.min_samples = 3;  // warm-up one quick copy read 57% of the roof)
+            longer.warmup_runs = 1;
             longer.warmup_ms = 0;
         }
         step.next("STREAM copy " + mb(p.stream_bytes));  // the size the sweep settled (a cache read from it)

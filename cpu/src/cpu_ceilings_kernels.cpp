@@ -4,11 +4,14 @@
 
 #include <immintrin.h>
 #include <omp.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <new>
+#include <stdexcept>
 #include <vector>
 
 #include "ridgeline/backends/ceilings.hpp"
@@ -216,13 +219,14 @@ const char* to_string(stream_kernel k) {
     return "?";
 }
 
-stream_arrays::stream_arrays(std::int64_t working_set_bytes) : n_(std::max<std::int64_t>(1, working_set_bytes / 24)) {
+stream_arrays::stream_arrays(std::int64_t working_set_bytes, bool streaming_copy)
+    : n_(std::max<std::int64_t>(1, working_set_bytes / 24)), streaming_copy_(streaming_copy) {
     // a and c hold half the working set each (the streaming copy's source and destination), b a third; not
     // value-initialised, so that the first touch is the threads' own
-    const std::int64_t half = n_ + n_ / 2 + 1;
-    a_.reset(new double[static_cast<std::size_t>(half)]);
-    b_.reset(new double[static_cast<std::size_t>(n_)]);
-    c_.reset(new double[static_cast<std::size_t>(half)]);
+    const std::int64_t half = streaming_copy ? n_ + n_ / 2 + 1 : n_;
+    a_ = allocate(half);
+    b_ = allocate(n_);
+    c_ = allocate(half);
     double* pa = a_.get();
     double* pb = b_.get();
     double* pc = c_.get();
@@ -238,12 +242,25 @@ stream_arrays::stream_arrays(std::int64_t working_set_bytes) : n_(std::max<std::
     }
 }
 
+void stream_arrays::free_deleter::operator()(double* p) const noexcept { std::free(p); }
+
+stream_arrays::buffer stream_arrays::allocate(std::int64_t count) {
+    constexpr std::size_t huge = std::size_t{2} << 20;
+    const std::size_t bytes = (static_cast<std::size_t>(count) * sizeof(double) + huge - 1) / huge * huge;
+    void* p = std::aligned_alloc(huge, bytes);
+    if (!p) throw std::bad_alloc();
+    (void)::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without THP the pages are 4 KiB, as before
+    return buffer(static_cast<double*>(p));
+}
+
 double stream_arrays::bytes_per_pass(stream_kernel k) const {
     return k == stream_kernel::copy ? 16.0 * static_cast<double>(n_) : 24.0 * static_cast<double>(n_);
 }
 
 void stream_arrays::passes(stream_kernel k, int reps) {
     // the streaming copy moves 16 bytes per element over 1.5 n elements: the same 24 n bytes as triad and read
+    if (k == stream_kernel::copy_streaming && !streaming_copy_)
+        throw std::logic_error("stream_arrays: the streaming copy needs arrays made for it");
     const std::int64_t m = k == stream_kernel::copy_streaming ? n_ + n_ / 2 : n_;
     double* pa = a_.get();
     double* pb = b_.get();
