@@ -34,12 +34,6 @@ floors floors_of(const prediction_input& in, const roofs& r) {
     return f;
 }
 
-std::string shortest_text(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-    return buf;
-}
-
 double dispatch_of(const roofs& r) { return r.dispatch_ms > 0 && std::isfinite(r.dispatch_ms) ? r.dispatch_ms : 0.0; }
 
 }  // namespace
@@ -80,15 +74,25 @@ prediction predict_time(const prediction_input& in, double rule_error) {
                                                         : "the source has no roofs for this layer";
         return p;
     }
-    p.exponent = fs.compute_larger() ? 1.0 : memory_exponent;
     // e measured on the source; never above 1 (work faster than the roofs would mean the dispatch cost overlaps
     // the work, and the target cannot beat its roofs either)
     const double e = roofs_rule ? std::min(1.0, fs.floor() / (in.median_ms - ds)) : nan;
-    // the floor ratio, times the fitted correction r^(g - 1) over the ratios it was fitted on (none for compute)
     const double ratio = floors_known ? ft.floor() / fs.floor() : 1.0;
-    const double correction =
-        std::pow(std::clamp(ratio, memory_ratio_low, memory_ratio_high), p.exponent - 1.0);
-    const double scale = ratio * correction;
+    // the work split by what accounts for it on the source: the share its memory floor explains at the full
+    // bandwidth roof moves with the bandwidth, the rest (the compute floor, and in-core work the roofline does not
+    // count: the polynomials of gelu and tanh, a small GEMM's packing) with the compute roof
+    const double work = roofs_rule ? std::max(in.median_ms - ds, fs.floor()) : 0.0;
+    const double memory_share = work > 0 ? std::clamp(fs.memory_ms / work, 0.0, 1.0) : 0.0;
+    const double memory_ratio = fs.memory_ms > 0 && ft.memory_ms > 0 ? ft.memory_ms / fs.memory_ms
+                                : in.source.bandwidth_gbs > 0 && in.target.bandwidth_gbs > 0
+                                    ? in.source.bandwidth_gbs / in.target.bandwidth_gbs
+                                    : ratio;
+    const double compute_ratio = fs.compute_ms > 0 && ft.compute_ms > 0 ? ft.compute_ms / fs.compute_ms
+                                 : in.source.compute_gflops > 0 && in.target.compute_gflops > 0
+                                     ? in.source.compute_gflops / in.target.compute_gflops
+                                     : ratio;
+    const double scale = memory_share * memory_ratio + (1 - memory_share) * compute_ratio;
+    p.memory_share = memory_share;
     // the rule as a function of a source time: continuous and increasing, so the CI bounds map to the interval;
     // never below the target's dispatch cost plus its floor in the state it is judged in
     auto apply = [&](double t) {
@@ -118,11 +122,10 @@ prediction predict_time(const prediction_input& in, double rule_error) {
     char buf[300];
     if (roofs_rule)
         std::snprintf(buf, sizeof buf,
-                      "the layer's work (its time less the dispatch cost) reached %.0f%% of its roofs on the source; its "
-                      "%s floor scales by %.3g%s on the target (floor %.4g ms, dispatch %.4g ms)",
-                      100 * e, fs.compute_larger() ? "compute" : "memory", ratio,
-                      fs.compute_larger() ? "" : (" x " + shortest_text(correction) + " (the fitted correction)").c_str(),
-                      ff.floor(), df);
+                      "the layer's work (its time less the dispatch cost) reached %.0f%% of its roofs on the source; "
+                      "the %.0f%% its memory floor accounts for scales by %.3g, the rest by the compute roofs' %.3g on "
+                      "the target (floor %.4g ms, dispatch %.4g ms)",
+                      100 * e, 100 * memory_share, memory_ratio, compute_ratio, ff.floor(), df);
     else
         std::snprintf(buf, sizeof buf,
                       "the time is within the source's dispatch cost (%.4g ms): the target's (%.4g ms) plus its floor", ds, dt);

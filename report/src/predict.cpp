@@ -269,7 +269,7 @@ void predict_layer(const nlohmann::json& l, prediction_pass& pass) {
         {"rule", std::string(core::to_string(p.rule))},
         {"efficiency", or_null(p.efficiency)},
         {"reason", p.reason},
-        {"exponent", p.exponent},
+        {"memory_share", p.memory_share},
         {"cache_shift_ms", p.cache_shift_ms},
         {"roofs",
          {{"compute_gflops", judged.compute_gflops},
@@ -403,12 +403,10 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
                          {"datasheet", target.datasheet},
                          {"assumptions", assumptions},
                          {"rule_error", core::prediction_error},
-                         {"method", "t = dispatch + the source's work x (floor ratio)^g, g = 1 compute-bound, " +
-                                        shortest(core::memory_exponent) +
-                                        " memory-bound (its correction held within the fitted ratios " +
-                                        shortest(core::memory_ratio_low) + "-" + shortest(core::memory_ratio_high) +
-                                        "); a change of cache state adds the bytes from DRAM and the cold fixed cost "
-                                        "(core::predict_time, docs/roofline.md)"}};
+                         {"method", "t = dispatch + the source's work x (m x memory ratio + (1 - m) x compute "
+                                    "ratio), m the share of the work the memory floor accounts for on the source; a "
+                                    "change of cache state adds the bytes from DRAM and the cold fixed cost "
+                                    "(core::predict_time, docs/roofline.md)"}};
     out["device"] = {{"backend", target.ceilings.backend},
                      {"name", target.ceilings.device_name},
                      {"ceilings", ceilings_json(target.ceilings)}};

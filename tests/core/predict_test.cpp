@@ -33,21 +33,27 @@ prediction_input layer(double median, double low, double high) {
     return in;
 }
 
-TEST(Predict, KeepsTheEfficiencyTheLayerReachedOnTheSource) {
-    // median 0.03 ms: work 0.03 - 0.01 = 0.02 ms, e = 0.01 / 0.02 = 0.5;
-    // target: 0.004 + 0.005 / 0.5 = 0.014 ms; baseline 0.03 x 0.005 / 0.01 = 0.015 ms
+TEST(Predict, SplitsTheWorkByWhatAccountsForItOnTheSource) {
+    // median 0.03 ms: work 0.03 - 0.01 = 0.02 ms, e = 0.01 / 0.02 = 0.5; the memory floor 0.005 ms accounts for
+    // m = 0.005 / 0.02 = 0.25 of the work, which scales by the memory floors' 0.00125 / 0.005 = 0.25, the other 0.75
+    // by the compute floors' 0.005 / 0.01 = 0.5: scale 0.25 x 0.25 + 0.75 x 0.5 = 0.4375;
+    // target: 0.004 + 0.02 x 0.4375 = 0.01275 ms; baseline 0.03 x 0.005 / 0.01 = 0.015 ms
     const prediction p = predict_time(layer(0.03, 0.028, 0.033), 0.15);  // an error of 15% given explicitly
     EXPECT_EQ(p.rule, prediction_rule::roofs);
     EXPECT_NEAR(p.efficiency, 0.5, 1e-12);
-    EXPECT_NEAR(p.time_ms, 0.014, 1e-12);
+    EXPECT_NEAR(p.memory_share, 0.25, 1e-12);
+    EXPECT_NEAR(p.time_ms, 0.01275, 1e-12);
     EXPECT_NEAR(p.baseline_ms, 0.015, 1e-12);
     EXPECT_NEAR(p.source_floor_ms, 0.01, 1e-12);
     EXPECT_NEAR(p.target_floor_ms, 0.005, 1e-12);
-    // the CI through the rule: 0.004 + (0.028 - 0.01) x 0.5 = 0.013, 0.004 + (0.033 - 0.01) x 0.5 = 0.0155;
-    // widened by 15%: 0.013 / 1.15 and 0.0155 x 1.15
-    EXPECT_NEAR(p.low_ms, 0.013 / 1.15, 1e-12);
-    EXPECT_NEAR(p.high_ms, 0.0155 * 1.15, 1e-12);
+    // the CI through the rule (the split of the median): 0.004 + (0.028 - 0.01) x 0.4375 = 0.011875 and
+    // 0.004 + (0.033 - 0.01) x 0.4375 = 0.0140625; widened by 15%
+    EXPECT_NEAR(p.low_ms, 0.011875 / 1.15, 1e-12);
+    EXPECT_NEAR(p.high_ms, 0.0140625 * 1.15, 1e-12);
     EXPECT_FALSE(p.bound_changes);
+    EXPECT_NE(p.reason.find("the 25% its memory floor accounts for scales by 0.25, the rest by the compute roofs' 0.5"),
+              std::string::npos)
+        << p.reason;
 }
 
 TEST(Predict, TheSameRoofsPredictTheSameTime) {
@@ -79,33 +85,35 @@ TEST(Predict, WorkFasterThanTheRoofsIsTakenAtTheRoofs) {
 
 TEST(Predict, AFloorThatChangesResourceIsFlagged) {
     // target bandwidth 1 GB/s: memory 5e4 / 1e6 = 0.05 ms > compute 0.005 ms; the floor is memory there, compute
-    // here. 0.004 + 0.02 x 0.05 / 0.01 = 0.104 ms
+    // here. The work 0.02 ms: its memory quarter scales by 0.05 / 0.005 = 10, the rest by 0.5:
+    // 0.004 + 0.02 x (0.25 x 10 + 0.75 x 0.5) = 0.004 + 0.0575 = 0.0615 ms
     prediction_input in = layer(0.03, 0.03, 0.03);
     in.target.bandwidth_gbs = 1;
     const prediction p = predict_time(in, 0.0);
     EXPECT_TRUE(p.bound_changes);
-    EXPECT_NEAR(p.time_ms, 0.104, 1e-12);
+    EXPECT_NEAR(p.time_ms, 0.0615, 1e-12);
     EXPECT_NE(p.reason.find("compute on the source and memory on the target"), std::string::npos) << p.reason;
 }
 
-TEST(Predict, AMemoryBoundLayerScalesByTheDampedFloorRatio) {
+TEST(Predict, AMemoryBoundLayerSplitsItsWorkToo) {
     // 4e5 bytes: source memory 4e5 / 10e6 = 0.04 ms > compute 0.01 ms (memory); target memory 4e5 / 40e6 = 0.01 ms
-    // > compute 0.005 ms. Median 0.09 ms: work 0.08 ms; t = 0.004 + 0.08 x (0.01 / 0.04)^1.15 (the ratio 0.25 lies
-    // in the fitted range, so the correction is 0.25^0.15)
+    // > compute 0.005 ms. Median 0.09 ms: work 0.08 ms, of which the memory floor accounts for m = 0.04 / 0.08 = 0.5:
+    // t = 0.004 + 0.08 x (0.5 x 0.25 + 0.5 x 0.5) = 0.004 + 0.03 = 0.034 ms
     prediction_input in = layer(0.09, 0.09, 0.09);
     in.bytes = 400'000;
     const prediction p = predict_time(in, 0.0);
-    EXPECT_DOUBLE_EQ(p.exponent, memory_exponent);
-    EXPECT_DOUBLE_EQ(memory_exponent, 1.15);
-    EXPECT_NEAR(p.time_ms, 0.004 + 0.08 * std::pow(0.25, 1.15), 1e-12);
-    EXPECT_NEAR(p.baseline_ms, 0.09 * 0.25, 1e-12);  // the baseline is not corrected
-    EXPECT_NE(p.reason.find("scales by 0.25 x 0.812 (the fitted correction)"), std::string::npos) << p.reason;
-    // a target 100x faster (4e5 / 1e9 = 4e-4 ms): the ratio 0.01 is beyond the fit's 0.25, so the correction stays
-    // 0.25^0.15 = 0.812: t = 0.004 + 0.08 x 0.01 x 0.25^0.15, not x 0.01^1.15 (a fit is not extrapolated)
+    EXPECT_NEAR(p.memory_share, 0.5, 1e-12);
+    EXPECT_NEAR(p.time_ms, 0.034, 1e-12);
+    EXPECT_NEAR(p.baseline_ms, 0.09 * 0.25, 1e-12);  // the baseline scales the whole time by the floor ratio
+    // a layer at its bandwidth roof (median 0.05: work 0.04 = its memory floor, m = 1) scales by the memory ratio
+    // alone: 0.004 + 0.04 x 0.25 = 0.014 ms
+    in.median_ms = in.ci95_low_ms = in.ci95_high_ms = 0.05;
+    EXPECT_NEAR(predict_time(in, 0.0).time_ms, 0.014, 1e-12);
+    // a target 100x faster in both (4e5 / 1e9 = 4e-4 ms of memory, 1e6 / 1e10 = 1e-4 ms of compute): both ratios
+    // 0.01, so 0.004 + 0.04 x 0.01 = 0.0044 ms, which is also its dispatch plus floor
     in.target.bandwidth_gbs = 1000;
     in.target.compute_gflops = 10'000;
-    const prediction fast = predict_time(in, 0.0);
-    EXPECT_NEAR(fast.time_ms, 0.004 + 0.08 * 0.01 * std::pow(0.25, 0.15), 1e-12);
+    EXPECT_NEAR(predict_time(in, 0.0).time_ms, 0.0044, 1e-12);
 }
 
 TEST(Predict, AColdCacheAddsTheBytesFromDramAndTheColdFixedCost) {

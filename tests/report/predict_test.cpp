@@ -59,9 +59,12 @@ TEST(PredictReport, ALayerOnAnH100FromItsDatasheet) {
     // e = 0.02 / (0.05 - 0.01) = 0.5.
     // H100 SXM5 (datasheet): conv2d is matrix work, fp32 at 67 TFLOP/s; 3350 GB/s; dispatch assumed 0.005 ms:
     //   compute 2e6 / 67e9 = 2.985e-5 ms, memory 1.5e5 / 3.35e9 = 4.478e-5 ms -> floor 4.478e-5 ms (memory: the
-    //   larger floor changes resource); t = 0.005 + 0.04 x 4.478e-5 / 0.02
-    const double floor_t = 1.5e5 / 3.35e9;
-    EXPECT_NEAR(conv["time"]["median_ms"].get<double>(), 0.005 + 0.04 * floor_t / 0.02, 1e-12);
+    //   larger floor changes resource). The work 0.04 ms splits: its memory floor accounts for 0.015 / 0.04 = 0.375
+    //   of it, scaled by 4.478e-5 / 0.015; the rest by 2.985e-5 / 0.02
+    const double floor_t = 1.5e5 / 3.35e9, compute_t = 2e6 / 67e9;
+    EXPECT_NEAR(conv["time"]["median_ms"].get<double>(),
+                0.005 + 0.04 * (0.375 * floor_t / 0.015 + 0.625 * compute_t / 0.02), 1e-12);
+    EXPECT_NEAR(conv["memory_share"].get<double>(), 0.375, 1e-12);
     EXPECT_NEAR(conv["efficiency"].get<double>(), 0.5, 1e-12);
     EXPECT_NEAR(conv["baseline_ms"].get<double>(), 0.05 * floor_t / 0.02, 1e-12);
     EXPECT_NEAR(conv["roofs"]["compute_gflops"].get<double>(), 67'000.0, 1e-9);
