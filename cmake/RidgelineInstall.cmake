@@ -22,7 +22,7 @@ install(TARGETS ${_ridgeline_targets} EXPORT ridgelineTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS ridgeline RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(_dir core backends cpu profiler report io)
+foreach(_dir core backend_api cpu profiler report io)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${_dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 if(RIDGELINE_HAVE_CUDA)

@@ -6,7 +6,7 @@ and exits 1 when there is one.
   scripts/long-functions.py [LIMIT [DIR...]]"""
 import re, sys, os
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DIRS=sys.argv[2:] if len(sys.argv)>2 else ['core','io','cpu','cuda','backends','profiler','report','apps']
+DIRS=sys.argv[2:] if len(sys.argv)>2 else ['core','io','cpu','cuda','backend_api','profiler','report','apps']
 TH=int(sys.argv[1]) if len(sys.argv)>1 else 120
 EXT=('.cpp','.hpp','.cu','.cuh','.h','.cc')
 def strip(src):

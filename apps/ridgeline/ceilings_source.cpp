@@ -28,7 +28,7 @@ public:
     ceilings_progress_printer(const ceilings_progress_printer&) = delete;
     ceilings_progress_printer& operator=(const ceilings_progress_printer&) = delete;
 
-    void operator()(const backends::ceilings_progress& p) {
+    void operator()(const backend_api::ceilings_progress& p) {
         const std::string left = p.left_s >= 0 ? ", about " + report::fixed(p.left_s + 0.5, 0) + " s left" : "";
         const std::string line = "measuring the ceilings [" + std::to_string(p.index + 1) + "/" + std::to_string(p.total) +
                                  "] " + p.step + left;
@@ -53,9 +53,9 @@ private:
 
 }  // namespace
 
-report::obtained_ceilings obtain_ceilings(backends::backend& b, bool recalibrate, bool quick, bool quiet,
+profiler::obtained_ceilings obtain_ceilings(backend_api::backend& b, bool recalibrate, bool quick, bool quiet,
                                           const std::atomic<bool>* stop) {
-    report::ceilings_request request;
+    profiler::ceilings_request request;
     request.recalibrate = recalibrate;
     request.quick = quick;
     request.stop = stop;
@@ -70,9 +70,9 @@ report::obtained_ceilings obtain_ceilings(backends::backend& b, bool recalibrate
             printer->clear();
             spdlog::warn("{}", line);
         };
-        request.on_progress = [printer](const backends::ceilings_progress& p) { (*printer)(p); };
+        request.on_progress = [printer](const backend_api::ceilings_progress& p) { (*printer)(p); };
     }
-    return report::obtain_ceilings(b, request);
+    return profiler::obtain_ceilings(b, request);
 }
 
 }  // namespace ridgeline::app

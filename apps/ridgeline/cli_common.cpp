@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
+#include "ridgeline/core/file.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/zoo.hpp"
 #include "ridgeline/io/hf_config.hpp"
@@ -53,6 +55,18 @@ CLI::Validator finite_range(double lo, double hi) {
             return {};
         },
         "FINITE in [" + CLI::detail::to_string(lo) + " - " + CLI::detail::to_string(hi) + "]");
+}
+
+std::string flags_of(const std::vector<std::string>& fields) {
+    static const std::map<std::string, std::string> flag = {{"batch", "--batch"}, {"input", "--input"},
+                                                            {"phase", "--phase"}, {"seq", "--seq"},
+                                                            {"kv_len", "--kv-len"}, {"model", "--model"}};
+    std::string out;
+    for (const auto& f : fields) {
+        const auto it = flag.find(f);
+        out += (out.empty() ? " (" : ", ") + (it != flag.end() ? it->second : f);
+    }
+    return out.empty() ? out : out + ")";
 }
 
 CLI::Validator integer_range(std::int64_t lo, std::int64_t hi) {
@@ -292,7 +306,7 @@ void output_options::emit(const std::string& content) const {
         std::fwrite(content.data(), 1, content.size(), stdout);
         std::fflush(stdout);
     } else {
-        report::write_file_atomic(output, content);
+        core::write_file_atomic(output, content);
     }
 }
 

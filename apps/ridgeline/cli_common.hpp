@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ridgeline/backends/tensor.hpp"
+#include "ridgeline/backend_api/tensor.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/model.hpp"
 #include "ridgeline/report/summary.hpp"
@@ -28,7 +28,7 @@ public:
 /// only needs the graph.
 struct built_model {
     core::model model;
-    std::shared_ptr<const backends::graph_data> weights;
+    std::shared_ptr<const backend_api::graph_data> weights;
     std::vector<report::skipped_node> skipped;
     std::vector<report::skipped_node> folded;  // ONNX nodes evaluated into constants when the file was read
     /// What the report must say about the model's source (--shapes-only: initializers imported by their shape, random
@@ -103,6 +103,9 @@ CLI::Validator unsigned_64();
 
 /// An integer option written in decimal digits, within [lo, hi] (CLI::Range would also take "0x10" and "010").
 CLI::Validator integer_range(std::int64_t lo, std::int64_t hi);
+
+/// " (--batch, --input)": the flags of a request_error's fields (core::request_error::fields), "" for none.
+std::string flags_of(const std::vector<std::string>& fields);
 
 /// The exact command line, shell-quoted where needed.
 const std::string& command_line();

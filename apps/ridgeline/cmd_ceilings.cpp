@@ -21,9 +21,9 @@ struct ceilings_command {
     int run() const {
         auto sel = profiler::select_backend(device, threads);
         if (!sel.notice.empty() && !out.quiet) std::fprintf(stderr, "ridgeline: info: %s\n", sel.notice.c_str());
-        const backends::ceilings c = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet).ceilings;
+        const backend_api::ceilings c = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet).ceilings;
         if (out.format() == output_format::json)
-            out.emit(report::ceilings_json(c).dump(2) + "\n");
+            out.emit(profiler::ceilings_json(c).dump(2) + "\n");
         else
             out.emit(report::ceilings_table(c));
         out.echo_table([&] { return report::ceilings_table(c); });

@@ -4,6 +4,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "ridgeline/core/file.hpp"
 #include "ridgeline/report/compare.hpp"
 #include "ridgeline/report/format.hpp"
 
@@ -25,9 +26,9 @@ struct compare_command {
         if (!svg_path.empty() || !html_path.empty()) {
             const report::chart ch = report::compare_chart(runs);
             const std::string svg = report::render_svg(ch);
-            if (!svg_path.empty()) report::write_file_atomic(svg_path, svg);
+            if (!svg_path.empty()) core::write_file_atomic(svg_path, svg);
             if (!html_path.empty())
-                report::write_file_atomic(html_path, report::render_html(ch.title, svg, report::compare_table_html(c)));
+                core::write_file_atomic(html_path, report::render_html(ch.title, svg, report::compare_table_html(c)));
         }
         return 0;
     }

@@ -6,6 +6,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "ridgeline/core/file.hpp"
 #include "ridgeline/io/model_file.hpp"
 #include "ridgeline/report/format.hpp"
 
@@ -27,7 +28,7 @@ struct export_command {
             std::fwrite(content.data(), 1, content.size(), stdout);
             std::fflush(stdout);
         } else {
-            report::write_file_atomic(output, content);
+            core::write_file_atomic(output, content);
         }
         return 0;
     }

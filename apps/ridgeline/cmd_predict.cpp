@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cli_common.hpp"
+#include "ridgeline/core/file.hpp"
 #include "ridgeline/core/error.hpp"
 #include "commands.hpp"
 #include "ridgeline/core/model.hpp"
@@ -99,9 +100,9 @@ struct predict_command {
             report::chart ch = report::compare_chart({source, predicted});
             ch.title = "predict " + p["model"].get<std::string>();
             const std::string svg = report::render_svg(ch);
-            if (!svg_path.empty()) report::write_file_atomic(svg_path, svg);
+            if (!svg_path.empty()) core::write_file_atomic(svg_path, svg);
             if (!html_path.empty())
-                report::write_file_atomic(html_path, report::render_html("predict " + p["model"].get<std::string>(), svg,
+                core::write_file_atomic(html_path, report::render_html("predict " + p["model"].get<std::string>(), svg,
                                                                          report::predict_table_html(p)));
         }
         return 0;

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "ceilings_source.hpp"
+#include "ridgeline/core/file.hpp"
 #include "ridgeline/core/error.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -85,31 +86,31 @@ struct profile_command {
     std::string max_memory;
     std::string cache = "hot";
     std::uint64_t seed = 20261130;
-    backends::timing_options timing;
+    backend_api::timing_options timing;
     CLI::Option* warmup = nullptr;
     CLI::Option* warmup_ms = nullptr;
     CLI::Option* min_samples = nullptr;
     CLI::Option* min_time = nullptr;
     CLI::Option* max_noise = nullptr;
     CLI::Option* max_time = nullptr;
-    backends::timing_options given;
+    backend_api::timing_options given;
 
-    backends::timing_options timing_settings() const {
-        backends::timing_options t = quick ? backends::timing_options::quick() : backends::timing_options{};
+    backend_api::timing_options timing_settings() const {
+        backend_api::timing_options t = quick ? backend_api::timing_options::quick() : backend_api::timing_options{};
         if (warmup->count()) t.warmup_runs = given.warmup_runs;
         if (warmup_ms->count()) t.warmup_ms = given.warmup_ms;
         if (min_samples->count()) t.min_samples = given.min_samples;
         if (min_time->count()) t.min_time_s = given.min_time_s;
         if (max_noise->count()) t.max_noise = given.max_noise;
         if (max_time->count()) t.max_time_s = given.max_time_s;
-        t.cache = cache == "cold" ? backends::cache_mode::cold : backends::cache_mode::hot;
+        t.cache = cache == "cold" ? backend_api::cache_mode::cold : backend_api::cache_mode::hot;
         return t;
     }
 
     int run() {
         const std::int64_t memory_limit = max_memory.empty() ? 0 : parse_bytes(max_memory);
         for (const std::string* path : {&out.output, &svg_path, &html_path})
-            if (!path->empty()) report::check_output_path(*path);  // fail now, not after minutes of measuring
+            if (!path->empty()) core::check_output_path(*path);  // fail now, not after minutes of measuring
         const built_model m = model.build();
         const core::model_analysis a = core::analyze(m.model, model.data_type());
         auto sel = profiler::select_backend(device, threads);
@@ -119,16 +120,16 @@ struct profile_command {
         std::vector<std::string> warnings = m.warnings;  // --shapes-only
         if (!out.quiet)
             for (const auto& w : m.warnings) spdlog::warn("{}", w);
-        const double load = sel.chosen->device().kind == backends::device_kind::cpu ? cpu::load_average() : -1.0;
+        const double load = sel.chosen->device().kind == backend_api::device_kind::cpu ? cpu::load_average() : -1.0;
         if (const int cpus = cpu::host_cpu().logical_cpus;
-            sel.chosen->device().kind == backends::device_kind::cpu && cpus > 0 && sel.chosen->device().threads > cpus) {
+            sel.chosen->device().kind == backend_api::device_kind::cpu && cpus > 0 && sel.chosen->device().threads > cpus) {
             warnings.push_back(std::to_string(sel.chosen->device().threads) + " threads on " + counted_cpus(cpus) +
                                ": the team shares CPUs with itself, and its own threads' waits count as other work "
                                "(samples disturbed, ceilings not cached); --threads " + std::to_string(cpus) +
                                " uses them all");
             if (!out.quiet) spdlog::warn("{}", warnings.back());
         }
-        const backends::device_info dev = sel.chosen->device();
+        const backend_api::device_info dev = sel.chosen->device();
         profiler::require_kv_cache_fits(a, *sel.chosen, memory_limit);  // before the ceilings take their seconds
 
         profiler::profile_options o;
@@ -147,12 +148,12 @@ struct profile_command {
         std::signal(SIGTERM, on_signal);
         if (!no_roofline) {
             try {
-                report::obtained_ceilings got = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet, &g_stop);
+                profiler::obtained_ceilings got = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet, &g_stop);
                 warnings.insert(warnings.end(), got.warnings.begin(), got.warnings.end());
                 o.ceilings = std::move(got).roofs_for_verdicts();
-            } catch (const backends::unsupported& e) {
+            } catch (const backend_api::unsupported& e) {
                 if (!out.quiet) spdlog::warn("no roofline verdicts: {}", e.what());
-            } catch (const backends::ceilings_interrupted&) {
+            } catch (const backend_api::ceilings_interrupted&) {
                 // nothing cached; profile_model sees the stop flag and measures nothing
             }
         }
@@ -165,7 +166,7 @@ struct profile_command {
         if (r.ceilings_raised && r.ceilings) {
             // the raised sweep points are what the machine did: later runs start from them
             try {
-                report::save_cached_ceilings(*r.ceilings);
+                profiler::save_cached_ceilings(*r.ceilings);
             } catch (const std::exception& e) {
                 if (!out.quiet) spdlog::warn("the raised ceilings were not cached: {}", e.what());
             }
@@ -193,9 +194,9 @@ struct profile_command {
                       std::string(core::to_string(r.analysis.data_type));
             report::add_profile(c, r, r.device.backend);
             const std::string svg = report::render_svg(c);
-            if (!svg_path.empty()) report::write_file_atomic(svg_path, svg);
+            if (!svg_path.empty()) core::write_file_atomic(svg_path, svg);
             if (!html_path.empty())
-                report::write_file_atomic(html_path, report::render_html(c.title, svg, report::profile_table_html(r)));
+                core::write_file_atomic(html_path, report::render_html(c.title, svg, report::profile_table_html(r)));
         }
         out.echo_table([&] { return report::profile_table(r, m.skipped, m.folded); });
         if (!r.complete) {

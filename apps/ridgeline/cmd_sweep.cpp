@@ -13,6 +13,7 @@
 #include "cli_common.hpp"
 #include "sweep_transformer.hpp"
 #include "commands.hpp"
+#include "ridgeline/core/file.hpp"
 #include "ridgeline/profiler/profiler.hpp"
 #include "ridgeline/profiler/registry.hpp"
 #include "ridgeline/core/error.hpp"
@@ -35,7 +36,7 @@ struct sweep_point {
 
     [[nodiscard]] const core::cost& cost() const { return profile.analysis.cost; }
     [[nodiscard]] bool measured() const { return profile.has_time(); }
-    [[nodiscard]] const backends::timing_result& time() const { return *profile.time; }
+    [[nodiscard]] const backend_api::timing_result& time() const { return *profile.time; }
 };
 
 struct sweep_fit {
@@ -116,9 +117,9 @@ struct sweep_command {
 
     /// A model's end-to-end pass as one record: its totals as the cost, judged against the roofs of its whole
     /// working set (the DRAM roof with a cold cache).
-    static profiler::layer_profile whole_model(const core::model_analysis& a, backends::backend& b,
+    static profiler::layer_profile whole_model(const core::model_analysis& a, backend_api::backend& b,
                                                const profiler::profile_options& o,
-                                               const std::optional<backends::ceilings>& ceil, core::dtype dt) {
+                                               const std::optional<backend_api::ceilings>& ceil, core::dtype dt) {
         auto mo = o;
         mo.per_layer = false;
         const auto r = profiler::profile_model(a, b, mo);
@@ -131,7 +132,7 @@ struct sweep_command {
         p.time = *r.end_to_end;
         if (ceil) {
             core::roofs whole = profiler::roofs_for(a.layers.back(), dt, *ceil, o.timing.cache);
-            whole.bandwidth_gbs = o.timing.cache == backends::cache_mode::cold
+            whole.bandwidth_gbs = o.timing.cache == backend_api::cache_mode::cold
                                       ? ceil->bandwidth_gbs
                                       : ceil->bandwidth_for_working_set_gbs(a.totals.bytes);
             p.roofs_used = whole;
@@ -151,7 +152,7 @@ struct sweep_command {
             throw usage_error(model.empty() ? "give --layer STRING or --model NAME" : "--model and --layer cannot be used together");
         const auto sizes = parse_batches(batches);
         for (const std::string* path : {&out.output, &svg_path, &html_path})
-            if (!path->empty()) report::check_output_path(*path);  // fail now, not after the sweep
+            if (!path->empty()) core::check_output_path(*path);  // fail now, not after the sweep
         const core::dtype dt = core::parse_dtype(dtype);
         // every batch size's model built and counted before anything is measured: a bad --layer, --input or
         // batch fails now, not after minutes of ceilings
@@ -160,12 +161,12 @@ struct sweep_command {
         auto sel = profiler::select_backend(device, threads);
         if (!sel.notice.empty() && !out.quiet) spdlog::info("{}", sel.notice);
         profiler::profile_options o;
-        o.timing = quick ? backends::timing_options::quick() : backends::timing_options{};
-        o.timing.cache = cache == "cold" ? backends::cache_mode::cold : backends::cache_mode::hot;
-        std::optional<backends::ceilings> ceil;
+        o.timing = quick ? backend_api::timing_options::quick() : backend_api::timing_options{};
+        o.timing.cache = cache == "cold" ? backend_api::cache_mode::cold : backend_api::cache_mode::hot;
+        std::optional<backend_api::ceilings> ceil;
         try {
             ceil = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet).roofs_for_verdicts();
-        } catch (const backends::unsupported& e) {
+        } catch (const backend_api::unsupported& e) {
             if (!out.quiet) spdlog::warn("no roofline verdicts: {}", e.what());
         }
         o.ceilings = ceil;
@@ -193,9 +194,9 @@ struct sweep_command {
         out.echo_table([&] { return table(name, pts, f); });
         if (!svg_path.empty() || !html_path.empty()) {
             const std::string svg = report::render_svg(chart(name, sel.chosen->name(), pts, ceil, dt, o.timing.cache));
-            if (!svg_path.empty()) report::write_file_atomic(svg_path, svg);
+            if (!svg_path.empty()) core::write_file_atomic(svg_path, svg);
             if (!html_path.empty())
-                report::write_file_atomic(html_path, report::render_html("sweep of " + name + " on " + sel.chosen->name(), svg,
+                core::write_file_atomic(html_path, report::render_html("sweep of " + name + " on " + sel.chosen->name(), svg,
                                                                          "<pre>" + report::pre_escape(table(name, pts, f)) + "</pre>"));
         }
         // the report is written; like profile, a sweep with no time at all is an error for scripts
@@ -231,9 +232,9 @@ struct sweep_command {
         return run_transformer_sweep(s, out);
     }
 
-    nlohmann::json json_report(const std::string& name, const backends::device_info& dev,
+    nlohmann::json json_report(const std::string& name, const backend_api::device_info& dev,
                                const std::vector<sweep_point>& pts, const sweep_fit& f,
-                               const std::optional<backends::ceilings>& ceil) const {
+                               const std::optional<backend_api::ceilings>& ceil) const {
         nlohmann::json j = {{"schema", "ridgeline.sweep/1"},
                             {"subject", name},
                             {"source", model.empty() ? "layer:" + layer : "zoo:" + model},
@@ -264,13 +265,13 @@ struct sweep_command {
         j["points"] = jp;
         j["fit"] = f.valid ? nlohmann::json{{"t0_ms", f.t0_ms}, {"throughput_gflops", f.throughput_gflops}, {"r2", f.r2}}
                            : nlohmann::json(nullptr);
-        if (ceil) j["device"]["ceilings"] = report::ceilings_json(*ceil);
+        if (ceil) j["device"]["ceilings"] = profiler::ceilings_json(*ceil);
         return j;
     }
 
     static report::chart chart(const std::string& name, const std::string& backend_name,
-                               const std::vector<sweep_point>& pts, const std::optional<backends::ceilings>& ceil,
-                               core::dtype dt, backends::cache_mode cache) {
+                               const std::vector<sweep_point>& pts, const std::optional<backend_api::ceilings>& ceil,
+                               core::dtype dt, backend_api::cache_mode cache) {
         report::chart c;
         c.title = "sweep of " + name + " on " + backend_name;
         c.series.push_back(backend_name);

@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
         print_error(one_line(e.what()));
         return 2;
     } catch (const core::request_error& e) {  // a phase, sequence, batch or input the model cannot take
-        print_error(one_line(e.what()));
+        print_error(one_line(e.what()) + app::flags_of(e.fields()));
         return 2;
     } catch (const std::exception& e) {
         print_error(one_line(e.what()));

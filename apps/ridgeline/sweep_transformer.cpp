@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ceilings_source.hpp"
+#include "ridgeline/core/file.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/zoo.hpp"
 #include "ridgeline/io/hf_config.hpp"
@@ -382,9 +383,9 @@ void write_sweep(const transformer_sweep_options& s, const output_options& out, 
     out.echo_table([&] { return text; });
     if (!s.svg_path.empty() || !s.html_path.empty()) {
         const std::string svg = report::render_svg(chart);
-        if (!s.svg_path.empty()) report::write_file_atomic(s.svg_path, svg);
+        if (!s.svg_path.empty()) core::write_file_atomic(s.svg_path, svg);
         if (!s.html_path.empty())
-            report::write_file_atomic(s.html_path, report::render_html("sweep of " + subject, svg,
+            core::write_file_atomic(s.html_path, report::render_html("sweep of " + subject, svg,
                                                                        "<pre>" + report::pre_escape(text) + "</pre>"));
     }
 }
@@ -401,7 +402,7 @@ int run_transformer_sweep(const transformer_sweep_options& s, const output_optio
     const std::vector<i64> kv = s.kv_lens.empty() ? std::vector<i64>{0} : s.kv_lens;
     const core::dtype dt = core::parse_dtype(s.dtype);
     for (const std::string* path : {&out.output, &s.svg_path, &s.html_path})
-        if (!path->empty()) report::check_output_path(*path);
+        if (!path->empty()) core::check_output_path(*path);
     std::optional<report::prediction_target> target;
     if (!s.to.empty()) target = report::load_target(s.to);
     if (!s.hf_config.empty() && !out.quiet) {  // what reading the config assumed, said once
@@ -428,11 +429,11 @@ int run_transformer_sweep(const transformer_sweep_options& s, const output_optio
     for (const auto& a : analyses) profiler::require_kv_cache_fits(a, *sel.chosen, s.max_memory_bytes);
     profiler::profile_options o;
     o.max_memory_bytes = s.max_memory_bytes;
-    o.timing = s.quick ? backends::timing_options::quick() : backends::timing_options{};
-    o.timing.cache = s.cache == "cold" ? backends::cache_mode::cold : backends::cache_mode::hot;
+    o.timing = s.quick ? backend_api::timing_options::quick() : backend_api::timing_options{};
+    o.timing.cache = s.cache == "cold" ? backend_api::cache_mode::cold : backend_api::cache_mode::hot;
     try {
         o.ceilings = obtain_ceilings(*sel.chosen, s.recalibrate, s.quick, out.quiet).roofs_for_verdicts();
-    } catch (const backends::unsupported& e) {
+    } catch (const backend_api::unsupported& e) {
         if (!out.quiet) spdlog::warn("no roofline verdicts: {}", e.what());
     }
     const std::string subject = analyses.front().model_name + " " + (decode ? "decode" : "prefill") + " on " + sel.chosen->name();

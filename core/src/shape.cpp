@@ -41,7 +41,7 @@ shape parse_shape(std::string_view text) {
     while (!t.empty() && (t.back() == ' ' || t.back() == ']' || t.back() == ')')) t.remove_suffix(1);
     if (t.empty()) throw parse_error(quoted + ": empty, expected dimensions like 1x3x224x224");
     if (t.find_first_of("xX") != std::string_view::npos && t.find(',') != std::string_view::npos)
-        throw parse_error(quoted + ": mixes 'x' and ',' between dimensions (two inputs are two --input options)");
+        throw parse_error(quoted + ": mixes 'x' and ',' between dimensions (two inputs are two shapes)");
     std::vector<std::int64_t> dims;
     std::size_t pos = 0;
     while (true) {

@@ -171,9 +171,9 @@ struct block_builder {
             const std::string table = std::to_string(c.max_position_embeddings) + " learned position embeddings";
             if (r.phase == transformer_phase::decode)
                 throw request_error("model \"" + c.name + "\": positions up to " + std::to_string(past + tokens) +
-                                    " (--kv-len " + std::to_string(past) + " and the new token) pass its " + table);
+                                    " (a KV cache of " + std::to_string(past) + " and the new token) pass its " + table, {"kv_len"});
             throw request_error("model \"" + c.name + "\": sequence length " + std::to_string(tokens) +
-                                " is longer than its " + table);
+                                " is longer than its " + table, {"seq"});
         }
         return b.input("position_ids", shape{1, tokens}, true);
     }
@@ -181,7 +181,7 @@ struct block_builder {
 
 model bert(const transformer_config& c, const transformer_run& r, block_builder& x) {
     if (r.phase == transformer_phase::decode)
-        throw request_error("model \"" + c.name + "\": BERT is an encoder, it has no decode phase (use --phase prefill)");
+        throw request_error("model \"" + c.name + "\": BERT is an encoder, it has no decode phase (its pass is a prefill)", {"phase"});
     model_builder& b = x.b;
     const i64 h = c.hidden_size;
     b.input("input_ids", shape{r.batch, x.tokens}, true);
@@ -321,15 +321,15 @@ std::vector<std::string> pass_notes(const transformer_config& c, const transform
 
 model build_transformer(const transformer_config& c, const transformer_run& r) {
     c.validate();
-    if (r.batch < 1) throw request_error("model \"" + c.name + "\": batch " + std::to_string(r.batch) + " must be >= 1");
+    if (r.batch < 1) throw request_error("model \"" + c.name + "\": batch " + std::to_string(r.batch) + " must be >= 1", {"batch"});
     const bool decode = r.phase == transformer_phase::decode;
     if (decode && !c.causal())
         throw request_error("model \"" + c.name + "\": " + std::string(to_string(c.family)) +
-                    " is an encoder, it has no decode phase (use --phase prefill)");
+                    " is an encoder, it has no decode phase (its pass is a prefill)", {"phase"});
     if (!decode && r.seq < 1)
-        throw request_error("model \"" + c.name + "\": sequence length " + std::to_string(r.seq) + " must be >= 1");
+        throw request_error("model \"" + c.name + "\": sequence length " + std::to_string(r.seq) + " must be >= 1", {"seq"});
     if (decode && r.kv_len < 0)
-        throw request_error("model \"" + c.name + "\": --kv-len " + std::to_string(r.kv_len) + " must be >= 0");
+        throw request_error("model \"" + c.name + "\": KV cache length " + std::to_string(r.kv_len) + " must be >= 0", {"kv_len"});
     model_builder b(c.name);
     transformer_run pass = r;
     if (decode) pass.seq = 0;

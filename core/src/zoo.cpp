@@ -298,26 +298,26 @@ transformer_run transformer_run_of(const std::string& model_name, const zoo_requ
     if (q.input) {
         if (q.input->rank() != 2)
             throw request_error(where + "input " + q.input->to_string() + " has rank " + std::to_string(q.input->rank()) +
-                                ", expected batch x sequence_length of token ids, e.g. 1x" + std::to_string(default_seq));
+                                ", expected batch x sequence_length of token ids, e.g. 1x" + std::to_string(default_seq), {"input"});
         if (q.batch && (*q.input)[0] != *q.batch)
-            throw request_error(where + "--batch " + std::to_string(*q.batch) +
-                                " disagrees with the batch dimension of --input " + q.input->to_string());
+            throw request_error(where + "batch " + std::to_string(*q.batch) +
+                                " disagrees with the batch dimension of the input " + q.input->to_string(), {"batch", "input"});
     }
     r.batch = q.batch ? *q.batch : q.input ? (*q.input)[0] : 1;
-    if (r.batch < 1) throw request_error(where + "batch " + std::to_string(r.batch) + " must be >= 1");
+    if (r.batch < 1) throw request_error(where + "batch " + std::to_string(r.batch) + " must be >= 1", {"batch"});
     if (q.phase == transformer_phase::decode) {
-        if (q.seq) throw request_error(where + "--seq is the prefill's length; a decode step has one new token (give --kv-len)");
-        if (!q.kv_len) throw request_error(where + "--phase decode needs --kv-len: the tokens already in the KV cache");
+        if (q.seq) throw request_error(where + "a sequence length is a prefill's; a decode step has one new token (give the KV cache length)", {"seq", "phase"});
+        if (!q.kv_len) throw request_error(where + "a decode step needs the KV cache length: the tokens already in the KV cache", {"kv_len"});
         if (q.input && (*q.input)[1] != 1)
-            throw request_error(where + "a decode step reads one new token per sequence: --input " +
-                                q.input->to_string() + " has " + std::to_string((*q.input)[1]));
+            throw request_error(where + "a decode step reads one new token per sequence: the input " +
+                                q.input->to_string() + " has " + std::to_string((*q.input)[1]), {"input"});
         r.kv_len = *q.kv_len;
         return r;
     }
-    if (q.kv_len) throw request_error(where + "--kv-len applies to --phase decode");
+    if (q.kv_len) throw request_error(where + "a KV cache length applies to a decode step", {"kv_len", "phase"});
     if (q.input && q.seq && (*q.input)[1] != *q.seq)
-        throw request_error(where + "--seq " + std::to_string(*q.seq) + " disagrees with the sequence of --input " +
-                            q.input->to_string());
+        throw request_error(where + "sequence length " + std::to_string(*q.seq) + " disagrees with the sequence of the input " +
+                            q.input->to_string(), {"seq", "input"});
     r.seq = q.seq ? *q.seq : q.input ? (*q.input)[1] : default_seq;
     return r;
 }
@@ -326,8 +326,8 @@ model build_zoo_model(std::string_view name, const zoo_request& q) {
     for (const auto& b : builders())
         if (b.entry.name == name && b.build) {
             if (q.phase_given || q.seq || q.kv_len)
-                throw request_error("model \"" + b.entry.name + "\" is not a transformer: --phase, --seq and --kv-len apply to "
-                            "transformers");
+                throw request_error("model \"" + b.entry.name + "\" is not a transformer: a phase, a sequence length or a KV cache "
+                            "length applies to transformers", {"phase", "seq", "kv_len"});
             return build_zoo_model(name, q.input, q.batch);
         }
     for (const auto& e : zoo_models())
@@ -350,13 +350,13 @@ model build_zoo_model(std::string_view name, std::optional<shape> input, std::op
                 throw request_error("model \"" + e.name + "\": input " + input->to_string() + " has rank " +
                                     std::to_string(input->rank()) + ", expected " +
                                     (e.token_input ? "batch x sequence_length, e.g. " : "NCHW, e.g. ") +
-                                    e.default_input.to_string());
+                                    e.default_input.to_string(), {"input"});
             if (batch && (*input)[0] != *batch)
-                throw request_error("model \"" + e.name + "\": --batch " + std::to_string(*batch) +
-                                    " disagrees with the batch dimension of --input " + input->to_string());
+                throw request_error("model \"" + e.name + "\": batch " + std::to_string(*batch) +
+                                    " disagrees with the batch dimension of the input " + input->to_string(), {"batch", "input"});
             in = *input;
         } else if (batch) {
-            if (*batch < 1) throw request_error("model \"" + e.name + "\": batch " + std::to_string(*batch) + " must be >= 1");
+            if (*batch < 1) throw request_error("model \"" + e.name + "\": batch " + std::to_string(*batch) + " must be >= 1", {"batch"});
             in[0] = *batch;
         }
         return b.build(in);
@@ -371,7 +371,7 @@ model build_zoo_model(std::string_view name, std::optional<shape> input, std::op
     }
     // a request this ridgeline cannot take (exit 2, as a usage mistake), with the name most likely meant
     throw request_error("unknown model \"" + printable(name) + "\"" + did_you_mean(name, names) + " (built-in models: " +
-                        list + ")");
+                        list + ")", {"model"});
 }
 
 }  // namespace ridgeline::core

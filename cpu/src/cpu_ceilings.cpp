@@ -15,7 +15,7 @@
 // "best rate": a ceiling is what the machine can do, and on a shared machine a slow sample measures the
 // neighbours, not the ceiling. The dispatch overhead is the median (the typical fixed cost, not the luckiest).
 // Every measurement keeps its spread ((median - best) / best of its clean samples), from which the roofs'
-// tolerances come. A measurement that saw stolen time (a disturbed sample, backends/disturbance.hpp) is
+// tolerances come. A measurement that saw stolen time (a disturbed sample, backend_api/disturbance.hpp) is
 // repeated, up to three times in all; one that still cannot collect clean samples marks the ceilings
 // disturbed, and disturbed ceilings are never cached. The compute roof of a data type is the highest
 // measured compute ceiling (finish_compute_roofs): the FMA kernel; if the GEMM still beats it after the FMA
@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "cpu_ceilings_kernels.hpp"
-#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/backend_api/timing.hpp"
 #include "ridgeline/config.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
 #include "ridgeline/cpu/cpu_ceilings.hpp"
@@ -98,7 +98,7 @@ std::int64_t last_level_from_sweep(const std::vector<std::pair<std::int64_t, dou
 
 namespace {
 
-plan make_plan(backends::backend& b, const cpu_info& info, const backends::ceilings& c, bool quick) {
+plan make_plan(backend_api::backend& b, const cpu_info& info, const backend_api::ceilings& c, bool quick) {
     plan p;
     const double per_kernel = ceiling_protocol(quick).min_time_s * 1.6;
     for (const fma_variant* v = fma_variants_begin(); v != fma_variants_end(); ++v)
@@ -158,18 +158,18 @@ namespace {
 /// One measurement of the ceilings, step by step (the numbered steps of measure_cpu_ceilings): the backend, the
 /// options, the plan and the ceilings being filled.
 struct calibration {
-    backends::backend& b;
-    const backends::ceilings_options& options;
+    backend_api::backend& b;
+    const backend_api::ceilings_options& options;
     const bool quick;
     const cpu_info& info;
     const int threads;
-    const backends::timing_options protocol;
+    const backend_api::timing_options protocol;
     const std::int64_t iters;  // FMA kernel iterations
-    backends::ceilings c;
+    backend_api::ceilings c;
     plan p;
     progress step;
 
-    calibration(backends::backend& backend, const backends::ceilings_options& o, backends::ceilings started)
+    calibration(backend_api::backend& backend, const backend_api::ceilings_options& o, backend_api::ceilings started)
         : b(backend),
           options(o),
           quick(o.quick),
@@ -220,9 +220,9 @@ void calibration::gemms() {
         mb.add("gemm", core::matmul{}, {"a", "b"});
         const core::model_analysis g = core::analyze(mb.build(), dt);
         try {
-            auto prep = b.prepare(g, backends::make_graph_data(g, dt, 1));
+            auto prep = b.prepare(g, backend_api::make_graph_data(g, dt, 1));
             const std::string name(core::to_string(dt));
-            backends::timing_options o = protocol;
+            backend_api::timing_options o = protocol;
             o.min_samples = quick ? 3 : 5;  // a 2048^3 GEMM runs for tens of ms: a budget for its samples, of which a
             o.max_time_s = quick ? 0.3 : 1.0;  // VM's time slices disturb some (5 clean samples of 46 ms in 0.2 s failed)
             const auto t = measure_ceiling([&] { prep->run(); }, b.timer(), o, options, c, "gemm." + name);
@@ -298,7 +298,7 @@ void calibration::stream_and_dram_roof() {
     //    over a longer window than the other ceilings (a VM's DRAM bandwidth moves the most)
     {
         stream_arrays s(p.stream_bytes, false);
-        backends::timing_options longer = protocol;
+        backend_api::timing_options longer = protocol;
         longer.min_time_s *= 4;
         longer.max_time_s *= 4;
         if (quick) {  // a pass over gigabytes takes 0.1-0.3 s: one warm-up and 3 samples, the best kept (without the
@@ -328,7 +328,7 @@ void calibration::stream_and_dram_roof() {
     c.spread["bandwidth"] = best_spread;
     // how far the DRAM level's readings lie apart (the highest best over the lowest median of its kernels and
     // points): a VM's DRAM bandwidth moves by 20-40% from one second to the next, more than one kernel's samples
-    // show, and a spot check is judged against this spread (report::obtain_ceilings)
+    // show, and a spot check is judged against this spread (profiler::obtain_ceilings)
     {
         double high = 0, low = 0;
         auto reading = [&](double best_gbs, const std::string& key) {
@@ -374,10 +374,10 @@ void calibration::cold_bandwidth() {
         cold_mb.input("x", core::shape{1 << 20});
         cold_mb.then("relu", core::relu{});
         const core::model_analysis gb = core::analyze(cold_mb.build(), core::dtype::fp32);
-        auto prep = b.prepare(gb, backends::make_graph_data(gb, core::dtype::fp32, 1));
-        backends::timing_options cold = protocol;
+        auto prep = b.prepare(gb, backend_api::make_graph_data(gb, core::dtype::fp32, 1));
+        backend_api::timing_options cold = protocol;
         cold.max_noise = 0.02;  // a median
-        cold.cache = backends::cache_mode::cold;
+        cold.cache = backend_api::cache_mode::cold;
         cold.warmup_runs = 1;
         cold.min_samples = std::max(cold.min_samples, 10);
         const auto tb = measure_ceiling([&] { prep->run(); }, b.timer(), cold, options, c, "cold_bandwidth", 3,
@@ -392,9 +392,9 @@ void calibration::cold_bandwidth() {
 
 }  // namespace
 
-backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ceilings_options& options) {
+backend_api::ceilings measure_cpu_ceilings(backend_api::backend& b, const backend_api::ceilings_options& options) {
     const cpu_info& info = host_cpu();
-    backends::ceilings c;
+    backend_api::ceilings c;
     c.backend = b.name();
     const int threads = omp_get_max_threads();
     c.fingerprint = cpu_fingerprint(threads);
@@ -408,12 +408,12 @@ backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ce
     run.fma_peaks();
     run.gemms();
     run.recheck_fma_below_gemm();
-    backends::finish_compute_roofs(run.c);
+    backend_api::finish_compute_roofs(run.c);
     run.working_set_sweep();
     run.stream_and_dram_roof();
     run.dispatch();
     run.cold_bandwidth();
-    if (run.stopped()) throw backends::ceilings_interrupted();  // never half-measured
+    if (run.stopped()) throw backend_api::ceilings_interrupted();  // never half-measured
     return std::move(run.c);
 }
 

@@ -20,8 +20,8 @@ namespace ridgeline::cpu {
 using namespace ceilings_detail;
 
 std::vector<double> remeasure_cpu_working_set(const std::vector<std::int64_t>& sizes,
-                                              const backends::ceilings_options& options) {
-    const backends::timing_options o = spot_protocol();  // three kernels: about 0.1 s a point
+                                              const backend_api::ceilings_options& options) {
+    const backend_api::timing_options o = spot_protocol();  // three kernels: about 0.1 s a point
     std::vector<double> out;
     for (std::int64_t size : sizes) {
         // a point the host cannot hold twice over is not measured again (0: as if disturbed)
@@ -30,11 +30,11 @@ std::vector<double> remeasure_cpu_working_set(const std::vector<std::int64_t>& s
             out.push_back(0.0);
             continue;
         }
-        backends::ceilings scratch;
+        backend_api::ceilings scratch;
         bool clean = true;
         double gbs = 0;
         try {
-            gbs = sweep_point_gbs(size, o, backends::ceilings_options{true, options.stop, {}}, scratch, clean, 1);
+            gbs = sweep_point_gbs(size, o, backend_api::ceilings_options{true, options.stop, {}}, scratch, clean, 1);
         } catch (const std::bad_alloc&) {
             clean = false;
         }
@@ -61,15 +61,15 @@ double best_of_dips(Measure measure, double cached, Stopped stopped) {
 
 }  // namespace
 
-backends::ceilings_spot_check spot_check_cpu_ceilings(backends::backend& b, const backends::ceilings& cached,
-                                                      const backends::ceilings_options& options) {
+backend_api::ceilings_spot_check spot_check_cpu_ceilings(backend_api::backend& b, const backend_api::ceilings& cached,
+                                                      const backend_api::ceilings_options& options) {
     const auto t0 = std::chrono::steady_clock::now();
-    backends::ceilings_spot_check check;
+    backend_api::ceilings_spot_check check;
     const cpu_info& info = host_cpu();
     // eight measurements (FMA, three kernels at two sweep points, the dispatch cost): about 0.5 s in all
-    const backends::timing_options o = spot_protocol();
-    backends::ceilings scratch;  // measure_ceiling's bookkeeping: only `disturbed` is read here
-    const backends::ceilings_options quick{true, options.stop, {}};
+    const backend_api::timing_options o = spot_protocol();
+    backend_api::ceilings scratch;  // measure_ceiling's bookkeeping: only `disturbed` is read here
+    const backend_api::ceilings_options quick{true, options.stop, {}};
     auto stopped = [&] { return options.stop && options.stop->load(); };
     // the fp32 instruction set whose FMA kernel set the cached peak (the highest the cache has and the CPU runs)
     const fma_variant* chosen = nullptr;
@@ -89,7 +89,7 @@ backends::ceilings_spot_check spot_check_cpu_ceilings(backends::backend& b, cons
                               "spot", 1);
         };
         const double g = best_of_dips(fma, chosen_gflops, stopped);
-        if (stopped()) throw backends::ceilings_interrupted();
+        if (stopped()) throw backend_api::ceilings_interrupted();
         check.fma_isa = chosen->name;
         if (scratch.disturbed && !was) check.clean = false;
         else check.fma_gflops = g;
@@ -106,7 +106,7 @@ backends::ceilings_spot_check spot_check_cpu_ceilings(backends::backend& b, cons
                 size = bytes;
         return size;
     };
-    auto point = [&](std::int64_t size, const backends::timing_options& protocol) {
+    auto point = [&](std::int64_t size, const backend_api::timing_options& protocol) {
         auto once = [&] {
             bool clean = true;
             const double gbs = sweep_point_gbs(size, protocol, quick, scratch, clean, 1);
@@ -133,13 +133,13 @@ backends::ceilings_spot_check spot_check_cpu_ceilings(backends::backend& b, cons
     // 2.2-2.7 in others, both clean), and the cache must keep the lower one it has seen
     {
         const bool was = scratch.disturbed;
-        backends::timing_options d = o;
+        backend_api::timing_options d = o;
         d.min_samples = 9;
         const auto t = dispatch_time(b, d, quick, scratch, "spot", false, 1);
         if (!(scratch.disturbed && !was) && t.stats.median > 0) check.dispatch_ms = t.stats.median;
     }
     check.clean = check.clean && !scratch.disturbed;
-    if (stopped()) throw backends::ceilings_interrupted();
+    if (stopped()) throw backend_api::ceilings_interrupted();
     check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return check;
 }

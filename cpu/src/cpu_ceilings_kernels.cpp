@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "ridgeline/backends/ceilings.hpp"
+#include "ridgeline/backend_api/ceilings.hpp"
 #include "ridgeline/core/model.hpp"
 
 namespace ridgeline::cpu::ceilings_detail {
@@ -149,11 +149,11 @@ double seconds_now() {
 const fma_variant* fma_variants_begin() { return std::begin(variants); }
 const fma_variant* fma_variants_end() { return std::end(variants); }
 
-backends::timing_options ceiling_protocol(bool quick) {
+backend_api::timing_options ceiling_protocol(bool quick) {
     // a ceiling is the best clean sample, not a median: no noise target (the median's CI says nothing of the best),
     // a fixed window instead. A few dozen samples find the best as well as hundreds do on a quiet machine, and on
     // a busy one no budget of seconds helps: the spot check raises a roof that a later run finds higher.
-    return backends::timing_options{.warmup_runs = quick ? 1 : 2,
+    return backend_api::timing_options{.warmup_runs = quick ? 1 : 2,
                                     .warmup_ms = quick ? 3.0 : 10.0,
                                     .min_samples = quick ? 5 : 10,
                                     .min_time_s = quick ? 0.015 : 0.06,
@@ -161,19 +161,19 @@ backends::timing_options ceiling_protocol(bool quick) {
                                     .max_time_s = quick ? 0.04 : 0.2};
 }
 
-backends::timing_options spot_protocol() {
-    backends::timing_options o{
+backend_api::timing_options spot_protocol() {
+    backend_api::timing_options o{
         .warmup_runs = 1, .warmup_ms = 5, .min_samples = 5, .min_time_s = 0.01, .max_noise = 0.02, .max_time_s = 0.03};
     return o;
 }
 
-backends::timing_result measure_ceiling(const std::function<void()>& run, backends::device_timer& timer,
-                                        const backends::timing_options& protocol,
-                                        const backends::ceilings_options& options, backends::ceilings& c,
+backend_api::timing_result measure_ceiling(const std::function<void()>& run, backend_api::device_timer& timer,
+                                        const backend_api::timing_options& protocol,
+                                        const backend_api::ceilings_options& options, backend_api::ceilings& c,
                                         const std::string& key, int attempts, const std::function<void()>& flush) {
-    backends::timing_result best;
+    backend_api::timing_result best;
     for (int a = 0; a < attempts; ++a) {
-        backends::timing_result t = backends::measure(run, timer, protocol, flush, nullptr, options.stop);
+        backend_api::timing_result t = backend_api::measure(run, timer, protocol, flush, nullptr, options.stop);
         const bool better = a == 0 || (best.disturbed && !t.disturbed) ||
                             (best.disturbed == t.disturbed && t.samples > best.samples);
         if (better) best = std::move(t);
@@ -181,7 +181,7 @@ backends::timing_result measure_ceiling(const std::function<void()>& run, backen
         // not collect its clean samples is tried again
         if (!best.disturbed || (options.stop && options.stop->load())) break;
     }
-    c.spread[key] = backends::sample_spread(best.disturbed ? std::vector<double>{} : best.sample_ms);
+    c.spread[key] = backend_api::sample_spread(best.disturbed ? std::vector<double>{} : best.sample_ms);
     c.stolen_fraction = std::max(c.stolen_fraction, best.stolen_fraction);
     // a measurement whose accounting was off cannot say it was clean: never cached either
     const bool unverified = best.disturbance_source.rfind("off", 0) == 0;
@@ -193,10 +193,10 @@ backends::timing_result measure_ceiling(const std::function<void()>& run, backen
     return best;
 }
 
-double fma_gflops(const fma_variant& v, std::int64_t iters, const backends::timing_options& protocol,
-                  const backends::ceilings_options& options, backends::ceilings& c, const std::string& key,
+double fma_gflops(const fma_variant& v, std::int64_t iters, const backend_api::timing_options& protocol,
+                  const backend_api::ceilings_options& options, backend_api::ceilings& c, const std::string& key,
                   int attempts) {
-    backends::steady_timer timer;
+    backend_api::steady_timer timer;
     const int threads = omp_get_max_threads();
     auto run = [&] {
         float sum = 0;
@@ -275,10 +275,10 @@ void stream_arrays::passes(stream_kernel k, int reps) {
     g_sink = g_sink + static_cast<float>(sum);
 }
 
-double stream_gbs(stream_arrays& s, stream_kernel k, const backends::timing_options& protocol,
-                  const backends::ceilings_options& options, backends::ceilings& c, const std::string& key,
+double stream_gbs(stream_arrays& s, stream_kernel k, const backend_api::timing_options& protocol,
+                  const backend_api::ceilings_options& options, backend_api::ceilings& c, const std::string& key,
                   int attempts) {
-    backends::steady_timer timer;
+    backend_api::steady_timer timer;
     const double per_pass = s.bytes_per_pass(k);
     const int reps = static_cast<int>(std::max(1.0, static_cast<double>(8u << 20) / per_pass));  // >= 8 MiB a run
     const auto t = measure_ceiling([&] { s.passes(k, reps); }, timer, protocol, options, c, key, attempts);
@@ -286,13 +286,13 @@ double stream_gbs(stream_arrays& s, stream_kernel k, const backends::timing_opti
     return per_pass * reps / (t.stats.min * 1e-3) / 1e9;
 }
 
-double sweep_point_gbs(std::int64_t working_set_bytes, const backends::timing_options& protocol,
-                       const backends::ceilings_options& options, backends::ceilings& c, bool& clean, int attempts) {
+double sweep_point_gbs(std::int64_t working_set_bytes, const backend_api::timing_options& protocol,
+                       const backend_api::ceilings_options& options, backend_api::ceilings& c, bool& clean, int attempts) {
     if (working_set_bytes < 24) return 0.0;  // not a size the sweep measures (implausible_ceilings refuses such a cache)
     stream_arrays s(working_set_bytes);
     double best = 0, spread = 0;
     for (stream_kernel k : {stream_kernel::triad, stream_kernel::read, stream_kernel::copy_streaming}) {
-        if (options.stop && options.stop->load()) throw backends::ceilings_interrupted();
+        if (options.stop && options.stop->load()) throw backend_api::ceilings_interrupted();
         const bool was_disturbed = c.disturbed;
         const double gbs = stream_gbs(s, k, protocol, options, c, "working_set.point", attempts);
         if (!(gbs > 0) || (c.disturbed && !was_disturbed)) clean = false;
@@ -307,18 +307,18 @@ double sweep_point_gbs(std::int64_t working_set_bytes, const backends::timing_op
     return best;
 }
 
-backends::timing_result dispatch_time(backends::backend& b, const backends::timing_options& protocol,
-                                      const backends::ceilings_options& options, backends::ceilings& c,
+backend_api::timing_result dispatch_time(backend_api::backend& b, const backend_api::timing_options& protocol,
+                                      const backend_api::ceilings_options& options, backend_api::ceilings& c,
                                       const std::string& key, bool cold, int attempts) {
     core::model_builder mb("dispatch");
     mb.input("x", core::shape{1});
     mb.then("relu", core::relu{});
     const core::model_analysis g = core::analyze(mb.build(), core::dtype::fp32);
-    auto prep = b.prepare(g, backends::make_graph_data(g, core::dtype::fp32, 1));
-    backends::timing_options o = protocol;
+    auto prep = b.prepare(g, backend_api::make_graph_data(g, core::dtype::fp32, 1));
+    backend_api::timing_options o = protocol;
     o.max_noise = std::min(o.max_noise, 0.02);  // a median, not a best: the noise target applies
     if (cold) {
-        o.cache = backends::cache_mode::cold;
+        o.cache = backend_api::cache_mode::cold;
         o.warmup_runs = 1;
         o.min_samples = std::max(o.min_samples, 10);
     }
@@ -326,7 +326,7 @@ backends::timing_result dispatch_time(backends::backend& b, const backends::timi
                            cold ? std::function<void()>([&] { b.flush_cache(); }) : std::function<void()>());
 }
 
-progress::progress(const backends::ceilings_options& options, std::vector<std::pair<std::string, double>> plan)
+progress::progress(const backend_api::ceilings_options& options, std::vector<std::pair<std::string, double>> plan)
     : options_(options), plan_(std::move(plan)), t0_(seconds_now()) {}
 
 void progress::next(const std::string& name) {
@@ -335,7 +335,7 @@ void progress::next(const std::string& name) {
         return;
     }
     const std::size_t i = std::min(index_, plan_.size() - 1);
-    backends::ceilings_progress p;
+    backend_api::ceilings_progress p;
     p.step = name.empty() ? plan_[i].first : name;
     p.index = static_cast<int>(i);
     p.total = static_cast<int>(plan_.size());

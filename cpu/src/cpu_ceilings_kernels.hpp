@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "ridgeline/backends/backend.hpp"
-#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/backend_api/backend.hpp"
+#include "ridgeline/backend_api/timing.hpp"
 
 namespace ridgeline::cpu::ceilings_detail {
 
@@ -26,25 +26,25 @@ const fma_variant* fma_variants_begin();
 const fma_variant* fma_variants_end();
 
 /// The protocol of a ceiling (best clean sample; full: about 0.1-0.25 s, quick: about 0.02-0.06 s).
-backends::timing_options ceiling_protocol(bool quick);
+backend_api::timing_options ceiling_protocol(bool quick);
 /// The short protocol of a spot check and of a sweep point measured again: 5 samples within about 0.03 s.
-backends::timing_options spot_protocol();
+backend_api::timing_options spot_protocol();
 
 /// One ceiling's measurement: repeated while it could not collect its clean samples (up to `attempts` in all; the
 /// spot check, retried whole once when disturbed, takes 1); the result with
 /// the most clean samples is kept, its spread ((median - best) / best) recorded in c.spread[key], its stolen
 /// fraction in c.stolen_fraction, and the ceilings marked disturbed when it never collected the minimum of clean
 /// samples (or the accounting was off).
-backends::timing_result measure_ceiling(const std::function<void()>& run, backends::device_timer& timer,
-                                        const backends::timing_options& protocol,
-                                        const backends::ceilings_options& options, backends::ceilings& c,
+backend_api::timing_result measure_ceiling(const std::function<void()>& run, backend_api::device_timer& timer,
+                                        const backend_api::timing_options& protocol,
+                                        const backend_api::ceilings_options& options, backend_api::ceilings& c,
                                         const std::string& key, int attempts = 3,
                                         const std::function<void()>& flush = {});
 
 /// GFLOP/s of an FMA variant on every OpenMP thread at once, `iters` iterations per thread and run (from the best
 /// sample; a disturbed measurement marks c, as measure_ceiling does; 0 when interrupted).
-double fma_gflops(const fma_variant& v, std::int64_t iters, const backends::timing_options& protocol,
-                  const backends::ceilings_options& options, backends::ceilings& c, const std::string& key,
+double fma_gflops(const fma_variant& v, std::int64_t iters, const backend_api::timing_options& protocol,
+                  const backend_api::ceilings_options& options, backend_api::ceilings& c, const std::string& key,
                   int attempts = 3);
 
 /// The STREAM kernels (McCalpin): copy c = a, triad a = b + s*c, read sum(a + b + c), and a copy with
@@ -85,33 +85,33 @@ private:
 
 /// GB/s of `k` on `s`: passes enough that one run moves >= 8 MiB, best clean sample (a disturbed measurement marks
 /// c, as measure_ceiling does; 0 when interrupted).
-double stream_gbs(stream_arrays& s, stream_kernel k, const backends::timing_options& protocol,
-                  const backends::ceilings_options& options, backends::ceilings& c, const std::string& key,
+double stream_gbs(stream_arrays& s, stream_kernel k, const backend_api::timing_options& protocol,
+                  const backend_api::ceilings_options& options, backend_api::ceilings& c, const std::string& key,
                   int attempts = 3);
 
 /// One point of the working-set sweep: the highest of triad, read and the streaming copy on arrays of just this
 /// working set, each under `protocol`. Spreads go to c.spread["working_set"] (the largest) and
 /// c.spread["working_set.<bytes>"]; `clean` turns false where a kernel's samples were disturbed (it counts 0).
-double sweep_point_gbs(std::int64_t working_set_bytes, const backends::timing_options& protocol,
-                       const backends::ceilings_options& options, backends::ceilings& c, bool& clean,
+double sweep_point_gbs(std::int64_t working_set_bytes, const backend_api::timing_options& protocol,
+                       const backend_api::ceilings_options& options, backend_api::ceilings& c, bool& clean,
                        int attempts = 3);
 
 /// The median time of the smallest op (relu of one fp32 element) through `b`, in ms, with the last-level cache
 /// flushed before each run when `cold`; its spread under `key`.
-backends::timing_result dispatch_time(backends::backend& b, const backends::timing_options& protocol,
-                                      const backends::ceilings_options& options, backends::ceilings& c,
+backend_api::timing_result dispatch_time(backend_api::backend& b, const backend_api::timing_options& protocol,
+                                      const backend_api::ceilings_options& options, backend_api::ceilings& c,
                                       const std::string& key, bool cold, int attempts = 3);
 
 /// Says each step of a measurement as it starts (ceilings_options::on_progress), with the time left estimated from
 /// the steps' planned seconds and the pace so far.
 class progress {
 public:
-    progress(const backends::ceilings_options& options, std::vector<std::pair<std::string, double>> plan);
+    progress(const backend_api::ceilings_options& options, std::vector<std::pair<std::string, double>> plan);
     /// The next step of the plan starts (its name as planned, or `name` when given).
     void next(const std::string& name = {});
 
 private:
-    const backends::ceilings_options& options_;
+    const backend_api::ceilings_options& options_;
     std::vector<std::pair<std::string, double>> plan_;
     std::size_t index_ = 0;
     double t0_ = 0;

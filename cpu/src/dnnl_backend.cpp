@@ -7,7 +7,7 @@
 #include <oneapi/dnnl/dnnl_version.h>
 
 #include "dnnl_graph.hpp"
-#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/backend_api/timing.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
 #include "ridgeline/cpu/cpu_ceilings.hpp"
 #include "ridgeline/cpu/cpu_info.hpp"
@@ -23,24 +23,24 @@ namespace {
 
 using namespace dnnl_detail;
 
-class dnnl_backend final : public backends::backend {
+class dnnl_backend final : public backend_api::backend {
 public:
     explicit dnnl_backend(int threads) : threads_(set_threads(threads)) {
         try {
             engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
             stream_ = dnnl::stream(engine_);
         } catch (const dnnl::error& e) {
-            throw backends::backend_error(std::string("oneDNN could not create a CPU engine: ") + e.what());
+            throw backend_api::backend_error(std::string("oneDNN could not create a CPU engine: ") + e.what());
         }
     }
 
     [[nodiscard]] std::string name() const override { return "cpu"; }
 
-    [[nodiscard]] backends::device_info device() const override {
+    [[nodiscard]] backend_api::device_info device() const override {
         const cpu_info& c = host_cpu();
-        backends::device_info d;
+        backend_api::device_info d;
         d.backend = "cpu";
-        d.kind = backends::device_kind::cpu;
+        d.kind = backend_api::device_kind::cpu;
         d.name = c.model_name;
         d.cores = c.physical_cores;
         d.threads = threads_;
@@ -55,15 +55,15 @@ public:
         return d;
     }
 
-    [[nodiscard]] backends::support supports(const core::layer_analysis& la, core::dtype dt) const override {
+    [[nodiscard]] backend_api::support supports(const core::layer_analysis& la, core::dtype dt) const override {
         switch (dt) {
             case core::dtype::fp32:
                 break;
             case core::dtype::tf32:
-                return backends::support::no("tf32 is a tensor-core format of NVIDIA GPUs; use fp32 on the CPU");
+                return backend_api::support::no("tf32 is a tensor-core format of NVIDIA GPUs; use fp32 on the CPU");
             case core::dtype::bf16:
                 if (!isa_at_least_avx512())
-                    return backends::support::no("bf16 needs AVX-512 (oneDNN " + dnnl_version() +
+                    return backend_api::support::no("bf16 needs AVX-512 (oneDNN " + dnnl_version() +
                                                  " runs bf16 on avx512_core and newer); this CPU runs " + isa_name());
                 break;
             case core::dtype::fp16: {
@@ -72,22 +72,22 @@ public:
                 const dnnl_version_t* v = ::dnnl_version();
                 const bool library = v->major > 2 || (v->major == 2 && v->minor >= 7);
                 if (!library)
-                    return backends::support::no("fp16 on the CPU needs oneDNN 2.7 or newer (its AVX512-FP16 kernels); "
+                    return backend_api::support::no("fp16 on the CPU needs oneDNN 2.7 or newer (its AVX512-FP16 kernels); "
                                                  "this build uses oneDNN " + dnnl_version() + " on " + isa_name());
                 if (!host_cpu().has("avx512_fp16"))
-                    return backends::support::no("fp16 needs AVX512-FP16 on the CPU; this CPU runs " + isa_name());
+                    return backend_api::support::no("fp16 needs AVX512-FP16 on the CPU; this CPU runs " + isa_name());
                 break;
             }
         }
         (void)la;
-        return backends::support::yes();
+        return backend_api::support::yes();
     }
 
-    std::unique_ptr<backends::prepared> prepare(const core::model_analysis& graph,
-                                                const backends::graph_data& data) override {
+    std::unique_ptr<backend_api::prepared> prepare(const core::model_analysis& graph,
+                                                const backend_api::graph_data& data) override {
         for (const auto& la : graph.layers) {
             const auto s = supports(la, graph.data_type);
-            if (!s.supported) throw backends::unsupported(s.reason);
+            if (!s.supported) throw backend_api::unsupported(s.reason);
         }
         auto g = std::make_unique<dnnl_graph>(engine_, stream_, graph.data_type);
         g->build(graph, data);
@@ -95,7 +95,7 @@ public:
     }
 
     void synchronize() override { stream_.wait(); }
-    backends::device_timer& timer() override { return timer_; }
+    backend_api::device_timer& timer() override { return timer_; }
 
     void flush_cache() override {
         if (flush_.empty()) {
@@ -112,15 +112,15 @@ public:
     [[nodiscard]] std::int64_t free_memory_bytes() const override { return available_memory_bytes(); }
 
     [[nodiscard]] bool measures_ceilings() const override { return true; }
-    backends::ceilings measure_ceilings(const backends::ceilings_options& options) override {
+    backend_api::ceilings measure_ceilings(const backend_api::ceilings_options& options) override {
         return measure_cpu_ceilings(*this, options);
     }
-    std::optional<backends::ceilings_spot_check> spot_check_ceilings(
-        const backends::ceilings& cached, const backends::ceilings_options& options) override {
+    std::optional<backend_api::ceilings_spot_check> spot_check_ceilings(
+        const backend_api::ceilings& cached, const backend_api::ceilings_options& options) override {
         return spot_check_cpu_ceilings(*this, cached, options);
     }
     std::vector<double> remeasure_working_set(const std::vector<std::int64_t>& sizes,
-                                              const backends::ceilings_options& options) override {
+                                              const backend_api::ceilings_options& options) override {
         return remeasure_cpu_working_set(sizes, options);
     }
 
@@ -128,12 +128,12 @@ private:
     int threads_;
     dnnl::engine engine_;
     dnnl::stream stream_;
-    backends::steady_timer timer_;
+    backend_api::steady_timer timer_;
     std::vector<char> flush_;
 };
 
 }  // namespace
 
-std::unique_ptr<backends::backend> make_dnnl_backend(int threads) { return std::make_unique<dnnl_backend>(threads); }
+std::unique_ptr<backend_api::backend> make_dnnl_backend(int threads) { return std::make_unique<dnnl_backend>(threads); }
 
 }  // namespace ridgeline::cpu

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
 
 namespace ridgeline::cpu::dnnl_detail {
@@ -19,7 +19,7 @@ memory::data_type to_dnnl(core::dtype dt) {
         case core::dtype::tf32:
             break;
     }
-    throw backends::unsupported("tf32 is a tensor-core format of NVIDIA GPUs; use fp32 on the CPU");
+    throw backend_api::unsupported("tf32 is a tensor-core format of NVIDIA GPUs; use fp32 on the CPU");
 }
 
 dims to_dims(const core::shape& s) { return dims(s.dims().begin(), s.dims().end()); }
@@ -103,9 +103,9 @@ void strided_gather(const unsigned char* src, unsigned char* dst, const dims& d,
 
 [[noreturn]] void rethrow(const dnnl::error& e, const std::string& where) {
     if (e.status == dnnl_unimplemented)
-        throw backends::unsupported(where + ": oneDNN " + dnnl_version() +
+        throw backend_api::unsupported(where + ": oneDNN " + dnnl_version() +
                                     " has no implementation for this problem on " + isa_name());
-    throw backends::backend_error(where + ": oneDNN error " + std::to_string(static_cast<int>(e.status)) + ": " +
+    throw backend_api::backend_error(where + ": oneDNN error " + std::to_string(static_cast<int>(e.status)) + ": " +
                                   e.what());
 }
 

@@ -15,7 +15,7 @@ using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 using dims = dnnl::memory::dims;
 
-/// oneDNN's data type for ours; throws backends::unsupported for tf32 (a GPU tensor-core format).
+/// oneDNN's data type for ours; throws backend_api::unsupported for tf32 (a GPU tensor-core format).
 memory::data_type to_dnnl(core::dtype dt);
 dims to_dims(const core::shape& s);
 dims row_major_strides(const dims& d);
@@ -36,8 +36,8 @@ bool is_plain_dense(const memory::desc& md);
 /// Copies the elements of a strided view (dims `d`, element strides `s` from `src`) into dense row-major `dst`:
 /// for the views oneDNN cannot describe. Row by row: the innermost dim in one loop, the outer index carried.
 void strided_gather(const unsigned char* src, unsigned char* dst, const dims& d, const dims& s, std::size_t es);
-/// Translates a oneDNN error into a backend decision: "unimplemented" declines (backends::unsupported), anything
-/// else fails (backends::backend_error).
+/// Translates a oneDNN error into a backend decision: "unimplemented" declines (backend_api::unsupported), anything
+/// else fails (backend_api::backend_error).
 [[noreturn]] void rethrow(const dnnl::error& e, const std::string& where);
 
 }  // namespace ridgeline::cpu::dnnl_detail

@@ -10,7 +10,7 @@
 
 namespace ridgeline::cpu::dnnl_detail {
 
-void dnnl_graph::build(const core::model_analysis& graph, const backends::graph_data& data) {
+void dnnl_graph::build(const core::model_analysis& graph, const backend_api::graph_data& data) {
     data_ = &data;
     for (const auto& in : graph.inputs) {
         if (in.indices) {
@@ -90,12 +90,12 @@ void dnnl_graph::poison_outputs() {
     }
 }
 
-std::vector<backends::host_tensor> dnnl_graph::outputs() {
+std::vector<backend_api::host_tensor> dnnl_graph::outputs() {
     stream_.wait();
-    std::vector<backends::host_tensor> out;
+    std::vector<backend_api::host_tensor> out;
     for (std::size_t i = 0; i < outputs_.size(); ++i) {
         memory& src = slots_.at(outputs_[i]).mem;
-        backends::host_tensor t{output_shapes_[i], {}};
+        backend_api::host_tensor t{output_shapes_[i], {}};
         t.data.resize(static_cast<std::size_t>(t.dims.numel()));
         memory dst(plain_md(src.get_desc().dims(), memory::data_type::f32), engine_, t.data.data());
         dnnl::reorder(src, dst).execute(stream_, src, dst);
@@ -118,11 +118,11 @@ core::shape dnnl_graph::find_shape(const core::model_analysis& g, const std::str
         if (la.layer.name == name) return la.output_shape;
     for (const auto& in : g.inputs)
         if (in.name == name) return in.dims;
-    throw backends::backend_error("unknown output tensor " + name);
+    throw backend_api::backend_error("unknown output tensor " + name);
 }
 
 /// Host floats -> a new memory of descriptor `md` (any layout and data type), at prepare time.
-memory dnnl_graph::upload(const backends::host_tensor& host, const memory::desc& md) {
+memory dnnl_graph::upload(const backend_api::host_tensor& host, const memory::desc& md) {
     auto* ptr = const_cast<float*>(host.data.data());
     memory src(plain_md(md.dims(), memory::data_type::f32), engine_, ptr);
     memory dst(md, engine_);
@@ -133,10 +133,10 @@ memory dnnl_graph::upload(const backends::host_tensor& host, const memory::desc&
 
 memory dnnl_graph::upload_param(const core::layer& l, const std::string& param, const memory::desc& md,
                                 const std::optional<dims>& host_dims) {
-    const auto& host = data_->tensors.at(backends::param_key(l, param));
+    const auto& host = data_->tensors.at(backend_api::param_key(l, param));
     if (host_dims) {
         // the host tensor viewed with other dims (same element order)
-        backends::host_tensor view{core::shape(std::vector<std::int64_t>(host_dims->begin(), host_dims->end())),
+        backend_api::host_tensor view{core::shape(std::vector<std::int64_t>(host_dims->begin(), host_dims->end())),
                                    host.data};
         return upload(view, md);
     }
@@ -234,7 +234,7 @@ memory dnnl_graph::with_rank(const memory& m, std::size_t rank) {
     dims d = md.dims();
     if (d.size() == rank) return m;
     dims s = plain_strides(md);
-    if (s.empty()) throw backends::unsupported("matmul: blocked input layout");
+    if (s.empty()) throw backend_api::unsupported("matmul: blocked input layout");
     const std::int64_t outer = d.empty() ? 1 : d[0] * s[0];
     while (d.size() < rank) {
         d.insert(d.begin(), 1);
@@ -257,7 +257,7 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::matmul&) {
             return pd;
         } catch (const dnnl::error&) {
             return std::nullopt;
-        } catch (const backends::unsupported&) {
+        } catch (const backend_api::unsupported&) {
             return std::nullopt;
         }
     };
@@ -267,7 +267,7 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::matmul&) {
                   ? std::nullopt
                   : try_make(sa.mem, sb.mem);
     if (!pd) pd = try_make(dense(la.layer.inputs[0]), dense(la.layer.inputs[1]));
-    if (!pd) throw backends::unsupported(core::where(la.layer) + ": oneDNN matmul declined these shapes");
+    if (!pd) throw backend_api::unsupported(core::where(la.layer) + ": oneDNN matmul declined these shapes");
     record(*pd);
     memory dst(dst_md, engine_);
     steps_.push_back({dnnl::matmul(*pd),
@@ -283,16 +283,16 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::embedding& op) 
     const auto dt = to_dnnl(dt_);
     if (!op.indices.empty()) {  // held ids: converted once, here
         auto& held = ids_[la.layer.name + "\x01indices"];
-        for (const float v : data_->tensors.at(backends::param_key(la.layer, "indices")).data)
+        for (const float v : data_->tensors.at(backend_api::param_key(la.layer, "indices")).data)
             held.push_back(static_cast<std::int64_t>(v));
     }
     const auto ids_it = ids_.find(op.indices.empty() ? la.layer.inputs[0] : la.layer.name + "\x01indices");
     if (ids_it == ids_.end())
-        throw backends::unsupported(core::where(la.layer) + ": embedding reads token ids from a model input only");
+        throw backend_api::unsupported(core::where(la.layer) + ": embedding reads token ids from a model input only");
     const std::vector<std::int64_t>& ids = ids_it->second;
     for (auto id : ids)
         if (id < 0 || id >= op.num_embeddings)
-            throw backends::backend_error(core::where(la.layer) + ": token id " + std::to_string(id) + " out of range");
+            throw backend_api::backend_error(core::where(la.layer) + ": token id " + std::to_string(id) + " out of range");
     memory table = upload_param(la.layer, "weight", plain_md({op.num_embeddings, op.embedding_dim}, dt));
     memory dst(plain_md(to_dims(la.output_shape), dt), engine_);
     const std::size_t row_bytes = static_cast<std::size_t>(op.embedding_dim) * memory::data_type_size(dt);
@@ -346,7 +346,7 @@ void dnnl_graph::avoid_amx_on_padding_only_outputs(dnnl::convolution_forward::pr
                        has_padding_only_output(input[3], output[3], op.kernel_size.w, op.stride.w, op.dilation.w, p.left);
     if (!risky) return;
     while (std::string(pd.impl_info_str()).find("amx") != std::string::npos)
-        if (!pd.next_impl()) throw backends::unsupported("conv2d: oneDNN " + dnnl_version() +
+        if (!pd.next_impl()) throw backend_api::unsupported("conv2d: oneDNN " + dnnl_version() +
                                                          " offers only its AMX kernel for a convolution with an output "
                                                          "row of padding only, and that kernel crashes");
 }

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "dnnl_common.hpp"
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 
 namespace ridgeline::cpu::dnnl_detail {
 
@@ -32,15 +32,15 @@ struct slot {
     bool holds_state = false;  // a KV cache's buffer: the run writes only the new entries, so it is never poisoned
 };
 
-class dnnl_graph final : public backends::prepared {
+class dnnl_graph final : public backend_api::prepared {
 public:
     dnnl_graph(dnnl::engine& engine, dnnl::stream& stream, core::dtype dt)
         : engine_(engine), stream_(stream), dt_(dt) {}
 
-    void build(const core::model_analysis& graph, const backends::graph_data& data);
+    void build(const core::model_analysis& graph, const backend_api::graph_data& data);
     void run() override;
     void poison_outputs() override;
-    std::vector<backends::host_tensor> outputs() override;
+    std::vector<backend_api::host_tensor> outputs() override;
     [[nodiscard]] std::int64_t workspace_bytes() const override;
     [[nodiscard]] std::string notes() const override;
 
@@ -51,7 +51,7 @@ private:
         std::function<void()> fn;
     };
     static core::shape find_shape(const core::model_analysis& g, const std::string& name);
-    memory upload(const backends::host_tensor& host, const memory::desc& md);
+    memory upload(const backend_api::host_tensor& host, const memory::desc& md);
     memory upload_param(const core::layer& l, const std::string& param, const memory::desc& md,
                         const std::optional<dims>& host_dims = std::nullopt);
     memory to_layout(const std::string& name, const memory::desc& md);
@@ -148,7 +148,7 @@ private:
     dnnl::engine& engine_;
     dnnl::stream& stream_;
     core::dtype dt_;
-    const backends::graph_data* data_ = nullptr;
+    const backend_api::graph_data* data_ = nullptr;
     std::map<std::string, slot> slots_;
     std::map<std::string, std::vector<std::pair<memory::desc, memory>>> converted_;
     std::map<std::string, std::vector<std::int64_t>> ids_;

@@ -95,7 +95,7 @@ void rotary_rows(const T* x, const dims& xs, T* y, const float* cos, const float
 void dnnl_graph::add(const core::layer_analysis& la, const core::rms_norm& op) {
     const auto dt = to_dnnl(dt_);
     if (dt != memory::data_type::f32 && dt != memory::data_type::bf16)
-        throw backends::unsupported(core::where(la.layer) + ": ridgeline's rms_norm loop runs float32 and bf16 only");
+        throw backend_api::unsupported(core::where(la.layer) + ": ridgeline's rms_norm loop runs float32 and bf16 only");
     const memory x = dense(la.layer.inputs[0]);
     const std::int64_t inner = core::shape(op.normalized_shape).numel();
     const std::int64_t rows = la.input_shapes[0].numel() / inner;
@@ -124,7 +124,7 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::rms_norm& op) {
 void dnnl_graph::add(const core::layer_analysis& la, const core::rotary& op) {
     const auto dt = to_dnnl(dt_);
     if (dt != memory::data_type::f32 && dt != memory::data_type::bf16)
-        throw backends::unsupported(core::where(la.layer) + ": ridgeline's rotary loop runs float32 and bf16 only");
+        throw backend_api::unsupported(core::where(la.layer) + ": ridgeline's rotary loop runs float32 and bf16 only");
     memory x = slots_.at(la.layer.inputs[0]).mem;
     dims xs = plain_strides(x.get_desc());
     if (xs.empty()) {  // blocked: a dense copy first

@@ -311,7 +311,7 @@ void dnnl_graph::pooling(const core::layer_analysis& la, dnnl::algorithm alg, co
     const core::shape& x = la.input_shapes[0];
     const std::int64_t taps = kernel.h * kernel.w;  // fits: the op's FLOPs, a multiple, were counted in int64
     if (taps > 65536 && taps / 64 > x[2] * x[3])
-        throw backends::unsupported(core::where(la.layer) + ": a " + std::to_string(kernel.h) + "x" +
+        throw backend_api::unsupported(core::where(la.layer) + ": a " + std::to_string(kernel.h) + "x" +
                                     std::to_string(kernel.w) + " kernel over a " +
                                     std::to_string(x[2]) + "x" + std::to_string(x[3]) +
                                     " input: oneDNN's pooling visits all " + std::to_string(taps) +
@@ -397,7 +397,7 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::avg_pool2d& op)
         const std::int64_t start = o * stride - pad;
         return std::min(start + k, in + pad) - start;
     };
-    backends::host_tensor factor{core::shape{1, 1, y[2], y[3]}, {}};
+    backend_api::host_tensor factor{core::shape{1, 1, y[2], y[3]}, {}};
     for (std::int64_t oh = 0; oh < y[2]; ++oh)
         for (std::int64_t ow = 0; ow < y[3]; ++ow)
             factor.data.push_back(static_cast<float>(op.kernel_size.h * op.kernel_size.w) /
@@ -437,7 +437,7 @@ void dnnl_graph::adaptive_as_matmuls(const core::layer_analysis& la, const core:
     const core::shape& x = la.input_shapes[0];
     const std::int64_t planes = x[0] * x[1], h = x[2], w = x[3], oh = op.output_size.h, ow = op.output_size.w;
     auto averaging = [](std::int64_t in, std::int64_t out, bool transposed) {
-        backends::host_tensor m{transposed ? core::shape{1, in, out} : core::shape{1, out, in},
+        backend_api::host_tensor m{transposed ? core::shape{1, in, out} : core::shape{1, out, in},
                                 std::vector<float>(static_cast<std::size_t>(in * out), 0.0F)};
         for (std::int64_t i = 0; i < out; ++i) {
             const std::int64_t lo = (i * in) / out, hi = ((i + 1) * in + out - 1) / out;
@@ -500,9 +500,9 @@ void dnnl_graph::reinterpret(const core::layer_analysis& la) {
 
 /// A held tensor: uploaded at prepare time (broadcast to `expand` on the host), like a model input.
 void dnnl_graph::add(const core::layer_analysis& la, const core::parameter&) {
-    const auto& host = data_->tensors.at(backends::param_key(la.layer, "value"));
+    const auto& host = data_->tensors.at(backend_api::param_key(la.layer, "value"));
     slot s;
-    s.mem = upload(backends::broadcast_to(host, la.output_shape), plain_md(to_dims(la.output_shape), to_dnnl(dt_)));
+    s.mem = upload(backend_api::broadcast_to(host, la.output_shape), plain_md(to_dims(la.output_shape), to_dnnl(dt_)));
     s.constant = true;
     slots_[la.layer.name] = s;
 }

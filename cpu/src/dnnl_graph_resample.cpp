@@ -101,7 +101,7 @@ void dnnl_graph::gather_by_tables(const core::layer_analysis& la, std::vector<st
                                            static_cast<std::uint16_t*>(y.get_data_handle()), out, table, f, lo, hi);
                           }});
     } else {
-        throw backends::unsupported(core::where(la.layer) + ": elements of " + std::to_string(es) + " bytes");
+        throw backend_api::unsupported(core::where(la.layer) + ": elements of " + std::to_string(es) + " bytes");
     }
     notes_.emplace_back("ridgeline index gather");
     set_output(la.layer.name, y);

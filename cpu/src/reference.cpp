@@ -15,7 +15,7 @@
 #include <utility>
 #include <variant>
 
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 #include "ridgeline/core/error.hpp"
 #include "reference_detail.hpp"
 
@@ -597,7 +597,7 @@ host_tensor same_data(const layer_io& io) {
 host_tensor forward(const core::parameter& op, const layer_io& io) {
     const host_tensor stored{core::shape(op.dims), std::vector<float>(io.param("value"),
                                                                       io.param("value") + core::shape(op.dims).numel())};
-    return backends::broadcast_to(stored, io.make_output().dims);
+    return backend_api::broadcast_to(stored, io.make_output().dims);
 }
 
 host_tensor forward(const core::flatten&, const layer_io& io) { return same_data(io); }
@@ -672,29 +672,29 @@ host_tensor forward(const core::kv_cache& op, const layer_io& io) { return kv_ca
 
 }  // namespace
 
-backends::host_tensor reference_forward(const core::layer& l, const std::vector<const backends::host_tensor*>& inputs,
-                                        const std::map<std::string, const backends::host_tensor*>& params,
+backend_api::host_tensor reference_forward(const core::layer& l, const std::vector<const backend_api::host_tensor*>& inputs,
+                                        const std::map<std::string, const backend_api::host_tensor*>& params,
                                         const core::shape& out_shape) {
     const layer_io io(l, inputs, params, out_shape);
     return std::visit([&io](const auto& op) { return forward(op, io); }, l.op);
 }
 
-std::vector<backends::host_tensor> reference_graph_outputs(const core::model_analysis& graph,
-                                                           const backends::graph_data& data) {
-    std::map<std::string, backends::host_tensor> values;  // every layer's output by name
-    auto lookup = [&](const std::string& name) -> const backends::host_tensor* {
+std::vector<backend_api::host_tensor> reference_graph_outputs(const core::model_analysis& graph,
+                                                           const backend_api::graph_data& data) {
+    std::map<std::string, backend_api::host_tensor> values;  // every layer's output by name
+    auto lookup = [&](const std::string& name) -> const backend_api::host_tensor* {
         const auto it = values.find(name);
         return it != values.end() ? &it->second : &data.tensors.at(name);
     };
     for (const auto& la : graph.layers) {
-        std::vector<const backends::host_tensor*> inputs;
+        std::vector<const backend_api::host_tensor*> inputs;
         for (const auto& t : la.layer.inputs) inputs.push_back(lookup(t));
-        std::map<std::string, const backends::host_tensor*> params;
+        std::map<std::string, const backend_api::host_tensor*> params;
         for (const auto& p : core::parameters_of(la.layer.op))
-            params[p.name] = &data.tensors.at(backends::param_key(la.layer, p.name));
+            params[p.name] = &data.tensors.at(backend_api::param_key(la.layer, p.name));
         values[la.layer.name] = reference_forward(la.layer, inputs, params, la.output_shape);
     }
-    std::vector<backends::host_tensor> out;
+    std::vector<backend_api::host_tensor> out;
     for (const auto& o : graph.outputs) out.push_back(*lookup(o));
     return out;
 }

@@ -5,7 +5,7 @@
 #include <limits>
 #include <map>
 
-#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/backend_api/timing.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
 #include "ridgeline/cpu/cpu_info.hpp"
 #include "ridgeline/cpu/reference.hpp"
@@ -20,12 +20,12 @@ int set_threads(int threads) {
 
 namespace {
 
-class reference_graph final : public backends::prepared {
+class reference_graph final : public backend_api::prepared {
 public:
-    reference_graph(core::model_analysis graph, backends::graph_data data) : graph_(std::move(graph)), data_(std::move(data)) {
+    reference_graph(core::model_analysis graph, backend_api::graph_data data) : graph_(std::move(graph)), data_(std::move(data)) {
         for (const auto& o : graph_.outputs) {
             const core::shape dims = find_shape(o);
-            outputs_.push_back(backends::host_tensor{dims, std::vector<float>(static_cast<std::size_t>(dims.numel()))});
+            outputs_.push_back(backend_api::host_tensor{dims, std::vector<float>(static_cast<std::size_t>(dims.numel()))});
         }
     }
 
@@ -35,7 +35,7 @@ public:
         for (auto& t : outputs_) std::fill(t.data.begin(), t.data.end(), std::numeric_limits<float>::quiet_NaN());
     }
 
-    std::vector<backends::host_tensor> outputs() override { return outputs_; }
+    std::vector<backend_api::host_tensor> outputs() override { return outputs_; }
 
     [[nodiscard]] std::string notes() const override { return "reference loops"; }
 
@@ -45,25 +45,25 @@ private:
             if (la.layer.name == name) return la.output_shape;
         for (const auto& in : graph_.inputs)
             if (in.name == name) return in.dims;
-        throw backends::backend_error("unknown output tensor " + name);
+        throw backend_api::backend_error("unknown output tensor " + name);
     }
 
     core::model_analysis graph_;
-    backends::graph_data data_;
-    std::vector<backends::host_tensor> outputs_;
+    backend_api::graph_data data_;
+    std::vector<backend_api::host_tensor> outputs_;
 };
 
-class reference_backend final : public backends::backend {
+class reference_backend final : public backend_api::backend {
 public:
     explicit reference_backend(int threads) : threads_(set_threads(threads)) {}
 
     [[nodiscard]] std::string name() const override { return "cpu-ref"; }
 
-    [[nodiscard]] backends::device_info device() const override {
+    [[nodiscard]] backend_api::device_info device() const override {
         const cpu_info& c = host_cpu();
-        backends::device_info d;
+        backend_api::device_info d;
         d.backend = "cpu-ref";
-        d.kind = backends::device_kind::cpu;
+        d.kind = backend_api::device_kind::cpu;
         d.name = c.model_name;
         d.cores = c.physical_cores;
         d.threads = threads_;
@@ -74,17 +74,17 @@ public:
         return d;
     }
 
-    [[nodiscard]] backends::support supports(const core::layer_analysis&, core::dtype) const override {
-        return backends::support::yes();
+    [[nodiscard]] backend_api::support supports(const core::layer_analysis&, core::dtype) const override {
+        return backend_api::support::yes();
     }
 
-    std::unique_ptr<backends::prepared> prepare(const core::model_analysis& graph,
-                                                const backends::graph_data& data) override {
+    std::unique_ptr<backend_api::prepared> prepare(const core::model_analysis& graph,
+                                                const backend_api::graph_data& data) override {
         return std::make_unique<reference_graph>(graph, data);
     }
 
     void synchronize() override {}
-    backends::device_timer& timer() override { return timer_; }
+    backend_api::device_timer& timer() override { return timer_; }
 
     void flush_cache() override {
         if (flush_.empty()) {
@@ -99,13 +99,13 @@ public:
 
 private:
     int threads_;
-    backends::steady_timer timer_;
+    backend_api::steady_timer timer_;
     std::vector<char> flush_;
 };
 
 }  // namespace
 
-std::unique_ptr<backends::backend> make_reference_backend(int threads) {
+std::unique_ptr<backend_api::backend> make_reference_backend(int threads) {
     return std::make_unique<reference_backend>(threads);
 }
 

@@ -8,15 +8,15 @@
 #include <variant>
 #include <vector>
 
-#include "ridgeline/backends/backend.hpp"
-#include "ridgeline/backends/tensor.hpp"
+#include "ridgeline/backend_api/backend.hpp"
+#include "ridgeline/backend_api/tensor.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/model.hpp"
 
 namespace ridgeline::cpu::reference_detail {
 
-using backends::backend_error;
-using backends::host_tensor;
+using backend_api::backend_error;
+using backend_api::host_tensor;
 using core::shape;
 using i64 = std::int64_t;
 

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 
 namespace ridgeline::cuda::detail {
 
@@ -65,10 +65,10 @@ void throw_call_error(std::string_view call, std::string_view file, int line, co
     std::string message = format_call_error(call, file, line, e);
     switch (e.kind) {
         case error_kind::out_of_memory: throw device_bad_alloc(std::move(message));
-        case error_kind::unsupported: throw backends::unsupported(std::move(message));
+        case error_kind::unsupported: throw backend_api::unsupported(std::move(message));
         case error_kind::failure: break;
     }
-    throw backends::backend_error(std::move(message));
+    throw backend_api::backend_error(std::move(message));
 }
 
 void warn_call_error(std::string_view call, std::string_view file, int line, const library_error& e) noexcept {

@@ -13,7 +13,7 @@
 // What is thrown depends on the error: an allocation failure (cudaErrorMemoryAllocation,
 // CUBLAS_STATUS_ALLOC_FAILED, cuDNN's *_ALLOCATION_FAILED) is device_bad_alloc (a std::bad_alloc, so
 // the Profiler reports the layer "skipped"); cuDNN's NOT_SUPPORTED category and CUBLAS_STATUS_NOT_SUPPORTED
-// are backends::unsupported; everything else is backends::backend_error.
+// are backend_api::unsupported; everything else is backend_api::backend_error.
 
 #include <cublasLt.h>
 #include <cublas_v2.h>

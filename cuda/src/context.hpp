@@ -17,7 +17,7 @@
 
 #include "kernels.hpp"
 #include "resources.hpp"
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 #include "ridgeline/core/model.hpp"
 #include "ridgeline/cuda/translate.hpp"
 
@@ -58,7 +58,7 @@ struct device_context {
 /// is the sample's clock_fraction. Throttling (power, thermal, a neighbour) changes over milliseconds, so one
 /// probe stands for the samples of the last millisecond or more (probed at most once per `probe_every_ms` of
 /// sampling), as nvbench's throttle check reads the clock around batches of samples.
-class gpu_disturbance_meter final : public backends::disturbance_meter {
+class gpu_disturbance_meter final : public backend_api::disturbance_meter {
 public:
     explicit gpu_disturbance_meter(device_context& ctx);
     void arm() override {
@@ -68,7 +68,7 @@ public:
     }
     void disarm() override { host_.disarm(); }
     void before_sample() override { host_.before_sample(); }
-    backends::sample_disturbance after_sample(double wall_ms) override;
+    backend_api::sample_disturbance after_sample(double wall_ms) override;
     [[nodiscard]] std::string source() const override;
     [[nodiscard]] double cost_ns() const override { return host_.cost_ns(); }  // the clock probe runs <= once per ms
 
@@ -79,14 +79,14 @@ public:
 
 private:
     device_context& ctx_;
-    backends::cpu_disturbance_meter host_;
+    backend_api::cpu_disturbance_meter host_;
     device_buffer out_;
     double default_mhz_ = 0;
     double since_probe_ms_ = 1e9;  // probe at the first sample
     double last_fraction_ = 1.0;
 };
 
-class event_timer final : public backends::device_timer {
+class event_timer final : public backend_api::device_timer {
 public:
     explicit event_timer(device_context& ctx);
     void start() override;
@@ -94,7 +94,7 @@ public:
     [[nodiscard]] double resolution_ns() const override { return resolution_ns_; }
     [[nodiscard]] double overhead_ns() const override { return overhead_ns_; }
     [[nodiscard]] std::string name() const override { return "cuda_event"; }
-    backends::disturbance_meter* disturbance() override { return &meter_; }
+    backend_api::disturbance_meter* disturbance() override { return &meter_; }
 
 private:
     device_context& ctx_;
@@ -126,7 +126,7 @@ struct lt_gemm {
 };
 
 /// Plans `shape` in `dt` on the given buffers (a, b, c; bias may be null) with `ws` (at least
-/// gemm_workspace_bytes) for the trials. Throws backends::unsupported when no algorithm runs.
+/// gemm_workspace_bytes) for the trials. Throws backend_api::unsupported when no algorithm runs.
 std::unique_ptr<lt_gemm> plan_lt_gemm(device_context& ctx, core::dtype dt, const gemm_shape& shape, const void* a,
                                       const void* b, void* c, const void* bias, void* ws, std::size_t ws_bytes);
 /// Enqueues one planned matmul.
@@ -145,7 +145,7 @@ struct cudnn_conv {
 };
 
 /// Plans convolution `p` of layer `la` in `dt` on the given buffers (x already padded where p.pre_padded()), with
-/// `ws` for the search. Throws backends::unsupported when no algorithm runs, backends::backend_error when cuDNN's
+/// `ws` for the search. Throws backend_api::unsupported when no algorithm runs, backend_api::backend_error when cuDNN's
 /// output shape differs from ridgeline's.
 std::shared_ptr<const cudnn_conv> plan_cudnn_conv(device_context& ctx, core::dtype dt, const conv_params& p,
                                                   const core::layer_analysis& la, const void* x, const void* w, void* y,
@@ -154,9 +154,9 @@ std::shared_ptr<const cudnn_conv> plan_cudnn_conv(device_context& ctx, core::dty
 void run_cudnn_conv(device_context& ctx, const cudnn_conv& c, const void* x, const void* w, void* y, void* ws,
                     std::size_t ws_bytes);
 
-/// Prepares a graph (model or one layer) on the device (cuda_graph.cpp). Throws backends::unsupported,
-/// backends::backend_error or device_bad_alloc.
-std::unique_ptr<backends::prepared> build_graph(device_context& ctx, const core::model_analysis& model,
-                                                const backends::graph_data& data);
+/// Prepares a graph (model or one layer) on the device (cuda_graph.cpp). Throws backend_api::unsupported,
+/// backend_api::backend_error or device_bad_alloc.
+std::unique_ptr<backend_api::prepared> build_graph(device_context& ctx, const core::model_analysis& model,
+                                                const backend_api::graph_data& data);
 
 }  // namespace ridgeline::cuda

@@ -36,7 +36,7 @@ std::shared_ptr<const cudnn_conv> plan_cudnn_conv(device_context& ctx, core::dty
     RIDGELINE_CUDA_CHECK(
         cudnnGetConvolution2dForwardOutputDim(st->conv.get(), st->x.get(), st->w.get(), &on, &oc, &oh, &ow));
     if (on != p.n || oc != p.k || oh != p.out_h || ow != p.out_w)
-        throw backends::backend_error(core::where(la.layer) + ": cuDNN's output " + std::to_string(on) + "x" +
+        throw backend_api::backend_error(core::where(la.layer) + ": cuDNN's output " + std::to_string(on) + "x" +
                                       std::to_string(oc) + "x" + std::to_string(oh) + "x" + std::to_string(ow) +
                                       " differs from " + la.output_shape.to_string());
     RIDGELINE_CUDA_CHECK(cudnnSetTensor4dDescriptor(st->y.get(), CUDNN_TENSOR_NCHW, type, on, oc, oh, ow));
@@ -61,7 +61,7 @@ std::shared_ptr<const cudnn_conv> plan_cudnn_conv(device_context& ctx, core::dty
     }
     const auto best = pick_fastest(candidates, static_cast<i64>(ws_bytes));
     if (!best)
-        throw backends::unsupported(core::where(la.layer) + ": cuDNN " + std::to_string(cudnnGetVersion()) +
+        throw backend_api::unsupported(core::where(la.layer) + ": cuDNN " + std::to_string(cudnnGetVersion()) +
                                     " found no algorithm for this convolution in " + std::string(core::to_string(dt)) +
                                     " (" + std::string(precision_of(dt).cudnn_math) + ", " + std::to_string(returned) +
                                     " tried)");

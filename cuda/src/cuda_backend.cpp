@@ -12,7 +12,7 @@
 #include "context.hpp"
 #include "index_math.hpp"
 #include "library_types.hpp"
-#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/backend_api/timing.hpp"
 #include "ridgeline/config.hpp"
 #include "ridgeline/core/datasheet.hpp"
 
@@ -46,24 +46,24 @@ std::string fixed(double v, int digits) {
 }
 
 /// The timing protocol for ceilings: enough samples for a stable median, bounded in time.
-backends::timing_options ceilings_protocol(bool quick) {
-    if (quick) return backends::timing_options::quick();
-    backends::timing_options t{
+backend_api::timing_options ceilings_protocol(bool quick) {
+    if (quick) return backend_api::timing_options::quick();
+    backend_api::timing_options t{
         .warmup_runs = 3, .warmup_ms = 50, .min_samples = 10, .min_time_s = 0.1, .max_noise = 0.01, .max_time_s = 1.0};
     return t;
 }
 
-class cuda_backend final : public backends::backend {
+class cuda_backend final : public backend_api::backend {
 public:
     explicit cuda_backend(int ordinal) : ctx_(ordinal), timer_(ctx_) {}
 
     [[nodiscard]] std::string name() const override { return "cuda"; }
 
-    [[nodiscard]] backends::device_info device() const override {
+    [[nodiscard]] backend_api::device_info device() const override {
         const cudaDeviceProp& p = ctx_.props;
-        backends::device_info d;
+        backend_api::device_info d;
         d.backend = "cuda:" + std::to_string(ctx_.ordinal);
-        d.kind = backends::device_kind::gpu;
+        d.kind = backend_api::device_kind::gpu;
         d.name = p.name;
         d.cores = p.multiProcessorCount;
         d.threads = 0;
@@ -96,29 +96,29 @@ public:
         return d;
     }
 
-    [[nodiscard]] backends::support supports(const core::layer_analysis&, core::dtype dt) const override {
+    [[nodiscard]] backend_api::support supports(const core::layer_analysis&, core::dtype dt) const override {
         const int cc = ctx_.props.major * 10 + ctx_.props.minor;
         const std::string gpu = std::string(ctx_.props.name) + " (sm_" + std::to_string(cc) + ")";
         if ((dt == core::dtype::tf32 || dt == core::dtype::bf16) && cc < 80)
-            return backends::support::no(std::string(core::to_string(dt)) +
+            return backend_api::support::no(std::string(core::to_string(dt)) +
                                          " needs compute capability 8.0 (Ampere) or newer; this GPU is " + gpu);
         if (dt == core::dtype::fp16 && cc < 53)
-            return backends::support::no("fp16 arithmetic needs compute capability 5.3 or newer; this GPU is " + gpu);
-        return backends::support::yes();
+            return backend_api::support::no("fp16 arithmetic needs compute capability 5.3 or newer; this GPU is " + gpu);
+        return backend_api::support::yes();
     }
 
-    std::unique_ptr<backends::prepared> prepare(const core::model_analysis& graph,
-                                                const backends::graph_data& data) override {
+    std::unique_ptr<backend_api::prepared> prepare(const core::model_analysis& graph,
+                                                const backend_api::graph_data& data) override {
         for (const auto& la : graph.layers) {
             const auto s = supports(la, graph.data_type);
-            if (!s.supported) throw backends::unsupported(s.reason);
+            if (!s.supported) throw backend_api::unsupported(s.reason);
         }
         return build_graph(ctx_, graph, data);
     }
 
     void synchronize() override { RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx_.s())); }
 
-    backends::device_timer& timer() override { return timer_; }
+    backend_api::device_timer& timer() override { return timer_; }
 
     void flush_cache() override {
         // a memset of at least twice the L2 on the work stream, enqueued before the sample's start event
@@ -137,13 +137,13 @@ public:
     void push_range(const std::string& name) override { nvtxRangePushA(name.c_str()); }
     void pop_range() override { nvtxRangePop(); }
 
-    backends::ceilings measure_ceilings(const backends::ceilings_options& options) override;
+    backend_api::ceilings measure_ceilings(const backend_api::ceilings_options& options) override;
     [[nodiscard]] bool measures_ceilings() const override { return true; }
 
 private:
-    void gemm_roofs(backends::ceilings& c, bool quick);
-    void copy_bandwidth(backends::ceilings& c, bool quick);
-    void overheads(backends::ceilings& c, bool quick);
+    void gemm_roofs(backend_api::ceilings& c, bool quick);
+    void copy_bandwidth(backend_api::ceilings& c, bool quick);
+    void overheads(backend_api::ceilings& c, bool quick);
 
     device_context ctx_;
     event_timer timer_;
@@ -151,10 +151,10 @@ private:
     int flush_value_ = 0;
 };
 
-backends::ceilings cuda_backend::measure_ceilings(const backends::ceilings_options& options) {
+backend_api::ceilings cuda_backend::measure_ceilings(const backend_api::ceilings_options& options) {
     ctx_.activate();
     const cudaDeviceProp& p = ctx_.props;
-    backends::ceilings c;
+    backend_api::ceilings c;
     c.backend = "cuda:" + std::to_string(ctx_.ordinal);
     int driver = 0;
     (void)RIDGELINE_CUDA_STATUS(cudaDriverGetVersion(&driver));
@@ -169,10 +169,10 @@ backends::ceilings cuda_backend::measure_ceilings(const backends::ceilings_optio
     c.method["last_level_cache_bytes"] = "cudaDeviceProp::l2CacheSize";
     auto stopped = [&] { return options.stop && options.stop->load(); };  // checked between the three parts
     gemm_roofs(c, options.quick);
-    backends::finish_compute_roofs(c);  // peak_gflops: the highest measured compute ceiling, here the GEMM
+    backend_api::finish_compute_roofs(c);  // peak_gflops: the highest measured compute ceiling, here the GEMM
     if (!stopped()) copy_bandwidth(c, options.quick);
     if (!stopped()) overheads(c, options.quick);
-    if (stopped()) throw backends::ceilings_interrupted();  // never half-measured
+    if (stopped()) throw backend_api::ceilings_interrupted();  // never half-measured
     if (const auto sheet = core::find_datasheet(p.name))
         c.method["datasheet"] = std::string(sheet->device) + ": " + core::describe_peaks(*sheet) + " (" +
                                 std::string(sheet->source) + ")";
@@ -181,7 +181,7 @@ backends::ceilings cuda_backend::measure_ceilings(const backends::ceilings_optio
     return c;
 }
 
-void cuda_backend::gemm_roofs(backends::ceilings& c, bool quick) {
+void cuda_backend::gemm_roofs(backend_api::ceilings& c, bool quick) {
     for (core::dtype dt : {core::dtype::fp32, core::dtype::tf32, core::dtype::fp16, core::dtype::bf16}) {
         const std::string key = "gemm." + std::string(core::to_string(dt));
         const core::layer_analysis none{};
@@ -198,13 +198,13 @@ void cuda_backend::gemm_roofs(backends::ceilings& c, bool quick) {
             RIDGELINE_CUDA_CHECK(kernels::fill_random(elem_of(dt), b.get(), n * n, 2, ctx_.s()));
             const gemm_shape g = linear_gemm(n, n, n);
             const auto plan = plan_lt_gemm(ctx_, dt, g, a.get(), b.get(), out.get(), nullptr, ws.get(), ws.bytes());
-            const auto t = backends::measure(
+            const auto t = backend_api::measure(
                 [&] { run_lt_gemm(ctx_, *plan, a.get(), b.get(), out.get(), ws.get(), ws.bytes()); }, timer_,
                 ceilings_protocol(quick));
             // the GPU has no FMA kernel: the GEMM is its highest measured compute ceiling (finish_compute_roofs
             // makes it the roof); a disturbed one (throttled clocks) marks the ceilings, which are then not cached
             c.gemm_gflops[std::string(core::to_string(dt))] = gemm_gflops(n, n, n, t.stats.min);
-            c.spread[key] = backends::sample_spread(t.sample_ms);
+            c.spread[key] = backend_api::sample_spread(t.sample_ms);
             c.stolen_fraction = std::max(c.stolen_fraction, t.stolen_fraction);
             if (t.disturbed) {
                 c.disturbed = true;
@@ -215,13 +215,13 @@ void cuda_backend::gemm_roofs(backends::ceilings& c, bool quick) {
                             std::to_string(t.samples) + " clean samples";
         } catch (const std::bad_alloc& e) {
             c.method[key] = std::string("not measured: ") + e.what();
-        } catch (const backends::unsupported& e) {
+        } catch (const backend_api::unsupported& e) {
             c.method[key] = std::string("not measured: ") + e.what();
         }
     }
 }
 
-void cuda_backend::copy_bandwidth(backends::ceilings& c, bool quick) {
+void cuda_backend::copy_bandwidth(backend_api::ceilings& c, bool quick) {
     // The DRAM roof: the highest of ridgeline's vectorised STREAM copy and triad kernels and the driver's
     // device-to-device copy, over buffers of 8x the L2 (docs/cuda.md). Bytes as STREAM counts them
     // (kernels::stream_bytes: each array read or written once).
@@ -233,8 +233,8 @@ void cuda_backend::copy_bandwidth(backends::ceilings& c, bool quick) {
     auto* fa = static_cast<float*>(a.get());
     auto* fb = static_cast<float*>(b.get());
     const auto protocol = ceilings_protocol(quick);
-    auto keep = [&](const char* key, const backends::timing_result& t) {
-        c.spread[key] = backends::sample_spread(t.sample_ms);
+    auto keep = [&](const char* key, const backend_api::timing_result& t) {
+        c.spread[key] = backend_api::sample_spread(t.sample_ms);
         if (t.disturbed) {
             c.disturbed = true;
             c.disturbed_ceilings.push_back(key);
@@ -243,7 +243,7 @@ void cuda_backend::copy_bandwidth(backends::ceilings& c, bool quick) {
     };
     auto gbs = [](std::int64_t moved, double ms) { return ms > 0 ? static_cast<double>(moved) / (ms * 1e-3) / 1e9 : 0.0; };
 
-    const auto tc = backends::measure([&] { RIDGELINE_CUDA_CHECK(kernels::stream_copy(fa, fb, n, ctx_.s())); }, timer_,
+    const auto tc = backend_api::measure([&] { RIDGELINE_CUDA_CHECK(kernels::stream_copy(fa, fb, n, ctx_.s())); }, timer_,
                                       protocol);
     c.copy_gbs = gbs(kernels::stream_bytes(kernels::stream_kind::copy, n, 4), keep("copy", tc));
     std::string triad_note = "not measured";
@@ -251,14 +251,14 @@ void cuda_backend::copy_bandwidth(backends::ceilings& c, bool quick) {
         device_buffer third(static_cast<std::size_t>(bytes));
         RIDGELINE_CUDA_CHECK(kernels::fill_random(kernels::elem::f32, third.get(), n, 7, ctx_.s()));
         auto* fc = static_cast<float*>(third.get());
-        const auto tt = backends::measure(
+        const auto tt = backend_api::measure(
             [&] { RIDGELINE_CUDA_CHECK(kernels::stream_triad(fa, fb, fc, 3.0f, n, ctx_.s())); }, timer_, protocol);
         c.triad_gbs = gbs(kernels::stream_bytes(kernels::stream_kind::triad, n, 4), keep("triad", tt));
         triad_note = fixed(c.triad_gbs, 0) + " GB/s";
     } catch (const std::bad_alloc&) {
         triad_note = "not measured (no memory for a third array of " + format_bytes(bytes) + ")";
     }
-    const auto td = backends::measure(
+    const auto td = backend_api::measure(
         [&] {
             RIDGELINE_CUDA_CHECK(cudaMemcpyAsync(fb, fa, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice, ctx_.s()));
         },
@@ -276,14 +276,14 @@ void cuda_backend::copy_bandwidth(backends::ceilings& c, bool quick) {
     for (std::int64_t ws : working_set_sizes(2 * bytes)) {
         if (quick && ws < 4 * 1024 * 1024 && ws != 256 * 1024) continue;
         const std::int64_t m = ws / 2 / 4;
-        const auto w = backends::measure([&] { RIDGELINE_CUDA_CHECK(kernels::stream_copy(fa, fb, m, ctx_.s())); }, timer_,
-                                         backends::timing_options::quick());
+        const auto w = backend_api::measure([&] { RIDGELINE_CUDA_CHECK(kernels::stream_copy(fa, fb, m, ctx_.s())); }, timer_,
+                                         backend_api::timing_options::quick());
         c.working_set_gbs.emplace_back(ws, gbs(kernels::stream_bytes(kernels::stream_kind::copy, m, 4), w.stats.min));
     }
     c.method["working_set_gbs"] = "ridgeline's STREAM copy kernel; working set = source + destination";
 }
 
-void cuda_backend::overheads(backends::ceilings& c, bool quick) {
+void cuda_backend::overheads(backend_api::ceilings& c, bool quick) {
     // launch overhead: an empty kernel launched and waited for, on the host's clock
     const int reps = quick ? 50 : 500;
     std::vector<double> ms;
@@ -303,9 +303,9 @@ void cuda_backend::overheads(backends::ceilings& c, bool quick) {
     mb.input("x", core::shape{1});
     mb.then("relu", core::relu{});
     const core::model_analysis g = core::analyze(mb.build(), core::dtype::fp32);
-    const auto data = backends::make_graph_data(g, core::dtype::fp32, 1);
+    const auto data = backend_api::make_graph_data(g, core::dtype::fp32, 1);
     auto prep = prepare(g, data);
-    const auto t = backends::measure([&] { prep->run(); }, timer_, ceilings_protocol(quick));
+    const auto t = backend_api::measure([&] { prep->run(); }, timer_, ceilings_protocol(quick));
     c.dispatch_overhead_ms = t.stats.median;
     c.method["dispatch_overhead_ms"] = "relu of 1 element through the backend, back-to-back runs timed with CUDA "
                                        "events, median of " + std::to_string(t.samples) + " samples";
@@ -313,6 +313,6 @@ void cuda_backend::overheads(backends::ceilings& c, bool quick) {
 
 }  // namespace
 
-std::unique_ptr<backends::backend> make_cuda_backend(int ordinal) { return std::make_unique<cuda_backend>(ordinal); }
+std::unique_ptr<backend_api::backend> make_cuda_backend(int ordinal) { return std::make_unique<cuda_backend>(ordinal); }
 
 }  // namespace ridgeline::cuda

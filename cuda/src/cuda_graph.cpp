@@ -19,7 +19,7 @@ namespace graph_detail {
 kernels::index_map to_map(const strided_walk& w, const std::string& where) {
     const strided_walk c = coalesce(w);
     if (c.dims.size() > static_cast<std::size_t>(kernels::max_rank))
-        throw backends::unsupported(where + ": more than " + std::to_string(kernels::max_rank) +
+        throw backend_api::unsupported(where + ": more than " + std::to_string(kernels::max_rank) +
                                     " dimensions after merging contiguous ones");
     kernels::index_map m;
     m.rank = static_cast<int>(c.dims.size());
@@ -115,15 +115,15 @@ void cuda_graph::add(const core::layer_analysis& la, const core::matmul&) {
 void cuda_graph::add(const core::layer_analysis& la, const core::embedding& op) {
     const std::string source = op.indices.empty() ? la.layer.inputs.at(0) : la.layer.name + "\x01indices";
     if (!op.indices.empty()) {  // held ids: uploaded once, here, like a model input of ids
-        const auto& held = data_->tensors.at(backends::param_key(la.layer, "indices"));
+        const auto& held = data_->tensors.at(backend_api::param_key(la.layer, "indices"));
         add_input(core::model_input{source, held.dims, true}, held);
     }
     const dev_tensor& ids = tensor(source);
     if (!ids.ids || !host_ids_.count(source))
-        throw backends::unsupported(core::where(la.layer) + ": an embedding reads token ids from a model input only");
+        throw backend_api::unsupported(core::where(la.layer) + ": an embedding reads token ids from a model input only");
     for (auto id : host_ids_.at(source))
         if (id < 0 || id >= op.num_embeddings)
-            throw backends::backend_error(core::where(la.layer) + ": token id " + std::to_string(id) +
+            throw backend_api::backend_error(core::where(la.layer) + ": token id " + std::to_string(id) +
                                           " is not in [0, " + std::to_string(op.num_embeddings) + ")");
     auto table = upload(param(la.layer, "weight"));
     keep_.push_back(table);
@@ -249,8 +249,8 @@ void cuda_graph::add(const core::layer_analysis& la, const core::layer_norm& op)
 
 }  // namespace graph_detail
 
-std::unique_ptr<backends::prepared> build_graph(device_context& ctx, const core::model_analysis& model,
-                                                const backends::graph_data& data) {
+std::unique_ptr<backend_api::prepared> build_graph(device_context& ctx, const core::model_analysis& model,
+                                                const backend_api::graph_data& data) {
     ctx.activate();
     auto g = std::make_unique<graph_detail::cuda_graph>(ctx, model.data_type);
     g->build(model, data);

@@ -56,18 +56,18 @@ kernels::index_map to_map(const strided_walk& w, const std::string& where);
 /// between 32 MiB and 1 GiB.
 std::size_t search_workspace_bytes();
 
-class cuda_graph final : public backends::prepared {
+class cuda_graph final : public backend_api::prepared {
 public:
     cuda_graph(device_context& ctx, core::dtype dt)
         : ctx_(ctx), dt_(dt), elem_(elem_of(dt)), esize_(precision_of(dt).storage_bytes) {}
 
-    void build(const core::model_analysis& model, const backends::graph_data& data) {
+    void build(const core::model_analysis& model, const backend_api::graph_data& data) {
         data_ = &data;
         for (const auto& in : model.inputs) add_input(in, data.tensors.at(in.name));
         for (const auto& la : model.layers) std::visit([&](const auto& op) { add(la, op); }, la.layer.op);
         for (const auto& o : model.outputs) {
             dev_tensor& t = tensor(o);
-            if (t.ids) throw backends::unsupported("graph output \"" + o + "\" is a token-id tensor");
+            if (t.ids) throw backend_api::unsupported("graph output \"" + o + "\" is a token-id tensor");
             // an output that aliases another buffer (a view, a model input) gets its own, so that poisoning
             // and reading it never touch the source
             if (t.alias || !is_dense(t.view)) {
@@ -103,16 +103,16 @@ public:
         }
     }
 
-    std::vector<backends::host_tensor> outputs() override {
+    std::vector<backend_api::host_tensor> outputs() override {
         RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx_.s()));
-        std::vector<backends::host_tensor> out;
+        std::vector<backend_api::host_tensor> out;
         for (std::size_t i = 0; i < outputs_.size(); ++i) {
             const dev_tensor& t = tensor(outputs_[i]);
             const auto n = static_cast<std::size_t>(t.numel());
             std::vector<unsigned char> bytes(n * static_cast<std::size_t>(t.element_bytes));
             RIDGELINE_CUDA_CHECK(cudaMemcpyAsync(bytes.data(), t.data(), bytes.size(), cudaMemcpyDeviceToHost, ctx_.s()));
             RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx_.s()));
-            backends::host_tensor h{output_shapes_[i], std::vector<float>(n)};
+            backend_api::host_tensor h{output_shapes_[i], std::vector<float>(n)};
             from_storage(bytes.data(), n, dt_, h.data.data());
             out.push_back(std::move(h));
         }
@@ -155,7 +155,7 @@ private:
 
     dev_tensor& tensor(const std::string& name) {
         auto it = tensors_.find(name);
-        if (it == tensors_.end()) throw backends::backend_error("unknown tensor \"" + name + "\"");
+        if (it == tensors_.end()) throw backend_api::backend_error("unknown tensor \"" + name + "\"");
         return it->second;
     }
 
@@ -189,10 +189,10 @@ private:
     }
 
     const std::vector<float>& param(const core::layer& l, const std::string& name) {
-        return data_->tensors.at(backends::param_key(l, name)).data;
+        return data_->tensors.at(backend_api::param_key(l, name)).data;
     }
 
-    void add_input(const core::model_input& in, const backends::host_tensor& host) {
+    void add_input(const core::model_input& in, const backend_api::host_tensor& host) {
         dev_tensor t;
         t.view = dense_view(in.dims);
         t.alias = true;
@@ -224,7 +224,7 @@ private:
     /// The tensor as a dense row-major buffer: itself when it is one, else a copy made once per run.
     const dev_tensor& dense(const std::string& name) {
         const dev_tensor& t = tensor(name);
-        if (t.ids) throw backends::unsupported("token ids \"" + name + "\" can only be read by an embedding");
+        if (t.ids) throw backend_api::unsupported("token ids \"" + name + "\" can only be read by an embedding");
         if (is_dense(t.view)) return t;
         auto it = dense_copies_.find(name);
         if (it != dense_copies_.end()) return it->second;
@@ -236,7 +236,7 @@ private:
 
     void set_output(const core::layer_analysis& la, dev_tensor t) {
         if (t.view.dims != la.output_shape.dims())
-            throw backends::backend_error(core::where(la.layer) + ": output " + core::shape(t.view.dims).to_string() +
+            throw backend_api::backend_error(core::where(la.layer) + ": output " + core::shape(t.view.dims).to_string() +
                                           " differs from the inferred " + la.output_shape.to_string());
         tensors_[la.layer.name] = std::move(t);
     }
@@ -320,7 +320,7 @@ private:
     core::dtype dt_;
     kernels::elem elem_;
     i64 esize_;
-    const backends::graph_data* data_ = nullptr;
+    const backend_api::graph_data* data_ = nullptr;
     std::map<std::string, dev_tensor> tensors_;
     std::map<std::string, dev_tensor> dense_copies_;
     std::map<std::string, std::vector<std::int64_t>> host_ids_;

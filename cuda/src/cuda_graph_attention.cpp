@@ -69,7 +69,7 @@ void cuda_graph::add(const core::layer_analysis& la, const core::attention& op) 
     if (la.input_shapes.size() == 4) {  // the mask in float, read through its broadcast strides
         const dev_tensor& mt = dense(la.layer.inputs[3]);
         if (dt_ != core::dtype::fp32 && dt_ != core::dtype::tf32)
-            throw backends::unsupported(core::where(la.layer) + ": an explicit attention mask runs in fp32 and tf32 only");
+            throw backend_api::unsupported(core::where(la.layer) + ": an explicit attention mask runs in fp32 and tf32 only");
         m.mask = static_cast<const float*>(mt.data());
         const auto st = broadcast_strides(la.input_shapes[3], core::shape{batch, heads, sq, skv});
         for (int i = 0; i < 4; ++i) m.stride[i] = st[static_cast<std::size_t>(i)];

@@ -208,7 +208,7 @@ void cuda_graph::add(const core::layer_analysis& la, const core::concat& op) {
             });
         } else {
             if (out_block > ctx_.props.memPitch)
-                throw backends::unsupported(core::where(la.layer) + ": rows of " + format_bytes(static_cast<i64>(out_block)) +
+                throw backend_api::unsupported(core::where(la.layer) + ": rows of " + format_bytes(static_cast<i64>(out_block)) +
                                             " exceed cudaMemcpy2D's pitch limit");
             const auto rows = static_cast<std::size_t>(outer);
             steps_.push_back([=] {
@@ -231,11 +231,11 @@ void cuda_graph::reinterpret(const core::layer_analysis& la) {
 }
 
 void cuda_graph::add(const core::layer_analysis& la, const core::parameter&) {
-    const auto& host = data_->tensors.at(backends::param_key(la.layer, "value"));
+    const auto& host = data_->tensors.at(backend_api::param_key(la.layer, "value"));
     dev_tensor t;
     t.view = dense_view(la.output_shape);
     t.alias = true;
-    t.buffer = upload(backends::broadcast_to(host, la.output_shape).data);
+    t.buffer = upload(backend_api::broadcast_to(host, la.output_shape).data);
     t.element_bytes = esize_;
     notes_.emplace_back("held tensor");
     set_output(la, std::move(t));
@@ -247,7 +247,7 @@ void cuda_graph::add(const core::layer_analysis& la, const core::reshape&) { rei
 
 void cuda_graph::add(const core::layer_analysis& la, const core::transpose& op) {
     dev_tensor t = tensor(la.layer.inputs[0]);
-    if (t.ids) throw backends::unsupported(core::where(la.layer) + ": views of token ids are not supported");
+    if (t.ids) throw backend_api::unsupported(core::where(la.layer) + ": views of token ids are not supported");
     t.view = transpose_view(t.view, op.dim0, op.dim1);
     t.alias = true;
     set_output(la, std::move(t));
@@ -255,7 +255,7 @@ void cuda_graph::add(const core::layer_analysis& la, const core::transpose& op) 
 
 void cuda_graph::add(const core::layer_analysis& la, const core::slice& op) {
     dev_tensor t = tensor(la.layer.inputs[0]);
-    if (t.ids) throw backends::unsupported(core::where(la.layer) + ": views of token ids are not supported");
+    if (t.ids) throw backend_api::unsupported(core::where(la.layer) + ": views of token ids are not supported");
     const std::size_t d = core::normalize_dim(op.dim, la.output_shape.rank(), core::where(la.layer));
     t.view = slice_view(t.view, op, la.output_shape[d]);
     t.alias = true;
@@ -268,7 +268,7 @@ void cuda_graph::gather_by_tables(const core::layer_analysis& la, std::vector<st
                                   const char* name) {
     const dev_tensor& x = dense(la.layer.inputs[0]);
     if (table.size() > static_cast<std::size_t>(kernels::max_rank))
-        throw backends::unsupported(core::where(la.layer) + ": rank " + std::to_string(table.size()) + " above " +
+        throw backend_api::unsupported(core::where(la.layer) + ": rank " + std::to_string(table.size()) + " above " +
                                     std::to_string(kernels::max_rank));
     kernels::gather_tables g;
     g.rank = static_cast<int>(table.size());
@@ -346,7 +346,7 @@ void cuda_graph::add(const core::layer_analysis& la, const core::interpolate& op
 void cuda_graph::add(const core::layer_analysis& la, const core::where_op&) {
     const std::vector<i64> out = la.output_shape.dims();
     if (out.size() > static_cast<std::size_t>(kernels::max_rank))
-        throw backends::unsupported(core::where(la.layer) + ": rank " + std::to_string(out.size()) + " above " +
+        throw backend_api::unsupported(core::where(la.layer) + ": rank " + std::to_string(out.size()) + " above " +
                                     std::to_string(kernels::max_rank));
     kernels::select_map m;
     m.rank = static_cast<int>(out.size());

@@ -84,9 +84,9 @@ std::string cublas_version() {
 
 device_context::device_context(int device) : ordinal(device) {
     const int count = device_count();
-    if (count == 0) throw backends::backend_error("no CUDA device: " + device_count_error());
+    if (count == 0) throw backend_api::backend_error("no CUDA device: " + device_count_error());
     if (device < 0 || device >= count)
-        throw backends::backend_error("no CUDA device " + std::to_string(device) + ": this machine has " +
+        throw backend_api::backend_error("no CUDA device " + std::to_string(device) + ": this machine has " +
                                       std::to_string(count) + " (cuda:0 to cuda:" + std::to_string(count - 1) + ")");
     activate();
     RIDGELINE_CUDA_CHECK(cudaGetDeviceProperties(&props, device));
@@ -123,8 +123,8 @@ double gpu_disturbance_meter::probe_clock_mhz() {
     return host[1] > 0 ? static_cast<double>(host[0]) / static_cast<double>(host[1]) * 1e3 : 0.0;  // cycles/ns -> MHz
 }
 
-backends::sample_disturbance gpu_disturbance_meter::after_sample(double wall_ms) {
-    backends::sample_disturbance d = host_.after_sample(wall_ms);
+backend_api::sample_disturbance gpu_disturbance_meter::after_sample(double wall_ms) {
+    backend_api::sample_disturbance d = host_.after_sample(wall_ms);
     since_probe_ms_ += wall_ms;
     if (default_mhz_ > 0 && since_probe_ms_ >= probe_every_ms) {
         const double mhz = probe_clock_mhz();

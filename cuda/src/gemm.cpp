@@ -107,9 +107,9 @@ std::unique_ptr<lt_gemm> plan_lt_gemm(device_context& ctx, core::dtype dt, const
             try {
                 cand.time_ms = time_per_call_ms(
                     ctx, [&] { enqueue(ctx, *g, r.algo, a, b, c, ws, ws_bytes); }, 1, 3);
-            } catch (const backends::unsupported&) {
+            } catch (const backend_api::unsupported&) {
                 cand.ran = false;
-            } catch (const backends::backend_error&) {
+            } catch (const backend_api::backend_error&) {
                 cand.ran = false;
             }
         }
@@ -117,7 +117,7 @@ std::unique_ptr<lt_gemm> plan_lt_gemm(device_context& ctx, core::dtype dt, const
     }
     const auto best = pick_fastest(candidates, static_cast<std::int64_t>(max_ws));
     if (!best)
-        throw backends::unsupported("cuBLASLt has no algorithm for this " + std::string(core::to_string(dt)) +
+        throw backend_api::unsupported("cuBLASLt has no algorithm for this " + std::string(core::to_string(dt)) +
                                     " GEMM (m=" + std::to_string(shape.m) + ", n=" + std::to_string(shape.n) +
                                     ", k=" + std::to_string(shape.k) + "; " + std::to_string(returned) +
                                     " heuristic candidates)");

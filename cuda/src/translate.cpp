@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 
 namespace ridgeline::cuda {
 
@@ -25,7 +25,7 @@ precision precision_of(core::dtype dt) {
             return {2, "CUDA_R_16BF", "CUBLAS_COMPUTE_32F", "CUDNN_TENSOR_OP_MATH", true,
                     "bf16 (tensor cores, fp32 accumulation)"};
     }
-    throw backends::backend_error("unknown data type");
+    throw backend_api::backend_error("unknown data type");
 }
 
 bool math_allowed(core::dtype dt, std::string_view math, int compute_capability_major) {
@@ -38,7 +38,7 @@ bool math_allowed(core::dtype dt, std::string_view math, int compute_capability_
 
 int to_int(std::int64_t v, std::string_view what) {
     if (v < 0 || v > INT_MAX)
-        throw backends::unsupported(std::string(what) + " = " + std::to_string(v) +
+        throw backend_api::unsupported(std::string(what) + " = " + std::to_string(v) +
                                     " does not fit the 32-bit int that cuBLAS and cuDNN take");
     return static_cast<int>(v);
 }
@@ -76,14 +76,14 @@ std::vector<std::int64_t> batch_strides(const std::vector<std::int64_t>& in, con
 
 batched_gemm matmul_gemm(const core::shape& a, const core::shape& b, const core::shape& out) {
     if (a.rank() < 2 || b.rank() < 2 || out.rank() < 2)
-        throw backends::backend_error("matmul: both inputs need rank >= 2 (got " + a.to_string() + " and " +
+        throw backend_api::backend_error("matmul: both inputs need rank >= 2 (got " + a.to_string() + " and " +
                                       b.to_string() + ")");
     const auto& da = a.dims();
     const auto& db = b.dims();
     const auto& dc = out.dims();
     const std::int64_t M = da[da.size() - 2], K = da[da.size() - 1], N = db[db.size() - 1];
     if (db[db.size() - 2] != K || dc[dc.size() - 2] != M || dc[dc.size() - 1] != N)
-        throw backends::backend_error("matmul: shapes " + a.to_string() + " x " + b.to_string() + " -> " +
+        throw backend_api::backend_error("matmul: shapes " + a.to_string() + " x " + b.to_string() + " -> " +
                                       out.to_string() + " do not agree");
     batched_gemm r;
     r.gemm.trans_a = false;
@@ -132,7 +132,7 @@ batched_gemm matmul_gemm(const core::shape& a, const core::shape& b, const core:
 
 conv_params conv2d_params(const core::conv2d& op, const core::shape& in, const core::shape& out) {
     if (in.rank() != 4 || out.rank() != 4)
-        throw backends::backend_error("conv2d: input and output must be NCHW (got " + in.to_string() + " -> " +
+        throw backend_api::backend_error("conv2d: input and output must be NCHW (got " + in.to_string() + " -> " +
                                       out.to_string() + ")");
     const core::padding2d p = op.resolved_padding();
     conv_params c;
@@ -160,7 +160,7 @@ conv_params conv2d_params(const core::conv2d& op, const core::shape& in, const c
     c.out_h = 1 + (c.h + 2 * c.pad_h - ((c.r - 1) * c.dilation_h + 1)) / c.stride_h;
     c.out_w = 1 + (c.w + 2 * c.pad_w - ((c.s - 1) * c.dilation_w + 1)) / c.stride_w;
     if (out[0] != c.n || out[1] != c.k || out[2] != c.out_h || out[3] != c.out_w)
-        throw backends::backend_error("conv2d: cuDNN's output " + std::to_string(c.n) + "x" + std::to_string(c.k) + "x" +
+        throw backend_api::backend_error("conv2d: cuDNN's output " + std::to_string(c.n) + "x" + std::to_string(c.k) + "x" +
                                       std::to_string(c.out_h) + "x" + std::to_string(c.out_w) +
                                       " differs from the layer's " + out.to_string());
     return c;
@@ -178,7 +178,7 @@ std::int64_t right_pad(std::int64_t in, std::int64_t out, std::int64_t kernel, s
 
 pool_params base_pool(const core::shape& in, const core::shape& out) {
     if (in.rank() != 4 || out.rank() != 4)
-        throw backends::backend_error("pooling: input and output must be NCHW (got " + in.to_string() + " -> " +
+        throw backend_api::backend_error("pooling: input and output must be NCHW (got " + in.to_string() + " -> " +
                                       out.to_string() + ")");
     pool_params p;
     p.planes = in[0] * in[1];

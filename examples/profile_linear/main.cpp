@@ -13,9 +13,9 @@ int main(int argc, char** argv) {
     try {
         auto backend = make_backend(argc > 1 ? argv[1] : "auto", argc > 2 ? std::atoi(argv[2]) : 0);
         profiler::profile_options options;
-        options.timing = backends::timing_options::quick();
+        options.timing = backend_api::timing_options::quick();
         // the device's ceilings (smaller problems with quick): without them there is no roofline verdict
-        options.ceilings = backend->measure_ceilings(backends::ceilings_options{.quick = true});
+        options.ceilings = backend->measure_ceilings(backend_api::ceilings_options{.quick = true});
 
         // y = x W^T + b for x of 64 x 1024 and W of 512 x 1024: 64*1024*512 = 33,554,432 MACs
         const profiler::layer_profile p =

@@ -320,11 +320,11 @@ private:
         if (!overrides_.inputs.empty()) {
             if (overrides_.inputs.size() != ins.size())
                 fail("$.inputs", "the model has " + std::to_string(ins.size()) + " input(s) but " +
-                                     std::to_string(overrides_.inputs.size()) + " --input shape(s) were given");
+                                     std::to_string(overrides_.inputs.size()) + " input shape(s) were given");
             for (std::size_t i = 0; i < ins.size(); ++i) {
                 if (overrides_.batch && overrides_.inputs[i][0] != *overrides_.batch)
-                    fail("$.inputs[" + std::to_string(i) + "]", "--batch " + std::to_string(*overrides_.batch) +
-                                                               " disagrees with --input " + overrides_.inputs[i].to_string());
+                    fail("$.inputs[" + std::to_string(i) + "]", "batch " + std::to_string(*overrides_.batch) +
+                                                               " disagrees with the input shape " + overrides_.inputs[i].to_string());
                 ins[i].dims = overrides_.inputs[i];
             }
         } else if (overrides_.batch) {

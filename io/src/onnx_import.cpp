@@ -150,7 +150,7 @@ onnx_model importer::finish() {
         for (const auto* i : listed)
             if (i->node.op_type == "Reshape" && i->node.reason.find("cannot reshape") != std::string::npos)
                 // an export traced at one batch bakes it into its Reshape targets: every later node fails with it
-                fail("the export fixes its shapes at the file's input shape, and --batch/--input changed it: " +
+                fail("the export fixes its shapes at the file's input shape, and the batch or input shape given changed it: " +
                      i->node.op_type + " \"" + i->node.name + "\": " + i->node.reason +
                      " (export with a dynamic batch axis, torch.onnx.export(..., dynamic_axes=...), or keep the "
                      "file's input shape)");
@@ -172,7 +172,7 @@ onnx_model importer::finish() {
             text += ": " + items[0]->node.reason;
         }
         fail(std::to_string(listed.size()) + " node(s) cannot be imported: " + text +
-             " (--skip-unsupported imports the rest)");
+             " (skipping the unsupported nodes imports the rest)");
     }
     if (model_.layers().empty()) fail("no node could be imported as a layer");
 
@@ -187,7 +187,7 @@ onnx_model importer::finish() {
 
     // weights: an origin used by several layers is tied under its ONNX name (counted once)
     onnx_model out;
-    out.weights = std::make_shared<backends::graph_data>();
+    out.weights = std::make_shared<backend_api::graph_data>();
     std::map<std::string, int> uses_of;
     for (const auto& u : uses_) ++uses_of[u.origin];
     std::set<std::string> own_keys;
@@ -204,11 +204,11 @@ onnx_model importer::finish() {
         auto& l = model_.layers()[u.layer];
         if (auto t = tie_name.find(u.origin); t != tie_name.end()) l.tied[u.param] = t->second;
         if (u.absent) continue;  // shapes_only: backends fill it with seeded random values
-        const std::string key = backends::param_key(l, u.param);
+        const std::string key = backend_api::param_key(l, u.param);
         const auto specs = core::parameters_of(l.op);
         const auto spec =
             std::find_if(specs.begin(), specs.end(), [&](const core::param_spec& s) { return s.name == u.param; });
-        out.weights->tensors.emplace(key, backends::host_tensor{spec->dims, u.data});
+        out.weights->tensors.emplace(key, backend_api::host_tensor{spec->dims, u.data});
     }
     for (const auto& i : issues_) out.skipped.push_back(i.node);
     out.folded = folded_nodes_;

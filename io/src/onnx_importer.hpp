@@ -333,7 +333,7 @@ private:
             throw unsupported{"\"" + c.origin + "\" is a constant of shape " + c.shape_text() + ", not one value"};
         if (c.absent)
             throw unsupported{"the value of \"" + c.origin +
-                              "\" is needed here, but its external data is absent (--shapes-only)"};
+                              "\" is needed here, but its external data is absent (imported by shape only)"};
         return c.integer ? static_cast<double>(c.ints.at(0)) : tidy(c.values.at(0));
     }
 

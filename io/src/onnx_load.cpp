@@ -51,7 +51,7 @@ void importer::set_input_shapes() {
     if (real.empty()) fail("the graph has no inputs (every input is an initializer)");
     if (!options_.inputs.empty() && options_.inputs.size() != real.size())
         fail("the model has " + std::to_string(real.size()) + " input(s) but " +
-             std::to_string(options_.inputs.size()) + " --input shape(s) were given");
+             std::to_string(options_.inputs.size()) + " input shape(s) were given");
     bool resized = false;  // an input given a shape other than the file's concrete one
     for (std::size_t i = 0; i < real.size(); ++i) {
         auto& in = *real[i];
@@ -67,13 +67,13 @@ void importer::set_input_shapes() {
         if (!options_.inputs.empty()) {
             dims = options_.inputs[i].dims();
             if (has_shape && file_dims.size() != static_cast<int>(dims.size()))
-                fail("--input " + options_.inputs[i].to_string() + " has rank " + std::to_string(dims.size()) +
+                fail("the input shape " + options_.inputs[i].to_string() + " has rank " + std::to_string(dims.size()) +
                      " but " + where + " has rank " + std::to_string(file_dims.size()));
             if (options_.batch && dims[0] != *options_.batch)
-                fail("--batch " + std::to_string(*options_.batch) + " disagrees with --input " +
+                fail("batch " + std::to_string(*options_.batch) + " disagrees with the input shape " +
                      options_.inputs[i].to_string());
         } else {
-            if (!has_shape) fail(where + " has no shape in the file; give its full shape with --input");
+            if (!has_shape) fail(where + " has no shape in the file; give its full shape");
             for (int d = 0; d < file_dims.size(); ++d) {
                 const auto& dim = file_dims[d];
                 if (d == 0 && (options_.batch || !dim.has_dim_value())) {
@@ -83,7 +83,7 @@ void importer::set_input_shapes() {
                 } else {
                     const std::string sym = dim.has_dim_param() ? " (\"" + dim.dim_param() + "\")" : std::string();
                     fail(where + " has symbolic dimension " + std::to_string(d) + sym +
-                         "; give the input's full shape with --input (e.g. --input " + example_shape(file_dims) + ")");
+                         "; give the input's full shape (e.g. " + example_shape(file_dims) + ")");
                 }
             }
         }

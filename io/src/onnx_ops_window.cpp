@@ -293,14 +293,14 @@ void importer::resize(const onnx::NodeProto& n) {
     if (!upsample && opset_ >= 11 && has_input(n, 3)) {
         const auto c = constant_input(n, 3);
         if (!c->integer) throw unsupported{op + " sizes are not integers"};
-        if (c->absent) throw unsupported{op + " sizes are needed, but their external data is absent (--shapes-only)"};
+        if (c->absent) throw unsupported{op + " sizes are needed, but their external data is absent (imported by shape only)"};
         sizes = c->ints;
     }
     if (!sizes.empty() && has_input(n, scales_at) && constant_input(n, scales_at)->size() != 0)
         throw unsupported{op + " with both scales and sizes (ONNX allows one)"};
     if (sizes.empty() && has_input(n, scales_at)) {
         const auto c = constant_input(n, scales_at);
-        if (c->absent) throw unsupported{op + " scales are needed, but their external data is absent (--shapes-only)"};
+        if (c->absent) throw unsupported{op + " scales are needed, but their external data is absent (imported by shape only)"};
         for (std::size_t k = 0; k < c->size(); ++k)
             scales.push_back(c->integer ? static_cast<double>(c->ints[k]) : static_cast<double>(c->values[k]));
     }

@@ -55,7 +55,7 @@ std::vector<char> importer::external_bytes(const onnx::TensorProto& t, std::size
             fail(where + " is stored in the external file \"" + location + "\" (" + p.string() +
                  "), a symbolic link to " + fs::read_symlink(p, ec).string() + ", which does not exist");
         fail(where + " is stored in the external file \"" + location + "\" (looked for " + p.string() +
-             "), which does not exist (--shapes-only imports the graph without its weights)");
+             "), which does not exist (an import by shape only reads the graph without its weights)");
     }
     // the location may still leave the folder through a symbolic link (the file itself, or a folder on the way):
     // compare real paths, links resolved, so a link inside the folder cannot make ridgeline read a file elsewhere
@@ -236,11 +236,11 @@ constant_ptr importer::decode(const onnx::TensorProto& t, const std::string& ori
         have_raw = true;
         if (raw.empty() && bytes > 0) {  // shapes_only and the data file is absent
             if (!is_float_type(dt))
-                fail(where + " (" + type_name(dt) + ") is in external data that is absent; --shapes-only "
-                     "imports float weights by their shape, but integer tensors (shapes, indices) must be readable");
+                fail(where + " (" + type_name(dt) + ") is in external data that is absent; an import by shape only "
+                     "takes float weights by their shape, but integer tensors (shapes, indices) must be readable");
             if (count > (std::size_t{1} << 30))
                 fail(where + " has " + std::to_string(count) +
-                     " elements in external data that is absent; --shapes-only stands in zeros for the import, "
+                     " elements in external data that is absent; an import by shape only stands in zeros for it, "
                      "at most 2^30 elements per tensor");
             if (std::find(absent_.begin(), absent_.end(), t.name()) == absent_.end()) absent_.push_back(t.name());
             c->absent = true;

@@ -18,27 +18,27 @@ std::int64_t count_parameters(const core::model& m) { return analysis_of(m).tota
 std::int64_t count_macs(const core::model& m) { return analysis_of(m).totals.macs; }
 std::int64_t count_flops(const core::model& m) { return analysis_of(m).totals.flops; }
 
-std::unique_ptr<backends::backend> make_backend(std::string_view device, int threads) {
+std::unique_ptr<backend_api::backend> make_backend(std::string_view device, int threads) {
     return profiler::select_backend(device, threads).chosen;
 }
 
-backends::timing_result measure_latency(const std::function<void()>& fn, const backends::timing_options& options) {
-    backends::steady_timer timer;
-    return backends::measure(fn, timer, options);
+backend_api::timing_result measure_latency(const std::function<void()>& fn, const backend_api::timing_options& options) {
+    backend_api::steady_timer timer;
+    return backend_api::measure(fn, timer, options);
 }
 
-backends::timing_result measure_latency(backends::prepared& op, backends::backend& b,
-                                        const backends::timing_options& options) {
-    return backends::measure([&] { op.run(); }, b.timer(), options, [&] { b.flush_cache(); });
+backend_api::timing_result measure_latency(backend_api::prepared& op, backend_api::backend& b,
+                                        const backend_api::timing_options& options) {
+    return backend_api::measure([&] { op.run(); }, b.timer(), options, [&] { b.flush_cache(); });
 }
 
 profiler::layer_profile profile_layer(std::string_view layer, const std::vector<core::shape>& inputs,
-                                      backends::backend& b, core::dtype dt, const profiler::profile_options& options) {
+                                      backend_api::backend& b, core::dtype dt, const profiler::profile_options& options) {
     const auto a = core::analyze(core::single_layer_model(core::parse_op(layer), inputs), dt);
     return profiler::profile_layer(a.layers.at(0), a, b, options);
 }
 
-profiler::profile_result profile_model(const core::model& m, backends::backend& b, core::dtype dt,
+profiler::profile_result profile_model(const core::model& m, backend_api::backend& b, core::dtype dt,
                                        const profiler::profile_options& options) {
     return profiler::profile_model(core::analyze(m, dt), b, options);
 }

@@ -18,17 +18,17 @@
 
 namespace ridgeline::profiler {
 
-using backends::backend;
-using backends::cache_mode;
-using backends::disturbed_lost_fraction;
-using backends::prepared;
-using backends::single_layer_graph;
-using backends::support;
-using backends::unsupported;
-using backends::graph_data;
-using backends::host_tensor;
-using backends::measure;
-using backends::timing_result;
+using backend_api::backend;
+using backend_api::cache_mode;
+using backend_api::disturbed_lost_fraction;
+using backend_api::prepared;
+using backend_api::single_layer_graph;
+using backend_api::support;
+using backend_api::unsupported;
+using backend_api::graph_data;
+using backend_api::host_tensor;
+using backend_api::measure;
+using backend_api::timing_result;
 
 std::string_view to_string(run_state s) {
     switch (s) {
@@ -237,7 +237,7 @@ struct memory_budget {
 };
 
 memory_budget budget_of(backend& b, std::int64_t max_memory_bytes) {
-    if (max_memory_bytes > 0) return {max_memory_bytes, "allowed by --max-memory"};
+    if (max_memory_bytes > 0) return {max_memory_bytes, "allowed by the memory limit given"};
     return {b.free_memory_bytes(), "free"};
 }
 
@@ -275,7 +275,7 @@ bool fewer_multiplies(const std::string& implementation) {
     return low.find("wino") != std::string::npos || low.find("fft") != std::string::npos;
 }
 
-core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backends::ceilings& c, cache_mode cache,
+core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backend_api::ceilings& c, cache_mode cache,
                       const std::string& implementation) {
     core::roofs r;
     r.compute_gflops = c.compute_roof_gflops(dt).value_or(0.0);
@@ -311,7 +311,7 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
     std::int64_t need = std::numeric_limits<std::int64_t>::max();  // more than any limit when the count overflows
     try {
         need = layer_bytes_needed(la, dt, o.verify && o.reference.outputs && b.name() != o.reference.backend,
-                                  b.device().kind != backends::device_kind::gpu);
+                                  b.device().kind != backend_api::device_kind::gpu);
     } catch (const core::overflow_error&) {
     }
     if (const memory_budget m = budget_of(b, o.max_memory_bytes); m.bytes > 0 && need > m.bytes) {
@@ -356,7 +356,7 @@ layer_profile profile_layer(const core::layer_analysis& la, const core::model_an
             }
         } else {
             p.verification.state = verification_state::skipped;
-            p.verification.message = !o.verify               ? "--no-verify"
+            p.verification.message = !o.verify               ? "verification turned off"
                                      : !o.reference.outputs ? "no reference to verify against"
                                                             : "the backend is the reference";
         }
@@ -439,8 +439,8 @@ void recheck_memory_roofs(profile_result& r, backend& b, const profile_options& 
     points.erase(std::unique(points.begin(), points.end()), points.end());
     std::vector<double> now;
     try {
-        now = b.remeasure_working_set(points, backends::ceilings_options{true, o.stop, {}});
-    } catch (const backends::ceilings_interrupted&) {
+        now = b.remeasure_working_set(points, backend_api::ceilings_options{true, o.stop, {}});
+    } catch (const backend_api::ceilings_interrupted&) {
         return;
     }
     const std::string head = std::to_string(beaten.size()) + (beaten.size() == 1 ? " layer (" : " layers (") +
@@ -491,7 +491,7 @@ void recheck_memory_roofs(profile_result& r, backend& b, const profile_options& 
 /// The whole forward pass of `analysis` (and its graph replay where asked), into r's end-to-end fields: skipped
 /// before anything is allocated when it cannot fit the memory allowed.
 void profile_end_to_end(profile_result& r, const core::model_analysis& analysis, backend& b, const profile_options& o) {
-    const std::int64_t need = model_bytes_needed(analysis, b.device().kind != backends::device_kind::gpu);
+    const std::int64_t need = model_bytes_needed(analysis, b.device().kind != backend_api::device_kind::gpu);
     if (o.stop && o.stop->load()) {
         r.end_to_end_state = run_state::not_measured;
         r.end_to_end_reason = "interrupted";

@@ -12,8 +12,8 @@
 
 namespace ridgeline::profiler {
 
-using backends::backend;
-using backends::backend_error;
+using backend_api::backend;
+using backend_api::backend_error;
 
 namespace {
 

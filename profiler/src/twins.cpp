@@ -11,7 +11,7 @@
 
 namespace ridgeline::profiler {
 
-bool twins_disagree(const backends::timing_result& a, const backends::timing_result& b) {
+bool twins_disagree(const backend_api::timing_result& a, const backend_api::timing_result& b) {
     const auto& fast = a.stats.median <= b.stats.median ? a : b;
     const auto& slow = a.stats.median <= b.stats.median ? b : a;
     return slow.stats.ci95_low > fast.stats.ci95_high * (1 + twin_tolerance);
@@ -39,7 +39,7 @@ bool group_disagrees(const std::vector<layer_profile*>& group) {
 
 }  // namespace
 
-void check_twins(profile_result& r, backends::backend& b, const profile_options& o) {
+void check_twins(profile_result& r, backend_api::backend& b, const profile_options& o) {
     std::map<std::string, std::vector<layer_profile*>> groups;
     std::vector<std::string> order;  // signatures in model order
     for (auto& p : r.layers) {

@@ -135,6 +135,32 @@ void check_fields(const std::string& path, const nlohmann::json& j) {
 
 }  // namespace
 
+std::string_view to_string(compare_verdict v) {
+    switch (v) {
+        case compare_verdict::same: return "same";
+        case compare_verdict::faster: return "faster";
+        case compare_verdict::slower: return "slower";
+        case compare_verdict::not_comparable: return "not comparable";
+    }
+    return "same";
+}
+
+std::optional<compare_verdict> parse_compare_verdict(std::string_view text) {
+    for (compare_verdict v : {compare_verdict::same, compare_verdict::faster, compare_verdict::slower,
+                              compare_verdict::not_comparable})
+        if (to_string(v) == text) return v;
+    return std::nullopt;
+}
+
+namespace {
+/// The cell of a run's speedup: the verdict where it is not a speedup (same, not comparable), else "1.23x".
+std::string speedup_cell(const nlohmann::json& run) {
+    const auto v = parse_compare_verdict(run["verdict"].is_string() ? run["verdict"].get<std::string>() : "");
+    if (v == compare_verdict::same || v == compare_verdict::not_comparable) return std::string(to_string(*v));
+    return fixed(run["speedup"].get<double>(), 2) + "x";
+}
+}  // namespace
+
 compare_run load_run(const std::string& path) {
     const std::string text = core::read_regular_file(path, "\"" + path + "\"");
     compare_run r;
@@ -226,7 +252,7 @@ struct compared_runs {
     std::string dtype;
     bool baseline_predicted = false;
     std::vector<std::map<std::string, const nlohmann::json*>> by_name;
-    std::vector<std::optional<backends::ceilings>> ceilings;
+    std::vector<std::optional<backend_api::ceilings>> ceilings;
     std::vector<bool> cold;
 };
 
@@ -245,7 +271,7 @@ compared_runs read_runs(const std::vector<compare_run>& runs) {
         if (j.contains("device") && j["device"].is_object() && j["device"].contains("ceilings") &&
             j["device"]["ceilings"].is_object()) {
             try {
-                cr.ceilings[i] = ceilings_from_json(j["device"]["ceilings"]);
+                cr.ceilings[i] = profiler::ceilings_from_json(j["device"]["ceilings"]);
             } catch (const core::error&) {
             }
         }
@@ -280,10 +306,12 @@ nlohmann::json compare_layer(const nlohmann::json& base, const std::string& name
                 const double speedup = b_med / med;
                 r["speedup"] = speedup;
                 const bool overlap = lo <= b_hi && b_lo <= hi;
-                r["verdict"] = overlap ? "same" : speedup > 1 ? "faster" : "slower";
+                r["verdict"] = to_string(overlap ? compare_verdict::same
+                                         : speedup > 1 ? compare_verdict::faster
+                                                       : compare_verdict::slower);
                 // a time that other work disturbed measures the neighbours as much as the layer
                 if (disturbed(base) || disturbed(l)) {
-                    r["verdict"] = "not comparable";
+                    r["verdict"] = to_string(compare_verdict::not_comparable);
                     r["speedup"] = nullptr;
                 }
                 // the method of `ridgeline predict` (core::predict_time, its inputs from prediction_input_for), from
@@ -413,8 +441,7 @@ std::string compare_table(const nlohmann::json& c) {
             const auto& x = r[i];
             row.push_back(time_ms(x["median_ms"].get<double>()));
             row.push_back(pct(x["roof_fraction"]));
-            row.push_back(x["verdict"] == "same" || x["verdict"] == "not comparable" ? x["verdict"].get<std::string>()
-                                                                                    : fixed(x["speedup"].get<double>(), 2) + "x");
+            row.push_back(speedup_cell(x));
             row.push_back(x["predicted_speedup"].is_number() ? fixed(x["predicted_speedup"].get<double>(), 2) + "x" : "-");
             const std::string b0 = r[0]["bound"].is_string() ? r[0]["bound"].get<std::string>() : "-";
             const std::string b1 = x["bound"].is_string() ? x["bound"].get<std::string>() : "-";
@@ -502,8 +529,7 @@ std::string compare_table_html(const nlohmann::json& c) {
         for (std::size_t i = 1; i < r.size(); ++i) {
             const auto& x = r[i];
             o << "<td>" << time_ms(x["median_ms"].get<double>()) << "</td><td>"
-              << (x["verdict"] == "same" || x["verdict"] == "not comparable" ? x["verdict"].get<std::string>()
-                                                                              : fixed(x["speedup"].get<double>(), 2) + "x")
+              << speedup_cell(x)
               << "</td><td>"
               << (x["predicted_speedup"].is_number() ? fixed(x["predicted_speedup"].get<double>(), 2) + "x" : "-")
               << "</td><td>" << (x["bound"].is_string() ? x["bound"].get<std::string>() : "-") << "</td>";

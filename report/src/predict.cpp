@@ -32,7 +32,7 @@ double positive(const std::map<std::string, double>& m, const std::string& key) 
 
 }  // namespace
 
-core::roofs roofs_on(const backends::ceilings& c, const std::string& op, const std::string& dt, std::int64_t bytes,
+core::roofs roofs_on(const backend_api::ceilings& c, const std::string& op, const std::string& dt, std::int64_t bytes,
                      bool cold) {
     core::roofs r;
     const double peak = positive(c.peak_gflops, dt), fma = positive(c.fma_peak_gflops, dt);
@@ -48,7 +48,7 @@ core::roofs roofs_on(const backends::ceilings& c, const std::string& op, const s
 }
 
 core::prediction_input prediction_input_for(const nlohmann::json& layer, const core::roofs& source_roofs,
-                                            bool source_cold, const backends::ceilings& target, const std::string& dt,
+                                            bool source_cold, const backend_api::ceilings& target, const std::string& dt,
                                             bool target_cold) {
     core::prediction_input in;
     const std::string op = str(layer, "op");
@@ -84,7 +84,7 @@ prediction_target datasheet_target(const core::datasheet_entry& e) {
     c.backend = "datasheet";
     c.device_name = std::string(e.device);
     c.fingerprint = "datasheet:" + std::string(e.key);
-    c.source = backends::ceilings_source::datasheet;
+    c.source = backend_api::ceilings_source::datasheet;
     for (core::dtype dt : {core::dtype::fp32, core::dtype::tf32, core::dtype::fp16, core::dtype::bf16}) {
         const auto p = e.peak_tflops(dt);
         if (!p) continue;
@@ -141,11 +141,11 @@ prediction_target load_target(const std::string& spec) {
     }
     const std::string schema = str(j, "schema");
     const nlohmann::json* ce = nullptr;
-    if (schema == "ridgeline.ceilings/2" || schema == ceilings_schema)
+    if (schema == "ridgeline.ceilings/2" || schema == profiler::ceilings_schema)
         ce = &j;
     else if (schema.rfind("ridgeline.ceilings/", 0) == 0)
         throw core::error("\"" + spec + "\" is ceilings of a schema this ridgeline does not know (\"" + schema +
-                                 "\"; it reads ridgeline.ceilings/2 and " + ceilings_schema + ")");
+                                 "\"; it reads ridgeline.ceilings/2 and " + profiler::ceilings_schema + ")");
     else if (schema.rfind("ridgeline.profile/", 0) == 0 && j.contains("device") && j["device"].is_object() &&
              j["device"].contains("ceilings") && j["device"]["ceilings"].is_object())
         ce = &j["device"]["ceilings"];
@@ -157,11 +157,11 @@ prediction_target load_target(const std::string& spec) {
                                  "\"; write one with `ridgeline ceilings --format json --output FILE`)");
     prediction_target t;
     try {
-        t.ceilings = ceilings_from_json(*ce);
+        t.ceilings = profiler::ceilings_from_json(*ce);
     } catch (const core::error& e) {
         throw core::error("\"" + spec + "\": " + e.what());
     }
-    if (const std::string why = backends::implausible_ceilings(t.ceilings); !why.empty())
+    if (const std::string why = backend_api::implausible_ceilings(t.ceilings); !why.empty())
         throw core::error("\"" + spec + "\" has ceilings no device has: " + why);
     if (t.ceilings.disturbed)
         throw core::error("\"" + spec + "\" has disturbed ceilings (other work pushed them down); measure the "
@@ -181,7 +181,7 @@ struct prediction_pass {
     const prediction_target& target;
     std::string dtype;
     bool source_cold = false, use_cold = false;
-    std::optional<backends::ceilings> source_ceilings;
+    std::optional<backend_api::ceilings> source_ceilings;
     double src_sum = 0, pred_sum = 0, same_state_sum = 0, low_sum = 0, high_sum = 0, base_sum = 0;
     double unpredicted_ms = 0;  // timed on the source but not predicted (disturbed, mistrusted)
     double floor_sum = 0;       // the target's dispatch cost plus floor, summed: no pass is faster
@@ -371,7 +371,7 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
     if (j.contains("device") && j["device"].is_object() && j["device"].contains("ceilings") &&
         j["device"]["ceilings"].is_object()) {
         try {
-            pass.source_ceilings = ceilings_from_json(j["device"]["ceilings"]);
+            pass.source_ceilings = profiler::ceilings_from_json(j["device"]["ceilings"]);
         } catch (const core::error&) {
         }
     }
@@ -409,7 +409,7 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
                                     "(core::predict_time, docs/roofline.md)"}};
     out["device"] = {{"backend", target.ceilings.backend},
                      {"name", target.ceilings.device_name},
-                     {"ceilings", ceilings_json(target.ceilings)}};
+                     {"ceilings", profiler::ceilings_json(target.ceilings)}};
     out["timing"] = {{"mode", pass.use_cold ? "cold" : "hot"}};
     out["layers"] = pass.layers;
     out["not_predicted"] = missing;

@@ -91,7 +91,7 @@ std::vector<std::string> profile_warnings(const profiler::profile_result& r) {
         }
     if (r.end_to_end && r.end_to_end->disturbed)
         w.push_back("the end-to-end pass was disturbed by other work (" + std::to_string(r.end_to_end->disturbed_samples) +
-                    " samples lost more than " + fixed(100.0 * backends::disturbed_lost_fraction, 0) +
+                    " samples lost more than " + fixed(100.0 * backend_api::disturbed_lost_fraction, 0) +
                     "% of their time): its time is not to be trusted");
     if (r.end_to_end && !r.end_to_end->disturbed && r.sum_of_layers_ms > 0 && r.end_to_end->stats.median > 0) {
         const double e2e = r.end_to_end->stats.median;
@@ -121,17 +121,17 @@ std::vector<std::string> profile_warnings(const profiler::profile_result& r) {
     return w;
 }
 
-nlohmann::json device_json(const backends::device_info& d) {
+nlohmann::json device_json(const backend_api::device_info& d) {
     nlohmann::json details = nlohmann::json::object();
     for (const auto& [k, v] : d.details) details[k] = v;
-    return {{"backend", d.backend},     {"kind", std::string(backends::to_string(d.kind))},
+    return {{"backend", d.backend},     {"kind", std::string(backend_api::to_string(d.kind))},
             {"name", d.name},           {"cores", d.cores},
             {"threads", d.threads},     {"isa", d.isa},
             {"memory_bytes", d.memory_bytes}, {"last_level_cache_bytes", d.last_level_cache_bytes},
             {"details", details}};
 }
 
-nlohmann::json time_json(const backends::timing_result& t) {
+nlohmann::json time_json(const backend_api::timing_result& t) {
     const auto& s = t.stats;
     return {{"median_ms", s.median},
             {"mean_ms", s.mean},
@@ -162,7 +162,7 @@ namespace {
 /// The timing protocol of a run, for its "timing" object.
 nlohmann::json timing_json(const profiler::profile_result& r) {
     const auto& t = r.timing;
-    return {{"mode", backends::to_string(t.cache)},
+    return {{"mode", backend_api::to_string(t.cache)},
             {"warmup_runs", t.warmup_runs},
             {"warmup_ms", t.warmup_ms},
             {"min_samples", t.min_samples},
@@ -176,11 +176,11 @@ nlohmann::json timing_json(const profiler::profile_result& r) {
             {"seed", r.seed},
             {"disturbance",
              {{"rule", "a sample is disturbed when the run-queue wait (and steal) of the threads that ran exceeds " +
-                           fixed(100.0 * backends::disturbed_lost_fraction, 0) +
+                           fixed(100.0 * backend_api::disturbed_lost_fraction, 0) +
                            "% of its wall time, or a GPU's SM clock falls below " +
-                           fixed(100.0 * backends::throttled_clock_fraction, 0) + "% of its default"},
-              {"lost_fraction", backends::disturbed_lost_fraction},
-              {"throttled_clock_fraction", backends::throttled_clock_fraction}}}};
+                           fixed(100.0 * backend_api::throttled_clock_fraction, 0) + "% of its default"},
+              {"lost_fraction", backend_api::disturbed_lost_fraction},
+              {"throttled_clock_fraction", backend_api::throttled_clock_fraction}}}};
 }
 
 /// A layer's measurement, verdict and roofs, added to its summary object `l`.
@@ -278,11 +278,11 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
     j["layers_measured"] = r.layers_measured;
     j["layers_reused"] = r.layers_reused;
     j["not_measured"] = r.not_measured;
-    if (r.ceilings) j["device"]["ceilings"] = ceilings_json(*r.ceilings);
+    if (r.ceilings) j["device"]["ceilings"] = profiler::ceilings_json(*r.ceilings);
     nlohmann::json libs = nlohmann::json::object();
     for (const auto& [k, v] : r.device.details)
         if (k == "library" || k.find("version") != std::string::npos) libs[k] = v;
-    std::string governor, fingerprint = backends::device_fingerprint(r.device);
+    std::string governor, fingerprint = backend_api::device_fingerprint(r.device);
     for (const auto& [k, v] : r.device.details)
         if (k == "governor") governor = v;
     j["reproducibility"] = {{"ridgeline_version", RIDGELINE_VERSION},
@@ -293,7 +293,7 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
                             {"cpu_governor", governor.empty() ? std::string("unknown") : governor},
                             {"threads", r.device.threads},
                             {"seed", r.seed},
-                            {"cache_mode", backends::to_string(r.timing.cache)},
+                            {"cache_mode", backend_api::to_string(r.timing.cache)},
                             {"load_average", info.load_average >= 0 ? nlohmann::json(info.load_average) : nlohmann::json(nullptr)}};
     j["warnings"] = info.warnings;
     auto& by_bound = j["time_by_bound_ms"];
@@ -307,7 +307,7 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
 
 namespace {
 
-std::string ci_text(const backends::timing_result& t) {
+std::string ci_text(const backend_api::timing_result& t) {
     const auto& s = t.stats;
     if (!(s.median > 0)) return "-";
     // a disturbed time's interval describes the neighbours as much as the layer (often one scheduler time
@@ -393,14 +393,14 @@ void profile_heading(std::ostream& out, const profiler::profile_result& r) {
     out << model_heading(r.analysis) << "  " << inputs_text(r.analysis.inputs) << "  dtype "
         << core::to_string(r.analysis.data_type) << "\n";
     out << "device " << d.backend << ": " << d.name;
-    if (d.kind == backends::device_kind::gpu)
+    if (d.kind == backend_api::device_kind::gpu)
         out << ", " << d.cores << " SMs, " << d.isa;  // a GPU has no host threads to show
     else
         out << ", " << counted(d.threads, "thread");
     for (const auto& [k, v] : d.details)
         if (k == "library" || k == "onednn_isa") out << ", " << v;
     out << "\n";
-    out << "timing: cache " << backends::to_string(r.timing.cache) << ", warm-up >= " << r.timing.warmup_runs << " runs and "
+    out << "timing: cache " << backend_api::to_string(r.timing.cache) << ", warm-up >= " << r.timing.warmup_runs << " runs and "
         << fixed(r.timing.warmup_ms, 0) << " ms, >= " << r.timing.min_samples << " samples, noise target: the median's 95% CI narrower than "
         << significant(r.timing.max_noise * 100) << "% of it (CI95 within +-" << significant(r.timing.max_noise * 50) << "%), <= " << fixed(r.timing.max_time_s, 2)
         << " s per layer; timer " << r.timer_name << " resolution " << fixed(r.timer_resolution_ns, 0) << " ns, overhead "
@@ -480,7 +480,7 @@ void profile_roofs(std::ostream& out, const profiler::profile_result& r) {
     if (r.ceilings) {
         const auto& c = *r.ceilings;
         const std::string dt(core::to_string(r.analysis.data_type));
-        out << "roofs (" << (c.source == backends::ceilings_source::cache ? "cached ceilings measured " : "ceilings measured ") << c.measured_at
+        out << "roofs (" << (c.source == backend_api::ceilings_source::cache ? "cached ceilings measured " : "ceilings measured ") << c.measured_at
             << (c.quick ? ", quick" : "") << (c.disturbed ? ", DISTURBED: not cached" : "") << "): compute " << dt << " "
             << (c.peak_gflops.count(dt) ? fixed(c.peak_gflops.at(dt), 1) + " GFLOP/s" : std::string("unknown"))
             << (c.fma_peak_gflops.count(dt) && c.peak_gflops.count(dt) && c.fma_peak_gflops.at(dt) >= c.peak_gflops.at(dt)
@@ -488,12 +488,12 @@ void profile_roofs(std::ostream& out, const profiler::profile_result& r) {
                     : "")
             << (c.gemm_gflops.count(dt) ? ", GEMM " + fixed(c.gemm_gflops.at(dt), 1) + " GFLOP/s (a lower ceiling)" : "")
             << ", DRAM bandwidth " << fixed(c.bandwidth_gbs, 1) << " GB/s"
-            << (r.timing.cache == backends::cache_mode::hot
+            << (r.timing.cache == backend_api::cache_mode::hot
                     ? " (with a hot cache, a layer whose working set fits a cache level is judged against that level's "
                       "bandwidth from the sweep)"
                     : "")
-            << ", dispatch " << time_ms(c.dispatch_ms(r.timing.cache == backends::cache_mode::cold))
-            << (r.timing.cache == backends::cache_mode::cold && c.cold_dispatch_overhead_ms > 0
+            << ", dispatch " << time_ms(c.dispatch_ms(r.timing.cache == backend_api::cache_mode::cold))
+            << (r.timing.cache == backend_api::cache_mode::cold && c.cold_dispatch_overhead_ms > 0
                     ? " (one run after a flush; " + time_ms(c.dispatch_overhead_ms) + " hot)"
                     : "")
             << "; tolerances compute "
@@ -520,7 +520,7 @@ void profile_footer(std::ostream& out, const profiler::profile_result& r, const 
             }
         if (replaced > 0)
             out << "other work: " << counted(replaced, "sample") << " of " << with_commas(replaced + kept)
-                << " lost more than " << fixed(100.0 * backends::disturbed_lost_fraction, 0)
+                << " lost more than " << fixed(100.0 * backend_api::disturbed_lost_fraction, 0)
                 << "% of their time to it and were replaced (docs/timing.md; what it cannot see, a neighbour on a "
                    "shared cache or memory bus, can still slow a layer)\n";
     }

@@ -93,7 +93,7 @@ weight_stats compute_weight_stats(const std::vector<float>& all) {
     return s;
 }
 
-weights_report weight_statistics(const core::model_analysis& a, const backends::graph_data& values) {
+weights_report weight_statistics(const core::model_analysis& a, const backend_api::graph_data& values) {
     weights_report r;
     r.model = a.model_name;
     std::set<std::string> seen_w, seen_b;
@@ -113,7 +113,7 @@ weights_report weight_statistics(const core::model_analysis& a, const backends::
         for (const auto& p : core::parameters_of(l.op)) {
             // a parameter layer's trainable value (ViT's class token and position embedding) is a weight too
             if (!p.trainable || (p.name != "weight" && p.name != "bias" && p.name != "value")) continue;
-            const std::string key = backends::param_key(l, p.name);
+            const std::string key = backend_api::param_key(l, p.name);
             const auto& v = gather(l, key);
             const bool is_weight = p.name != "bias";
             (is_weight ? s.weight_tensors : s.bias_tensors).push_back(key);

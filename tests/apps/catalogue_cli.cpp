@@ -41,11 +41,11 @@ void flags() {
     // a phase, KV cache length, sequence or input the model cannot take is a usage mistake (core::request_error)
     add("flag_phase_of_a_cnn", {"summary", "--model", "resnet18", "--phase", "decode", "--kv-len", "3"}, 2,
         {"\"resnet18\" is not a transformer"});
-    add("flag_decode_without_kv_len", {"summary", "--model", "gpt2", "--phase", "decode"}, 2, {"needs --kv-len"});
+    add("flag_decode_without_kv_len", {"summary", "--model", "gpt2", "--phase", "decode"}, 2, {"needs the KV cache length", "(--kv-len)"});
     add("flag_kv_len_of_a_prefill", {"summary", "--model", "gpt2", "--kv-len", "8"}, 2,
-        {"--kv-len applies to --phase decode"});
+        {"a KV cache length applies to a decode step (--kv-len, --phase)"});
     add("flag_seq_of_a_decode", {"summary", "--model", "gpt2", "--phase", "decode", "--kv-len", "8", "--seq", "4"}, 2,
-        {"--seq is the prefill's length"});
+        {"a sequence length is a prefill's", "(--seq, --phase)"});
     add("flag_transformer_input_with_a_zero", {"summary", "--model", "gpt2", "--input", "1x0"}, 2,
         {"--input: invalid shape \"1x0\""});
     add("flag_seq_past_learned_positions", {"summary", "--model", "gpt2", "--seq", "2048"}, 2,

@@ -154,9 +154,9 @@ void json_models() {
                {"$.layers[2].tied", "tied tensor \"w\""});
     model_file("tied_not_object", net(R"([{"name": "r", "op": "relu", "tied": "w"}])"), {"$.layers[0].tied: expected an object"});
     model_file("override_count_mismatch", net(R"([{"name": "r", "op": "relu"}])"),
-               {"$.inputs: the model has 1 input(s) but 2 --input shape(s) were given"},
+               {"$.inputs: the model has 1 input(s) but 2 input shape(s) were given"},
                {"--input", "1x3x8x8", "--input", "1x3x8x8"});
-    model_file("override_batch_disagrees", net(R"([{"name": "r", "op": "relu"}])"), {"--batch 2 disagrees with --input 1x3x8x8"},
+    model_file("override_batch_disagrees", net(R"([{"name": "r", "op": "relu"}])"), {"batch 2 disagrees with the input shape 1x3x8x8"},
                {"--input", "1x3x8x8", "--batch", "2"});
     {  // deeply nested arrays: the parser must not recurse itself to death
         std::string deep(100000, '[');

@@ -115,7 +115,7 @@ void onnx_models() {
         in->mutable_type()->mutable_tensor_type()->set_elem_type(tp::FLOAT);
         b.node("Relu", {"x"}, {"y"});
         b.output("y");
-        onnx_file("input_without_shape", bytes_of(b), {"input \"x\" has no shape in the file", "--input"});
+        onnx_file("input_without_shape", bytes_of(b), {"input \"x\" has no shape in the file; give its full shape"});
     }
     {
         onnx_builder b;
@@ -123,9 +123,9 @@ void onnx_models() {
         b.node("Relu", {"x"}, {"y"});
         b.output("y");
         const std::string bytes = bytes_of(b);
-        onnx_file("symbolic_dimension", bytes, {"input \"x\" has symbolic dimension 1", "--input"});
-        onnx_file("input_rank_mismatch", bytes, {"--input 2x5 has rank 2 but input \"x\" has rank 3"}, {"--input", "2x5"});
-        onnx_file("input_count_mismatch", bytes, {"the model has 1 input(s) but 2 --input shape(s) were given"},
+        onnx_file("symbolic_dimension", bytes, {"input \"x\" has symbolic dimension 1", "give the input's full shape (e.g. "});
+        onnx_file("input_rank_mismatch", bytes, {"the input shape 2x5 has rank 2 but input \"x\" has rank 3"}, {"--input", "2x5"});
+        onnx_file("input_count_mismatch", bytes, {"the model has 1 input(s) but 2 input shape(s) were given"},
                   {"--input", "2x5x8", "--input", "2x5x8"});
     }
     {
@@ -135,7 +135,7 @@ void onnx_models() {
         b.output("z");
         b.output("v");
         onnx_file("unsupported_ops", bytes_of(b), {"2 node(s) cannot be imported", "Sin \"/sin/Sin\"", "Cos \"/cos/Cos\"",
-                                                    "--skip-unsupported"});
+                                                    "skipping the unsupported nodes imports the rest"});
     }
     {
         auto b = small_cnn();

@@ -137,7 +137,7 @@ TEST(CliProfile, InterruptWritesAPartialReport) {
 }
 
 // The case that reached a user (avg_pool2d ceil_mode with count_include_pad, no padding): verification passes now,
-// on the one thread the report used; PyTorch's values for this input are checked in tests/backends/differential_test.cpp.
+// on the one thread the report used; PyTorch's values for this input are checked in tests/backend_api/differential_test.cpp.
 TEST(CliProfile, AvgPoolCeilModeIsVerified) {
     auto r = run_ridgeline({"profile", "--layer", "avg_pool2d:kernel_size=3,stride=2,ceil_mode=true", "--input", "1x1x4x4",
                             "--device", "cpu", "--threads", "1", "--quick", "--quiet", "--no-roofline", "--format", "json"});

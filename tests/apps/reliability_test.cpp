@@ -236,7 +236,7 @@ TEST(Reproducibility, TheBlockSaysHowTheNumbersWereMade) {
     for (const char* key : {"params", "macs", "flops", "bytes"}) EXPECT_EQ(j["layers"][0][key], k["layers"][0][key]) << key;
     EXPECT_EQ(j["reproducibility"]["device_fingerprint"], k["reproducibility"]["device_fingerprint"]);
     // --quick takes at least 5 clean samples; on a busy machine (CI under load) the budget may run out with 5
-    // disturbed ones first, and then the time says so (backends/timing.hpp, step 4) instead of passing as clean
+    // disturbed ones first, and then the time says so (backend_api/timing.hpp, step 4) instead of passing as clean
     const json& t = k["layers"][0]["time"];
     if (t["disturbed"].get<bool>()) {
         EXPECT_EQ(t["stop_reason"], "disturbed") << t.dump();

@@ -158,18 +158,25 @@ TEST(Transformer, PhaseErrorsSayWhatToGive) {
         return std::string("(no error)");
     };
     EXPECT_EQ(message("bert-base", decode(8)),
-              "model \"bert-base\": bert is an encoder, it has no decode phase (use --phase prefill)");
+              "model \"bert-base\": bert is an encoder, it has no decode phase (its pass is a prefill)");
     zoo_request no_len;
     no_len.phase = transformer_phase::decode;
     no_len.phase_given = true;
-    EXPECT_EQ(message("gpt2", no_len), "model \"gpt2\": --phase decode needs --kv-len: the tokens already in the KV cache");
+    EXPECT_EQ(message("gpt2", no_len), "model \"gpt2\": a decode step needs the KV cache length: the tokens already in the KV cache");
+    // the message speaks of the request; the error names the request's field, and a front end its own name for it
+    try {
+        (void)build_zoo_model("gpt2", no_len);
+        ADD_FAILURE() << "no error";
+    } catch (const request_error& e) {
+        EXPECT_EQ(e.fields(), (std::vector<std::string>{"kv_len"}));
+    }
     EXPECT_EQ(message("gpt2", decode(1024)),
-              "model \"gpt2\": positions up to 1025 (--kv-len 1024 and the new token) pass its 1024 learned position "
+              "model \"gpt2\": positions up to 1025 (a KV cache of 1024 and the new token) pass its 1024 learned position "
               "embeddings");
     EXPECT_EQ(message("resnet18", decode(8)),
-              "model \"resnet18\" is not a transformer: --phase, --seq and --kv-len apply to transformers");
+              "model \"resnet18\" is not a transformer: a phase, a sequence length or a KV cache length applies to transformers");
     zoo_request both;
     both.seq = 64;
     both.input = shape{1, 32};
-    EXPECT_EQ(message("gpt2", both), "model \"gpt2\": --seq 64 disagrees with the sequence of --input 1x32");
+    EXPECT_EQ(message("gpt2", both), "model \"gpt2\": sequence length 64 disagrees with the sequence of the input 1x32");
 }

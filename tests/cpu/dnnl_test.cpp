@@ -22,25 +22,25 @@ core::model_analysis one_layer_graph(const problem& p, core::dtype dt) {
 }
 
 /// Runs the layer on `b` with poisoned outputs and compares with the reference on the same data.
-profiler::verification_result check(backends::backend& b, const problem& p, core::dtype dt, std::uint64_t seed = 7) {
+profiler::verification_result check(backend_api::backend& b, const problem& p, core::dtype dt, std::uint64_t seed = 7) {
     const auto g = one_layer_graph(p, dt);
-    const auto data = backends::make_graph_data(g, dt, seed);
+    const auto data = backend_api::make_graph_data(g, dt, seed);
     auto prep = b.prepare(g, data);
     prep->poison_outputs();
     prep->run();
     const auto got = prep->outputs();
     const auto& la = g.layers[0];
-    std::vector<const backends::host_tensor*> in;
+    std::vector<const backend_api::host_tensor*> in;
     for (const auto& t : la.layer.inputs) in.push_back(&data.tensors.at(t));
-    std::map<std::string, const backends::host_tensor*> params;
+    std::map<std::string, const backend_api::host_tensor*> params;
     for (const auto& q : core::parameters_of(la.layer.op))
-        params[q.name] = &data.tensors.at(backends::param_key(la.layer, q.name));
+        params[q.name] = &data.tensors.at(backend_api::param_key(la.layer, q.name));
     const auto want = cpu::reference_forward(la.layer, in, params, la.output_shape);
     return profiler::compare_outputs(got, {want}, profiler::verification_tolerance(dt));
 }
 
-std::unique_ptr<backends::backend>& cpu_backend() {
-    static std::unique_ptr<backends::backend> b = cpu::make_dnnl_backend(0);
+std::unique_ptr<backend_api::backend>& cpu_backend() {
+    static std::unique_ptr<backend_api::backend> b = cpu::make_dnnl_backend(0);
     return b;
 }
 
@@ -136,8 +136,8 @@ TEST(Dnnl, ReducedPrecisionIsSupportedOrDeclinedWithAReason) {
         EXPECT_EQ(v.state, profiler::verification_state::passed) << v.message;
     } else {
         EXPECT_NE(s.reason.find("bf16 needs AVX-512"), std::string::npos) << s.reason;
-        EXPECT_THROW((void)cpu_backend()->prepare(g, backends::make_graph_data(g, core::dtype::bf16, 1)),
-                     backends::unsupported);
+        EXPECT_THROW((void)cpu_backend()->prepare(g, backend_api::make_graph_data(g, core::dtype::bf16, 1)),
+                     backend_api::unsupported);
     }
     const auto tf = cpu_backend()->supports(g.layers[0], core::dtype::tf32);
     EXPECT_FALSE(tf.supported);
@@ -150,7 +150,7 @@ TEST(Dnnl, RunsWhatOneDnnPoolingCannotExpress) {
     const auto v = check(*cpu_backend(), p, core::dtype::fp32);
     EXPECT_EQ(v.state, profiler::verification_state::passed) << v.message;
     const auto g = one_layer_graph(p, core::dtype::fp32);
-    auto prep = cpu_backend()->prepare(g, backends::make_graph_data(g, core::dtype::fp32, 1));
+    auto prep = cpu_backend()->prepare(g, backend_api::make_graph_data(g, core::dtype::fp32, 1));
     EXPECT_NE(prep->notes().find("+"), std::string::npos) << "two primitives: " << prep->notes();
 }
 
@@ -171,7 +171,7 @@ TEST(Dnnl, WholeModelMatchesTheReferenceChain) {
     b.then("t", core::parse_op("transpose:dim0=1,dim1=2"));
     b.then("sm", core::parse_op("softmax"));
     const auto g = core::analyze(b.build(), core::dtype::fp32);
-    const auto data = backends::make_graph_data(g, core::dtype::fp32, 99);
+    const auto data = backend_api::make_graph_data(g, core::dtype::fp32, 99);
     auto fast = cpu_backend()->prepare(g, data);
     fast->poison_outputs();
     fast->run();
@@ -193,7 +193,7 @@ TEST(Dnnl, ASqueezeExciteGateRunsJitNotOneDnnsReference) {
     b.input("gate", core::shape{1, 672, 1, 1});
     b.add("mul", core::parse_op("mul"), {"gate", "x"});
     const auto g = core::analyze(b.build(), core::dtype::fp32);
-    const auto data = backends::make_graph_data(g, core::dtype::fp32, 7);
+    const auto data = backend_api::make_graph_data(g, core::dtype::fp32, 7);
     auto fast = cpu_backend()->prepare(g, data);
     EXPECT_EQ(fast->notes().find("ref:any"), std::string::npos) << fast->notes();
     fast->poison_outputs();

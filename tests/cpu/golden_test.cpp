@@ -25,8 +25,8 @@ const nlohmann::json& golden() {
 }
 
 /// A stored tensor: numbers, or "inf" / "-inf" / "nan" where PyTorch's value is not finite.
-backends::host_tensor tensor_of(const nlohmann::json& j) {
-    backends::host_tensor t{core::shape(j.at("dims").get<std::vector<std::int64_t>>()), {}};
+backend_api::host_tensor tensor_of(const nlohmann::json& j) {
+    backend_api::host_tensor t{core::shape(j.at("dims").get<std::vector<std::int64_t>>()), {}};
     for (const auto& v : j.at("values"))
         t.data.push_back(v.is_string() ? std::stof(v.get<std::string>()) : v.get<float>());
     return t;
@@ -46,7 +46,7 @@ TEST(Golden, ReferenceAgreesWithPyTorch) {
         SCOPED_TRACE(layer);
         const core::op o = core::parse_op(layer, "op");
         kinds.insert(std::string(core::kind_of(o)));
-        std::vector<backends::host_tensor> inputs;
+        std::vector<backend_api::host_tensor> inputs;
         std::vector<core::shape> shapes;
         for (const auto& in : c.at("inputs")) {
             inputs.push_back(tensor_of(in));
@@ -55,13 +55,13 @@ TEST(Golden, ReferenceAgreesWithPyTorch) {
         // the layer's own shape rule (a model needs an input; a parameter has none)
         const core::layer l{"op", o, {}, {}};
         const core::shape out = core::infer_shape(l, shapes);
-        const backends::host_tensor want = tensor_of(c.at("output"));
+        const backend_api::host_tensor want = tensor_of(c.at("output"));
         ASSERT_EQ(out, want.dims);
-        std::map<std::string, backends::host_tensor> param_values;
+        std::map<std::string, backend_api::host_tensor> param_values;
         for (const auto& [name, t] : c.at("params").items()) param_values[name] = tensor_of(t);
-        std::map<std::string, const backends::host_tensor*> params;
+        std::map<std::string, const backend_api::host_tensor*> params;
         for (const auto& [name, t] : param_values) params[name] = &t;
-        std::vector<const backends::host_tensor*> in;
+        std::vector<const backend_api::host_tensor*> in;
         for (const auto& t : inputs) in.push_back(&t);
         const auto got = cpu::reference_forward(l, in, params, want.dims);
         ASSERT_EQ(got.data.size(), want.data.size());

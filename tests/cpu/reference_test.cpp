@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 #include "ridgeline/core/layer.hpp"
 #include "ridgeline/cpu/reference.hpp"
 
 namespace {
 
 namespace core = ridgeline::core;
-using ridgeline::backends::backend_error;
-using ridgeline::backends::host_tensor;
+using ridgeline::backend_api::backend_error;
+using ridgeline::backend_api::host_tensor;
 using ridgeline::cpu::reference_forward;
 
 host_tensor tensor(core::shape dims, std::vector<float> values) {

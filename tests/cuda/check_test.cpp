@@ -5,7 +5,7 @@
 #include <new>
 
 #include "check.hpp"
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 #include "ridgeline/core/datasheet.hpp"
 #include "ridgeline/cuda/cuda_backend.hpp"
 
@@ -49,17 +49,17 @@ TEST(CudaCheck, ThrowingFormPicksTheExceptionByError) {
         EXPECT_EQ(m.rfind("cudaErrorMemoryAllocation failed at tests/cuda/check_test.cpp:", 0), 0u) << m;
         EXPECT_NE(m.find(": cudaErrorMemoryAllocation: out of memory"), std::string::npos) << m;
     }
-    // "not supported" -> backends::unsupported (a status, not a failure)
-    EXPECT_THROW(RIDGELINE_CUDA_CHECK(CUBLAS_STATUS_NOT_SUPPORTED), backends::unsupported);
-    EXPECT_THROW(RIDGELINE_CUDA_CHECK(CUDNN_STATUS_NOT_SUPPORTED_SHAPE), backends::unsupported);
+    // "not supported" -> backend_api::unsupported (a status, not a failure)
+    EXPECT_THROW(RIDGELINE_CUDA_CHECK(CUBLAS_STATUS_NOT_SUPPORTED), backend_api::unsupported);
+    EXPECT_THROW(RIDGELINE_CUDA_CHECK(CUDNN_STATUS_NOT_SUPPORTED_SHAPE), backend_api::unsupported);
     EXPECT_THROW(RIDGELINE_CUDA_CHECK(CUBLAS_STATUS_ALLOC_FAILED), std::bad_alloc);
     EXPECT_THROW(RIDGELINE_CUDA_CHECK(CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED), std::bad_alloc);
-    // everything else -> backends::backend_error with the library's name
+    // everything else -> backend_api::backend_error with the library's name
     const std::string m = message_of([] { RIDGELINE_CUDA_CHECK(CUDNN_STATUS_BAD_PARAM); });
     EXPECT_NE(m.find("CUDNN_STATUS_BAD_PARAM failed at tests/cuda/check_test.cpp:"), std::string::npos) << m;
     EXPECT_NE(m.find(": CUDNN_STATUS_BAD_PARAM"), std::string::npos) << m;
-    EXPECT_THROW(RIDGELINE_CUDA_CHECK(cudaErrorInvalidValue), backends::backend_error);
-    EXPECT_THROW(RIDGELINE_CUDA_CHECK(CUBLAS_STATUS_INVALID_VALUE), backends::backend_error);
+    EXPECT_THROW(RIDGELINE_CUDA_CHECK(cudaErrorInvalidValue), backend_api::backend_error);
+    EXPECT_THROW(RIDGELINE_CUDA_CHECK(CUBLAS_STATUS_INVALID_VALUE), backend_api::backend_error);
     // success throws nothing
     EXPECT_NO_THROW(RIDGELINE_CUDA_CHECK(cudaSuccess));
     EXPECT_NO_THROW(RIDGELINE_CUDA_CHECK(CUBLAS_STATUS_SUCCESS));

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "ridgeline/profiler/profiler.hpp"
-#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/backend_api/timing.hpp"
 #include "ridgeline/core/zoo.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
 #include "ridgeline/cpu/reference.hpp"
@@ -27,8 +27,8 @@ core::model_analysis one_layer_graph(const problem& p, core::dtype dt) {
 }
 
 /// The backend on device 0, made once for the whole test program.
-backends::backend* gpu() {
-    static std::unique_ptr<backends::backend> b = cuda::device_count() > 0 ? cuda::make_cuda_backend(0) : nullptr;
+backend_api::backend* gpu() {
+    static std::unique_ptr<backend_api::backend> b = cuda::device_count() > 0 ? cuda::make_cuda_backend(0) : nullptr;
     return b.get();
 }
 
@@ -39,7 +39,7 @@ backends::backend* gpu() {
 
 /// Runs `g` on the GPU (outputs poisoned first) and on the reference backend, from the same data.
 profiler::verification_result check_graph(const core::model_analysis& g, core::dtype dt, std::uint64_t seed = 7) {
-    return test::differential::verify(*gpu(), g, backends::make_graph_data(g, dt, seed));
+    return test::differential::verify(*gpu(), g, backend_api::make_graph_data(g, dt, seed));
 }
 
 const std::vector<problem>& every_op() {
@@ -187,7 +187,7 @@ TEST(CudaGraph, GraphReplayGivesTheSameOutputs) {
     REQUIRE_GPU();
     const auto g = one_layer_graph({"conv2d:in_channels=16,out_channels=16,kernel_size=3,padding=1", {{2, 16, 12, 12}}},
                                    core::dtype::fp32);
-    const auto data = backends::make_graph_data(g, core::dtype::fp32, 3);
+    const auto data = backend_api::make_graph_data(g, core::dtype::fp32, 3);
     auto prep = gpu()->prepare(g, data);
     prep->run();
     const auto direct = prep->outputs();
@@ -204,7 +204,7 @@ TEST(CudaBackend, DeviceDescription) {
     REQUIRE_GPU();
     const auto d = gpu()->device();
     EXPECT_EQ(d.backend, "cuda:0");
-    EXPECT_EQ(d.kind, backends::device_kind::gpu);
+    EXPECT_EQ(d.kind, backend_api::device_kind::gpu);
     EXPECT_FALSE(d.name.empty());
     EXPECT_GT(d.cores, 0);
     EXPECT_EQ(d.isa.rfind("sm_", 0), 0u);
@@ -224,17 +224,17 @@ TEST(CudaBackend, EventTimerAndColdCache) {
     EXPECT_GT(timer.resolution_ns(), 0);
     EXPECT_GE(timer.overhead_ns(), 0);
     const auto g = one_layer_graph({"linear:in_features=1024,out_features=1024", {{256, 1024}}}, core::dtype::fp16);
-    const auto data = backends::make_graph_data(g, core::dtype::fp16, 1);
+    const auto data = backend_api::make_graph_data(g, core::dtype::fp16, 1);
     auto prep = gpu()->prepare(g, data);
     EXPECT_NE(prep->notes().find("cublasLt"), std::string::npos) << prep->notes();
-    for (auto mode : {backends::cache_mode::hot, backends::cache_mode::cold}) {
-        backends::timing_options o = backends::timing_options::quick();
+    for (auto mode : {backend_api::cache_mode::hot, backend_api::cache_mode::cold}) {
+        backend_api::timing_options o = backend_api::timing_options::quick();
         o.cache = mode;
-        const auto t = backends::measure([&] { prep->run(); }, timer, o, [&] { gpu()->flush_cache(); });
-        EXPECT_GT(t.samples, 0) << backends::to_string(mode);
+        const auto t = backend_api::measure([&] { prep->run(); }, timer, o, [&] { gpu()->flush_cache(); });
+        EXPECT_GT(t.samples, 0) << backend_api::to_string(mode);
         // 256 x 1024 x 1024 MACs take microseconds, never seconds, and never zero
-        EXPECT_GT(t.stats.median, 0.0) << backends::to_string(mode);
-        EXPECT_LT(t.stats.median, 100.0) << backends::to_string(mode);
+        EXPECT_GT(t.stats.median, 0.0) << backend_api::to_string(mode);
+        EXPECT_LT(t.stats.median, 100.0) << backend_api::to_string(mode);
     }
 }
 
@@ -242,7 +242,7 @@ TEST(CudaBackend, ProfilerEndToEndWithGraphReplay) {
     REQUIRE_GPU();
     const auto a = core::analyze(core::build_zoo_model("resnet18"), core::dtype::bf16);
     profiler::profile_options o;
-    o.timing = backends::timing_options::quick();
+    o.timing = backend_api::timing_options::quick();
     o.graph_replay = true;
     const auto r = profiler::profile_model(a, *gpu(), o);
     EXPECT_EQ(r.end_to_end_state, profiler::run_state::measured) << r.end_to_end_reason;
@@ -258,7 +258,7 @@ TEST(CudaBackend, ProfilerEndToEndWithGraphReplay) {
 
 TEST(CudaBackend, QuickCeilings) {
     REQUIRE_GPU();
-    backends::ceilings_options o;
+    backend_api::ceilings_options o;
     o.quick = true;
     const auto c = gpu()->measure_ceilings(o);
     EXPECT_EQ(c.backend, "cuda:0");
@@ -275,5 +275,5 @@ TEST(CudaBackend, QuickCeilings) {
 
 TEST(CudaBackend, UnknownOrdinalIsAnError) {
     REQUIRE_GPU();
-    EXPECT_THROW((void)cuda::make_cuda_backend(cuda::device_count()), backends::backend_error);
+    EXPECT_THROW((void)cuda::make_cuda_backend(cuda::device_count()), backend_api::backend_error);
 }

@@ -8,7 +8,7 @@
 
 #include "context.hpp"
 #include "library_types.hpp"
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 #include "ridgeline/core/layer.hpp"
 #include "ridgeline/cpu/reference.hpp"
 #include "ridgeline/cuda/translate.hpp"
@@ -128,7 +128,7 @@ TEST(CudaTranslate, LinearGemmComputesTorchLinear) {
     for (std::int64_t r = 0; r < rows; ++r)  // the epilogue: bias per row of C (column-major) = per output feature
         for (std::int64_t o = 0; o < out; ++o) y[r * out + o] += bias[o];
     const core::layer l = make_layer("linear:in_features=7,out_features=5");
-    const backends::host_tensor hx{{rows, in}, x}, hw{{out, in}, w}, hb{{out}, bias};
+    const backend_api::host_tensor hx{{rows, in}, x}, hw{{out, in}, w}, hb{{out}, bias};
     const auto want = cpu::reference_forward(l, {&hx}, {{"weight", &hw}, {"bias", &hb}}, core::shape{rows, out});
     expect_close(y, want.data);
 }
@@ -159,7 +159,7 @@ TEST(CudaTranslate, MatmulGemmWithBroadcastBatches) {
             host_gemm(bg.gemm, b.data() + bg.offset_a[static_cast<std::size_t>(i)],
                       a.data() + bg.offset_b[static_cast<std::size_t>(i)], c.data() + i * bg.stride_c);
         const core::layer l = make_layer("matmul");
-        const backends::host_tensor ha{p.a, a}, hb{p.b, b};
+        const backend_api::host_tensor ha{p.a, a}, hb{p.b, b};
         const auto want = cpu::reference_forward(l, {&ha, &hb}, {}, p.out);
         expect_close(c, want.data);
     }
@@ -170,7 +170,7 @@ TEST(CudaTranslate, IntLimitsAreUnsupportedNotWrong) {
     try {
         (void)cuda::to_int(2147483648LL, "conv N");
         FAIL();
-    } catch (const backends::unsupported& e) {
+    } catch (const backend_api::unsupported& e) {
         EXPECT_NE(std::string(e.what()).find("conv N = 2147483648"), std::string::npos) << e.what();
     }
 }
@@ -254,8 +254,8 @@ TEST(CudaTranslate, Conv2dParamsSymmetricAndPrePadded) {
         const core::shape wshape{op.out_channels, op.in_channels / op.groups, op.kernel_size.h, op.kernel_size.w};
         const auto w = random_values(static_cast<std::size_t>(wshape.numel()), 7);
         const auto b = random_values(static_cast<std::size_t>(op.out_channels), 8);
-        const backends::host_tensor hx{pr.in, x}, hw{wshape, w}, hb{{op.out_channels}, b};
-        std::map<std::string, const backends::host_tensor*> params{{"weight", &hw}};
+        const backend_api::host_tensor hx{pr.in, x}, hw{wshape, w}, hb{{op.out_channels}, b};
+        std::map<std::string, const backend_api::host_tensor*> params{{"weight", &hw}};
         if (op.bias) params["bias"] = &hb;
         const auto want = cpu::reference_forward(l, {&hx}, params, out);
         expect_close(host_cudnn_conv(p, x, w, op.bias ? &b : nullptr), want.data, 1e-4);
@@ -265,7 +265,7 @@ TEST(CudaTranslate, Conv2dParamsSymmetricAndPrePadded) {
 TEST(CudaTranslate, Conv2dParamsRejectAShapeMismatch) {
     const core::layer l = make_layer("conv2d:in_channels=3,out_channels=8,kernel_size=3");
     EXPECT_THROW((void)cuda::conv2d_params(std::get<core::conv2d>(l.op), {1, 3, 8, 8}, {1, 8, 7, 7}),
-                 backends::backend_error);  // 8 - 3 + 1 = 6, not 7
+                 backend_api::backend_error);  // 8 - 3 + 1 = 6, not 7
 }
 
 // ------------------------------------------------------------------------------------------ pooling

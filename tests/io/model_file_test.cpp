@@ -107,7 +107,7 @@ TEST(ModelFile, BatchAndInputOverrides) {
         (void)parse(tiny, {{core::shape{2, 3, 16, 16}}, 3});
         FAIL() << "no error";
     } catch (const core::error& e) {
-        EXPECT_STREQ(e.what(), "model.json: $.inputs[0]: --batch 3 disagrees with --input 2x3x16x16");
+        EXPECT_STREQ(e.what(), "model.json: $.inputs[0]: batch 3 disagrees with the input shape 2x3x16x16");
     }
 }
 

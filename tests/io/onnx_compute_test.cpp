@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "onnx_builder.hpp"
-#include "ridgeline/backends/tensor.hpp"
+#include "ridgeline/backend_api/tensor.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/cpu/reference.hpp"
 #include "ridgeline/io/onnx_import.hpp"
@@ -19,7 +19,7 @@
 
 namespace core = ridgeline::core;
 namespace io = ridgeline::io;
-namespace backends = ridgeline::backends;
+namespace backend_api = ridgeline::backend_api;
 using ridgeline::test::onnx_builder;
 
 namespace {
@@ -36,7 +36,7 @@ onnx_builder einsum_graph(const std::string& eq, const std::vector<std::int64_t>
 
 /// out[o] = sum over the contracted indices of a[...] * b[...], straight from the equation (explicit "->", letters
 /// only): every assignment of every index, the definition of einsum.
-std::vector<double> by_definition(const std::string& eq, const backends::host_tensor& a, const backends::host_tensor& b,
+std::vector<double> by_definition(const std::string& eq, const backend_api::host_tensor& a, const backend_api::host_tensor& b,
                                   std::vector<std::int64_t>& out_dims) {
     const auto comma = eq.find(','), arrow = eq.find("->");
     const std::string ta = eq.substr(0, comma), tb = eq.substr(comma + 1, arrow - comma - 1), to = eq.substr(arrow + 2);
@@ -74,7 +74,7 @@ std::pair<std::vector<std::string>, std::int64_t> check(const std::string& eq, c
     onnx_builder g = einsum_graph(eq, a, b);
     const io::onnx_model m = io::import_onnx(g.save(ridgeline::test::scratch_dir() / "einsum.onnx"));
     const auto an = core::analyze(m.model, core::dtype::fp32);
-    const backends::graph_data data = backends::make_graph_data(an, core::dtype::fp32, 7);
+    const backend_api::graph_data data = backend_api::make_graph_data(an, core::dtype::fp32, 7);
     const auto got = ridgeline::cpu::reference_graph_outputs(an, data);
     std::vector<std::int64_t> dims;
     const auto want = by_definition(eq, data.tensors.at("a"), data.tensors.at("b"), dims);
@@ -175,7 +175,7 @@ std::vector<std::string> check_gather(const std::vector<std::int64_t>& x_dims, s
     g.output("out");
     const io::onnx_model m = io::import_onnx(g.save(ridgeline::test::scratch_dir() / "gather.onnx"));
     const auto an = core::analyze(m.model, core::dtype::fp32);
-    const backends::graph_data data = backends::make_graph_data(an, core::dtype::fp32, 11);
+    const backend_api::graph_data data = backend_api::make_graph_data(an, core::dtype::fp32, 11);
     const auto got = ridgeline::cpu::reference_graph_outputs(an, data);
     const auto& x = data.tensors.at("x");
     if (axis < 0) axis += static_cast<std::int64_t>(x_dims.size());

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "onnx_builder.hpp"
-#include "ridgeline/backends/tensor.hpp"
+#include "ridgeline/backend_api/tensor.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/io/onnx_import.hpp"
 #include "../support/scratch.hpp"
@@ -251,7 +251,7 @@ TEST(OnnxImportHeld, AParameterTableReadThroughAConstantIndexMapIsAnEmbeddingHol
     EXPECT_EQ(a.totals.params, 16);
     EXPECT_EQ(a.totals.buffers, 4);
     // the ids as rows of the table: 3, 0, 3, 2 (the -1 counted from the end)
-    const auto& ids = m.weights->tensors.at(ridgeline::backends::param_key(m.model.layers()[0], "indices"));
+    const auto& ids = m.weights->tensors.at(ridgeline::backend_api::param_key(m.model.layers()[0], "indices"));
     EXPECT_EQ(ids.data, (std::vector<float>{3, 0, 3, 2}));
 
     onnx_builder r(14);

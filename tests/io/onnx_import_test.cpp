@@ -8,7 +8,7 @@
 
 #include "onnx_builder.hpp"
 #include "onnx_test_graphs.hpp"
-#include "ridgeline/backends/tensor.hpp"
+#include "ridgeline/backend_api/tensor.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/io/model_file.hpp"
 #include "ridgeline/io/onnx_import.hpp"
@@ -165,7 +165,7 @@ TEST(OnnxImport, ExternalData) {
     fs::remove(dir / "weights.bin");
     EXPECT_EQ(error_of(p), p.string() + ": initializer \"fc.w\" is stored in the external file \"weights.bin\" (looked for " +
                                (dir / "weights.bin").string() +
-                               "), which does not exist (--shapes-only imports the graph without its weights)");
+                               "), which does not exist (an import by shape only reads the graph without its weights)");
     {
         std::ofstream f(dir / "weights.bin", std::ios::binary);
         f.write("short", 5);
@@ -271,7 +271,7 @@ TEST(OnnxImport, UnsupportedNodesAreAllListed) {
     EXPECT_EQ(error_of(p), p.string() +
                                ": 4 node(s) cannot be imported: Sin \"/a/Sin\" (+1 more): ridgeline has no layer for Sin; "
                                "Cos \"/b/Cos\": ridgeline has no layer for Cos; Clip \"/c/Clip\": Clip to [0, 1]; ridgeline "
-                               "maps Clip [0, 6] to relu6 and Clip [0, inf) to relu, nothing else (--skip-unsupported imports "
+                               "maps Clip [0, 6] to relu6 and Clip [0, inf) to relu, nothing else (skipping the unsupported nodes imports "
                                "the rest)");
 
     // --skip-unsupported: the rest is imported; a skipped node's output of known shape becomes an input
@@ -293,12 +293,12 @@ TEST(OnnxImport, SymbolicDimensions) {
     b.output("y");
     const auto p = b.save(temp_dir() / "symbolic.onnx");
     EXPECT_EQ(error_of(p), p.string() + ": input \"x\" has symbolic dimension 1 (\"d1\"); give the input's full shape "
-                                        "with --input (e.g. --input 1x128x8)");
+                                        "(e.g. 1x128x8)");
     const io::onnx_model m = io::import_onnx(p, {{core::shape{2, 5, 8}}, std::nullopt, false});
     EXPECT_EQ(m.model.inputs()[0].dims, (core::shape{2, 5, 8}));
     EXPECT_EQ(error_of(p, {{core::shape{2, 5}}, std::nullopt, false}),
-              p.string() + ": --input 2x5 has rank 2 but input \"x\" has rank 3");
-    EXPECT_EQ(error_of(p, {{core::shape{2, 5, 8}}, 4, false}), p.string() + ": --batch 4 disagrees with --input 2x5x8");
+              p.string() + ": the input shape 2x5 has rank 2 but input \"x\" has rank 3");
+    EXPECT_EQ(error_of(p, {{core::shape{2, 5, 8}}, 4, false}), p.string() + ": batch 4 disagrees with the input shape 2x5x8");
 }
 
 TEST(OnnxImport, BrokenFiles) {
@@ -346,7 +346,7 @@ TEST(OnnxImport, AGeluPatternWithANodeShortOfInputsIsRefusedByName) {
     EXPECT_EQ(error_of(corpus),
               corpus.string() + ": 3 node(s) cannot be imported: LayerN \"/mm/MatMul\": ridgeline has no layer for LayerN; "
                                 "Mul \"/ge/Mul\": Mul has 1 input(s), it takes 2; LayerNormlzatiiaon \"/ln/LayerNormalization\": "
-                                "ridgeline has no layer for LayerNormlzatiiaon (--skip-unsupported imports the rest)");
+                                "ridgeline has no layer for LayerNormlzatiiaon (skipping the unsupported nodes imports the rest)");
     // the same pattern written with known op types: ONNX's shape inference refuses the Add without inputs
     onnx_builder b;
     b.input("x", {2, 3});

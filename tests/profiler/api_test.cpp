@@ -20,7 +20,7 @@ TEST(Api, Counts) {
 TEST(Api, MeasureLatencyOfACallable) {
     // a callable that sleeps 2 ms: the median is at least 2 ms (sleep never returns early) and the
     // statistics are consistent
-    backends::timing_options o{
+    backend_api::timing_options o{
         .warmup_runs = 1, .warmup_ms = 0, .min_samples = 5, .min_time_s = 0, .max_noise = 0.5, .max_time_s = 0.2};
     const auto t = measure_latency([] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }, o);
     EXPECT_GE(t.samples, 5);
@@ -33,7 +33,7 @@ TEST(Api, MeasureLatencyOfACallable) {
 TEST(Api, ProfileOneLayerString) {
     auto b = make_backend("cpu");
     profiler::profile_options o;
-    o.timing = backends::timing_options::quick();
+    o.timing = backend_api::timing_options::quick();
     const auto p = profile_layer("linear:in_features=64,out_features=32", {core::shape{8, 64}}, *b, core::dtype::fp32, o);
     EXPECT_EQ(p.state, profiler::run_state::measured);
     EXPECT_EQ(p.verification.state, profiler::verification_state::passed);

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
+#include <string>
 
 #include "../support/delegating_backend.hpp"
 #include "ridgeline/core/layer.hpp"
@@ -15,49 +15,69 @@ using namespace ridgeline;
 
 namespace {
 
-/// Busy-waits `us` microseconds.
-void spin_us(double us) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(us);
-    while (std::chrono::steady_clock::now() < end) {
-    }
-}
-
-/// A prepared graph that runs `inner` and then waits `extra_us` (a layer slowed by something no accounting sees).
-class slowed final : public backends::prepared {
-public:
-    slowed(std::unique_ptr<backends::prepared> inner, double extra_us) : inner_(std::move(inner)), extra_us_(extra_us) {}
-    void run() override {
-        inner_->run();
-        spin_us(extra_us_);
-    }
-    void poison_outputs() override { inner_->poison_outputs(); }
-    std::vector<backends::host_tensor> outputs() override { return inner_->outputs(); }
-
-private:
-    std::unique_ptr<backends::prepared> inner_;
-    double extra_us_;
+/// A simulated device clock: each run of a layer advances it by a set time, so the twins' medians are what the
+/// test sets, never what this machine's speed of the moment makes of a 64x64 relu (a few us that moved 2x from one
+/// minute to the next and made the twins disagree on a quiet VM).
+struct simulated_clock {
+    double now_ms = 0;
 };
 
-/// The CPU backend, except that the single-layer graph of layer "b" runs 200 us slower on its first `slow_times`
-/// preparations (all of them when negative).
+class simulated_timer final : public backend_api::device_timer {
+public:
+    explicit simulated_timer(simulated_clock& c) : clock_(c) {}
+    void start() override { started_ = clock_.now_ms; }
+    double stop_ms() override { return clock_.now_ms - started_; }
+    [[nodiscard]] double resolution_ns() const override { return 1.0; }
+    [[nodiscard]] double overhead_ns() const override { return 0.0; }
+    [[nodiscard]] std::string name() const override { return "simulated clock"; }
+
+private:
+    simulated_clock& clock_;
+    double started_ = 0;
+};
+
+/// A prepared graph that runs `inner` (its outputs are real, for verification) and takes `ms` on the simulated clock.
+class timed final : public backend_api::prepared {
+public:
+    timed(std::unique_ptr<backend_api::prepared> inner, simulated_clock& c, double ms)
+        : inner_(std::move(inner)), clock_(c), ms_(ms) {}
+    void run() override {
+        inner_->run();
+        clock_.now_ms += ms_;
+    }
+    void poison_outputs() override { inner_->poison_outputs(); }
+    std::vector<backend_api::host_tensor> outputs() override { return inner_->outputs(); }
+
+private:
+    std::unique_ptr<backend_api::prepared> inner_;
+    simulated_clock& clock_;
+    double ms_;
+};
+
+/// The CPU backend on a simulated clock: every graph takes 10 us a run, except that the single-layer graph of layer
+/// "b" takes 200 us more on its first `slow_times` preparations (all of them when negative).
 class slowing_backend final : public test::delegating_backend {
 public:
-    explicit slowing_backend(int slow_times) : delegating_backend(1), slow_times_(slow_times) {}
+    explicit slowing_backend(int slow_times) : delegating_backend(1), slow_times_(slow_times), timer_(clock_) {}
     int prepared_b = 0;
     std::atomic<bool>* stop_at_second_b = nullptr;  // raised as b is prepared the second time (measured again)
-    std::unique_ptr<backends::prepared> prepare(const core::model_analysis& g, const backends::graph_data& d) override {
+    std::unique_ptr<backend_api::prepared> prepare(const core::model_analysis& g, const backend_api::graph_data& d) override {
         auto p = inner().prepare(g, d);
+        double ms = 0.01;
         if (g.layers.size() == 1 && g.layers[0].layer.name == "b") {
             const bool slow = slow_times_ < 0 || prepared_b < slow_times_;
             ++prepared_b;
             if (stop_at_second_b && prepared_b == 2) stop_at_second_b->store(true);
-            if (slow) return std::make_unique<slowed>(std::move(p), 200.0);
+            if (slow) ms += 0.2;
         }
-        return p;
+        return std::make_unique<timed>(std::move(p), clock_, ms);
     }
+    backend_api::device_timer& timer() override { return timer_; }
 
 private:
     int slow_times_;
+    simulated_clock clock_;
+    simulated_timer timer_;
 };
 
 /// x [64, 64] -> relu a -> relu b -> relu c [64, 64] (a, b, c: twins) -> sum d (no twin).
@@ -72,7 +92,7 @@ core::model_analysis three_relus() {
 
 profiler::profile_options options() {
     profiler::profile_options o;
-    o.timing = backends::timing_options::quick();
+    o.timing = backend_api::timing_options::quick();
     o.timing.max_time_s = 0.05;
     o.end_to_end = false;
     o.every_layer = true;  // twins are checked where each is measured
@@ -91,7 +111,7 @@ TEST(Twins, TheSignatureIsTheWorkNotTheName) {
     EXPECT_NE(a, core::layer_signature(other.layers[0], core::dtype::fp32));
 }
 
-// b runs 200 us slower the first time it is prepared, then as fast as a and c: measured again, it agrees
+// b runs 200 us slower the first time it is prepared, then as fast as a and c (10 us): measured again, it agrees
 TEST(Twins, ATwinSlowedOnceIsMeasuredAgainAndAgrees) {
     slowing_backend b(1);
     const auto r = profiler::profile_model(three_relus(), b, options());
@@ -100,7 +120,7 @@ TEST(Twins, ATwinSlowedOnceIsMeasuredAgainAndAgrees) {
     EXPECT_EQ(lb.twins->twins, (std::vector<std::string>{"a", "c"}));
     EXPECT_TRUE(lb.twins->remeasured);
     EXPECT_GT(lb.twins->first_median_ms, 0.2);  // the slowed run: over 200 us
-    EXPECT_LT(lb.time->stats.median, 0.1);      // a 64x64 relu takes a few us
+    EXPECT_DOUBLE_EQ(lb.time->stats.median, 0.01);  // measured again: 10 us on the simulated clock
     EXPECT_FALSE(lb.twins->disagree);
     EXPECT_TRUE(r.twins_disagreeing.empty());
     EXPECT_EQ(r.twins_remeasured, (std::vector<std::string>{"a", "b", "c"}));

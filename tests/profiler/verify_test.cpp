@@ -5,7 +5,7 @@
 
 #include "ridgeline/profiler/profiler.hpp"
 
-using namespace ridgeline::backends;
+using namespace ridgeline::backend_api;
 using namespace ridgeline::profiler;
 
 namespace {

@@ -84,17 +84,3 @@ TEST(Format, CsvQuotesOnlyWhenNeeded) {
     EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
 }
 
-TEST(Format, AtomicWriteReplacesWholeFileAndLeavesNoTemporary) {
-    namespace fs = std::filesystem;
-    const fs::path dir = ridgeline::test::fresh_scratch_dir("atomic-write");
-    const std::string path = (dir / "out.json").string();
-    write_file_atomic(path, "first version, long");
-    write_file_atomic(path, "second");
-    std::ifstream in(path);
-    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_EQ(content, "second");
-    int files = 0;
-    for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file() ? 1 : 0;
-    EXPECT_EQ(files, 1);  // no temporary left behind
-    EXPECT_THROW(write_file_atomic((dir / "missing" / "x.json").string(), "x"), std::runtime_error);
-}

@@ -28,7 +28,7 @@ profiler::profile_result three_layers() {
         profiler::layer_profile p;
         p.analysis = r.analysis.layers[i];
         p.state = profiler::run_state::measured;
-        backends::timing_result t;
+        backend_api::timing_result t;
         t.samples = t.clean_samples = 10;
         t.runs = 100;
         t.stats.median = t.stats.ci95_low = t.stats.ci95_high = t.stats.mean = t.stats.min = t.stats.max = median[i];

@@ -10,7 +10,7 @@
 
 namespace core = ridgeline::core;
 namespace report = ridgeline::report;
-namespace backends = ridgeline::backends;
+namespace backend_api = ridgeline::backend_api;
 
 namespace {
 
@@ -25,8 +25,8 @@ core::model_analysis tiny() {
     return core::analyze(mb.build(), core::dtype::fp32);
 }
 
-backends::graph_data values() {
-    backends::graph_data d;
+backend_api::graph_data values() {
+    backend_api::graph_data d;
     d.tensors["fc1.weight"] = {core::shape{2, 2}, {-0.5f, 0.0005f, 0.02f, 0.2f}};
     d.tensors["fc1.bias"] = {core::shape{2}, {0.1f, -0.3f}};
     d.tensors["shared.w"] = {core::shape{2, 2}, {1.0f, -1.0f, 3.0f, -3.0f}};

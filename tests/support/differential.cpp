@@ -639,8 +639,8 @@ std::string_view to_string(outcome o) {
     return "?";
 }
 
-profiler::verification_result verify(backends::backend& b, const core::model_analysis& g,
-                                     const backends::graph_data& data) {
+profiler::verification_result verify(backend_api::backend& b, const core::model_analysis& g,
+                                     const backend_api::graph_data& data) {
     auto prep = b.prepare(g, data);
     prep->poison_outputs();
     prep->run();
@@ -650,12 +650,12 @@ profiler::verification_result verify(backends::backend& b, const core::model_ana
                                      profiler::verification_tolerance(g.data_type, g));
 }
 
-case_result run_case(backends::backend& b, const layer_case& c, core::dtype dt, std::uint64_t seed) {
+case_result run_case(backend_api::backend& b, const layer_case& c, core::dtype dt, std::uint64_t seed) {
     const core::model_analysis g = graph_of(c, dt);
     for (const auto& la : g.layers)
         if (const auto s = b.supports(la, dt); !s.supported) return {outcome::declined, s.reason, 0};
     try {
-        backends::graph_data data = backends::make_graph_data(g, dt, seed);
+        backend_api::graph_data data = backend_api::make_graph_data(g, dt, seed);
         // activations see [-8, 8] rather than [-1, 1]: relu6's clamp, the tails of gelu, tanh and sigmoid (x8 is exact)
         static const std::set<std::string_view> wide{"relu",      "relu6",       "gelu", "tanh",    "sigmoid",
                                                      "hardswish", "hardsigmoid", "silu", "softmax", "scale"};
@@ -670,14 +670,14 @@ case_result run_case(backends::backend& b, const layer_case& c, core::dtype dt, 
         const auto v = verify(b, g, data);
         if (v.state != profiler::verification_state::passed) return {outcome::mismatched, v.message, v.rel_l2_error};
         return {outcome::matched, {}, v.rel_l2_error};
-    } catch (const backends::unsupported& e) {
+    } catch (const backend_api::unsupported& e) {
         return {outcome::declined, reason_of(e.what()), 0};
     } catch (const std::exception& e) {
         return {outcome::failed, e.what(), 0};
     }
 }
 
-std::map<std::string, op_tally> run_all(backends::backend& b, core::dtype dt, int cases_per_op, std::uint64_t seed,
+std::map<std::string, op_tally> run_all(backend_api::backend& b, core::dtype dt, int cases_per_op, std::uint64_t seed,
                                         const std::vector<std::string>& only) {
     std::map<std::string, op_tally> out;
     for (std::string_view kind : kinds()) {

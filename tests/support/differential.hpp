@@ -8,7 +8,7 @@
 // flatten, transpose and slice over every axis) and writes every key the layer-string parser accepts, defaults
 // spelled out now and then. A case that core::analyze rejects is drawn again, so every case is valid.
 //
-// Users: tests/backends/differential_test.cpp (fixed seed, a CI-sized count), tests/cuda/gpu_test.cpp (the CUDA
+// Users: tests/backend_api/differential_test.cpp (fixed seed, a CI-sized count), tests/cuda/gpu_test.cpp (the CUDA
 // backend on a GPU), the `ridgeline-differential` tool behind bench/differential.sh (many more cases), and
 // scripts/pytorch_golden.py (tiny cases for the PyTorch golden file, through `ridgeline-differential --emit`).
 #include <cstdint>
@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 #include "ridgeline/profiler/profiler.hpp"
 #include "ridgeline/core/model.hpp"
 
@@ -49,8 +49,8 @@ core::model_analysis graph_of(const layer_case& c, core::dtype dt);
 
 /// Runs `g` on `b` (outputs poisoned first) and on the reference loops from the same `data`, and compares them as
 /// verification does (g.data_type's tolerance). Throws what prepare() throws.
-profiler::verification_result verify(backends::backend& b, const core::model_analysis& g,
-                                     const backends::graph_data& data);
+profiler::verification_result verify(backend_api::backend& b, const core::model_analysis& g,
+                                     const backend_api::graph_data& data);
 
 enum class outcome { matched, declined, mismatched, failed };
 std::string_view to_string(outcome o);
@@ -62,8 +62,8 @@ struct case_result {
 };
 
 /// Runs the case on `b` (outputs poisoned first) and on the reference loops with the same data (seeded by `seed`).
-/// declined: supports() said no or prepare() threw backends::unsupported; failed: any other exception.
-case_result run_case(backends::backend& b, const layer_case& c, core::dtype dt, std::uint64_t seed);
+/// declined: supports() said no or prepare() threw backend_api::unsupported; failed: any other exception.
+case_result run_case(backend_api::backend& b, const layer_case& c, core::dtype dt, std::uint64_t seed);
 
 /// Counts per op kind.
 struct op_tally {
@@ -73,7 +73,7 @@ struct op_tally {
 };
 
 /// Runs `cases_per_op` cases of each kind in `only` (every kind when empty) on `b` in `dt`, from `seed`.
-std::map<std::string, op_tally> run_all(backends::backend& b, core::dtype dt, int cases_per_op, std::uint64_t seed,
+std::map<std::string, op_tally> run_all(backend_api::backend& b, core::dtype dt, int cases_per_op, std::uint64_t seed,
                                         const std::vector<std::string>& only = {});
 
 /// The keys the layer-string parser accepts for `kind` (from its "unknown attribute" error on a valid case).

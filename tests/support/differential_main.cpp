@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
         return emit(emit_count, seed, only);
     }
 
-    std::unique_ptr<backends::backend> b;
+    std::unique_ptr<backend_api::backend> b;
     try {
         b = profiler::select_backend(device, threads).chosen;
     } catch (const std::exception& e) {

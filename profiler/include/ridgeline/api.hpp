@@ -34,24 +34,24 @@ std::int64_t count_macs(const core::model& m);
 /// FLOPs of the forward pass: 2*macs + bias adds + elementwise work (docs/conventions.md).
 std::int64_t count_flops(const core::model& m);
 
-/// The backend for a device name ("auto", "cpu", "cpu-ref", "cuda", "cuda:N"); throws backends::backend_error.
-std::unique_ptr<backends::backend> make_backend(std::string_view device = "auto", int threads = 0);
+/// The backend for a device name ("auto", "cpu", "cpu-ref", "cuda", "cuda:N"); throws backend_api::backend_error.
+std::unique_ptr<backend_api::backend> make_backend(std::string_view device = "auto", int threads = 0);
 
 /// Times any callable with the timing protocol on the host's steady clock (warm-up, batched samples,
 /// the median's CI stopping rule). The callable must finish its work before returning.
-backends::timing_result measure_latency(const std::function<void()>& fn, const backends::timing_options& options = {});
+backend_api::timing_result measure_latency(const std::function<void()>& fn, const backend_api::timing_options& options = {});
 
 /// Times a prepared graph on its backend's own timer (CUDA events on a GPU).
-backends::timing_result measure_latency(backends::prepared& op, backends::backend& b,
-                                        const backends::timing_options& options = {});
+backend_api::timing_result measure_latency(backend_api::prepared& op, backend_api::backend& b,
+                                        const backend_api::timing_options& options = {});
 
 /// One layer from a layer string on the given input shapes: verified and timed.
 profiler::layer_profile profile_layer(std::string_view layer, const std::vector<core::shape>& inputs,
-                                      backends::backend& b, core::dtype dt = core::dtype::fp32,
+                                      backend_api::backend& b, core::dtype dt = core::dtype::fp32,
                                       const profiler::profile_options& options = {});
 
 /// Every layer of a model, then the whole forward pass.
-profiler::profile_result profile_model(const core::model& m, backends::backend& b, core::dtype dt = core::dtype::fp32,
+profiler::profile_result profile_model(const core::model& m, backend_api::backend& b, core::dtype dt = core::dtype::fp32,
                                        const profiler::profile_options& options = {});
 
 /// Durations of named regions of your own code, in ms. Thread-safe.

@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace ridgeline::core {
@@ -31,9 +32,18 @@ public:
 
 /// A request the model cannot take (a phase, sequence, KV cache length, batch or input shape that does not fit it):
 /// the command line's arguments are at fault, so it exits 2 as for any usage mistake.
+/// It names the request's fields at fault (batch, input, phase, seq, kv_len, model): the message speaks of the
+/// request ("a decode step needs the KV cache length"), and a front end adds its own names for them (the CLI its
+/// flags: "--kv-len").
 class request_error : public error {
 public:
     using error::error;
+    request_error(const std::string& message, std::vector<std::string> fields)
+        : error(message), fields_(std::move(fields)) {}
+    [[nodiscard]] const std::vector<std::string>& fields() const { return fields_; }
+
+private:
+    std::vector<std::string> fields_;
 };
 
 /// A count (elements, MACs, FLOPs, bytes) that does not fit in int64.

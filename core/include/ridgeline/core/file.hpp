@@ -19,4 +19,13 @@ std::string read_regular_file(const std::filesystem::path& path, std::string_vie
 /// the formats ridgeline reads nest a few levels). Syntax is the parser's to check.
 void check_json_text(std::string_view text, std::string_view label, int max_depth = 64);
 
+/// Writes `content` to `path` atomically: a temporary file in the same folder, flushed, then renamed
+/// over the target, so a crash never leaves a truncated file under the real name.
+/// Throws core::error naming the path and the system's reason.
+void write_file_atomic(const std::string& path, std::string_view content);
+
+/// The checks write_file_atomic makes before writing (the folder exists, `path` is not a folder), for
+/// commands that run for minutes and should fail at once rather than at the end. Throws like it.
+void check_output_path(const std::string& path);
+
 }  // namespace ridgeline::core

@@ -6,7 +6,7 @@
 // Y. Wang, C. Yang, S. Farrell et al., "Time-based Roofline for Deep Learning Performance Analysis",
 // arXiv:2009.04598, 2020 (the roofs as times, plus a fixed-overhead term).
 //
-// The roofs are the device's own measured ceilings (backends::ceilings): the compute roof of a data type is
+// The roofs are the device's own measured ceilings (backend_api::ceilings): the compute roof of a data type is
 // the highest measured compute ceiling (on the CPU the register-resident FMA kernel's issue peak, as the
 // Empirical Roofline Toolkit and Intel Advisor take it; a library GEMM is a lower ceiling, shown but never the
 // roof), the bandwidth roof is that of the level the layer's working set fits (or DRAM), and the dispatch
@@ -21,7 +21,7 @@
 //                     compute_ms > ci_high x (1 + compute_tolerance), or the same for memory. A roof is an
 //                     upper bound on what the device does; a layer above it means the time, a count or a
 //                     ceiling is wrong, and no achieved rate should be believed. The tolerances come from the
-//                     ceilings' measured spread (backends::ceilings::compute_tolerance). Where the kernel
+//                     ceilings' measured spread (backend_api::ceilings::compute_tolerance). Where the kernel
 //                     does fewer multiplies than any count (Winograd, FFT: compute_checked false) only the
 //                     memory roof can mistrust it. Within the tolerance a layer reads as at the roof.
 //   3. "overhead"   : roof_fraction < 0.5 and the median is at most 4 x the dispatch overhead: fixed cost
@@ -30,7 +30,7 @@
 //   4. "ambiguous"  : the ridge point lies within +-10% of the layer's intensity (the two floors are
 //                     within about 10% of each other), so the bound could go either way.
 //   5. "compute" if compute_ms >= memory_ms, else "memory".
-// A layer whose time is disturbed by other work (backends::timing_result::disturbed) is not classified at
+// A layer whose time is disturbed by other work (backend_api::timing_result::disturbed) is not classified at
 // all: the Profiler gives it the bound "disturbed".
 
 #include <cstdint>
@@ -86,7 +86,7 @@ inline constexpr double overhead_roof_fraction = 0.5;
 inline constexpr double overhead_dispatch_multiple = 4.0;
 inline constexpr double ridge_tolerance = 0.10;
 
-/// The tolerance of a roof from the relative spread of its measurement (backends::ceilings::spread: how far
+/// The tolerance of a roof from the relative spread of its measurement (backend_api::ceilings::spread: how far
 /// the median sample lies from the best): 2% plus that spread, at most 10%.
 double roof_tolerance(double spread);
 

@@ -8,16 +8,16 @@
 #include <memory>
 #include <string>
 
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 
 namespace ridgeline::cpu {
 
-/// `threads` <= 0 uses every CPU this process may run on. Throws backends::backend_error when oneDNN
+/// `threads` <= 0 uses every CPU this process may run on. Throws backend_api::backend_error when oneDNN
 /// cannot create a CPU engine. Built only where oneDNN was found (RIDGELINE_HAVE_DNNL in
 /// ridgeline/config.hpp); make_dnnl_backend() and dnnl_version() are absent otherwise.
-std::unique_ptr<backends::backend> make_dnnl_backend(int threads = 0);
+std::unique_ptr<backend_api::backend> make_dnnl_backend(int threads = 0);
 
-std::unique_ptr<backends::backend> make_reference_backend(int threads = 0);
+std::unique_ptr<backend_api::backend> make_reference_backend(int threads = 0);
 
 /// "2.6.3" (the oneDNN library this build runs with).
 std::string dnnl_version();

@@ -5,28 +5,28 @@
 #include <string>
 #include <vector>
 
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 
 namespace ridgeline::cpu {
 
 /// FMA peak per instruction set and data type, a large GEMM per data type through `b`, a working-set sweep into the
 /// DRAM level, STREAM copy, triad and read over arrays of 4x the sum of the caches each, and the dispatch overhead
 /// of the smallest op. Uses every OpenMP thread; announces each step through options.on_progress.
-backends::ceilings measure_cpu_ceilings(backends::backend& b, const backends::ceilings_options& options);
+backend_api::ceilings measure_cpu_ceilings(backend_api::backend& b, const backend_api::ceilings_options& options);
 
 /// The spot check of cached ceilings: the fp32 FMA kernel of the instruction set that set the cached peak, two
 /// points of the cached working-set sweep measured as the sweep measured them (a cache level, and the DRAM level's
 /// smallest point: at least 4x the sum of the caches), and the dispatch cost of the smallest op through `b`. A
 /// short protocol; about 0.3 s. Throws ceilings_interrupted when options.stop is set.
-backends::ceilings_spot_check spot_check_cpu_ceilings(backends::backend& b, const backends::ceilings& cached,
-                                                      const backends::ceilings_options& options);
+backend_api::ceilings_spot_check spot_check_cpu_ceilings(backend_api::backend& b, const backend_api::ceilings& cached,
+                                                      const backend_api::ceilings_options& options);
 
 /// Points of the working-set sweep measured again (sizes in bytes, as in ceilings::working_set_gbs), each
 /// the way the sweep measured it (the highest of triad, read and the streaming-store copy on arrays of just
 /// that working set) with a protocol of about 0.1 s; GB/s per size, 0 where the samples were disturbed. Throws
 /// ceilings_interrupted when options.stop is set.
 std::vector<double> remeasure_cpu_working_set(const std::vector<std::int64_t>& sizes,
-                                              const backends::ceilings_options& options);
+                                              const backend_api::ceilings_options& options);
 
 /// Where a working-set sweep (bytes, GB/s in ascending size) shows the last cache level ending, for a machine whose OS
 /// gives no cache topology (cpu_info::cache_source "cpuid", where a hypervisor may report the host socket's L3): past

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ridgeline/backends/tensor.hpp"
+#include "ridgeline/backend_api/tensor.hpp"
 #include "ridgeline/core/layer.hpp"
 
 namespace ridgeline::cpu {
@@ -18,16 +18,16 @@ namespace ridgeline::cpu {
 /// the selected elements in row-major order of the output. Embedding inputs are token ids stored as floats.
 /// A max-pooling window with no real input element gives -inf, as in PyTorch. Token ids must be integers
 /// in [0, num_embeddings) (exact as floats up to 2^24).
-/// Throws backends::backend_error naming the layer when an input or parameter is missing or has the wrong
+/// Throws backend_api::backend_error naming the layer when an input or parameter is missing or has the wrong
 /// element count, when `out_shape` is not what core::infer_shape gives, or when a token id is invalid.
-backends::host_tensor reference_forward(const core::layer& l, const std::vector<const backends::host_tensor*>& inputs,
-                                        const std::map<std::string, const backends::host_tensor*>& params,
+backend_api::host_tensor reference_forward(const core::layer& l, const std::vector<const backend_api::host_tensor*>& inputs,
+                                        const std::map<std::string, const backend_api::host_tensor*>& params,
                                         const core::shape& out_shape);
 
 /// Every layer of `graph` in order on the reference loops, from the model inputs and parameters in `data`: the
 /// graph's outputs (graph.outputs order). Leaves the OpenMP thread count as it is (constructing a cpu-ref backend
 /// sets it), so a profiler may verify on it between timings. Throws what reference_forward throws.
-std::vector<backends::host_tensor> reference_graph_outputs(const core::model_analysis& graph,
-                                                           const backends::graph_data& data);
+std::vector<backend_api::host_tensor> reference_graph_outputs(const core::model_analysis& graph,
+                                                           const backend_api::graph_data& data);
 
 }  // namespace ridgeline::cpu

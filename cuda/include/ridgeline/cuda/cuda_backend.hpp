@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 
 namespace ridgeline::cuda {
 
@@ -32,9 +32,9 @@ inline constexpr const char* no_gpu_found = "no NVIDIA GPU found";
 /// the driver's words (a driver older than the runtime); empty when there are devices.
 std::string device_count_error();
 
-/// The backend on device `ordinal` (0-based). Throws backends::backend_error when the device does not
+/// The backend on device `ordinal` (0-based). Throws backend_api::backend_error when the device does not
 /// exist or cannot be initialised (the message names the CUDA call and the library's error).
-std::unique_ptr<backends::backend> make_cuda_backend(int ordinal);
+std::unique_ptr<backend_api::backend> make_cuda_backend(int ordinal);
 
 /// "13.0" (CUDA runtime), "9.19.0" (cuDNN), "13.0.2" (cuBLAS) of the libraries loaded; they do not
 /// need a device.

@@ -5,8 +5,8 @@
 //
 // Conventions: tensors are row-major (NCHW for images) as everywhere in ridgeline; cuBLAS is
 // column-major, so a row-major R x C matrix is cuBLAS's C x R matrix with leading dimension C.
-// Errors: backends::unsupported for a problem the libraries cannot express (a dimension over 2^31 - 1),
-// backends::backend_error when the descriptor and the shapes disagree.
+// Errors: backend_api::unsupported for a problem the libraries cannot express (a dimension over 2^31 - 1),
+// backend_api::backend_error when the descriptor and the shapes disagree.
 
 #include <cstdint>
 #include <optional>
@@ -77,7 +77,7 @@ struct batched_gemm {
 };
 batched_gemm matmul_gemm(const core::shape& a, const core::shape& b, const core::shape& out);
 
-/// Throws backends::unsupported naming `what` when v does not fit cuBLAS's / cuDNN's int.
+/// Throws backend_api::unsupported naming `what` when v does not fit cuBLAS's / cuDNN's int.
 int to_int(std::int64_t v, std::string_view what);
 
 // ------------------------------------------------------------------------------------------ convolution
@@ -101,7 +101,7 @@ struct conv_params {
     std::int64_t pre_top = 0, pre_left = 0, pre_bottom = 0, pre_right = 0;
     [[nodiscard]] bool pre_padded() const { return pre_top || pre_left || pre_bottom || pre_right; }
 };
-/// Throws backends::backend_error when the output shape differs from `out` (they must agree).
+/// Throws backend_api::backend_error when the output shape differs from `out` (they must agree).
 conv_params conv2d_params(const core::conv2d& op, const core::shape& in, const core::shape& out);
 
 // ------------------------------------------------------------------------------------------ pooling

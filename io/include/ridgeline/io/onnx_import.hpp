@@ -12,7 +12,7 @@
 // chain of transposes), LayerNormalization, Gather of a constant table by int64 ids -> embedding; Identity,
 // Dropout and Constant produce no layer.
 //
-// Weights: every initializer a layer uses, keyed by backends::param_key. An initializer used by several
+// Weights: every initializer a layer uses, keyed by backend_api::param_key. An initializer used by several
 // layers (directly or through Identity nodes) is tied (layer.tied) under its ONNX name, so it counts
 // once. Gemm with transB=0 and MatMul weights are transposed into linear's [out, in] layout.
 // Shapes: a symbolic batch dimension (dimension 0) takes `batch` (default 1); any other symbolic
@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "ridgeline/backends/tensor.hpp"
+#include "ridgeline/backend_api/tensor.hpp"
 #include "ridgeline/core/model.hpp"
 
 namespace ridgeline::io {
@@ -56,8 +56,8 @@ struct skipped_node {
 
 struct onnx_model {
     core::model model;
-    /// The initializers layers use, by backends::param_key, as float.
-    std::shared_ptr<backends::graph_data> weights;
+    /// The initializers layers use, by backend_api::param_key, as float.
+    std::shared_ptr<backend_api::graph_data> weights;
     /// Nodes that became no layer and are not no-ops: those left out with skip_unsupported, and nodes
     /// that compute only on integers (Shape, Gather of a shape: shape arithmetic), which are never errors
     /// by themselves. A left-out node's output, when ONNX shape inference knows its shape, becomes a model

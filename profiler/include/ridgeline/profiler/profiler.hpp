@@ -20,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ridgeline/backends/backend.hpp"
-#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/backend_api/backend.hpp"
+#include "ridgeline/backend_api/timing.hpp"
 #include "ridgeline/core/memory.hpp"
 #include "ridgeline/core/roofline.hpp"
 #include "ridgeline/core/model.hpp"
@@ -68,7 +68,7 @@ struct verification_result {
 
 /// Compares `got` with `want` (same shapes): relative L2 error ||got - want|| / ||want||, and counts
 /// elements still NaN (poisoned, never written) where the reference is finite.
-verification_result compare_outputs(const std::vector<backends::host_tensor>& got, const std::vector<backends::host_tensor>& want,
+verification_result compare_outputs(const std::vector<backend_api::host_tensor>& got, const std::vector<backend_api::host_tensor>& want,
                                     double tolerance);
 
 /// What profiling one layer allocates at its peak, in bytes: checked before anything is allocated, against
@@ -113,13 +113,13 @@ inline constexpr std::size_t twin_names_listed = 8;
 
 /// Whether two measurements of the same work disagree: the slower one's CI starts above the faster one's end by
 /// more than twin_tolerance.
-bool twins_disagree(const backends::timing_result& a, const backends::timing_result& b);
+bool twins_disagree(const backend_api::timing_result& a, const backend_api::timing_result& b);
 
 struct layer_profile {
     core::layer_analysis analysis;
     run_state state = run_state::skipped;
     std::string reason;  // why not measured
-    std::optional<backends::timing_result> time;
+    std::optional<backend_api::timing_result> time;
     verification_result verification;
     std::int64_t workspace_bytes = 0;
     std::string implementation;  // what the backend ran
@@ -155,7 +155,7 @@ struct progress_event {
 /// the backend that is itself this reference (its outputs are not compared with themselves).
 struct reference_provider {
     std::string backend;
-    std::function<std::vector<backends::host_tensor>(const core::model_analysis&, const backends::graph_data&)> outputs;
+    std::function<std::vector<backend_api::host_tensor>(const core::model_analysis&, const backend_api::graph_data&)> outputs;
 };
 
 /// The CPU reference loops (cpu::reference_graph_outputs, what the cpu-ref backend runs): every op, in fp64
@@ -163,7 +163,7 @@ struct reference_provider {
 reference_provider cpu_reference();
 
 struct profile_options {
-    backends::timing_options timing;
+    backend_api::timing_options timing;
     bool verify = true;
     reference_provider reference = cpu_reference();  // what `verify` compares with
     bool end_to_end = true;
@@ -177,25 +177,25 @@ struct profile_options {
     /// says so (layer_profile::measured_as), which is what lets a 32-block model profile in minutes.
     bool every_layer = false;
     /// Real parameter values (a model file's weights) by param_key; random where absent.
-    std::shared_ptr<const backends::graph_data> weights;
+    std::shared_ptr<const backend_api::graph_data> weights;
     /// The device's ceilings: when given, every measured layer gets a roofline verdict.
-    std::optional<backends::ceilings> ceilings;
+    std::optional<backend_api::ceilings> ceilings;
     std::function<void(const progress_event&)> on_progress;
     const std::atomic<bool>* stop = nullptr;
 };
 
 struct profile_result {
     core::model_analysis analysis;
-    backends::device_info device;
+    backend_api::device_info device;
     std::string timer_name;
     double timer_resolution_ns = 0;
     double timer_overhead_ns = 0;
-    backends::timing_options timing;
+    backend_api::timing_options timing;
     bool verify = true;
     std::uint64_t seed = 0;
     std::vector<layer_profile> layers;
-    std::optional<backends::timing_result> end_to_end;
-    std::optional<backends::timing_result> graph_replay;  // the forward pass as one captured graph (--graph)
+    std::optional<backend_api::timing_result> end_to_end;
+    std::optional<backend_api::timing_result> graph_replay;  // the forward pass as one captured graph (--graph)
     run_state graph_replay_state = run_state::skipped;
     std::string graph_replay_reason;
     run_state end_to_end_state = run_state::skipped;  // never view
@@ -206,7 +206,7 @@ struct profile_result {
     core::training_estimate training;
     bool complete = true;
     std::vector<std::string> not_measured;
-    std::optional<backends::ceilings> ceilings;
+    std::optional<backend_api::ceilings> ceilings;
     /// When a layer beat its memory roof by more than the tolerance (hot cache), the sweep points behind that
     /// roof were measured again right after the layers (a shared host's cache bandwidth drifts by 10-20% from one
     /// minute to the next, and a roof measured in a slow minute is not the machine's): each raised point is
@@ -229,7 +229,7 @@ struct profile_result {
 /// (hot cache) or of DRAM (cold cache), the dispatch overhead, and the tolerances from the ceilings' spread.
 /// `implementation` is what the backend ran (prepared::notes()): a Winograd or FFT algorithm does fewer
 /// multiplies than any count, so the compute roof cannot mistrust it (core::roofs::compute_checked).
-core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backends::ceilings& c, backends::cache_mode cache,
+core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backend_api::ceilings& c, backend_api::cache_mode cache,
                       const std::string& implementation = {});
 
 /// Whether a backend's implementation note names an algorithm that does fewer multiplies than the direct
@@ -238,20 +238,20 @@ bool fewer_multiplies(const std::string& implementation);
 
 /// The roofline verdict of a measured time: core::classify on the executed FLOPs and the bytes, or the bound
 /// "disturbed" (no verdict) when the time could not collect enough clean samples.
-core::roofline_point judge(const core::cost& cost, const backends::timing_result& t, const core::roofs& roofs);
+core::roofline_point judge(const core::cost& cost, const backend_api::timing_result& t, const core::roofs& roofs);
 
 /// Throws core::error when the model's KV cache (core::memory_of's kv_cache_bytes: 2 x layers x kv heads x head_dim x
 /// cached tokens x batch x the dtype's bytes) is larger than the memory allowed (`max_memory_bytes`, or what `b`
 /// reports free when 0): a decode step cannot run without its whole cache, so it is refused before anything is
 /// measured. profile_model calls it first; a command calls it before it measures the ceilings.
-void require_kv_cache_fits(const core::model_analysis& analysis, backends::backend& b, std::int64_t max_memory_bytes);
+void require_kv_cache_fits(const core::model_analysis& analysis, backend_api::backend& b, std::int64_t max_memory_bytes);
 
 /// Profiles every layer of `analysis` on `b`, then the whole forward pass. Never throws for a layer's
 /// problem (it is recorded); throws only for a broken model or a KV cache that cannot fit (core::error).
-profile_result profile_model(const core::model_analysis& analysis, backends::backend& b, const profile_options& options);
+profile_result profile_model(const core::model_analysis& analysis, backend_api::backend& b, const profile_options& options);
 
 /// Profiles one layer alone (a one-layer model).
-layer_profile profile_layer(const core::layer_analysis& layer, const core::model_analysis& parent, backends::backend& b,
+layer_profile profile_layer(const core::layer_analysis& layer, const core::model_analysis& parent, backend_api::backend& b,
                             const profile_options& options);
 
 }  // namespace ridgeline::profiler

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 
 namespace ridgeline::profiler {
 
@@ -24,7 +24,7 @@ struct backend_entry {
 std::vector<backend_entry> list_backends();
 
 struct selection {
-    std::unique_ptr<backends::backend> chosen;
+    std::unique_ptr<backend_api::backend> chosen;
     std::string notice;  // one line for the user when auto chose or fell back ("no CUDA device: ...; using cpu")
 };
 

@@ -10,7 +10,9 @@
 // A run may be a prediction (ridgeline.prediction/1, written by `ridgeline predict --format json`): its layers
 // carry predicted times in the same fields, so a later measurement on the target checks it layer by layer.
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +20,16 @@
 #include "ridgeline/report/chart.hpp"
 
 namespace ridgeline::report {
+
+/// What a run's time of a layer says against the baseline's: the same (their 95% CIs overlap), faster, slower, or not
+/// comparable (other work disturbed one of the two).
+enum class compare_verdict { same, faster, slower, not_comparable };
+
+/// "same", "faster", "slower", "not comparable" (the JSON's "verdict").
+std::string_view to_string(compare_verdict v);
+
+/// The verdict a comparison's JSON names; nullopt for any other value.
+std::optional<compare_verdict> parse_compare_verdict(std::string_view text);
 
 struct compare_run {
     std::string label;  // file name or device

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ridgeline/backends/ceilings.hpp"
+#include "ridgeline/backend_api/ceilings.hpp"
 #include "ridgeline/core/datasheet.hpp"
 #include "ridgeline/core/predict.hpp"
 #include "ridgeline/report/chart.hpp"
@@ -20,7 +20,7 @@ namespace ridgeline::report {
 
 /// The device predicted for: its ceilings, and how they were obtained.
 struct prediction_target {
-    backends::ceilings ceilings;
+    backend_api::ceilings ceilings;
     std::string label;          // "NVIDIA H100 SXM5 80GB (datasheet)", "cpu2.json (cpu, Xeon ..., measured)"
     std::string short_label;    // for a chart's legend: "NVIDIA H100 SXM5 80GB", "cpu2.json (cpu)"
     bool datasheet = false;     // peaks from a datasheet, not measured
@@ -46,7 +46,7 @@ prediction_target load_target(const std::string& spec);
 /// The roofs a layer of kind `op` would be judged against on `c`: the compute roof of `dt` for matrix work
 /// (linear, conv2d, matmul) and the FMA peak of `dt` for the rest where the ceilings have one (else the compute roof);
 /// the bandwidth of the level a working set of `bytes` fits (`cold`: DRAM); the dispatch cost.
-core::roofs roofs_on(const backends::ceilings& c, const std::string& op, const std::string& dt, std::int64_t bytes,
+core::roofs roofs_on(const backend_api::ceilings& c, const std::string& op, const std::string& dt, std::int64_t bytes,
                      bool cold);
 
 /// The input of core::predict_time for one layer of a profile report: its counts and source time, the roofs it
@@ -54,7 +54,7 @@ core::roofs roofs_on(const backends::ceilings& c, const std::string& op, const s
 /// on `target` timed the same way, with the cache shift when the target is judged with the other cache state.
 /// predict and compare both build their inputs here.
 core::prediction_input prediction_input_for(const nlohmann::json& layer, const core::roofs& source_roofs,
-                                            bool source_cold, const backends::ceilings& target, const std::string& dt,
+                                            bool source_cold, const backend_api::ceilings& target, const std::string& dt,
                                             bool target_cold);
 
 /// {"schema": "ridgeline.prediction/1", "model", "source", "dtype", "batch", "prediction": {"from", "to",

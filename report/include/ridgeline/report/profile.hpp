@@ -14,12 +14,12 @@
 
 namespace ridgeline::report {
 
-nlohmann::json device_json(const backends::device_info& d);
+nlohmann::json device_json(const backend_api::device_info& d);
 
 /// {"median_ms", "mean_ms", "stddev_ms", "min_ms", "max_ms", "p5_ms", "p95_ms", "ci95_low_ms", "ci95_high_ms",
 ///  "cv", "samples", "runs", "runs_per_sample", "warmup_runs", "noise_target_met", "stop_reason", "disturbed",
 ///  "clean_samples", "disturbed_samples", "stolen_fraction", "involuntary_switches", "disturbance_source"}
-nlohmann::json time_json(const backends::timing_result& t);
+nlohmann::json time_json(const backend_api::timing_result& t);
 
 nlohmann::json profile_json(const profiler::profile_result& r, const run_info& info);
 

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ridgeline/backends/tensor.hpp"
+#include "ridgeline/backend_api/tensor.hpp"
 #include "ridgeline/core/model.hpp"
 #include "ridgeline/report/summary.hpp"
 
@@ -44,7 +44,7 @@ weight_stats compute_weight_stats(const std::vector<float>& values);
 struct layer_weight_stats {
     std::string layer;
     std::string op;
-    std::vector<std::string> weight_tensors;  // keys in graph_data (backends::param_key)
+    std::vector<std::string> weight_tensors;  // keys in graph_data (backend_api::param_key)
     std::vector<std::string> bias_tensors;
     std::optional<weight_stats> weights;
     std::optional<weight_stats> biases;
@@ -61,7 +61,7 @@ struct weights_report {
 
 /// Statistics over `values` (the model's weights by param_key). A parameter missing from `values` is a
 /// core::error naming the layer and the key.
-weights_report weight_statistics(const core::model_analysis& a, const backends::graph_data& values);
+weights_report weight_statistics(const core::model_analysis& a, const backend_api::graph_data& values);
 
 /// {"schema": "ridgeline.weights/1", "ridgeline_version", "model", "source", "command_line",
 ///  "skipped_nodes", "totals": {"weights": stats|null, "biases": stats|null}, "layers": [{"name", "op",

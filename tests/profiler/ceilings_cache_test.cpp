@@ -1,4 +1,4 @@
-// The ceilings cache and its checks (report::obtain_ceilings, docs/roofline.md "Ceilings that stay true"), with a
+// The ceilings cache and its checks (profiler::obtain_ceilings, docs/roofline.md "Ceilings that stay true"), with a
 // fake backend whose measurements and spot checks the test sets: a disturbed measurement is never cached, a
 // quick one never answers a full request, and the spot check raises the roofs (never lowers them).
 #include <gtest/gtest.h>
@@ -11,52 +11,52 @@
 #include <stdexcept>
 
 #include "../support/scratch.hpp"
-#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/backend_api/timing.hpp"
 #include "ridgeline/config.hpp"
 #include <nlohmann/json.hpp>
-#include "ridgeline/report/ceilings.hpp"
+#include "ridgeline/profiler/ceilings_store.hpp"
 
 using namespace ridgeline;
 
 namespace {
 
-class fake_backend final : public backends::backend {
+class fake_backend final : public backend_api::backend {
 public:
-    backends::ceilings next;                              // what measure_ceilings returns
-    std::vector<backends::ceilings_spot_check> checks;    // what the spot checks return, in order (then the last)
+    backend_api::ceilings next;                              // what measure_ceilings returns
+    std::vector<backend_api::ceilings_spot_check> checks;    // what the spot checks return, in order (then the last)
     int measured = 0, spot_checks = 0;
 
     [[nodiscard]] std::string name() const override { return "fake"; }
-    [[nodiscard]] backends::device_info device() const override {
-        backends::device_info d;
+    [[nodiscard]] backend_api::device_info device() const override {
+        backend_api::device_info d;
         d.backend = "fake";
-        d.kind = ridgeline::backends::device_kind::cpu;
+        d.kind = ridgeline::backend_api::device_kind::cpu;
         d.name = "Fake CPU";
         d.threads = 1;
         return d;
     }
-    [[nodiscard]] backends::support supports(const core::layer_analysis&, core::dtype) const override {
-        return backends::support::yes();
+    [[nodiscard]] backend_api::support supports(const core::layer_analysis&, core::dtype) const override {
+        return backend_api::support::yes();
     }
-    std::unique_ptr<backends::prepared> prepare(const core::model_analysis&, const backends::graph_data&) override {
-        throw backends::unsupported("fake");
+    std::unique_ptr<backend_api::prepared> prepare(const core::model_analysis&, const backend_api::graph_data&) override {
+        throw backend_api::unsupported("fake");
     }
     void synchronize() override {}
-    backends::device_timer& timer() override { return timer_; }
+    backend_api::device_timer& timer() override { return timer_; }
     void flush_cache() override {}
     [[nodiscard]] std::int64_t free_memory_bytes() const override { return 1 << 30; }
     [[nodiscard]] bool measures_ceilings() const override { return true; }
-    backends::ceilings measure_ceilings(const backends::ceilings_options& o) override {
+    backend_api::ceilings measure_ceilings(const backend_api::ceilings_options& o) override {
         ++measured;
-        backends::ceilings c = next;
+        backend_api::ceilings c = next;
         c.backend = "fake";
         c.quick = o.quick;
         c.ridgeline_version = RIDGELINE_VERSION;
         c.measured_at = "measurement " + std::to_string(measured);
         return c;
     }
-    std::optional<backends::ceilings_spot_check> spot_check_ceilings(const backends::ceilings&,
-                                                                     const backends::ceilings_options&) override {
+    std::optional<backend_api::ceilings_spot_check> spot_check_ceilings(const backend_api::ceilings&,
+                                                                     const backend_api::ceilings_options&) override {
         if (checks.empty()) return std::nullopt;
         const std::size_t i = std::min<std::size_t>(static_cast<std::size_t>(spot_checks), checks.size() - 1);
         ++spot_checks;
@@ -64,12 +64,12 @@ public:
     }
 
 private:
-    backends::steady_timer timer_;
+    backend_api::steady_timer timer_;
 };
 
 /// A machine: FMA 100 GFLOP/s (avx2), GEMM 90, triad 20 GB/s; the sweep: 1 MB at 100 GB/s, 200 MB (DRAM) at 20.
-backends::ceilings machine() {
-    backends::ceilings c;
+backend_api::ceilings machine() {
+    backend_api::ceilings c;
     c.device_name = "Fake CPU";
     c.fma_peak_gflops = {{"fp32", 100}};
     c.fma_peak_by_isa_gflops = {{"fp32 avx2", 100}};
@@ -82,8 +82,8 @@ backends::ceilings machine() {
     return c;
 }
 
-backends::ceilings_spot_check spot(double fma, double dram, double cache, bool clean = true) {
-    backends::ceilings_spot_check s;
+backend_api::ceilings_spot_check spot(double fma, double dram, double cache, bool clean = true) {
+    backend_api::ceilings_spot_check s;
     s.fma_isa = "fp32 avx2";
     s.fma_gflops = fma;
     s.dram_working_set_bytes = 200'000'000;
@@ -107,26 +107,26 @@ TEST(CeilingsCache, ADisturbedMeasurementIsNeverCached) {
     b.next = machine();
     b.next.disturbed = true;
     b.next.disturbed_ceilings = {"triad"};
-    const std::string fp = backends::device_fingerprint(b.device());
-    auto got = report::obtain_ceilings(b, {});
+    const std::string fp = backend_api::device_fingerprint(b.device());
+    auto got = profiler::obtain_ceilings(b, {});
     EXPECT_TRUE(got.measured);
     EXPECT_TRUE(got.ceilings.disturbed);
     ASSERT_EQ(got.warnings.size(), 1u);
     EXPECT_NE(got.warnings[0].find("triad"), std::string::npos) << got.warnings[0];
     EXPECT_NE(got.warnings[0].find("not cached"), std::string::npos) << got.warnings[0];
-    EXPECT_FALSE(std::filesystem::exists(report::ceilings_cache_path(fp)));
+    EXPECT_FALSE(std::filesystem::exists(profiler::ceilings_cache_path(fp)));
     // the next run measures again, and the cache refuses disturbed ceilings outright
-    (void)report::obtain_ceilings(b, {});
+    (void)profiler::obtain_ceilings(b, {});
     EXPECT_EQ(b.measured, 2);
-    EXPECT_THROW(report::save_cached_ceilings(got.ceilings), std::logic_error);
+    EXPECT_THROW(profiler::save_cached_ceilings(got.ceilings), std::logic_error);
     // a clean measurement is cached and answers the next request
     b.next.disturbed = false;
     b.next.disturbed_ceilings.clear();
-    (void)report::obtain_ceilings(b, {});
-    EXPECT_TRUE(std::filesystem::exists(report::ceilings_cache_path(fp)));
-    const auto again = report::obtain_ceilings(b, {});
+    (void)profiler::obtain_ceilings(b, {});
+    EXPECT_TRUE(std::filesystem::exists(profiler::ceilings_cache_path(fp)));
+    const auto again = profiler::obtain_ceilings(b, {});
     EXPECT_FALSE(again.measured);
-    EXPECT_EQ(again.ceilings.source, ridgeline::backends::ceilings_source::cache);
+    EXPECT_EQ(again.ceilings.source, ridgeline::backend_api::ceilings_source::cache);
     EXPECT_EQ(b.measured, 3);
 }
 
@@ -134,17 +134,17 @@ TEST(CeilingsCache, AQuickMeasurementNeverAnswersAFullRequest) {
     private_cache("quick");
     fake_backend b;
     b.next = machine();
-    report::ceilings_request quick;
+    profiler::ceilings_request quick;
     quick.quick = true;
-    (void)report::obtain_ceilings(b, quick);  // measured quick, cached apart
+    (void)profiler::obtain_ceilings(b, quick);  // measured quick, cached apart
     EXPECT_EQ(b.measured, 1);
-    EXPECT_FALSE(report::obtain_ceilings(b, quick).measured);  // a quick request: the quick cache answers
+    EXPECT_FALSE(profiler::obtain_ceilings(b, quick).measured);  // a quick request: the quick cache answers
     EXPECT_EQ(b.measured, 1);
-    const auto full = report::obtain_ceilings(b, {});  // a full request: measured in full
+    const auto full = profiler::obtain_ceilings(b, {});  // a full request: measured in full
     EXPECT_TRUE(full.measured);
     EXPECT_FALSE(full.ceilings.quick);
     EXPECT_EQ(b.measured, 2);
-    const auto quick_again = report::obtain_ceilings(b, quick);  // now the full ceilings answer a quick request
+    const auto quick_again = profiler::obtain_ceilings(b, quick);  // now the full ceilings answer a quick request
     EXPECT_FALSE(quick_again.measured);
     EXPECT_FALSE(quick_again.ceilings.quick);
     EXPECT_EQ(b.measured, 2);
@@ -154,16 +154,16 @@ TEST(CeilingsCache, TheSpotCheckRaisesTheRoofsAndNeverLowersThem) {
     private_cache("spot");
     fake_backend b;
     b.next = machine();
-    (void)report::obtain_ceilings(b, {});  // measured and cached: FMA 100; 1 MB at 100, 200 MB at 20
+    (void)profiler::obtain_ceilings(b, {});  // measured and cached: FMA 100; 1 MB at 100, 200 MB at 20
     // within 10%: the cache answers
     b.checks = {spot(105, 19, 95)};
-    auto within = report::obtain_ceilings(b, {});
+    auto within = profiler::obtain_ceilings(b, {});
     EXPECT_FALSE(within.measured);
     EXPECT_TRUE(within.warnings.empty());
     EXPECT_NE(within.spot_check.find("agrees"), std::string::npos) << within.spot_check;
     // 20% below on the cache level: the machine does less now; said, not acted on (a roof is what it can do)
     b.checks = {spot(100, 20, 80)};
-    auto below = report::obtain_ceilings(b, {});
+    auto below = profiler::obtain_ceilings(b, {});
     EXPECT_FALSE(below.measured);
     ASSERT_EQ(below.warnings.size(), 1u);
     EXPECT_NE(below.warnings[0].find("does less now"), std::string::npos) << below.warnings[0];
@@ -174,7 +174,7 @@ TEST(CeilingsCache, TheSpotCheckRaisesTheRoofsAndNeverLowersThem) {
     b.next.triad_gbs = 26;
     b.next.bandwidth_gbs = 26;
     b.next.working_set_gbs = {{1'000'000, 60}, {200'000'000, 26}};
-    auto above = report::obtain_ceilings(b, {});
+    auto above = profiler::obtain_ceilings(b, {});
     EXPECT_TRUE(above.measured);
     EXPECT_EQ(b.measured, 2);
     EXPECT_DOUBLE_EQ(above.ceilings.triad_gbs, 26);                   // raised
@@ -183,7 +183,7 @@ TEST(CeilingsCache, TheSpotCheckRaisesTheRoofsAndNeverLowersThem) {
     EXPECT_TRUE(above.ceilings.method.count("merged"));
     // a spot check disturbed twice proves nothing: the cache is used, unchecked, with a warning
     b.checks = {spot(50, 5, 5, false)};
-    auto disturbed = report::obtain_ceilings(b, {});
+    auto disturbed = profiler::obtain_ceilings(b, {});
     EXPECT_FALSE(disturbed.measured);
     EXPECT_EQ(b.spot_checks, 5);  // 1 + 1 + 1 + the disturbed one tried twice
     ASSERT_EQ(disturbed.warnings.size(), 1u);
@@ -194,9 +194,9 @@ TEST(CeilingsCache, ADamagedOrEditedCacheIsMeasuredAgainNeverUsed) {
     private_cache("edited");
     fake_backend b;
     b.next = machine();
-    const std::string fp = backends::device_fingerprint(b.device());
-    (void)report::obtain_ceilings(b, {});
-    const std::string path = report::ceilings_cache_path(fp);
+    const std::string fp = backend_api::device_fingerprint(b.device());
+    (void)profiler::obtain_ceilings(b, {});
+    const std::string path = profiler::ceilings_cache_path(fp);
     // a hand edit: a negative compute roof (it made a 96%-compute layer read "memory 4%")
     {
         std::ifstream in(path);
@@ -204,14 +204,14 @@ TEST(CeilingsCache, ADamagedOrEditedCacheIsMeasuredAgainNeverUsed) {
         j["peak_gflops"]["fp32"] = -5.0;
         std::ofstream(path) << j.dump();
     }
-    auto got = report::obtain_ceilings(b, {});
+    auto got = profiler::obtain_ceilings(b, {});
     EXPECT_TRUE(got.measured);
     EXPECT_EQ(b.measured, 2);
     EXPECT_DOUBLE_EQ(got.ceilings.peak_gflops.at("fp32"), 100);
     // a FIFO where the cache file should be: read_regular_file refuses it instead of blocking in open()
     std::filesystem::remove(path);
     ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
-    auto fifo = report::obtain_ceilings(b, {});
+    auto fifo = profiler::obtain_ceilings(b, {});
     EXPECT_TRUE(fifo.measured);
     EXPECT_EQ(b.measured, 3);
     ASSERT_EQ(fifo.warnings.size(), 1u);  // and it could not be replaced by the cache file: said, not hidden
@@ -222,82 +222,82 @@ TEST(CeilingsCache, ADamagedOrEditedCacheIsMeasuredAgainNeverUsed) {
 // levels that do not grow mark a damaged file.
 TEST(CeilingsCache, CacheLevelsRoundTripAndAnOlderCacheWithoutThemStillAnswers) {
     private_cache("levels");
-    backends::ceilings c = machine();
+    backend_api::ceilings c = machine();
     c.backend = "cpu";
     c.fingerprint = "cpu|levels test";
     c.ridgeline_version = RIDGELINE_VERSION;
     c.measured_at = "2026-12-01T00:00:00Z";
     c.cache_level_bytes = {49'152, 2'097'152, 272'629'760};
-    (void)report::save_cached_ceilings(c);
-    const auto loaded = report::load_cached_ceilings(c.fingerprint, false);
+    (void)profiler::save_cached_ceilings(c);
+    const auto loaded = profiler::load_cached_ceilings(c.fingerprint, false);
     ASSERT_TRUE(loaded.has_value());
     EXPECT_EQ(loaded->cache_level_bytes, c.cache_level_bytes);
-    EXPECT_EQ(report::ceilings_json(c)["cache_level_bytes"], nlohmann::json({49'152, 2'097'152, 272'629'760}));
+    EXPECT_EQ(profiler::ceilings_json(c)["cache_level_bytes"], nlohmann::json({49'152, 2'097'152, 272'629'760}));
 
     // a CPU cache without levels was measured where the OS gave no cache topology, before ridgeline read them from
     // CPUID and its sweep: every sweep point counted as DRAM, and its DRAM roof was the L1 point (443-586 GB/s on a
     // 2-vCPU Zen 5 VM whose STREAM reads 40-60). It is measured again, saying why
     c.cache_level_bytes.clear();
-    (void)report::save_cached_ceilings(c);
+    (void)profiler::save_cached_ceilings(c);
     std::string refused;
-    EXPECT_FALSE(report::load_cached_ceilings(c.fingerprint, false, &refused).has_value());
+    EXPECT_FALSE(profiler::load_cached_ceilings(c.fingerprint, false, &refused).has_value());
     EXPECT_NE(refused.find("it has no cache levels"), std::string::npos) << refused;
     // another backend's cache without levels still answers (the sweep's points are then used one by one)
     c.backend = "cpu-ref";
-    (void)report::save_cached_ceilings(c);
-    const auto older = report::load_cached_ceilings(c.fingerprint, false);
+    (void)profiler::save_cached_ceilings(c);
+    const auto older = profiler::load_cached_ceilings(c.fingerprint, false);
     ASSERT_TRUE(older.has_value());
     EXPECT_TRUE(older->cache_level_bytes.empty());
     c.backend = "cpu";
 
     c.cache_level_bytes = {2'097'152, 49'152};
-    EXPECT_EQ(backends::implausible_ceilings(c),
+    EXPECT_EQ(backend_api::implausible_ceilings(c),
               "cache level 2 is 49152 bytes (levels must grow, each between 1 B and 1 TiB)");
     // such a file is not used, and the reason is given (the measurement that follows says it)
     {
-        std::ofstream f(report::ceilings_cache_path(c.fingerprint, false));
-        f << report::ceilings_json(c).dump();  // as an edit by hand would leave it
+        std::ofstream f(profiler::ceilings_cache_path(c.fingerprint, false));
+        f << profiler::ceilings_json(c).dump();  // as an edit by hand would leave it
     }
     std::string why;
-    EXPECT_FALSE(report::load_cached_ceilings(c.fingerprint, false, &why).has_value());
-    EXPECT_EQ(why, report::ceilings_cache_path(c.fingerprint, false) +
+    EXPECT_FALSE(profiler::load_cached_ceilings(c.fingerprint, false, &why).has_value());
+    EXPECT_EQ(why, profiler::ceilings_cache_path(c.fingerprint, false) +
                        " is not used: cache level 2 is 49152 bytes (levels must grow, each between 1 B and 1 TiB)");
 
     // a file of schema 2 was measured by the older method (its sweep's streaming copy read a cached source, its
     // DRAM roof came from past twice the LLC): measured again, and the reason says so
     c.cache_level_bytes = {49'152, 2'097'152, 272'629'760};
     {
-        nlohmann::json j = report::ceilings_json(c);
+        nlohmann::json j = profiler::ceilings_json(c);
         j["schema"] = "ridgeline.ceilings/2";
-        std::ofstream f(report::ceilings_cache_path(c.fingerprint, false));
+        std::ofstream f(profiler::ceilings_cache_path(c.fingerprint, false));
         f << j.dump();
     }
-    EXPECT_FALSE(report::load_cached_ceilings(c.fingerprint, false, &why).has_value());
+    EXPECT_FALSE(profiler::load_cached_ceilings(c.fingerprint, false, &why).has_value());
     EXPECT_NE(why.find("it was measured by an older method (ridgeline.ceilings/2; ridgeline.ceilings/3 has the DRAM "
                        "level at 4x the sum of the caches)"),
               std::string::npos)
         << why;
     // a newer schema is not "older"
     {
-        nlohmann::json j = report::ceilings_json(c);
+        nlohmann::json j = profiler::ceilings_json(c);
         j["schema"] = "ridgeline.ceilings/9";
-        std::ofstream f(report::ceilings_cache_path(c.fingerprint, false));
+        std::ofstream f(profiler::ceilings_cache_path(c.fingerprint, false));
         f << j.dump();
     }
-    EXPECT_FALSE(report::load_cached_ceilings(c.fingerprint, false, &why).has_value());
+    EXPECT_FALSE(profiler::load_cached_ceilings(c.fingerprint, false, &why).has_value());
     EXPECT_NE(why.find("a newer ridgeline wrote it (ridgeline.ceilings/9; this one writes ridgeline.ceilings/3)"),
               std::string::npos)
         << why;
 }
 
 TEST(CeilingsCache, AMistypedFieldIsNamedWithWhatItHolds) {
-    backends::ceilings c = machine();
+    backend_api::ceilings c = machine();
     c.backend = "cpu";
     c.fingerprint = "cpu|types test";
-    const nlohmann::json good = report::ceilings_json(c);
+    const nlohmann::json good = profiler::ceilings_json(c);
     auto message = [](const nlohmann::json& j) {
         try {
-            (void)report::ceilings_from_json(j);
+            (void)profiler::ceilings_from_json(j);
         } catch (const std::runtime_error& e) {
             return std::string(e.what());
         }
@@ -338,25 +338,25 @@ TEST(CeilingsCache, TheDispatchCostIsAFloorTheSpotCheckLowers) {
     private_cache("dispatch_floor");
     fake_backend b;
     b.next = machine();  // dispatch 0.001 ms
-    const std::string fp = backends::device_fingerprint(b.device());
-    (void)report::obtain_ceilings(b, {});
+    const std::string fp = backend_api::device_fingerprint(b.device());
+    (void)profiler::obtain_ceilings(b, {});
     auto slower = spot(100, 20, 100);
     slower.dispatch_ms = 0.0025;
     b.checks = {slower};
-    auto got = report::obtain_ceilings(b, {});
+    auto got = profiler::obtain_ceilings(b, {});
     EXPECT_DOUBLE_EQ(got.ceilings.dispatch_overhead_ms, 0.001);
     EXPECT_TRUE(got.warnings.empty()) << got.warnings[0];
     auto faster = spot(100, 20, 100);
     faster.dispatch_ms = 0.0006;  // 40% below the cached 1 us: beyond the 2% margin
     b.checks = {faster};
     b.spot_checks = 0;
-    got = report::obtain_ceilings(b, {});
+    got = profiler::obtain_ceilings(b, {});
     EXPECT_DOUBLE_EQ(got.ceilings.dispatch_overhead_ms, 0.0006);
     EXPECT_NE(got.spot_check.find("dispatch cost lowered to 600.0 ns (cached 1.00 us)"), std::string::npos) << got.spot_check;
     EXPECT_EQ(b.measured, 1);  // lowered in place, not measured again
     // the cache keeps the lower floor
     b.checks = {spot(100, 20, 100)};  // dispatch not measured (0): nothing changes
-    const auto next = report::obtain_ceilings(b, {});
+    const auto next = profiler::obtain_ceilings(b, {});
     EXPECT_DOUBLE_EQ(next.ceilings.dispatch_overhead_ms, 0.0006);
     EXPECT_NE(next.ceilings.method.at("dispatch_overhead_ms").find("lowered to 600.0 ns"), std::string::npos);
 }
@@ -368,27 +368,27 @@ TEST(CeilingsCache, BelowTheCacheWarnsOnlyBeyondTheCeilingsSpread) {
     fake_backend b;
     b.next = machine();                // DRAM point 20 GB/s
     b.next.spread["dram_level"] = 0.5;  // its readings: best 20, lowest median 20 / 1.5 = 13.3
-    (void)report::obtain_ceilings(b, {});
+    (void)profiler::obtain_ceilings(b, {});
     // 13 GB/s: 13 x 1.5 = 19.5 >= 0.9 x 20 = 18: within the spread, no warning
     b.checks = {spot(100, 13, 100)};
-    auto got = report::obtain_ceilings(b, {});
+    auto got = profiler::obtain_ceilings(b, {});
     EXPECT_TRUE(got.warnings.empty()) << got.warnings[0];
     EXPECT_NE(got.spot_check.find("agrees"), std::string::npos) << got.spot_check;
     // 11 GB/s: 11 x 1.5 = 16.5 < 18: more than 10% under the ceiling's median
     b.checks = {spot(100, 11, 100)};
     b.spot_checks = 0;
-    got = report::obtain_ceilings(b, {});
+    got = profiler::obtain_ceilings(b, {});
     ASSERT_EQ(got.warnings.size(), 1u);
     EXPECT_NE(got.warnings[0].find("does less now"), std::string::npos) << got.warnings[0];
     EXPECT_NE(got.warnings[0].find("45% below"), std::string::npos) << got.warnings[0];  // 1 - 11 / 20
     // without a measured spread the band is 10%: 17 GB/s (15% below) warns
     b.next.spread.clear();
-    report::ceilings_request again;
+    profiler::ceilings_request again;
     again.recalibrate = true;
-    (void)report::obtain_ceilings(b, again);
+    (void)profiler::obtain_ceilings(b, again);
     b.checks = {spot(100, 17, 100)};
     b.spot_checks = 0;
-    got = report::obtain_ceilings(b, {});
+    got = profiler::obtain_ceilings(b, {});
     ASSERT_EQ(got.warnings.size(), 1u);
 }
 
@@ -398,18 +398,18 @@ TEST(CeilingsCache, ADisturbedMeasurementAfterASpotCheckKeepsTheCachedCeilings) 
     private_cache("more_then_disturbed");
     fake_backend b;
     b.next = machine();
-    const std::string fp = backends::device_fingerprint(b.device());
-    (void)report::obtain_ceilings(b, {});
+    const std::string fp = backend_api::device_fingerprint(b.device());
+    (void)profiler::obtain_ceilings(b, {});
     b.checks = {spot(100, 30, 100)};  // DRAM 30 against 20 cached: 50% above
     b.next.disturbed = true;
     b.next.disturbed_ceilings = {"copy"};
-    auto got = report::obtain_ceilings(b, {});
+    auto got = profiler::obtain_ceilings(b, {});
     EXPECT_EQ(b.measured, 2);
     EXPECT_FALSE(got.ceilings.disturbed);
     EXPECT_DOUBLE_EQ(got.ceilings.bandwidth_gbs, 20);
     ASSERT_TRUE(std::move(got).roofs_for_verdicts().has_value());
     bool said = false;
-    for (const auto& w : report::obtain_ceilings(b, {}).warnings) said = said || w.find("the cached ones are used") != std::string::npos;
+    for (const auto& w : profiler::obtain_ceilings(b, {}).warnings) said = said || w.find("the cached ones are used") != std::string::npos;
     EXPECT_TRUE(said);
-    EXPECT_TRUE(report::load_cached_ceilings(fp, false).has_value());
+    EXPECT_TRUE(profiler::load_cached_ceilings(fp, false).has_value());
 }

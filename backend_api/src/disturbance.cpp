@@ -1,4 +1,4 @@
-#include "ridgeline/backends/disturbance.hpp"
+#include "ridgeline/backend_api/disturbance.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include <cstring>
 #include <ctime>
 
-namespace ridgeline::backends {
+namespace ridgeline::backend_api {
 
 bool disturbance_accounting_off() {
     const char* e = std::getenv("RIDGELINE_DISTURBANCE");
@@ -224,4 +224,4 @@ std::string cpu_disturbance_meter::source() const {
     return stat_fd_ >= 0 ? "schedstat+steal" : "schedstat";
 }
 
-}  // namespace ridgeline::backends
+}  // namespace ridgeline::backend_api

@@ -1,6 +1,6 @@
-#include "ridgeline/backends/tensor.hpp"
+#include "ridgeline/backend_api/tensor.hpp"
 
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -10,7 +10,7 @@
 
 #include "ridgeline/core/error.hpp"
 
-namespace ridgeline::backends {
+namespace ridgeline::backend_api {
 
 std::string param_key(const core::layer& l, const std::string& param) {
     auto it = l.tied.find(param);
@@ -260,4 +260,4 @@ ceilings backend::measure_ceilings(const ceilings_options&) {
     throw unsupported("the " + name() + " backend does not measure ceilings");
 }
 
-}  // namespace ridgeline::backends
+}  // namespace ridgeline::backend_api

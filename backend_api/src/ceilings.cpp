@@ -1,4 +1,4 @@
-#include "ridgeline/backends/ceilings.hpp"
+#include "ridgeline/backend_api/ceilings.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "ridgeline/core/roofline.hpp"
 
-namespace ridgeline::backends {
+namespace ridgeline::backend_api {
 
 std::string_view to_string(ceilings_source s) {
     switch (s) {
@@ -332,7 +332,7 @@ void merge_ceilings(ceilings& now, const ceilings& earlier) {
     lower(now.dispatch_overhead_ms, earlier.dispatch_overhead_ms);
     lower(now.cold_dispatch_overhead_ms, earlier.cold_dispatch_overhead_ms);
     now.method["merged"] = "each compute and bandwidth ceiling is the higher of this measurement and the one of " +
-                           earlier.measured_at + ", each dispatch cost the lower (--recalibrate starts afresh)";
+                           earlier.measured_at + ", each dispatch cost the lower (a recalibration starts afresh)";
 }
 
 double sample_spread(const std::vector<double>& sample_ms) {
@@ -344,4 +344,4 @@ double sample_spread(const std::vector<double>& sample_ms) {
     return best > 0 ? (median - best) / best : 0.0;
 }
 
-}  // namespace ridgeline::backends
+}  // namespace ridgeline::backend_api

@@ -21,7 +21,7 @@
 //    sampling once `min_samples` exist ("max time"; noise_target_met says whether the target was reached), or
 //    when interrupted. The minimum number of samples is never cut short by the time budget.
 // 4. Other work: where the timer has a disturbance meter (device_timer::disturbance(): the CPU's per-thread
-//    stolen time, a GPU's clock), a sample that lost more than the rule allows (backends/disturbance.hpp) is
+//    stolen time, a GPU's clock), a sample that lost more than the rule allows (backend_api/disturbance.hpp) is
 //    disturbed: it is kept out of the statistics and replaced. `min_samples` counts clean samples; the
 //    budget `max_time_s` grows by the wall time of the disturbed samples, at most to twice itself. A
 //    measurement that cannot collect `min_samples` clean samples within that (and has taken at least as many
@@ -36,10 +36,10 @@
 #include <string_view>
 #include <vector>
 
-#include "ridgeline/backends/backend.hpp"
+#include "ridgeline/backend_api/backend.hpp"
 #include "ridgeline/core/stats.hpp"
 
-namespace ridgeline::backends {
+namespace ridgeline::backend_api {
 
 enum class cache_mode { hot, cold };
 std::string to_string(cache_mode m);
@@ -107,7 +107,7 @@ struct timing_result {
     std::int64_t calibration_runs = 0;  // runs of samples discarded for being shorter than the target
     bool noise_target_met = false;
     double sampling_time_s = 0;      // wall time spent sampling
-    backends::stop_reason stop_reason = backends::stop_reason::none;
+    backend_api::stop_reason stop_reason = backend_api::stop_reason::none;
     std::vector<double> sample_ms;   // per-run time of each sample, in order (clean samples only)
 
     // other work on the machine (4. above)
@@ -176,4 +176,4 @@ double sample_target_ns(const device_timer& timer, double meter_cost_ns = 0);
 /// Runs per sample so that one sample lasts at least the target (see above) given an estimate of one run.
 std::int64_t runs_per_sample(double run_estimate_ns, const device_timer& timer, double meter_cost_ns = 0);
 
-}  // namespace ridgeline::backends
+}  // namespace ridgeline::backend_api

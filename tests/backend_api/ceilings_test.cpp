@@ -1,13 +1,13 @@
-// The ceilings' arithmetic (backends/ceilings.hpp, docs/roofline.md): the compute roof is the highest measured
+// The ceilings' arithmetic (backend_api/ceilings.hpp, docs/roofline.md): the compute roof is the highest measured
 // compute ceiling, the bandwidth roof of a working set, the tolerances from the measured spread, merging.
 #include <gtest/gtest.h>
 
-#include "ridgeline/backends/ceilings.hpp"
+#include "ridgeline/backend_api/ceilings.hpp"
 
 #include <cmath>
 
 using namespace ridgeline;
-using backends::ceilings;
+using backend_api::ceilings;
 
 TEST(Ceilings, TheComputeRoofIsTheHighestMeasuredCeiling) {
     ceilings c;
@@ -15,7 +15,7 @@ TEST(Ceilings, TheComputeRoofIsTheHighestMeasuredCeiling) {
     c.fma_peak_gflops = {{"fp32", 236.0}};
     c.gemm_gflops = {{"fp32", 211.0}, {"bf16", 400.0}};
     c.spread = {{"fma_peak.fp32", 0.012}, {"gemm.bf16", 0.03}};
-    backends::finish_compute_roofs(c);
+    backend_api::finish_compute_roofs(c);
     EXPECT_DOUBLE_EQ(c.peak_gflops.at("fp32"), 236.0);
     EXPECT_DOUBLE_EQ(c.peak_gflops.at("bf16"), 400.0);
     EXPECT_NE(c.method.at("peak_gflops.fp32").find("FMA kernel"), std::string::npos);
@@ -134,10 +134,10 @@ TEST(Ceilings, BandwidthToleranceFromTheStreamSpreads) {
 
 TEST(Ceilings, SampleSpreadIsMedianOverBest) {
     // best 1.0, median 1.1: (1.1 - 1.0) / 1.0 = 0.1
-    EXPECT_NEAR(backends::sample_spread({1.2, 1.0, 1.1}), 0.1, 1e-12);
+    EXPECT_NEAR(backend_api::sample_spread({1.2, 1.0, 1.1}), 0.1, 1e-12);
     // an even count: the median is the mean of the middle two, (1.0 + 1.2) / 2 = 1.1 over the best 1.0
-    EXPECT_NEAR(backends::sample_spread({1.0, 1.0, 1.2, 1.3}), 0.1, 1e-12);
-    EXPECT_DOUBLE_EQ(backends::sample_spread({}), 0.0);
+    EXPECT_NEAR(backend_api::sample_spread({1.0, 1.0, 1.2, 1.3}), 0.1, 1e-12);
+    EXPECT_DOUBLE_EQ(backend_api::sample_spread({}), 0.0);
 }
 
 TEST(Ceilings, MergingKeepsTheHigherOfEachCeilingAndTheLowerDispatchCost) {
@@ -155,7 +155,7 @@ TEST(Ceilings, MergingKeepsTheHigherOfEachCeilingAndTheLowerDispatchCost) {
     now.bandwidth_gbs = 31;
     now.working_set_gbs = {{49'152, 400}, {786'432, 228}};
     now.dispatch_overhead_ms = 0.002;
-    backends::merge_ceilings(now, earlier);
+    backend_api::merge_ceilings(now, earlier);
     EXPECT_DOUBLE_EQ(now.peak_gflops.at("fp32"), 240);
     EXPECT_DOUBLE_EQ(now.fma_peak_by_isa_gflops.at("fp32 avx2"), 240);
     EXPECT_DOUBLE_EQ(now.triad_gbs, 40);
@@ -180,12 +180,12 @@ TEST(Ceilings, ImpossibleCeilingsAreRefused) {
     c.working_set_gbs = {{49'152, 400}, {201'326'592, 33}};
     c.dispatch_overhead_ms = 0.0009;
     c.last_level_cache_bytes = 33'554'432;
-    EXPECT_EQ(backends::implausible_ceilings(c), "");
+    EXPECT_EQ(backend_api::implausible_ceilings(c), "");
     // what a damaged or edited cache file holds: each one refused with what is wrong
     auto refused = [&](auto edit, const std::string& what) {
         ceilings e = c;
         edit(e);
-        const std::string why = backends::implausible_ceilings(e);
+        const std::string why = backend_api::implausible_ceilings(e);
         EXPECT_NE(why.find(what), std::string::npos) << "'" << why << "' does not name " << what;
     };
     refused([](ceilings& e) { e.peak_gflops["fp32"] = -5; }, "compute ceiling fp32");
@@ -226,5 +226,5 @@ TEST(Ceilings, ImpossibleCeilingsAreRefused) {
     refused([](ceilings& e) { e.cache_level_bytes = {1024}; },
             "the sweep's point at 49152 B, in the DRAM level (from 4096 B), reads 400 GB/s, above the DRAM roof 31 GB/s");
     c.cold_bandwidth_gbs = 0;  // not measured: allowed
-    EXPECT_EQ(backends::implausible_ceilings(c), "");
+    EXPECT_EQ(backend_api::implausible_ceilings(c), "");
 }

@@ -1,4 +1,4 @@
-#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/backend_api/timing.hpp"
 
 #include <algorithm>
 #include <ostream>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
-namespace ridgeline::backends {
+namespace ridgeline::backend_api {
 
 namespace {
 std::int64_t now_ns() {
@@ -221,4 +221,4 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
     return r;
 }
 
-}  // namespace ridgeline::backends
+}  // namespace ridgeline::backend_api

@@ -16,8 +16,8 @@ namespace {
 
 constexpr std::uint64_t seed = 20261201;
 
-std::unique_ptr<backends::backend>& cpu_backend() {
-    static std::unique_ptr<backends::backend> b = cpu::make_dnnl_backend(0);
+std::unique_ptr<backend_api::backend>& cpu_backend() {
+    static std::unique_ptr<backend_api::backend> b = cpu::make_dnnl_backend(0);
     return b;
 }
 
@@ -42,8 +42,8 @@ void expect_clean(const std::map<std::string, diff::op_tally>& tallies, double m
 /// The layer on arange(16) as 1x1x4x4 on the CPU backend (outputs poisoned first): its output values.
 std::vector<float> on_arange16(const std::string& layer) {
     const auto g = diff::graph_of({layer, {core::shape{1, 1, 4, 4}}}, core::dtype::fp32);
-    backends::graph_data data;
-    backends::host_tensor x{core::shape{1, 1, 4, 4}, {}};
+    backend_api::graph_data data;
+    backend_api::host_tensor x{core::shape{1, 1, 4, 4}, {}};
     for (int i = 0; i < 16; ++i) x.data.push_back(static_cast<float>(i));
     data.tensors["input"] = x;
     auto prep = cpu_backend()->prepare(g, data);

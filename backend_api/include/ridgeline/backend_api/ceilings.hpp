@@ -11,7 +11,7 @@
 
 #include "ridgeline/core/dtype.hpp"
 
-namespace ridgeline::backends {
+namespace ridgeline::backend_api {
 
 /// The most cache levels a ceilings file may list (a CPU has 3 or 4, a GPU 1 or 2).
 inline constexpr std::size_t max_cache_levels = 8;
@@ -173,4 +173,4 @@ struct device_info;
 /// versions and settings in its details (so a new driver or library measures again).
 std::string device_fingerprint(const device_info& d);
 
-}  // namespace ridgeline::backends
+}  // namespace ridgeline::backend_api

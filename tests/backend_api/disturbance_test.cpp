@@ -1,4 +1,4 @@
-// Disturbed samples (backends/disturbance.hpp, docs/timing.md): the rule and the /proc parsers on synthetic
+// Disturbed samples (backend_api/disturbance.hpp, docs/timing.md): the rule and the /proc parsers on synthetic
 // accounting, and the timing protocol replacing disturbed samples, with a fake timer whose meter reports
 // what a scripted neighbour took.
 #include <gtest/gtest.h>
@@ -8,10 +8,10 @@
 #include <string>
 #include <thread>
 
-#include "ridgeline/backends/disturbance.hpp"
-#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/backend_api/disturbance.hpp"
+#include "ridgeline/backend_api/timing.hpp"
 
-using namespace ridgeline::backends;
+using namespace ridgeline::backend_api;
 
 TEST(Disturbance, TheRuleIsFivePercentOfTheSampleLost) {
     // a 1 ms sample one of whose threads waited 0.04 ms in the run queue lost 4%: clean; 0.06 ms (6%): disturbed

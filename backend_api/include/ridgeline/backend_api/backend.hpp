@@ -8,8 +8,8 @@
 //   prepared.poison_outputs(); run(); outputs()  -> verification against the reference
 //   timer().start(); run() x N; timer().stop_ms() -> timing samples
 //
-// Errors: prepare() throws backends::unsupported for a problem the backend declines, and
-// backends::backend_error (or std::bad_alloc) for a failure; the Profiler records either against the
+// Errors: prepare() throws backend_api::unsupported for a problem the backend declines, and
+// backend_api::backend_error (or std::bad_alloc) for a failure; the Profiler records either against the
 // layer and goes on.
 
 #include <atomic>
@@ -23,13 +23,13 @@
 #include <utility>
 #include <vector>
 
-#include "ridgeline/backends/ceilings.hpp"
-#include "ridgeline/backends/disturbance.hpp"
-#include "ridgeline/backends/tensor.hpp"
+#include "ridgeline/backend_api/ceilings.hpp"
+#include "ridgeline/backend_api/disturbance.hpp"
+#include "ridgeline/backend_api/tensor.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/model.hpp"
 
-namespace ridgeline::backends {
+namespace ridgeline::backend_api {
 
 /// The answer of supports(): supported, or not with the reason ("bf16 needs AVX512-BF16 or AMX").
 struct support {
@@ -81,7 +81,7 @@ public:
     /// Cost of one start()/stop_ms() pair around no work (ns), measured at start-up.
     [[nodiscard]] virtual double overhead_ns() const = 0;
     [[nodiscard]] virtual std::string name() const = 0;
-    /// What tells a disturbed sample on this clock's device (backends/disturbance.hpp): the CPU's per-thread
+    /// What tells a disturbed sample on this clock's device (backend_api/disturbance.hpp): the CPU's per-thread
     /// stolen time, a GPU's clock. Null where nothing can tell (then no sample is ever called disturbed).
     virtual disturbance_meter* disturbance() { return nullptr; }
 };
@@ -202,4 +202,4 @@ public:
     virtual void pop_range() {}
 };
 
-}  // namespace ridgeline::backends
+}  // namespace ridgeline::backend_api

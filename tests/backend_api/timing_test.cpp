@@ -6,10 +6,10 @@
 #include <random>
 #include <vector>
 
-#include "ridgeline/backends/timing.hpp"
+#include "ridgeline/backend_api/timing.hpp"
 #include "ridgeline/core/stats.hpp"
 
-using namespace ridgeline::backends;
+using namespace ridgeline::backend_api;
 
 namespace {
 

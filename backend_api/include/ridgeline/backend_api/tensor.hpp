@@ -11,7 +11,7 @@
 #include "ridgeline/core/model.hpp"
 #include "ridgeline/core/shape.hpp"
 
-namespace ridgeline::backends {
+namespace ridgeline::backend_api {
 
 struct host_tensor {
     core::shape dims;
@@ -55,4 +55,4 @@ graph_data make_graph_data(const core::model_analysis& graph, core::dtype dt, st
 /// the layer reads what it reads in the model (and what its `bytes` count, docs/conventions.md).
 core::model_analysis single_layer_graph(const core::layer_analysis& l, const core::model_analysis& parent);
 
-}  // namespace ridgeline::backends
+}  // namespace ridgeline::backend_api

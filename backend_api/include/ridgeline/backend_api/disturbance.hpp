@@ -16,7 +16,7 @@
 // lengthened by at least that much), or when the GPU's clock ran below `throttled_clock_fraction` of its
 // default. The longest, not the sum over threads: on a machine of 64 threads, each thread's wake-up from an
 // idle CPU (tens of us) would add up to milliseconds that delay nobody. Disturbed samples are kept out of the
-// statistics and replaced (backends::measure).
+// statistics and replaced (backend_api::measure).
 
 #include <cstdint>
 #include <optional>
@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ridgeline::backends {
+namespace ridgeline::backend_api {
 
 /// A sample is disturbed when lost_ms() > disturbed_lost_fraction x wall_ms. 5%: well above what a quiet
 /// machine's kernel threads take from a sample (measured: docs/timing.md), and well below a scheduler time
@@ -135,4 +135,4 @@ std::optional<std::pair<std::int64_t, std::int64_t>> parse_schedstat(std::string
 /// Steal ticks (USER_HZ) of each of the given CPUs, in their order, from the text of /proc/stat; 0 where absent.
 std::vector<std::int64_t> parse_steal_ticks(std::string_view proc_stat, const std::vector<int>& cpus);
 
-}  // namespace ridgeline::backends
+}  // namespace ridgeline::backend_api
