@@ -27,8 +27,8 @@ struct predict_command {
     /// With a model given, the report must be of it: same layers, same counts (a report of another model or
     /// input would predict the wrong thing without a word).
     void check_model(const report::compare_run& source) const {
-        const auto& j = source.report;
-        const std::string dtype = j.value("dtype", std::string("fp32"));
+        const report::profile_record& j = source.report;
+        const std::string& dtype = j.dtype;
         if (dtype_given && model.dtype != dtype)
             throw usage_error("predict: --dtype " + model.dtype + ", but \"" + from + "\" was profiled in " + dtype +
                               " (a prediction keeps the source's data type)");
@@ -41,36 +41,36 @@ struct predict_command {
             return;
         }
         // built-in models and layer strings are named the same everywhere (file paths may not be)
-        const std::string theirs = j.value("source", std::string()), ours = model.source();
+        const std::string ours = model.source();
         const bool named = ours.rfind("zoo:", 0) == 0 || ours.rfind("layer:", 0) == 0;
-        if (named && !theirs.empty() && theirs != ours)
-            throw core::error("predict: \"" + from + "\" profiles " + theirs + ", not " + ours);
+        if (named && !j.source.empty() && j.source != ours)
+            throw core::error("predict: \"" + from + "\" profiles " + j.source + ", not " + ours);
         const built_model m = model.build();
         const core::model_analysis a = core::analyze(m.model, core::parse_dtype(dtype));
         std::map<std::string, const core::layer_analysis*> by_name;
         for (const auto& l : a.layers) by_name[l.layer.name] = &l;
         const std::string what = model.source();
+        const std::string theirs = j.source.empty() ? std::string("?") : j.source;
         std::set<std::string> in_report;
-        for (const auto& l : j["layers"]) in_report.insert(l.value("name", std::string()));
+        for (const auto& l : j.layers) in_report.insert(l.name);
         for (const auto& l : a.layers)
             if (!in_report.count(l.layer.name))
                 throw core::error("predict: " + what + " has the layer \"" + l.layer.name + "\", which \"" + from +
-                                         "\" does not (the report profiles " + j.value("source", std::string("?")) + ")");
-        for (const auto& l : j["layers"]) {
-            const std::string name = l.value("name", std::string());
-            auto it = by_name.find(name);
+                                  "\" does not (the report profiles " + theirs + ")");
+        for (const auto& l : j.layers) {
+            auto it = by_name.find(l.name);
             if (it == by_name.end())
-                throw core::error("predict: \"" + from + "\" has the layer \"" + name + "\", which " + what +
-                                         " does not (the report profiles " + j.value("source", std::string("?")) + ")");
+                throw core::error("predict: \"" + from + "\" has the layer \"" + l.name + "\", which " + what +
+                                  " does not (the report profiles " + theirs + ")");
             for (const char* k : {"flops", "bytes"}) {
-                const std::int64_t mine = std::string(k) == "flops" ? it->second->cost.flops : it->second->cost.bytes;
-                if (!l.contains(k) || !l[k].is_number_integer() || l[k].get<std::int64_t>() != mine)
-                    throw core::error("predict: layer \"" + name + "\" has " +
-                                             (l.contains(k) ? l[k].dump() : std::string("no")) + " " + k + " in \"" + from +
-                                             "\" but " + std::to_string(mine) + " in " + what +
-                                             " (another input, batch or model; the report profiles " +
-                                             j.value("source", std::string("?")) +
-                                             (j.contains("batch") ? ", batch " + j["batch"].dump() : std::string()) + ")");
+                const bool flops = std::string(k) == "flops";
+                const std::int64_t mine = flops ? it->second->cost.flops : it->second->cost.bytes;
+                const std::int64_t in_file = flops ? l.flops : l.bytes;
+                if (in_file != mine)
+                    throw core::error("predict: layer \"" + l.name + "\" has " + std::to_string(in_file) + " " + k +
+                                      " in \"" + from + "\" but " + std::to_string(mine) + " in " + what +
+                                      " (another input, batch or model; the report profiles " + theirs +
+                                      (j.batch ? ", batch " + std::to_string(*j.batch) : std::string()) + ")");
             }
         }
     }
@@ -85,7 +85,7 @@ struct predict_command {
             throw usage_error("predict needs --to TARGET: a ceilings JSON file, a profile JSON from the target, or a "
                               "datasheet entry (--list-targets)");
         const report::compare_run source = report::load_run(from);
-        if (source.report.value("schema", std::string()) == "ridgeline.prediction/1")
+        if (source.report.prediction)
             throw core::error("predict --from: \"" + from + "\" is a prediction; predict from a measured profile report");
         dtype_given = sub_ && sub_->count("--dtype") > 0;
         check_model(source);

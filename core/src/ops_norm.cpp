@@ -16,6 +16,25 @@ double read_eps(attribute_reader& r, double fallback) {
     }
     return eps;
 }
+
+/// normalized_shape as nn.LayerNorm and nn.RMSNorm take it: each dimension >= 1, their product within int64.
+void check_normalized_shape(attribute_reader& r, const std::vector<std::int64_t>& dims) {
+    for (auto d : dims)
+        if (d < 1) r.fail("normalized_shape", "has dimension " + std::to_string(d) + ", every dimension must be >= 1");
+    (void)shape(dims).numel();
+}
+
+/// The input, once its trailing dimensions are `normalized` (a norm's output has its input's shape).
+shape normalized_input(const shapes& in, const std::vector<std::int64_t>& normalized, const std::string& where) {
+    const shape& x = in.at(0);
+    const std::size_t k = normalized.size();
+    bool ok = x.rank() >= k;
+    for (std::size_t i = 0; ok && i < k; ++i) ok = x[x.rank() - k + i] == normalized[i];
+    if (!ok)
+        fail(where, "normalized_shape " + shape(normalized).to_string() +
+                        " does not match the trailing dimensions of the input " + x.to_string());
+    return x;
+}
 }  // namespace
 
 // ------------------------------------------------------------------ batch_norm2d
@@ -69,9 +88,7 @@ layer_norm layer_norm::read(attribute_reader& r) {
     l.elementwise_affine = r.get_bool("elementwise_affine", true);
     l.bias = r.get_bool("bias", true);
     if (!l.elementwise_affine) l.bias = false;  // as nn.LayerNorm: no affine parameters, no bias either
-    for (auto d : l.normalized_shape)
-        if (d < 1) r.fail("normalized_shape", "has dimension " + std::to_string(d) + ", every dimension must be >= 1");
-    (void)shape(l.normalized_shape).numel();
+    check_normalized_shape(r, l.normalized_shape);
     return l;
 }
 
@@ -83,14 +100,7 @@ void layer_norm::write(attribute_writer& w) const {
 }
 
 shape layer_norm::infer(const shapes& in, const std::string& where) const {
-    const shape& x = in.at(0);
-    const std::size_t k = normalized_shape.size();
-    bool ok = x.rank() >= k;
-    for (std::size_t i = 0; ok && i < k; ++i) ok = x[x.rank() - k + i] == normalized_shape[i];
-    if (!ok)
-        fail(where, "normalized_shape " + shape(normalized_shape).to_string() +
-                        " does not match the trailing dimensions of the input " + x.to_string());
-    return x;
+    return normalized_input(in, normalized_shape, where);
 }
 
 std::vector<param_spec> layer_norm::parameters() const {
@@ -114,9 +124,7 @@ rms_norm rms_norm::read(attribute_reader& r) {
     n.eps = read_eps(r, 1e-6);
     n.elementwise_affine = r.get_bool("elementwise_affine", true);
     if (n.normalized_shape.empty()) r.fail("normalized_shape", "is empty: it names at least one trailing dimension");
-    for (auto d : n.normalized_shape)
-        if (d < 1) r.fail("normalized_shape", "has dimension " + std::to_string(d) + ", every dimension must be >= 1");
-    (void)shape(n.normalized_shape).numel();
+    check_normalized_shape(r, n.normalized_shape);
     return n;
 }
 
@@ -127,14 +135,7 @@ void rms_norm::write(attribute_writer& w) const {
 }
 
 shape rms_norm::infer(const shapes& in, const std::string& where) const {
-    const shape& x = in.at(0);
-    const std::size_t k = normalized_shape.size();
-    bool ok = x.rank() >= k;
-    for (std::size_t i = 0; ok && i < k; ++i) ok = x[x.rank() - k + i] == normalized_shape[i];
-    if (!ok)
-        fail(where, "normalized_shape " + shape(normalized_shape).to_string() +
-                        " does not match the trailing dimensions of the input " + x.to_string());
-    return x;
+    return normalized_input(in, normalized_shape, where);
 }
 
 std::vector<param_spec> rms_norm::parameters() const {

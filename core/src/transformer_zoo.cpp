@@ -12,85 +12,61 @@ namespace {
 using i64 = std::int64_t;
 using tf = transformer_family;
 
-transformer_config bert(const std::string& name, i64 hidden, i64 layers, i64 heads, const std::string& source) {
-    transformer_config c;
-    c.family = tf::bert;
-    c.name = name;
-    c.vocab_size = 30522;
-    c.hidden_size = hidden;
-    c.num_layers = layers;
-    c.num_heads = heads;
-    c.num_kv_heads = heads;
-    c.head_dim = hidden / heads;
-    c.intermediate_size = 4 * hidden;
-    c.max_position_embeddings = 512;
-    c.hidden_act = "gelu";
-    c.norm_eps = 1e-12;
-    c.pre_norm = false;
-    c.tie_word_embeddings = false;
-    c.source = source;
-    return c;
-}
-
-transformer_config gpt2(const std::string& name, i64 hidden, i64 layers, i64 heads, i64 positions,
-                        const std::string& source) {
-    transformer_config c;
-    c.family = tf::gpt2;
-    c.name = name;
-    c.vocab_size = 50257;
-    c.hidden_size = hidden;
-    c.num_layers = layers;
-    c.num_heads = heads;
-    c.num_kv_heads = heads;
-    c.head_dim = hidden / heads;
-    c.intermediate_size = 4 * hidden;  // n_inner: null
-    c.max_position_embeddings = positions;
-    c.hidden_act = "gelu_new";
-    c.norm_eps = 1e-5;
-    c.source = source;
-    return c;
-}
-
-transformer_config opt(const std::string& name, i64 hidden, i64 layers, i64 heads, i64 ffn, i64 wep, bool pre_norm,
-                       const std::string& source) {
-    transformer_config c;
-    c.family = tf::opt;
-    c.name = name;
-    c.vocab_size = 50272;
-    c.hidden_size = hidden;
-    c.num_layers = layers;
-    c.num_heads = heads;
-    c.num_kv_heads = heads;
-    c.head_dim = hidden / heads;
-    c.intermediate_size = ffn;
-    c.max_position_embeddings = 2048;
-    c.word_embed_proj_dim = wep;
-    c.pre_norm = pre_norm;
-    c.hidden_act = "relu";
-    c.norm_eps = 1e-5;
-    c.source = source;
-    return c;
-}
-
-transformer_config llama(const std::string& name, tf family, i64 vocab, i64 hidden, i64 ffn, i64 layers, i64 heads,
-                         i64 kv_heads, i64 positions, double eps, double theta, bool tied, const std::string& source) {
+/// What every family sets alike: the sizes, the heads (head_dim = hidden / heads, as each config class derives it
+/// when the key is absent) and the source.
+transformer_config sized(tf family, const std::string& name, i64 vocab, i64 hidden, i64 layers, i64 heads, i64 kv_heads,
+                         i64 ffn, i64 positions, const std::string& source) {
     transformer_config c;
     c.family = family;
     c.name = name;
     c.vocab_size = vocab;
     c.hidden_size = hidden;
-    c.intermediate_size = ffn;
     c.num_layers = layers;
     c.num_heads = heads;
     c.num_kv_heads = kv_heads;
     c.head_dim = hidden / heads;
+    c.intermediate_size = ffn;
     c.max_position_embeddings = positions;
+    c.source = source;
+    return c;
+}
+
+transformer_config bert(const std::string& name, i64 hidden, i64 layers, i64 heads, const std::string& source) {
+    transformer_config c = sized(tf::bert, name, 30522, hidden, layers, heads, heads, 4 * hidden, 512, source);
+    c.hidden_act = "gelu";
+    c.norm_eps = 1e-12;
+    c.pre_norm = false;
+    c.tie_word_embeddings = false;
+    return c;
+}
+
+transformer_config gpt2(const std::string& name, i64 hidden, i64 layers, i64 heads, i64 positions,
+                        const std::string& source) {
+    // n_inner: null, so 4 x n_embd
+    transformer_config c = sized(tf::gpt2, name, 50257, hidden, layers, heads, heads, 4 * hidden, positions, source);
+    c.hidden_act = "gelu_new";
+    c.norm_eps = 1e-5;
+    return c;
+}
+
+transformer_config opt(const std::string& name, i64 hidden, i64 layers, i64 heads, i64 ffn, i64 wep, bool pre_norm,
+                       const std::string& source) {
+    transformer_config c = sized(tf::opt, name, 50272, hidden, layers, heads, heads, ffn, 2048, source);
+    c.word_embed_proj_dim = wep;
+    c.pre_norm = pre_norm;
+    c.hidden_act = "relu";
+    c.norm_eps = 1e-5;
+    return c;
+}
+
+transformer_config llama(const std::string& name, tf family, i64 vocab, i64 hidden, i64 ffn, i64 layers, i64 heads,
+                         i64 kv_heads, i64 positions, double eps, double theta, bool tied, const std::string& source) {
+    transformer_config c = sized(family, name, vocab, hidden, layers, heads, kv_heads, ffn, positions, source);
     c.norm_eps = eps;
     c.rope.theta = theta;
     c.tie_word_embeddings = tied;
     c.hidden_act = "silu";
     c.qkv_bias = c.o_bias = c.mlp_bias = false;
-    c.source = source;
     return c;
 }
 

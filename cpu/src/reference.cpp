@@ -472,7 +472,9 @@ std::pair<i64, i64> taps_inside(i64 start, i64 k, i64 d, i64 n) {
     return {first, std::max(first, last)};
 }
 
-host_tensor forward(const core::max_pool2d& op, const layer_io& io) {
+/// A pooling over NCHW planes: every output element of every plane is `value(plane's input, oh, ow)`.
+template <class Value>
+host_tensor pool_planes(const layer_io& io, Value value) {
     const host_tensor& in = io.input(0);
     host_tensor out = io.make_output();
     const i64 height = in.dims[2], width = in.dims[3];
@@ -481,62 +483,52 @@ host_tensor forward(const core::max_pool2d& op, const layer_io& io) {
     for (i64 p = 0; p < planes; ++p) {
         const float* xp = in.data.data() + p * height * width;
         float* yp = out.data.data() + p * out_h * out_w;
-        for (i64 oh = 0; oh < out_h; ++oh) {
-            for (i64 ow = 0; ow < out_w; ++ow) {
-                double m = -std::numeric_limits<double>::infinity();  // a window of padding only: -inf (PyTorch)
-                const i64 h0 = oh * op.stride.h - op.padding.h, w0 = ow * op.stride.w - op.padding.w;
-                const auto [kh0, kh1] = taps_inside(h0, op.kernel_size.h, op.dilation.h, height);
-                const auto [kw0, kw1] = taps_inside(w0, op.kernel_size.w, op.dilation.w, width);
-                for (i64 kh = kh0; kh < kh1; ++kh) {
-                    const i64 ih = h0 + kh * op.dilation.h;
-                    for (i64 kw = kw0; kw < kw1; ++kw) {
-                        const double v = xp[ih * width + w0 + kw * op.dilation.w];
-                        if (v > m || std::isnan(v)) m = v;
-                    }
-                }
-                yp[oh * out_w + ow] = static_cast<float>(m);
-            }
-        }
+        for (i64 oh = 0; oh < out_h; ++oh)
+            for (i64 ow = 0; ow < out_w; ++ow) yp[oh * out_w + ow] = value(xp, oh, ow);
     }
     return out;
+}
+
+host_tensor forward(const core::max_pool2d& op, const layer_io& io) {
+    const i64 height = io.input(0).dims[2], width = io.input(0).dims[3];
+    return pool_planes(io, [&](const float* xp, i64 oh, i64 ow) {
+        double m = -std::numeric_limits<double>::infinity();  // a window of padding only: -inf (PyTorch)
+        const i64 h0 = oh * op.stride.h - op.padding.h, w0 = ow * op.stride.w - op.padding.w;
+        const auto [kh0, kh1] = taps_inside(h0, op.kernel_size.h, op.dilation.h, height);
+        const auto [kw0, kw1] = taps_inside(w0, op.kernel_size.w, op.dilation.w, width);
+        for (i64 kh = kh0; kh < kh1; ++kh) {
+            const i64 ih = h0 + kh * op.dilation.h;
+            for (i64 kw = kw0; kw < kw1; ++kw) {
+                const double v = xp[ih * width + w0 + kw * op.dilation.w];
+                if (v > m || std::isnan(v)) m = v;
+            }
+        }
+        return static_cast<float>(m);
+    });
 }
 
 /// torch.nn.AvgPool2d, as aten/src/ATen/native/cpu/AvgPoolKernel.cpp: the window [h0, h0 + k) is first
 /// clipped to the padded input [-pad, H + pad) (its size is the count_include_pad divisor), then to the
 /// input [0, H) (the sum, and the divisor without count_include_pad). An empty window gives 0.
 host_tensor forward(const core::avg_pool2d& op, const layer_io& io) {
-    const host_tensor& in = io.input(0);
-    host_tensor out = io.make_output();
-    const i64 height = in.dims[2], width = in.dims[3];
-    const i64 out_h = out.dims[2], out_w = out.dims[3];
-    const i64 planes = in.dims[0] * in.dims[1];
-    for (i64 p = 0; p < planes; ++p) {
-        const float* xp = in.data.data() + p * height * width;
-        float* yp = out.data.data() + p * out_h * out_w;
-        for (i64 oh = 0; oh < out_h; ++oh) {
-            for (i64 ow = 0; ow < out_w; ++ow) {
-                i64 h0 = oh * op.stride.h - op.padding.h;
-                i64 w0 = ow * op.stride.w - op.padding.w;
-                i64 h1 = std::min(h0 + op.kernel_size.h, height + op.padding.h);
-                i64 w1 = std::min(w0 + op.kernel_size.w, width + op.padding.w);
-                const i64 padded_count = (h1 - h0) * (w1 - w0);
-                h0 = std::max<i64>(h0, 0);
-                w0 = std::max<i64>(w0, 0);
-                h1 = std::min(h1, height);
-                w1 = std::min(w1, width);
-                if (h0 >= h1 || w0 >= w1) {
-                    yp[oh * out_w + ow] = 0.0F;
-                    continue;
-                }
-                double sum = 0;
-                for (i64 ih = h0; ih < h1; ++ih)
-                    for (i64 iw = w0; iw < w1; ++iw) sum += xp[ih * width + iw];
-                const i64 divisor = op.count_include_pad ? padded_count : (h1 - h0) * (w1 - w0);
-                yp[oh * out_w + ow] = static_cast<float>(sum / static_cast<double>(divisor));
-            }
-        }
-    }
-    return out;
+    const i64 height = io.input(0).dims[2], width = io.input(0).dims[3];
+    return pool_planes(io, [&](const float* xp, i64 oh, i64 ow) {
+        i64 h0 = oh * op.stride.h - op.padding.h;
+        i64 w0 = ow * op.stride.w - op.padding.w;
+        i64 h1 = std::min(h0 + op.kernel_size.h, height + op.padding.h);
+        i64 w1 = std::min(w0 + op.kernel_size.w, width + op.padding.w);
+        const i64 padded_count = (h1 - h0) * (w1 - w0);
+        h0 = std::max<i64>(h0, 0);
+        w0 = std::max<i64>(w0, 0);
+        h1 = std::min(h1, height);
+        w1 = std::min(w1, width);
+        if (h0 >= h1 || w0 >= w1) return 0.0F;
+        double sum = 0;
+        for (i64 ih = h0; ih < h1; ++ih)
+            for (i64 iw = w0; iw < w1; ++iw) sum += xp[ih * width + iw];
+        const i64 divisor = op.count_include_pad ? padded_count : (h1 - h0) * (w1 - w0);
+        return static_cast<float>(sum / static_cast<double>(divisor));
+    });
 }
 
 /// torch.nn.AdaptiveAvgPool2d: output i averages input [floor(i*H/out), ceil((i+1)*H/out)), both axes.

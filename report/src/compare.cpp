@@ -13,127 +13,8 @@
 #include "ridgeline/report/ceilings.hpp"
 #include "ridgeline/report/format.hpp"
 #include "ridgeline/report/predict.hpp"
-#include "report_json.hpp"
 
 namespace ridgeline::report {
-
-using detail::disturbed;
-using detail::num;
-using detail::str;
-using detail::end_to_end_ms;
-
-namespace {
-// a time beyond this (11.6 days per layer) is not a measurement: a hand-edited or corrupted report
-constexpr double max_time_ms = 1e9;
-
-/// Every string value below `j` through core::printable (the depth is bounded: core::check_json_text).
-void sanitize_strings(nlohmann::json& j) {
-    if (j.is_string()) {
-        j = core::printable(j.get_ref<const std::string&>());
-    } else if (j.is_structured()) {
-        for (auto& v : j) sanitize_strings(v);
-    }
-}
-
-/// Every field compare and predict read has the type a profile report gives it (docs/json-schema.md), so a
-/// hand-edited or foreign file fails here with the field's path rather than deep inside with a JSON library error.
-void check_fields(const std::string& path, const nlohmann::json& j) {
-    auto expect = [&](bool ok, const std::string& where, const char* what, const nlohmann::json& got) {
-        if (ok) return;
-        // the type, or the value when it is a scalar (never dump() a container: it may be nested 100,000 deep)
-        std::string shown = got.is_primitive() ? got.dump() : std::string(got.type_name());
-        if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
-        throw core::error("\"" + path + "\": " + where + ": expected " + what + ", got " + shown);
-    };
-    for (const char* k : {"model", "dtype", "source"})
-        if (j.contains(k)) expect(j[k].is_string(), std::string("$.") + k, "a string", j[k]);
-    if (j.contains("dtype")) {
-        const nlohmann::json& d = j["dtype"];
-        expect(d == "fp32" || d == "tf32" || d == "fp16" || d == "bf16", "$.dtype", "fp32, tf32, fp16 or bf16", d);
-    }
-    // a time is a positive, finite number of milliseconds, at most max_time_ms: anything else was not measured
-    auto expect_time = [&](const nlohmann::json& v, const std::string& where) {
-        expect(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0 && v.get<double>() <= max_time_ms,
-               where, "a positive number of milliseconds (at most 1e9)", v);
-    };
-    if (j.contains("batch")) expect(j["batch"].is_number_integer(), "$.batch", "an integer", j["batch"]);
-    if (j.contains("pass") && !j["pass"].is_null()) {  // a transformer's pass: compare keeps to one, predict copies it
-        const auto& p = j["pass"];
-        expect(p.is_object(), "$.pass", "an object or null", p);
-        const nlohmann::json phase = p.value("phase", nlohmann::json(nullptr));
-        expect(phase == "prefill" || phase == "decode", "$.pass.phase", "\"prefill\" or \"decode\"", phase);
-        for (const char* k : {"batch", "seq", "kv_len", "kv_cache_bytes"})
-            if (p.contains(k))
-                expect(p[k].is_number_integer() && p[k].get<std::int64_t>() >= 0, std::string("$.pass.") + k,
-                       "an integer >= 0", p[k]);
-        // the pass's length: a prefill's tokens, a decode step's cache (a pass without it would read as 0 tokens)
-        const char* length = phase == "decode" ? "kv_len" : "seq";
-        expect(p.contains(length), std::string("$.pass.") + length, "an integer >= 0 (the pass's length)",
-               p.value(length, nlohmann::json(nullptr)));
-    }
-    if (j.contains("end_to_end")) {
-        expect(j["end_to_end"].is_object(), "$.end_to_end", "an object", j["end_to_end"]);
-        const auto& e = j["end_to_end"];
-        if (e.contains("time") && !e["time"].is_null()) {
-            expect(e["time"].is_object(), "$.end_to_end.time", "an object or null", e["time"]);
-            expect_time(e["time"].contains("median_ms") ? e["time"]["median_ms"] : nlohmann::json(nullptr),
-                        "$.end_to_end.time.median_ms");
-        }
-    }
-    if (j.contains("device") && j["device"].is_object())
-        for (const char* k : {"name", "backend"})
-            if (j["device"].contains(k))
-                expect(j["device"][k].is_string(), std::string("$.device.") + k, "a string", j["device"][k]);
-    if (j.contains("timing")) expect(j["timing"].is_object(), "$.timing", "an object", j["timing"]);
-    if (j.contains("device")) {
-        const auto& d = j["device"];
-        expect(d.is_object(), "$.device", "an object", d);
-        if (d.contains("threads"))
-            expect(d["threads"].is_number_integer() && d["threads"].get<std::int64_t>() >= 0 &&
-                       d["threads"].get<std::int64_t>() <= 4096,
-                   "$.device.threads", "an integer from 0 to 4096", d["threads"]);
-        if (d.contains("ceilings")) {
-            const auto& ce = d["ceilings"];
-            expect(ce.is_object(), "$.device.ceilings", "an object", ce);
-            if (ce.contains("peak_gflops")) {
-                expect(ce["peak_gflops"].is_object(), "$.device.ceilings.peak_gflops", "an object", ce["peak_gflops"]);
-                for (auto it = ce["peak_gflops"].begin(); it != ce["peak_gflops"].end(); ++it)
-                    expect(it.value().is_number(), "$.device.ceilings.peak_gflops." + it.key(), "a number", it.value());
-            }
-        }
-    }
-    for (std::size_t i = 0; i < j["layers"].size(); ++i) {
-        const auto& l = j["layers"][i];
-        const std::string at = "$.layers[" + std::to_string(i) + "]";
-        expect(l.is_object(), at, "an object", l);
-        // counts are non-negative integers that fit in int64 (the report writes them so)
-        for (const char* k : {"flops", "bytes", "macs", "executed_macs"})
-            if (l.contains(k) && !l[k].is_null())
-                expect(l[k].is_number() && std::isfinite(l[k].get<double>()) && l[k].get<double>() >= 0 &&
-                           l[k].get<double>() < 9.2e18,
-                       at + "." + k, "a count (a non-negative integer below 2^63)", l[k]);
-        expect(l.contains("name") && l["name"].is_string(), at + ".name", "a string", l.value("name", nlohmann::json(nullptr)));
-        if (l.contains("bound")) expect(l["bound"].is_string() || l["bound"].is_null(), at + ".bound", "a string or null", l["bound"]);
-        if (l.contains("roofs")) {
-            expect(l["roofs"].is_object() || l["roofs"].is_null(), at + ".roofs", "an object or null", l["roofs"]);
-            if (l["roofs"].is_object())
-                for (const char* k : {"compute_gflops", "bandwidth_gbs"})
-                    if (l["roofs"].contains(k))
-                        expect(l["roofs"][k].is_number(), at + ".roofs." + k, "a number", l["roofs"][k]);
-        }
-        if (l.contains("time")) {
-            const auto& t = l["time"];
-            expect(t.is_object() || t.is_null(), at + ".time", "an object or null", t);
-            if (t.is_object() && t.contains("disturbed"))
-                expect(t["disturbed"].is_boolean(), at + ".time.disturbed", "true or false", t["disturbed"]);
-            if (t.is_object())
-                for (const char* k : {"median_ms", "ci95_low_ms", "ci95_high_ms"})
-                    expect_time(t.contains(k) ? t[k] : nlohmann::json(nullptr), at + ".time." + k);
-        }
-    }
-}
-
-}  // namespace
 
 std::string_view to_string(compare_verdict v) {
     switch (v) {
@@ -161,39 +42,27 @@ std::string speedup_cell(const nlohmann::json& run) {
 }
 }  // namespace
 
+compare_run::compare_run(std::string l, profile_record r) : label(std::move(l)), report(std::move(r)) {}
+
+compare_run::compare_run(std::string l, const nlohmann::json& r)
+    : label(std::move(l)), report(profile_from_json(r, "\"" + label + "\"")) {}
+
 compare_run load_run(const std::string& path) {
-    const std::string text = core::read_regular_file(path, "\"" + path + "\"");
-    compare_run r;
-    core::check_json_text(text, "\"" + core::printable(path) + "\"");
+    const std::string where = "\"" + core::printable(path) + "\"";
+    const std::string text = core::read_regular_file(path, where);
+    core::check_json_text(text, where);
+    nlohmann::json j;
     try {
-        r.report = nlohmann::json::parse(text);
+        j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
-        throw core::error("\"" + path + "\" is not valid JSON: " + core::without_json_exception_tag(e.what()));
+        throw core::error(where + " is not valid JSON: " + core::without_json_exception_tag(e.what()));
     }
-    const bool prediction = str(r.report, "schema") == "ridgeline.prediction/1";
-    if (!prediction && str(r.report, "schema").rfind("ridgeline.profile/", 0) != 0)
-        throw core::error("\"" + path + "\" is not a ridgeline profile report (schema \"" + str(r.report, "schema") +
-                                 "\"; write one with `ridgeline profile --format json --output FILE`)");
-    if (const std::string schema = str(r.report, "schema");
-        !prediction && schema != "ridgeline.profile/1" && schema != "ridgeline.profile/2")
-        throw core::error("\"" + path + "\" is a profile report of a schema this ridgeline does not know (\"" +
-                                 schema + "\"; it reads ridgeline.profile/1 and /2)");
-    if (!r.report.contains("layers") || !r.report["layers"].is_array())
-        throw core::error("\"" + path + "\" has no layers");
-    check_fields(path, r.report);
-    // every string of the report as it will be shown: a name with control characters (a hand-edited or foreign
-    // file) must not reach a terminal raw; names compared across runs are escaped alike
-    sanitize_strings(r.report);
-    const std::string device = r.report.contains("device") ? str(r.report["device"], "backend") : "";
-    const auto threads = r.report.contains("device") && r.report["device"].contains("threads")
-                             ? r.report["device"]["threads"].get<int>()
-                             : 0;
+    profile_record r = profile_from_json(std::move(j), where);
     // the dtype is named where it is not fp32, so a compare of one model in two dtypes says which is which
-    const std::string dtype = r.report.contains("dtype") && r.report["dtype"].is_string() ? str(r.report, "dtype") : "";
-    r.label = core::printable(std::filesystem::path(path).stem().string()) + " (" + device +
-              (threads > 0 ? ", " + counted(threads, "thread") : "") + (!dtype.empty() && dtype != "fp32" ? ", " + dtype : "") +
-              (prediction ? ", predicted" : "") + ")";
-    return r;
+    std::string label = core::printable(std::filesystem::path(path).stem().string()) + " (" + r.backend +
+                        (r.threads > 0 ? ", " + counted(r.threads, "thread") : "") +
+                        (r.dtype != "fp32" ? ", " + r.dtype : "") + (r.prediction ? ", predicted" : "") + ")";
+    return compare_run(std::move(label), std::move(r));
 }
 
 namespace {
@@ -201,25 +70,24 @@ namespace {
 /// Throws core::error unless every run profiles the same work as the baseline: the same model, the same layer for a
 /// one-layer profile, the same transformer pass.
 void check_same_work(const std::vector<compare_run>& runs) {
-    const std::string model = str(runs[0].report, "model");
+    const std::string& model = runs[0].report.model;
     for (const auto& r : runs)
-        if (str(r.report, "model") != model)
-            throw core::error("compare: \"" + r.label + "\" profiles model \"" + str(r.report, "model") +
-                                     "\", the baseline \"" + model + "\"");
+        if (r.report.model != model)
+            throw core::error("compare: \"" + r.label + "\" profiles model \"" + r.report.model + "\", the baseline \"" +
+                              model + "\"");
     // every one-layer profile is the model "layer": its source ("layer:linear:in_features=256,...") says which
-    const std::string source = str(runs[0].report, "source");
+    const std::string& source = runs[0].report.source;
     if (model == "layer")
         for (const auto& r : runs)
-            if (str(r.report, "source") != source)
-                throw core::error("compare: \"" + r.label + "\" profiles " + str(r.report, "source") +
-                                         ", the baseline " + source);
+            if (r.report.source != source)
+                throw core::error("compare: \"" + r.label + "\" profiles " + r.report.source + ", the baseline " + source);
     // a transformer's pass (phase, batch, tokens) is the work itself: the layers of two passes have the same names
     // and do different work, so their times are not a speedup. A report written before reports named their pass
     // has none, and is compared as before
     std::string pass;
     const compare_run* with = nullptr;
     for (const auto& r : runs) {
-        const std::string p = detail::pass_text(r.report);
+        const std::string p = r.report.pass_text();
         if (p.empty()) continue;
         if (!with) {
             pass = p;
@@ -231,114 +99,89 @@ void check_same_work(const std::vector<compare_run>& runs) {
     }
     // the same names must do the same work: two configs saved under one name (hidden_size 64 and 512), or one model
     // at two batch sizes, have layers of the same names whose FLOPs differ (FLOPs do not depend on the dtype)
-    std::map<std::string, const nlohmann::json*> base;
-    for (const auto& l : runs[0].report["layers"]) base[str(l, "name")] = &l;
     for (std::size_t i = 1; i < runs.size(); ++i)
-        for (const auto& l : runs[i].report["layers"]) {
-            const auto it = base.find(str(l, "name"));
-            if (it == base.end()) continue;
-            const double f = num(l, "flops"), b = num(*it->second, "flops");
-            if (std::isfinite(f) && std::isfinite(b) && f != b)
-                throw core::error("compare: layer \"" + core::printable(it->first) + "\" does " + with_commas(static_cast<std::int64_t>(f)) +
-                                  " FLOPs in \"" + runs[i].label + "\", " + with_commas(static_cast<std::int64_t>(b)) + " in the baseline \"" +
-                                  runs[0].label + "\": other work under the same name (compare one model at one size)");
+        for (const auto& l : runs[i].report.layers) {
+            const layer_record* b = runs[0].report.layer(l.name);
+            if (b && l.flops != b->flops)
+                throw core::error("compare: layer \"" + l.name + "\" does " + with_commas(static_cast<std::int64_t>(l.flops)) +
+                                  " FLOPs in \"" + runs[i].label + "\", " + with_commas(static_cast<std::int64_t>(b->flops)) +
+                                  " in the baseline \"" + runs[0].label +
+                                  "\": other work under the same name (compare one model at one size)");
         }
 }
 
-/// What compare reads of every run: its layers by name, its ceilings and its cache state (for the predicted
-/// speedups, predict's method).
+/// Every run's layers by name.
 struct compared_runs {
     const std::vector<compare_run>& runs;
-    std::string dtype;
-    bool baseline_predicted = false;
-    std::vector<std::map<std::string, const nlohmann::json*>> by_name;
-    std::vector<std::optional<backend_api::ceilings>> ceilings;
-    std::vector<bool> cold;
+    std::vector<std::map<std::string, const layer_record*>> by_name;
 };
 
 compared_runs read_runs(const std::vector<compare_run>& runs) {
-    compared_runs cr{runs, {}, false, {}, {}, {}};
+    compared_runs cr{runs, {}};
     cr.by_name.resize(runs.size());
     for (std::size_t i = 0; i < runs.size(); ++i)
-        for (const auto& l : runs[i].report["layers"]) cr.by_name[i][str(l, "name")] = &l;
-    // each run's ceilings and cache state, for the predicted speedups (predict's method)
-    cr.dtype = str(runs[0].report, "dtype").empty() ? std::string("fp32") : str(runs[0].report, "dtype");
-    cr.ceilings.resize(runs.size());
-    cr.cold.assign(runs.size(), false);
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-        const auto& j = runs[i].report;
-        cr.cold[i] = j.contains("timing") && str(j["timing"], "mode") == "cold";
-        if (j.contains("device") && j["device"].is_object() && j["device"].contains("ceilings") &&
-            j["device"]["ceilings"].is_object()) {
-            try {
-                cr.ceilings[i] = profiler::ceilings_from_json(j["device"]["ceilings"]);
-            } catch (const core::error&) {
-            }
-        }
-    }
-    cr.baseline_predicted = str(runs[0].report, "schema") == "ridgeline.prediction/1";
+        for (const auto& l : runs[i].report.layers) cr.by_name[i][l.name] = &l;
     return cr;
+}
+
+/// The speedup `ridgeline predict` expects for run `i` (core::predict_time, its inputs from prediction_input_for),
+/// from the baseline's time and roofs and the run's ceilings; without them, the roofs the run judged the layer
+/// against. None (null) where the baseline is a prediction: it has no measured time to predict from.
+nlohmann::json predicted_speedup(const layer_record& base, const layer_record& l, const compared_runs& cr, std::size_t i) {
+    const profile_record& b = cr.runs[0].report;
+    if (b.prediction) return nullptr;  // no prediction of a prediction (it would read 1.00x against its device)
+    const profile_record& r = cr.runs[i].report;
+    core::prediction_input in;
+    if (r.ceilings) {
+        in = prediction_input_for(base, base.roofs, b.cold, *r.ceilings, b.dtype, r.cold);
+    } else {
+        in.flops = static_cast<std::int64_t>(std::max(0.0, base.executed_flops()));
+        in.bytes = std::max<std::int64_t>(0, base.bytes);
+        in.median_ms = base.time->median_ms;
+        in.ci95_low_ms = base.time->ci95_low_ms;
+        in.ci95_high_ms = base.time->ci95_high_ms;
+        in.source = base.roofs;
+        in.target = l.roofs;
+    }
+    const core::prediction pr = core::predict_time(in);
+    return pr.rule != core::prediction_rule::none && pr.time_ms > 0 ? nlohmann::json(base.time->median_ms / pr.time_ms)
+                                                                    : nlohmann::json(nullptr);
 }
 
 /// The baseline's layer `base` next to the same layer of every run: each run's time and, but for the baseline,
 /// its speedup, verdict and predicted speedup.
-nlohmann::json compare_layer(const nlohmann::json& base, const std::string& name, const compared_runs& cr) {
-    const auto& runs = cr.runs;
-    const auto& by_name = cr.by_name;
-    const auto& ceilings = cr.ceilings;
-    const auto& cold = cr.cold;
-    const std::string& dtype = cr.dtype;
-    const bool baseline_predicted = cr.baseline_predicted;
-        const double b_med = num(base["time"], "median_ms");
-        const double b_lo = num(base["time"], "ci95_low_ms"), b_hi = num(base["time"], "ci95_high_ms");
-        const std::string b_bound = str(base, "bound");
-        nlohmann::json entry = {{"name", name}, {"op", str(base, "op")}, {"flops", base.value("flops", 0LL)},
-                                {"bytes", base.value("bytes", 0LL)}};
-        nlohmann::json per = nlohmann::json::array();
-        for (std::size_t i = 0; i < runs.size(); ++i) {
-            const nlohmann::json& l = *by_name[i].at(name);
-            const double med = num(l["time"], "median_ms");
-            const double lo = num(l["time"], "ci95_low_ms"), hi = num(l["time"], "ci95_high_ms");
-            nlohmann::json r = {{"median_ms", med}, {"ci95_low_ms", lo}, {"ci95_high_ms", hi},
-                                {"roof_fraction", l.contains("roof_fraction") ? l["roof_fraction"] : nlohmann::json(nullptr)},
-                                {"bound", l.contains("bound") ? l["bound"] : nlohmann::json(nullptr)}};
-            if (i > 0) {
-                const double speedup = b_med / med;
-                r["speedup"] = speedup;
-                const bool overlap = lo <= b_hi && b_lo <= hi;
-                r["verdict"] = to_string(overlap ? compare_verdict::same
-                                         : speedup > 1 ? compare_verdict::faster
-                                                       : compare_verdict::slower);
-                // a time that other work disturbed measures the neighbours as much as the layer
-                if (disturbed(base) || disturbed(l)) {
-                    r["verdict"] = to_string(compare_verdict::not_comparable);
-                    r["speedup"] = nullptr;
-                }
-                // the method of `ridgeline predict` (core::predict_time, its inputs from prediction_input_for), from
-                // the baseline's time and roofs and the run's ceilings; without them, the roofs the run judged the
-                // layer against
-                core::prediction_input in;
-                if (ceilings[i]) {
-                    in = prediction_input_for(base, detail::judged_roofs(base), cold[0], *ceilings[i], dtype, cold[i]);
-                } else {
-                    in.flops = static_cast<std::int64_t>(std::max(0.0, detail::executed_flops(base)));
-                    in.bytes = static_cast<std::int64_t>(std::max(0.0, num(base, "bytes")));
-                    in.median_ms = b_med;
-                    in.ci95_low_ms = b_lo;
-                    in.ci95_high_ms = b_hi;
-                    in.source = detail::judged_roofs(base);
-                    in.target = detail::judged_roofs(l);
-                }
-                // a prediction as the baseline has no measured time to predict from: no column of predictions of a
-                // prediction (it would read 1.00x against the device it was predicted for)
-                const core::prediction pr = baseline_predicted ? core::prediction{} : core::predict_time(in);
-                r["predicted_speedup"] = !baseline_predicted && pr.rule != core::prediction_rule::none && pr.time_ms > 0
-                                             ? nlohmann::json(b_med / pr.time_ms)
-                                             : nlohmann::json(nullptr);
-                r["bound_changed"] = str(l, "bound") != b_bound;
+nlohmann::json compare_layer(const layer_record& base, const compared_runs& cr) {
+    const time_record& bt = *base.time;
+    nlohmann::json entry = {{"name", base.name},
+                            {"op", base.op},
+                            {"flops", static_cast<std::int64_t>(base.flops)},
+                            {"bytes", static_cast<std::int64_t>(base.bytes)}};
+    nlohmann::json per = nlohmann::json::array();
+    for (std::size_t i = 0; i < cr.runs.size(); ++i) {
+        const layer_record& l = *cr.by_name[i].at(base.name);
+        const time_record& t = *l.time;
+        nlohmann::json r = {{"median_ms", t.median_ms},
+                            {"ci95_low_ms", t.ci95_low_ms},
+                            {"ci95_high_ms", t.ci95_high_ms},
+                            {"roof_fraction", l.roof_fraction ? nlohmann::json(*l.roof_fraction) : nlohmann::json(nullptr)},
+                            {"bound", l.bound.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.bound)}};
+        if (i > 0) {
+            const double speedup = bt.median_ms / t.median_ms;
+            r["speedup"] = speedup;
+            const bool overlap = t.ci95_low_ms <= bt.ci95_high_ms && bt.ci95_low_ms <= t.ci95_high_ms;
+            r["verdict"] = to_string(overlap ? compare_verdict::same
+                                     : speedup > 1 ? compare_verdict::faster
+                                                   : compare_verdict::slower);
+            // a time that other work disturbed measures the neighbours as much as the layer
+            if (base.disturbed() || l.disturbed()) {
+                r["verdict"] = to_string(compare_verdict::not_comparable);
+                r["speedup"] = nullptr;
             }
-            per.push_back(r);
+            r["predicted_speedup"] = predicted_speedup(base, l, cr, i);
+            r["bound_changed"] = l.bound != base.bound;
         }
+        per.push_back(r);
+    }
     entry["runs"] = per;
     return entry;
 }
@@ -348,7 +191,7 @@ nlohmann::json compare_layer(const nlohmann::json& base, const std::string& name
     const auto& runs = cr.runs;
     const auto& by_name = cr.by_name;
     // name the run that shares no timed layer with the baseline, when one does not
-    auto timed = [](const nlohmann::json* l) { return l->contains("time") && l->at("time").is_object(); };
+    auto timed = [](const layer_record* l) { return l->time.has_value(); };
     for (std::size_t i = 1; i < runs.size(); ++i) {
         bool shares = false;
         for (const auto& [name, l] : by_name[0])
@@ -366,46 +209,43 @@ nlohmann::json compare_layer(const nlohmann::json& base, const std::string& name
 nlohmann::json compare_json(const std::vector<compare_run>& runs) {
     if (runs.size() < 2) throw core::error("compare needs at least two profile reports");
     check_same_work(runs);
-    const std::string model = str(runs[0].report, "model");
     const compared_runs cr = read_runs(runs);
-    nlohmann::json out = {{"schema", "ridgeline.compare/1"}, {"model", model}};
+    nlohmann::json out = {{"schema", "ridgeline.compare/1"}, {"model", runs[0].report.model}};
     nlohmann::json jruns = nlohmann::json::array();
     for (const auto& r : runs)
         jruns.push_back({{"label", r.label},
-                         {"device", r.report.value("device", nlohmann::json::object())},
-                         {"dtype", str(r.report, "dtype")},
-                         {"batch", r.report.value("batch", 0)},
-                         {"cache", r.report.contains("timing") ? str(r.report["timing"], "mode") : ""},
-                         {"predicted", str(r.report, "schema") == "ridgeline.prediction/1"}});
+                         {"device", r.report.json.value("device", nlohmann::json::object())},
+                         {"dtype", r.report.dtype_given ? r.report.dtype : std::string()},
+                         {"batch", r.report.batch.value_or(0)},
+                         {"cache", r.report.timing_mode},
+                         {"predicted", r.report.prediction}});
     out["runs"] = jruns;
     for (const auto& r : runs)  // the pass of the runs that name one (check_same_work: the same for all)
-        if (!detail::pass_text(r.report).empty()) {
-            out["pass"] = r.report["pass"];
+        if (r.report.pass) {
+            out["pass"] = r.report.json["pass"];
             break;
         }
     nlohmann::json layers = nlohmann::json::array();
     nlohmann::json left_out = nlohmann::json::array();  // timed in the baseline, not in every other run
-    for (const auto& base : runs[0].report["layers"]) {
-        const std::string name = str(base, "name");
-        if (!base.contains("time") || !base["time"].is_object()) continue;
+    for (const auto& base : runs[0].report.layers) {
+        if (!base.time) continue;
         bool everywhere = true;
         for (std::size_t i = 1; i < runs.size(); ++i) {
-            auto it = cr.by_name[i].find(name);
-            everywhere = everywhere && it != cr.by_name[i].end() && it->second->contains("time") &&
-                         it->second->at("time").is_object();
+            auto it = cr.by_name[i].find(base.name);
+            everywhere = everywhere && it != cr.by_name[i].end() && it->second->time;
         }
         if (!everywhere) {
-            left_out.push_back(name);
+            left_out.push_back(base.name);
             continue;
         }
-        layers.push_back(compare_layer(base, name, cr));
+        layers.push_back(compare_layer(base, cr));
     }
     out["layers_left_out"] = left_out;
     if (layers.empty()) no_common_layer(cr);
     out["layers"] = layers;
     nlohmann::json e2e = nlohmann::json::array();
     for (const auto& r : runs) {
-        const double ms = end_to_end_ms(r.report);  // null where not measured or disturbed
+        const double ms = r.report.end_to_end_ms();  // null where not measured or disturbed
         e2e.push_back(std::isfinite(ms) ? nlohmann::json(ms) : nlohmann::json(nullptr));
     }
     out["end_to_end_ms"] = e2e;
@@ -484,34 +324,29 @@ std::string compare_table(const nlohmann::json& c) {
 
 chart compare_chart(const std::vector<compare_run>& runs) {
     chart c;
-    c.title = "compare " + str(runs[0].report, "model");
+    c.title = "compare " + runs[0].report.model;
     for (std::size_t s = 0; s < runs.size(); ++s) {
-        const auto& j = runs[s].report;
+        const profile_record& r = runs[s].report;
         c.series.push_back(runs[s].label);
-        if (j.contains("device") && j["device"].contains("ceilings")) {
-            const auto& ce = j["device"]["ceilings"];
-            for (auto it = ce["peak_gflops"].begin(); it != ce["peak_gflops"].end(); ++it)
-                if (it.key() == str(j, "dtype")) {
-                    chart_roof roof{it.key(), it.value().get<double>(), num(ce, "bandwidth_gbs"), static_cast<int>(s), 0.0, {}};
-                    if (ce.contains("gemm_gflops") && ce["gemm_gflops"].is_object() && ce["gemm_gflops"].contains(it.key()) &&
-                        ce["gemm_gflops"][it.key()].is_number() && ce["gemm_gflops"][it.key()].get<double>() < roof.peak_gflops)
-                        roof.gemm_gflops = ce["gemm_gflops"][it.key()].get<double>();
+        if (r.ceilings)
+            for (const auto& [dt, peak] : r.ceilings->peak_gflops)
+                if (r.dtype_given && dt == r.dtype) {
+                    chart_roof roof{dt, peak, r.ceilings->bandwidth_gbs, static_cast<int>(s), 0.0, {}};
+                    if (const auto g = r.ceilings->gemm_gflops.find(dt); g != r.ceilings->gemm_gflops.end() && g->second < peak)
+                        roof.gemm_gflops = g->second;
                     std::vector<double> judged;
-                    for (const auto& l : j["layers"])
-                        if (l.contains("roofs") && l["roofs"].is_object()) judged.push_back(num(l["roofs"], "bandwidth_gbs"));
+                    for (const auto& l : r.layers)
+                        if (l.roofs.bandwidth_gbs > 0) judged.push_back(l.roofs.bandwidth_gbs);
                     roof.cache_gbs = cache_levels(judged, roof.bandwidth_gbs);
                     c.roofs.push_back(roof);
                 }
-        }
-        for (const auto& l : j["layers"]) {
-            if (!l.contains("time") || !l["time"].is_object()) continue;
-            const double flops = detail::executed_flops(l);
-            const double bytes = num(l, "bytes");
-            const double g = num(l, "achieved_gflops");
+        for (const auto& l : r.layers) {
+            if (!l.time) continue;
+            const double flops = l.executed_flops();
+            const auto bytes = static_cast<double>(l.bytes);
+            const double g = l.achieved_gflops.value_or(0.0);
             if (!(flops > 0) || !(bytes > 0) || !(g > 0)) continue;
-            c.points.push_back({str(l, "name"), flops / bytes, g, num(l["time"], "median_ms"),
-                                core::parse_bound(str(l, "bound")),
-                                static_cast<int>(s)});
+            c.points.push_back({l.name, flops / bytes, g, l.time->median_ms, core::parse_bound(l.bound), static_cast<int>(s)});
         }
     }
     return c;

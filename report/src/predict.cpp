@@ -6,7 +6,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "report_json.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/file.hpp"
 #include "ridgeline/core/predict.hpp"
@@ -15,9 +14,6 @@
 
 namespace ridgeline::report {
 
-using detail::num;
-using detail::str;
-using detail::end_to_end_ms;
 
 namespace {
 
@@ -47,17 +43,16 @@ core::roofs roofs_on(const backend_api::ceilings& c, const std::string& op, cons
     return r;
 }
 
-core::prediction_input prediction_input_for(const nlohmann::json& layer, const core::roofs& source_roofs,
-                                            bool source_cold, const backend_api::ceilings& target, const std::string& dt,
-                                            bool target_cold) {
+core::prediction_input prediction_input_for(const layer_record& layer, const core::roofs& source_roofs, bool source_cold,
+                                            const backend_api::ceilings& target, const std::string& dt, bool target_cold) {
     core::prediction_input in;
-    const std::string op = str(layer, "op");
-    in.flops = static_cast<std::int64_t>(std::max(0.0, detail::executed_flops(layer)));
-    in.bytes = static_cast<std::int64_t>(std::max(0.0, num(layer, "bytes")));
-    if (detail::timed(layer)) {
-        in.median_ms = num(layer["time"], "median_ms");
-        in.ci95_low_ms = num(layer["time"], "ci95_low_ms");
-        in.ci95_high_ms = num(layer["time"], "ci95_high_ms");
+    const std::string& op = layer.op;
+    in.flops = static_cast<std::int64_t>(std::max(0.0, layer.executed_flops()));
+    in.bytes = std::max<std::int64_t>(0, layer.bytes);
+    if (layer.time) {
+        in.median_ms = layer.time->median_ms;
+        in.ci95_low_ms = layer.time->ci95_low_ms;
+        in.ci95_high_ms = layer.time->ci95_high_ms;
     }
     in.source = source_roofs;
     in.target = roofs_on(target, op, dt, in.bytes, source_cold);
@@ -139,7 +134,7 @@ prediction_target load_target(const std::string& spec) {
     } catch (const nlohmann::json::exception& e) {
         throw core::error("\"" + spec + "\" is not valid JSON: " + core::without_json_exception_tag(e.what()));
     }
-    const std::string schema = str(j, "schema");
+    const std::string schema = j.contains("schema") && j["schema"].is_string() ? j["schema"].get<std::string>() : "";
     const nlohmann::json* ce = nullptr;
     if (schema == "ridgeline.ceilings/2" || schema == profiler::ceilings_schema)
         ce = &j;
@@ -177,7 +172,7 @@ namespace {
 
 /// What predict_json carries from layer to layer: the source and the target, and the sums of the predicted layers.
 struct prediction_pass {
-    const nlohmann::json& report;
+    const profile_record& report;
     const prediction_target& target;
     std::string dtype;
     bool source_cold = false, use_cold = false;
@@ -190,28 +185,29 @@ struct prediction_pass {
 };
 
 /// One source layer predicted on the target: appended to pass.layers and summed, or to pass.missing with the reason.
-void predict_layer(const nlohmann::json& l, prediction_pass& pass) {
-    const std::string name = str(l, "name"), op = str(l, "op");
+void predict_layer(const layer_record& l, prediction_pass& pass) {
+    const std::string& name = l.name;
+    const std::string& op = l.op;
     const std::string& dt = pass.dtype;
     auto skip = [&](const std::string& why) { pass.missing.push_back({{"name", name}, {"op", op}, {"reason", why}}); };
-    if (!detail::timed(l)) {
-        const std::string state = str(l, "state");
-        skip(state == "view" ? "a view: no time on either device"
-                             : "no time on the source" + (str(l, "reason").empty() ? "" : " (" + str(l, "reason") + ")"));
+    if (!l.time) {
+        skip(l.state == "view" ? "a view: no time on either device"
+                               : "no time on the source" + (l.reason.empty() ? "" : " (" + l.reason + ")"));
         return;
     }
-    if (detail::disturbed(l)) {
-        pass.unpredicted_ms += std::max(0.0, num(l["time"], "median_ms"));
+    if (l.disturbed()) {
+        pass.unpredicted_ms += std::max(0.0, l.time->median_ms);
         skip("its time on the source was disturbed by other work");
         return;
     }
-    if (str(l, "bound") == "mistrusted") {
-        pass.unpredicted_ms += std::max(0.0, num(l["time"], "median_ms"));
+    if (l.bound == "mistrusted") {
+        pass.unpredicted_ms += std::max(0.0, l.time->median_ms);
         skip("its time beats the source's roofs (mistrusted): no efficiency to carry over");
         return;
     }
-    const double flops = std::max(0.0, detail::executed_flops(l)), bytes = std::max(0.0, num(l, "bytes"));
-    core::roofs source_roofs = detail::judged_roofs(l);
+    const double flops = std::max(0.0, l.executed_flops());
+    const auto bytes = static_cast<double>(std::max<std::int64_t>(0, l.bytes));
+    core::roofs source_roofs = l.roofs;
     if (!(source_roofs.compute_gflops > 0) && !(source_roofs.bandwidth_gbs > 0) && pass.source_ceilings)
         source_roofs = roofs_on(*pass.source_ceilings, op, dt, static_cast<std::int64_t>(bytes), pass.source_cold);
     const auto& target = pass.target.ceilings;
@@ -229,7 +225,7 @@ void predict_layer(const nlohmann::json& l, prediction_pass& pass) {
     core::prediction_input same_state = in;
     same_state.shift.reset();
     const double same_state_ms = in.shift ? core::predict_time(same_state).time_ms : p.time_ms;
-    const std::string source_bound = str(l, "bound");
+    const std::string& source_bound = l.bound;
     const std::string target_bound(core::to_string(target_point.bound));
     const bool changed = !source_bound.empty() && source_bound != target_bound;
     pass.changes += changed;
@@ -244,13 +240,13 @@ void predict_layer(const nlohmann::json& l, prediction_pass& pass) {
     pass.layers.push_back({
         {"name", name},
         {"op", op},
-        {"macs", l.value("macs", nlohmann::json(nullptr))},
-        {"executed_macs", l.contains("executed_macs") ? l["executed_macs"] : l.value("macs", nlohmann::json(nullptr))},
-        {"flops", l.value("flops", nlohmann::json(nullptr))},
-        {"bytes", l.value("bytes", nlohmann::json(nullptr))},
+        {"macs", l.macs},
+        {"executed_macs", l.executed_macs},
+        {"flops", l.flops},
+        {"bytes", l.bytes},
         {"source_time", {{"median_ms", in.median_ms}, {"ci95_low_ms", in.ci95_low_ms}, {"ci95_high_ms", in.ci95_high_ms}}},
         {"source_bound", source_bound.empty() ? nlohmann::json(nullptr) : nlohmann::json(source_bound)},
-        {"source_roof_fraction", l.value("roof_fraction", nlohmann::json(nullptr))},
+        {"source_roof_fraction", l.roof_fraction ? nlohmann::json(*l.roof_fraction) : nlohmann::json(nullptr)},
         {"time",
          {{"median_ms", p.time_ms}, {"ci95_low_ms", p.low_ms}, {"ci95_high_ms", p.high_ms}, {"predicted", true},
           {"disturbed", false}}},
@@ -289,10 +285,8 @@ std::pair<double, std::string> pass_shift_of(const prediction_pass& pass) {
     if (pass.use_cold == pass.source_cold) return {0.0, ""};
     const bool use_cold = pass.use_cold;
     const auto& c = pass.target.ceilings;
-    const nlohmann::json mem = pass.report.value("memory", nlohmann::json::object());
     core::pass_cache_change change;
-    for (const char* k : {"parameter_bytes", "buffer_bytes", "input_bytes", "total_activation_bytes"})
-        if (const double v = num(mem, k); v > 0) change.distinct_bytes += v;
+    change.distinct_bytes = pass.report.distinct_bytes;
     change.capacity_bytes = c.hot_cache_capacity_bytes();
     change.level_gbs = c.bandwidth_for_working_set_gbs(static_cast<std::int64_t>(change.distinct_bytes));
     change.cold_gbs = c.cold_run_bandwidth_gbs();
@@ -321,10 +315,8 @@ std::pair<double, std::string> pass_shift_of(const prediction_pass& pass) {
 /// The end to end on the target (core::predict_end_to_end): the predicted layers plus the source's gap beyond its
 /// layers, scaled; with a cache shift, from the layers timed like the source plus the pass's one change of fixed cost.
 nlohmann::json predicted_end_to_end(const prediction_pass& pass) {
-    const nlohmann::json& j = pass.report;
-    const double src_e2e = end_to_end_ms(j);  // NaN where the source's pass was disturbed: no measurement to scale
-    const bool src_e2e_disturbed =
-        j.contains("end_to_end") && j["end_to_end"].is_object() && str(j["end_to_end"], "state") == "disturbed";
+    const double src_e2e = pass.report.end_to_end_ms();  // NaN where the source's pass was disturbed: nothing to scale
+    const bool src_e2e_disturbed = pass.report.end_to_end_state == "disturbed";
     const auto [pass_shift, pass_how] = pass_shift_of(pass);
     // layers timed on the source but not predicted (disturbed, mistrusted) are part of its end-to-end time, not
     // of the gap: they are taken to scale as the predicted layers do
@@ -364,31 +356,23 @@ nlohmann::json predicted_end_to_end(const prediction_pass& pass) {
 }  // namespace
 
 nlohmann::json predict_json(const compare_run& source, const prediction_target& target, std::optional<bool> cold) {
-    const nlohmann::json& j = source.report;
-    const bool source_cold = j.contains("timing") && str(j["timing"], "mode") == "cold";
-    prediction_pass pass{j, target, str(j, "dtype").empty() ? std::string("fp32") : str(j, "dtype"), source_cold,
-                         cold.value_or(source_cold), std::nullopt};
-    if (j.contains("device") && j["device"].is_object() && j["device"].contains("ceilings") &&
-        j["device"]["ceilings"].is_object()) {
-        try {
-            pass.source_ceilings = profiler::ceilings_from_json(j["device"]["ceilings"]);
-        } catch (const core::error&) {
-        }
-    }
-    for (const auto& l : j["layers"]) predict_layer(l, pass);
+    const profile_record& j = source.report;
+    prediction_pass pass{j, target, j.dtype, j.cold, cold.value_or(j.cold), j.ceilings};
+    for (const auto& l : j.layers) predict_layer(l, pass);
     const auto& missing = pass.missing;
     if (pass.layers.empty())
         throw core::error("predict: no layer of " + source.label + " can be predicted (" +
                           (missing.empty() ? std::string("it has no layers")
                                            : std::to_string(missing.size()) + " not predicted; the first, " +
-                                                 str(missing[0], "name") + ": " + str(missing[0], "reason")) +
+                                                 missing[0]["name"].get<std::string>() + ": " +
+                                                 missing[0]["reason"].get<std::string>()) +
                           ")");
     nlohmann::json out = {{"schema", "ridgeline.prediction/1"},
-                          {"model", str(j, "model")},
-                          {"source", str(j, "source")},
+                          {"model", j.model},
+                          {"source", j.source},
                           {"dtype", pass.dtype},
-                          {"batch", j.value("batch", nlohmann::json(nullptr))}};
-    if (j.contains("pass") && j["pass"].is_object()) out["pass"] = j["pass"];  // the transformer's pass predicted
+                          {"batch", j.batch ? nlohmann::json(*j.batch) : nlohmann::json(nullptr)}};
+    if (j.json.contains("pass") && j.json["pass"].is_object()) out["pass"] = j.json["pass"];  // the pass predicted
     nlohmann::json assumptions = target.assumptions;
     if (pass.use_cold != pass.source_cold)
         assumptions.push_back(std::string("the source was timed with a ") + (pass.source_cold ? "cold" : "hot") +
@@ -398,7 +382,7 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
                                    : " (the target has no cold ceilings: its bytes move at its DRAM bandwidth and its "
                                      "fixed cost is the hot one, so the cache state changes little here)"));
     out["prediction"] = {{"from", source.label},
-                         {"from_device", j.contains("device") ? str(j["device"], "name") : std::string()},
+                         {"from_device", j.device_name},
                          {"to", target.label},
                          {"datasheet", target.datasheet},
                          {"assumptions", assumptions},

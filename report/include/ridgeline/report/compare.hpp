@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ridgeline/report/chart.hpp"
+#include "ridgeline/report/profile_record.hpp"
 
 namespace ridgeline::report {
 
@@ -33,10 +34,16 @@ std::optional<compare_verdict> parse_compare_verdict(std::string_view text);
 
 struct compare_run {
     std::string label;  // file name or device
-    nlohmann::json report;
+    profile_record report;
+    compare_run() = default;
+    compare_run(std::string label, profile_record report);
+    /// A report held in memory (a prediction, a profile just measured), read and checked as a file is
+    /// (profile_from_json); throws core::error naming `label` and the field.
+    compare_run(std::string label, const nlohmann::json& report);
 };
 
-/// Reads a profile (or prediction) JSON file; throws core::error naming the file and what is wrong.
+/// Reads a profile (or prediction) JSON file through profile_from_json; throws core::error naming the file and what is
+/// wrong.
 compare_run load_run(const std::string& path);
 
 /// {"schema": "ridgeline.compare/1", "runs": [...], "layers": [{"name", "op", "runs": [{"median_ms", "ci95_low_ms",

@@ -53,9 +53,8 @@ core::roofs roofs_on(const backend_api::ceilings& c, const std::string& op, cons
 /// was judged against on the source (timed with a cold cache or not), and the roofs it would be judged against
 /// on `target` timed the same way, with the cache shift when the target is judged with the other cache state.
 /// predict and compare both build their inputs here.
-core::prediction_input prediction_input_for(const nlohmann::json& layer, const core::roofs& source_roofs,
-                                            bool source_cold, const backend_api::ceilings& target, const std::string& dt,
-                                            bool target_cold);
+core::prediction_input prediction_input_for(const layer_record& layer, const core::roofs& source_roofs, bool source_cold,
+                                            const backend_api::ceilings& target, const std::string& dt, bool target_cold);
 
 /// {"schema": "ridgeline.prediction/1", "model", "source", "dtype", "batch", "prediction": {"from", "to",
 ///  "datasheet", "assumptions", "rule_error", "method"}, "device": {"backend", "name", "ceilings"}, "timing":
