@@ -48,28 +48,42 @@ constexpr std::string_view xeon_8480_source =
     "AVX512-FP16, 56 x 2.0e9 x 128 = 14.34 TFLOP/s); 8 channels DDR5-4800 = 307.2 GB/s "
     "(https://ark.intel.com/content/www/us/en/ark/products/231746.html)";
 
+// The SM counts, L2 sizes and memory sizes of the GPUs:
+constexpr std::string_view a100_spec =
+    "NVIDIA A100 Tensor Core GPU Architecture whitepaper (v1.0): 108 SMs, 40 MB L2 (A100 40GB and 80GB alike)";
+constexpr std::string_view h100_spec =
+    "NVIDIA H100 Tensor Core GPU Architecture whitepaper (v1.03): H100 SXM5 132 SMs, H100 PCIe 114 SMs, 50 MB L2; "
+    "measured here (the device tool's KINDS.md, 2026-11-13): PyTorch reported 132 multiprocessors and 50 MB of L2";
+constexpr std::string_view h200_spec =
+    "the H100 SXM5's processor (132 SMs, NVIDIA H200 specifications: 141 GB HBM3e); measured here (the device tool's "
+    "KINDS.md, 2026-10-28): PyTorch reported 132 multiprocessors and 60 MB of L2";
+constexpr std::string_view ada_spec =
+    "NVIDIA Ada GPU Architecture whitepaper v2.1: RTX 4090 128 SMs, 72 MB L2; L4 (AD104): 58 SMs, 48 MB L2 (the "
+    "L4's from NVIDIA's L4 product brief, not re-read here: unvalidated)";
+constexpr std::string_view t4_spec = "NVIDIA Turing GPU Architecture whitepaper: Tesla T4 (TU104) 40 SMs, 4 MB L2, 16 GB";
+
 }  // namespace
 
 const std::vector<datasheet_entry>& datasheet() {
     //                device,                     name pattern(s),                                 fp32,  tf32,  fp16,  bf16,   GB/s
     static const std::vector<datasheet_entry> table = {
-        {"NVIDIA A100 SXM4 80GB", "NVIDIA A100-SXM4-80GB", 19.5, 156, 312, 312, 2039, a100_source, "a100-sxm4-80gb"},
-        {"NVIDIA A100 SXM4 40GB", "NVIDIA A100-SXM4-40GB", 19.5, 156, 312, 312, 1555, a100_source, "a100-sxm4-40gb"},
-        {"NVIDIA A100 PCIe 80GB", "NVIDIA A100 80GB PCIe|NVIDIA A100-PCIE-80GB", 19.5, 156, 312, 312, 1935, a100_source, "a100-pcie-80gb"},
-        {"NVIDIA A100 PCIe 40GB", "NVIDIA A100-PCIE-40GB|NVIDIA A100 40GB PCIe", 19.5, 156, 312, 312, 1555, a100_source, "a100-pcie-40gb"},
+        {"NVIDIA A100 SXM4 80GB", "NVIDIA A100-SXM4-80GB", 19.5, 156, 312, 312, 2039, a100_source, "a100-sxm4-80gb", 108, 80, 40, 80, a100_spec},
+        {"NVIDIA A100 SXM4 40GB", "NVIDIA A100-SXM4-40GB", 19.5, 156, 312, 312, 1555, a100_source, "a100-sxm4-40gb", 108, 80, 40, 40, a100_spec},
+        {"NVIDIA A100 PCIe 80GB", "NVIDIA A100 80GB PCIe|NVIDIA A100-PCIE-80GB", 19.5, 156, 312, 312, 1935, a100_source, "a100-pcie-80gb", 108, 80, 40, 80, a100_spec},
+        {"NVIDIA A100 PCIe 40GB", "NVIDIA A100-PCIE-40GB|NVIDIA A100 40GB PCIe", 19.5, 156, 312, 312, 1555, a100_source, "a100-pcie-40gb", 108, 80, 40, 40, a100_spec},
         {"NVIDIA H100 SXM5 80GB", "NVIDIA H100 80GB HBM3|NVIDIA H100 SXM5 80GB|NVIDIA H100 SXM", 67, 494.5, 989.5,
-         989.5, 3350, h100_source, "h100"},
-        {"NVIDIA H100 PCIe", "NVIDIA H100 PCIe", 51, 378, 756.5, 756.5, 2000, h100_source, "h100-pcie"},
-        {"NVIDIA H100 NVL", "NVIDIA H100 NVL", 60, 417.5, 835.5, 835.5, 3900, h100_source, "h100-nvl"},
-        {"NVIDIA H200 SXM 141GB", "NVIDIA H200", 67, 494.5, 989.5, 989.5, 4800, h200_source, "h200"},
-        {"NVIDIA H200 NVL", "NVIDIA H200 NVL", 60, 417.5, 835.5, 835.5, 4800, h200_source, "h200-nvl"},
-        {"NVIDIA L4", "NVIDIA L4", 30.3, 60, 121, 121, 300, l4_source, "l4"},
-        {"NVIDIA T4", "Tesla T4|NVIDIA T4", 8.1, 0, 65, 0, 320, t4_source, "t4"},
-        {"NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090", 82.6, 82.6, 165.2, 165.2, 1008, ada_source, "rtx4090"},
-        {"AMD EPYC 7B13", "AMD EPYC 7B13 64-Core Processor|AMD EPYC 7B13", 5.02, 0, 0, 0, 204.8, epyc_7b13_source, "epyc-7b13"},
-        {"AMD EPYC 9654", "AMD EPYC 9654 96-Core Processor|AMD EPYC 9654", 7.37, 0, 0, 14.75, 460.8, epyc_9654_source, "epyc-9654"},
+         989.5, 3350, h100_source, "h100", 132, 90, 50, 80, h100_spec},
+        {"NVIDIA H100 PCIe", "NVIDIA H100 PCIe", 51, 378, 756.5, 756.5, 2000, h100_source, "h100-pcie", 114, 90, 50, 80, h100_spec},
+        {"NVIDIA H100 NVL", "NVIDIA H100 NVL", 60, 417.5, 835.5, 835.5, 3900, h100_source, "h100-nvl", 132, 90, 50, 94, h100_spec},
+        {"NVIDIA H200 SXM 141GB", "NVIDIA H200", 67, 494.5, 989.5, 989.5, 4800, h200_source, "h200", 132, 90, 60, 141, h200_spec},
+        {"NVIDIA H200 NVL", "NVIDIA H200 NVL", 60, 417.5, 835.5, 835.5, 4800, h200_source, "h200-nvl", 132, 90, 60, 141, h200_spec},
+        {"NVIDIA L4", "NVIDIA L4", 30.3, 60, 121, 121, 300, l4_source, "l4", 58, 89, 48, 24, ada_spec},
+        {"NVIDIA T4", "Tesla T4|NVIDIA T4", 8.1, 0, 65, 0, 320, t4_source, "t4", 40, 75, 4, 16, t4_spec},
+        {"NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090", 82.6, 82.6, 165.2, 165.2, 1008, ada_source, "rtx4090", 128, 89, 72, 24, ada_spec},
+        {"AMD EPYC 7B13", "AMD EPYC 7B13 64-Core Processor|AMD EPYC 7B13", 5.02, 0, 0, 0, 204.8, epyc_7b13_source, "epyc-7b13", 0, 0, 0, 0, {}},
+        {"AMD EPYC 9654", "AMD EPYC 9654 96-Core Processor|AMD EPYC 9654", 7.37, 0, 0, 14.75, 460.8, epyc_9654_source, "epyc-9654", 0, 0, 0, 0, {}},
         {"Intel Xeon Platinum 8480+", "Intel(R) Xeon(R) Platinum 8480+|Intel Xeon Platinum 8480+", 7.17, 0, 14.34, 114.7,
-         307.2, xeon_8480_source, "xeon-8480"},
+         307.2, xeon_8480_source, "xeon-8480", 0, 0, 0, 0, {}},
     };
     return table;
 }

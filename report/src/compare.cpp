@@ -131,6 +131,13 @@ nlohmann::json predicted_speedup(const layer_record& base, const layer_record& l
     const profile_record& b = cr.runs[0].report;
     if (b.prediction) return nullptr;  // no prediction of a prediction (it would read 1.00x against its device)
     const profile_record& r = cr.runs[i].report;
+    // a GPU run against a baseline of another class: the GPU's op-class models, as predict takes them
+    if (r.ceilings && b.backend.rfind("cuda", 0) != 0)
+        if (const auto spec = gpu_spec_for(*r.ceilings, b.dtype)) {
+            std::string why;
+            const auto e = class_estimate(base, b.dtype, *spec, why);
+            return e && e->time_ms > 0 ? nlohmann::json(base.time->median_ms / e->time_ms) : nlohmann::json(nullptr);
+        }
     core::prediction_input in;
     if (r.ceilings) {
         in = prediction_input_for(base, base.roofs, b.cold, *r.ceilings, b.dtype, r.cold);

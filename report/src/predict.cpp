@@ -71,6 +71,7 @@ core::prediction_input prediction_input_for(const layer_record& layer, const cor
 
 prediction_target datasheet_target(const core::datasheet_entry& e) {
     prediction_target t;
+    t.entry = e;
     t.datasheet = true;
     t.gpu = e.device.rfind("NVIDIA", 0) == 0;
     t.label = std::string(e.device) + " (datasheet)";
@@ -162,10 +163,57 @@ prediction_target load_target(const std::string& spec) {
         throw core::error("\"" + spec + "\" has disturbed ceilings (other work pushed them down); measure the "
                                  "target's ceilings again on a quieter machine");
     t.gpu = t.ceilings.backend.rfind("cuda", 0) == 0;
+    t.entry = core::find_datasheet(t.ceilings.device_name);
     t.label = fs::path(spec).filename().string() + " (" + t.ceilings.backend +
               (t.ceilings.device_name.empty() ? "" : ", " + t.ceilings.device_name) + ", measured)";
     t.short_label = fs::path(spec).filename().string() + " (" + t.ceilings.backend + ")";
     return t;
+}
+
+std::optional<core::gpu_spec> gpu_spec_for(const backend_api::ceilings& c, const std::string& dt) {
+    const core::dtype d = core::parse_dtype(dt);
+    const auto entry = core::find_datasheet(c.device_name);
+    if (c.source == backend_api::ceilings_source::datasheet || c.backend == "datasheet") {
+        if (!entry || entry->sms <= 0) return std::nullopt;  // a CPU's datasheet
+        return core::gpu_spec_of(*entry, d, c.dispatch_overhead_ms);
+    }
+    if (c.backend.rfind("cuda", 0) != 0) return std::nullopt;
+    core::gpu_spec s;
+    s.name = c.device_name;
+    s.sms = entry && entry->sms > 0 ? entry->sms : 1;
+    const auto gemm = c.gemm_gflops.find(dt);
+    const auto peak = c.peak_gflops.find(dt);
+    s.matrix_gflops = gemm != c.gemm_gflops.end() ? gemm->second : peak != c.peak_gflops.end() ? peak->second : 0.0;
+    s.vector_gflops = c.fma_peak_gflops.count("fp32") ? c.fma_peak_gflops.at("fp32") : s.matrix_gflops;
+    s.memory_gbs = c.bandwidth_gbs;
+    s.gemm_fraction = 1.0;  // measured: what a GEMM attains already
+    s.memory_fraction = 1.0;
+    s.launch_ms = c.dispatch_overhead_ms;
+    const int cc = entry ? entry->compute_capability : 0;
+    s.flash_attention = (d == core::dtype::fp16 || d == core::dtype::bf16) && cc >= 80;
+    s.flash_fraction = cc >= 90 ? core::flash_fraction_hopper : core::flash_fraction_ampere;
+    return s;
+}
+
+std::optional<core::gpu_estimate> class_estimate(const layer_record& l, const std::string& dt, const core::gpu_spec& s,
+                                                 std::string& why) {
+    core::op o;
+    try {
+        o = core::parse_op(l.layer);
+    } catch (const core::error& e) {
+        why = "its layer string cannot be read (" + std::string(e.what()) + "): no op-class model";
+        return std::nullopt;
+    }
+    if (l.input_shapes.empty() || l.output_shape.rank() == 0) {
+        why = "the report gives no shapes for it: no op-class model";
+        return std::nullopt;
+    }
+    core::cost c;
+    c.macs = l.macs;
+    c.flops = l.flops;
+    c.bytes = l.bytes;
+    c.skipped_macs = l.macs - l.executed_macs;
+    return core::estimate_on_gpu(o, l.input_shapes, l.output_shape, core::parse_dtype(dt), c, s);
 }
 
 namespace {
@@ -182,7 +230,30 @@ struct prediction_pass {
     double floor_sum = 0;       // the target's dispatch cost plus floor, summed: no pass is faster
     int changes = 0;
     nlohmann::json layers = nlohmann::json::array(), missing = nlohmann::json::array();
+    /// The target is a GPU and the source is not: each layer's time comes from the GPU's op-class models
+    /// (core/gpu_model.hpp), not from the efficiency it reached on the source.
+    std::optional<core::gpu_spec> gpu{};
 };
+
+/// A layer's time by the op-class model of the GPU target, as a prediction: the model's time, an interval of
+/// core::class_model_error either side, the naive baseline kept for comparison; empty (and the reason in `why`)
+/// where the report's layer string or shapes cannot be read.
+std::optional<core::prediction> class_prediction(const layer_record& l, const core::prediction_input& in,
+                                                 const prediction_pass& pass, std::string& model, std::string& why) {
+    const auto est = class_estimate(l, pass.dtype, *pass.gpu, why);
+    if (!est) return std::nullopt;
+    const core::gpu_estimate& e = *est;
+    core::prediction p = core::predict_time(in);  // for the baseline and the floors, not the time
+    p.time_ms = e.time_ms;
+    p.low_ms = e.time_ms / (1 + core::class_model_error);
+    p.high_ms = e.time_ms * (1 + core::class_model_error);
+    p.efficiency = std::nan("");
+    p.memory_share = e.memory_ms >= e.compute_ms ? 1.0 : 0.0;
+    p.cache_shift_ms = 0;
+    p.reason = e.detail + " (the GPU's " + e.model + " model, not the source's efficiency)";
+    model = e.model;
+    return p;
+}
 
 /// One source layer predicted on the target: appended to pass.layers and summed, or to pass.missing with the reason.
 void predict_layer(const layer_record& l, prediction_pass& pass) {
@@ -195,12 +266,12 @@ void predict_layer(const layer_record& l, prediction_pass& pass) {
                                : "no time on the source" + (l.reason.empty() ? "" : " (" + l.reason + ")"));
         return;
     }
-    if (l.disturbed()) {
+    if (l.disturbed() && !pass.gpu) {
         pass.unpredicted_ms += std::max(0.0, l.time->median_ms);
         skip("its time on the source was disturbed by other work");
         return;
     }
-    if (l.bound == "mistrusted") {
+    if (l.bound == "mistrusted" && !pass.gpu) {
         pass.unpredicted_ms += std::max(0.0, l.time->median_ms);
         skip("its time beats the source's roofs (mistrusted): no efficiency to carry over");
         return;
@@ -213,10 +284,15 @@ void predict_layer(const layer_record& l, prediction_pass& pass) {
     const auto& target = pass.target.ceilings;
     core::prediction_input in = prediction_input_for(l, source_roofs, pass.source_cold, target, dt, pass.use_cold);
     if (flops > 0 && !(in.target.compute_gflops > 0)) return skip("the target has no " + dt + " compute peak");
-    if (!(in.source.compute_gflops > 0) && !(in.source.bandwidth_gbs > 0))
+    if (!(in.source.compute_gflops > 0) && !(in.source.bandwidth_gbs > 0) && !pass.gpu)
         return skip("the source report has no roofs for it (profiled with --no-roofline, or its ceilings were disturbed)");
-    const core::prediction p = core::predict_time(in);
-    if (p.rule == core::prediction_rule::none) return skip(p.reason);
+    std::string model, why;
+    std::optional<core::prediction> predicted = core::predict_time(in);
+    if (pass.gpu) predicted = class_prediction(l, in, pass, model, why);
+    if (!predicted) return skip(why);
+    const core::prediction& p = *predicted;
+    if (p.rule == core::prediction_rule::none && !pass.gpu) return skip(p.reason);
+    if (model.empty()) model = std::string(core::to_string(p.rule));
     // the roofs the layer is judged against on the target, in the cache state it is judged in
     const core::roofs judged = roofs_on(target, op, dt, in.bytes, pass.use_cold);
     // judged on the predicted time itself: the interval is the rule's uncertainty, not a measurement's CI
@@ -224,7 +300,7 @@ void predict_layer(const layer_record& l, prediction_pass& pass) {
     // the end-to-end pass is flushed once, not per layer: it is predicted from the layers timed like the source
     core::prediction_input same_state = in;
     same_state.shift.reset();
-    const double same_state_ms = in.shift ? core::predict_time(same_state).time_ms : p.time_ms;
+    const double same_state_ms = in.shift && !pass.gpu ? core::predict_time(same_state).time_ms : p.time_ms;
     const std::string& source_bound = l.bound;
     const std::string target_bound(core::to_string(target_point.bound));
     const bool changed = !source_bound.empty() && source_bound != target_bound;
@@ -262,7 +338,7 @@ void predict_layer(const layer_record& l, prediction_pass& pass) {
         {"bound_reason", target_point.reason},
         {"bound_changed", changed},
         {"floor_changes", p.bound_changes},
-        {"rule", std::string(core::to_string(p.rule))},
+        {"rule", model},
         {"efficiency", or_null(p.efficiency)},
         {"reason", p.reason},
         {"memory_share", p.memory_share},
@@ -317,6 +393,13 @@ std::pair<double, std::string> pass_shift_of(const prediction_pass& pass) {
 nlohmann::json predicted_end_to_end(const prediction_pass& pass) {
     const double src_e2e = pass.report.end_to_end_ms();  // NaN where the source's pass was disturbed: nothing to scale
     const bool src_e2e_disturbed = pass.report.end_to_end_state == "disturbed";
+    if (pass.gpu)  // the layers' kernels one after another: a CPU's time between its layers says nothing of a GPU's
+        return {{"time", {{"median_ms", pass.pred_sum}, {"ci95_low_ms", pass.low_sum}, {"ci95_high_ms", pass.high_sum},
+                          {"predicted", true}}},
+                {"source_ms", std::isfinite(src_e2e) ? nlohmann::json(src_e2e) : nlohmann::json(nullptr)},
+                {"baseline_ms", pass.base_sum},
+                {"how", "the sum of the predicted layers, each its kernels' launches and time by the GPU's op-class "
+                        "models (the source's time between its layers is a CPU's and is not carried over)"}};
     const auto [pass_shift, pass_how] = pass_shift_of(pass);
     // layers timed on the source but not predicted (disturbed, mistrusted) are part of its end-to-end time, not
     // of the gap: they are taken to scale as the predicted layers do
@@ -358,6 +441,9 @@ nlohmann::json predicted_end_to_end(const prediction_pass& pass) {
 nlohmann::json predict_json(const compare_run& source, const prediction_target& target, std::optional<bool> cold) {
     const profile_record& j = source.report;
     prediction_pass pass{j, target, j.dtype, j.cold, cold.value_or(j.cold), j.ceilings};
+    // another class of device: a GPU predicted from a CPU's profile takes each layer's time from the GPU's op-class
+    // models (a CPU's fraction of its roofs is not a GPU's)
+    if (j.backend.rfind("cuda", 0) != 0) pass.gpu = gpu_spec_for(target.ceilings, j.dtype);
     for (const auto& l : j.layers) predict_layer(l, pass);
     const auto& missing = pass.missing;
     if (pass.layers.empty())
@@ -374,6 +460,17 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
                           {"batch", j.batch ? nlohmann::json(*j.batch) : nlohmann::json(nullptr)}};
     if (j.json.contains("pass") && j.json["pass"].is_object()) out["pass"] = j.json["pass"];  // the pass predicted
     nlohmann::json assumptions = target.assumptions;
+    if (pass.gpu)
+        assumptions.push_back(
+            "another class of device: each layer's time from the GPU's op-class models, not from the fraction of its "
+            "roofs it reached on the source: GEMMs as tiles in waves over " + std::to_string(pass.gpu->sms) + " SMs at " +
+            fixed(100 * pass.gpu->gemm_fraction, 0) + "% of the matrix peak, streams at " +
+            fixed(100 * pass.gpu->memory_fraction, 0) + "% of the bandwidth, " +
+            (pass.gpu->flash_attention ? "attention as a flash kernel at " + fixed(100 * pass.gpu->flash_fraction, 0) +
+                                             "% of the matrix peak"
+                                       : std::string("attention as its math path (no flash kernel for this dtype)")) +
+            ", " + us(pass.gpu->launch_ms) + " a launch; interval +-" + fixed(100 * core::class_model_error, 0) +
+            "% (assumed: not yet measured on a GPU; docs/roofline.md)");
     if (pass.use_cold != pass.source_cold)
         assumptions.push_back(std::string("the source was timed with a ") + (pass.source_cold ? "cold" : "hot") +
                               " cache; the target is judged with a " + (pass.use_cold ? "cold" : "hot") + " one" +

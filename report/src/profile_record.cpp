@@ -176,6 +176,28 @@ layer_record layer_of(const nlohmann::json& l) {
     if (l.contains("achieved_gflops") && l.at("achieved_gflops").is_number())
         r.achieved_gflops = l.at("achieved_gflops").get<double>();
     r.roofs = roofs_of(l);
+    r.layer = text(l, "layer");
+    // the shapes as the report writes them (lists of dimensions >= 1); one that is not leaves them empty
+    auto shape_of = [](const nlohmann::json& dims, core::shape& out) {
+        if (!dims.is_array()) return false;
+        std::vector<std::int64_t> d;
+        for (const auto& v : dims) {
+            if (!v.is_number_integer() || v.get<std::int64_t>() < 1) return false;
+            d.push_back(v.get<std::int64_t>());
+        }
+        out = core::shape(d);
+        return true;
+    };
+    if (l.contains("input_shapes") && l.at("input_shapes").is_array())
+        for (const auto& dims : l.at("input_shapes")) {
+            core::shape in;
+            if (!shape_of(dims, in)) {
+                r.input_shapes.clear();
+                break;
+            }
+            r.input_shapes.push_back(in);
+        }
+    if (l.contains("output_shape") && !shape_of(l.at("output_shape"), r.output_shape)) r.output_shape = core::shape{};
     return r;
 }
 

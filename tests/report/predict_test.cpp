@@ -13,10 +13,15 @@ namespace {
 using json = nlohmann::json;
 
 // Roofs of the source: 100 GFLOP/s, 10 GB/s, 0.01 ms dispatch (1 GFLOP/s = 1e6 FLOP per ms).
+// The layers carry the shapes and layer string a report writes (the op-class models of a GPU read them): every layer
+// is on [1, 10, 50, 50] -> [1, 40, 50, 50] as a 1x1 convolution (2,500 x 40 x 10 = 1,000,000 MACs).
 json layer(const std::string& name, const std::string& op, double median, const std::string& bound,
-           bool disturbed = false) {
+           bool disturbed = false, const std::string& layer_string = "conv2d:in_channels=10,out_channels=40,kernel_size=1") {
     return {{"name", name},
             {"op", op},
+            {"layer", layer_string},
+            {"input_shapes", json::array({json::array({1, 10, 50, 50})})},
+            {"output_shape", json::array({1, 40, 50, 50})},
             {"macs", 1'000'000},
             {"executed_macs", 1'000'000},
             {"flops", 2'000'000},
@@ -36,8 +41,8 @@ json source_json() {
               {"timing", {{"mode", "hot"}}},
               {"device", {{"backend", "cpu"}, {"name", "a CPU"}, {"threads", 1}}},
               {"end_to_end", {{"time", {{"median_ms", 0.2}}}}}};
-    j["layers"] = json::array({layer("conv", "conv2d", 0.05, "compute"), layer("act", "relu", 0.03, "memory", true),
-                               layer("odd", "add", 0.001, "mistrusted"),
+    j["layers"] = json::array({layer("conv", "conv2d", 0.05, "compute"), layer("act", "relu", 0.03, "memory", true, "relu"),
+                               layer("odd", "relu", 0.001, "mistrusted", false, "relu"),
                                {{"name", "flat"}, {"op", "flatten"}, {"state", "view"}, {"time", nullptr}}});
     return j;
 }
@@ -45,9 +50,10 @@ json source_json() {
 /// The report as compare and predict read it back (profile_from_json).
 compare_run source(const json& j = source_json()) { return {"m (cpu, 1 thread)", j}; }
 
-TEST(PredictReport, ALayerOnAnH100FromItsDatasheet) {
-    const prediction_target h100 = datasheet_target(core::datasheet_by_name("h100"));
-    const json p = predict_json(source(), h100);
+TEST(PredictReport, ALayerOnAnotherCpuCarriesItsEfficiency) {
+    // a CPU from a CPU's profile: the same class of device, so the rule carries the layer's efficiency
+    const prediction_target epyc = datasheet_target(core::datasheet_by_name("epyc-9654"));
+    const json p = predict_json(source(), epyc);
     EXPECT_EQ(p["schema"], "ridgeline.prediction/1");
     EXPECT_TRUE(p["prediction"]["datasheet"].get<bool>());
     EXPECT_EQ(p["prediction"]["assumptions"][0].get<std::string>().rfind("predicted from datasheet peaks, not measured", 0), 0u);
@@ -58,21 +64,22 @@ TEST(PredictReport, ALayerOnAnH100FromItsDatasheet) {
     EXPECT_EQ(p["not_predicted"][1]["reason"], "its time beats the source's roofs (mistrusted): no efficiency to carry over");
     EXPECT_EQ(p["not_predicted"][2]["reason"], "a view: no time on either device");
     const json& conv = p["layers"][0];
+    EXPECT_EQ(conv["rule"], "roofs");
     // source floor: compute 2e6 / 100e6 = 0.02 ms, memory 1.5e5 / 10e6 = 0.015 ms -> 0.02 ms (compute);
     // e = 0.02 / (0.05 - 0.01) = 0.5.
-    // H100 SXM5 (datasheet): conv2d is matrix work, fp32 at 67 TFLOP/s; 3350 GB/s; dispatch assumed 0.005 ms:
-    //   compute 2e6 / 67e9 = 2.985e-5 ms, memory 1.5e5 / 3.35e9 = 4.478e-5 ms -> floor 4.478e-5 ms (memory: the
-    //   larger floor changes resource). The work 0.04 ms splits: its memory floor accounts for 0.015 / 0.04 = 0.375
-    //   of it, scaled by 4.478e-5 / 0.015; the rest by 2.985e-5 / 0.02
-    const double floor_t = 1.5e5 / 3.35e9, compute_t = 2e6 / 67e9;
+    // EPYC 9654 (datasheet): fp32 7.37 TFLOP/s, 460.8 GB/s, dispatch assumed 0.002 ms: compute 2e6 / 7.37e9 =
+    //   2.714e-4 ms, memory 1.5e5 / 4.608e8 = 3.255e-4 ms -> floor 3.255e-4 ms (memory: the larger floor changes
+    //   resource). The work 0.04 ms splits: its memory floor accounts for 0.015 / 0.04 = 0.375 of it, scaled by
+    //   3.255e-4 / 0.015; the rest by 2.714e-4 / 0.02
+    const double floor_t = 1.5e5 / 460.8e6, compute_t = 2e6 / 7.37e9;
     EXPECT_NEAR(conv["time"]["median_ms"].get<double>(),
-                0.005 + 0.04 * (0.375 * floor_t / 0.015 + 0.625 * compute_t / 0.02), 1e-12);
+                0.002 + 0.04 * (0.375 * floor_t / 0.015 + 0.625 * compute_t / 0.02), 1e-12);
     EXPECT_NEAR(conv["memory_share"].get<double>(), 0.375, 1e-12);
     EXPECT_NEAR(conv["efficiency"].get<double>(), 0.5, 1e-12);
     EXPECT_NEAR(conv["baseline_ms"].get<double>(), 0.05 * floor_t / 0.02, 1e-12);
-    EXPECT_NEAR(conv["roofs"]["compute_gflops"].get<double>(), 67'000.0, 1e-9);
+    EXPECT_NEAR(conv["roofs"]["compute_gflops"].get<double>(), 7370.0, 1e-9);
     EXPECT_TRUE(conv["floor_changes"].get<bool>());
-    // the time is 0.0051 ms against a floor of 4.5e-5 ms and 4 x 0.005 ms of dispatch: overhead on the target
+    // the time is 0.0027 ms against a floor of 3.3e-4 ms and 4 x 0.002 ms of dispatch: overhead on the target
     EXPECT_EQ(conv["bound"], "overhead");
     EXPECT_TRUE(conv["bound_changed"].get<bool>());
     // end to end: the layers timed on the source are conv (0.05 ms, predicted at t) and the disturbed and the
@@ -84,6 +91,39 @@ TEST(PredictReport, ALayerOnAnH100FromItsDatasheet) {
     const std::string table = predict_table(p);
     EXPECT_NE(table.find("compute -> overhead !"), std::string::npos) << table;
     EXPECT_NE(table.find("predicted from datasheet peaks, not measured"), std::string::npos) << table;
+}
+
+TEST(PredictReport, AGpuFromACpuProfileByItsOpClassModels) {
+    // an H100 from a CPU's profile: another class of device; each layer's time is the GPU's op-class model of its
+    // shapes, so the disturbed and the mistrusted layers are predicted too (their source times are not used); the
+    // view is not (no time on the source)
+    const prediction_target h100 = datasheet_target(core::datasheet_by_name("h100"));
+    const json p = predict_json(source(), h100);
+    ASSERT_EQ(p["layers"].size(), 3u);
+    ASSERT_EQ(p["not_predicted"].size(), 1u);
+    const core::gpu_spec s = core::gpu_spec_of(core::datasheet_by_name("h100"), core::dtype::fp32, datasheet_gpu_dispatch_ms);
+    // conv: the implicit GEMM of 2,500 rows, 40 columns, depth 10 (the fastest tiles: 40 of 64x64 in one wave)
+    const json& conv = p["layers"][0];
+    EXPECT_EQ(conv["rule"], "gemm");
+    EXPECT_NEAR(conv["time"]["median_ms"].get<double>(), core::gemm_on_gpu({1, 2500, 40, 10}, 150'000, s).time_ms, 1e-12);
+    EXPECT_NE(conv["reason"].get<std::string>().find("40 tiles of 64x64, 1 waves of 132 SMs"), std::string::npos)
+        << conv["reason"];
+    // relu: a stream of its 150,000 bytes at 0.9 x 3350 GB/s plus a launch
+    const json& act = p["layers"][1];
+    EXPECT_EQ(act["rule"], "stream");
+    EXPECT_NEAR(act["time"]["median_ms"].get<double>(), 0.005 + 1.5e5 / (0.9 * 3350e6), 1e-12);
+    // the interval is the assumed error of the class models, +-50%
+    EXPECT_NEAR(act["time"]["ci95_high_ms"].get<double>(), act["time"]["median_ms"].get<double>() * 1.5, 1e-12);
+    // the end to end is the sum of the predicted layers, not the CPU's time between its layers scaled
+    double sum = 0;
+    for (const auto& l : p["layers"]) sum += l["time"]["median_ms"].get<double>();
+    EXPECT_NEAR(p["end_to_end"]["time"]["median_ms"].get<double>(), sum, 1e-12);
+    EXPECT_NE(p["end_to_end"]["how"].get<std::string>().find("not carried over"), std::string::npos);
+    bool said = false;
+    for (const auto& a : p["prediction"]["assumptions"])
+        said = said || a.get<std::string>().rfind("another class of device: each layer's time from the GPU's op-class "
+                                                  "models", 0) == 0;
+    EXPECT_TRUE(said) << p["prediction"]["assumptions"];
 }
 
 TEST(PredictReport, MatrixWorkAtTheTensorCorePeakTheRestAtTheFmaPeak) {
@@ -153,16 +193,16 @@ TEST(PredictReport, AColdPassFetchesItsBytesOnlyWhereTheHotCacheHeldThem) {
 
 TEST(PredictReport, CompareReadsAPredictionAndUsesTheSameMethod) {
     const compare_run src = source();
-    const json p = predict_json(src, datasheet_target(core::datasheet_by_name("h100")));
+    const json p = predict_json(src, datasheet_target(core::datasheet_by_name("epyc-9654")));
     // a prediction as the second run: the predicted speedup compare gives from the roofs is the prediction's own
     // speedup (one method), and the measured "speedup" of the two is the same number
-    const json c = compare_json({src, compare_run{"h100 (predicted)", p}});
+    const json c = compare_json({src, compare_run{"epyc-9654 (predicted)", p}});
     ASSERT_EQ(c["layers"].size(), 1u);
     const json& run = c["layers"][0]["runs"][1];
     EXPECT_NEAR(run["predicted_speedup"].get<double>(), p["layers"][0]["speedup"].get<double>(), 1e-9);
     EXPECT_NEAR(run["speedup"].get<double>(), p["layers"][0]["speedup"].get<double>(), 1e-9);
     // the prediction first: nothing measured to predict from, so no "predicted" column, and the table says why
-    const json r = compare_json({compare_run{"h100 (predicted)", p}, src});
+    const json r = compare_json({compare_run{"epyc-9654 (predicted)", p}, src});
     ASSERT_EQ(r["layers"].size(), 1u);
     EXPECT_TRUE(r["layers"][0]["runs"][1]["predicted_speedup"].is_null());
     EXPECT_NE(compare_table(r).find("none here: the baseline is a prediction"), std::string::npos) << compare_table(r);
@@ -181,7 +221,7 @@ TEST(PredictReport, ADisturbedEndToEndIsNeverUsedAsAMeasurement) {
     json sj = source_json();
     sj["end_to_end"] = {{"state", "disturbed"}, {"time", {{"median_ms", 804.0}, {"disturbed", true}}}};
     compare_run src = source(sj);
-    const json p = predict_json(src, datasheet_target(core::datasheet_by_name("h100")));
+    const json p = predict_json(src, datasheet_target(core::datasheet_by_name("epyc-9654")));
     EXPECT_TRUE(p["end_to_end"]["source_ms"].is_null());
     EXPECT_DOUBLE_EQ(p["end_to_end"]["time"]["median_ms"].get<double>(), p["totals"]["predicted_ms"].get<double>());
     EXPECT_NE(p["end_to_end"]["how"].get<std::string>().find("the source's end-to-end pass was disturbed by other work"),

@@ -29,6 +29,13 @@ struct datasheet_entry {
     std::string_view source;        // document and URL of the numbers
     /// A short name to ask for the entry by (`ridgeline predict --to h100`): lower case, unique.
     std::string_view key;
+    /// What the op-class models of a GPU need (gpu_model.hpp); 0 where unknown (the CPUs'): streaming
+    /// multiprocessors, compute capability (80: A100, 89: Ada, 90: Hopper), L2 cache (MB) and memory (GB).
+    int sms = 0;
+    int compute_capability = 0;
+    double l2_mb = 0;
+    double memory_gb = 0;
+    std::string_view spec_source;  // where the SM count, the L2 and the memory size come from
 
     /// Peak of a data type in TFLOP/s; empty when the device has none (0 in the table).
     [[nodiscard]] std::optional<double> peak_tflops(dtype dt) const;

@@ -12,6 +12,7 @@
 
 #include "ridgeline/backend_api/ceilings.hpp"
 #include "ridgeline/core/datasheet.hpp"
+#include "ridgeline/core/gpu_model.hpp"
 #include "ridgeline/core/predict.hpp"
 #include "ridgeline/report/chart.hpp"
 #include "ridgeline/report/compare.hpp"
@@ -26,6 +27,9 @@ struct prediction_target {
     bool datasheet = false;     // peaks from a datasheet, not measured
     bool gpu = false;           // the device kind, for the assumptions a datasheet needs
     std::vector<std::string> assumptions;  // one line each: what was assumed where the target has no measurement
+    /// The datasheet entry of the target (a datasheet target, or a measured one whose device it names): the SM count
+    /// and architecture the op-class models of a GPU need.
+    std::optional<core::datasheet_entry> entry;
 };
 
 /// Dispatch cost assumed for a datasheet target, which has none (ms): a GPU kernel launched through a library
@@ -55,6 +59,18 @@ core::roofs roofs_on(const backend_api::ceilings& c, const std::string& op, cons
 /// predict and compare both build their inputs here.
 core::prediction_input prediction_input_for(const layer_record& layer, const core::roofs& source_roofs, bool source_cold,
                                             const backend_api::ceilings& target, const std::string& dt, bool target_cold);
+
+/// The op-class models' figures (core::gpu_spec) of a GPU given by its ceilings, for layers in `dt`: a datasheet
+/// GPU's (core::gpu_spec_of, its dispatch cost as the launch) or a GPU's measured ceilings (its GEMM ceiling and
+/// bandwidth as attained, its SM count from the datasheet entry its name matches, else 1: no wave quantisation);
+/// empty where the ceilings are not a GPU's. predict and compare both take a GPU's layer times from it when the
+/// source is not a GPU.
+std::optional<core::gpu_spec> gpu_spec_for(const backend_api::ceilings& c, const std::string& dt);
+
+/// The time of `layer` (a report's layer: its layer string and shapes) on the GPU `s` by its op-class model; empty,
+/// with the reason in `why`, where the layer string or the shapes cannot be read.
+std::optional<core::gpu_estimate> class_estimate(const layer_record& layer, const std::string& dt,
+                                                 const core::gpu_spec& s, std::string& why);
 
 /// {"schema": "ridgeline.prediction/1", "model", "source", "dtype", "batch", "prediction": {"from", "to",
 ///  "datasheet", "assumptions", "rule_error", "method"}, "device": {"backend", "name", "ceilings"}, "timing":

@@ -16,6 +16,7 @@
 #include "ridgeline/backend_api/ceilings.hpp"
 #include "ridgeline/core/model.hpp"
 #include "ridgeline/core/roofline.hpp"
+#include "ridgeline/core/shape.hpp"
 
 namespace ridgeline::report {
 
@@ -37,6 +38,9 @@ struct layer_record {
     std::optional<double> roof_fraction;
     std::optional<double> achieved_gflops;
     core::roofs roofs;  // the roofs it was judged against; zeros where the report has none
+    std::string layer;  // its layer string ("conv2d:in_channels=3,..."): the op and its attributes
+    std::vector<core::shape> input_shapes;
+    core::shape output_shape;
     /// The FLOPs its kernel executes: flops less the padding taps' 2 x (macs - executed_macs).
     [[nodiscard]] double executed_flops() const {
         return static_cast<double>(flops) - 2.0 * (static_cast<double>(macs) - static_cast<double>(executed_macs));
