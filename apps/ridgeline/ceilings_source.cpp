@@ -59,16 +59,17 @@ profiler::obtained_ceilings obtain_ceilings(backend_api::backend& b, bool recali
     request.recalibrate = recalibrate;
     request.quick = quick;
     request.stop = stop;
-    std::shared_ptr<ceilings_progress_printer> printer;
+    // a warning reaches stderr under --quiet too: quiet hides progress and notices, never what makes a number
+    // untrustworthy (a disturbed measurement passed in silence with -q)
+    auto printer = std::make_shared<ceilings_progress_printer>();
+    request.on_warning = [printer](const std::string& line) {
+        printer->clear();
+        spdlog::warn("{}", line);
+    };
     if (!quiet) {
-        printer = std::make_shared<ceilings_progress_printer>();
         request.on_info = [printer](const std::string& line) {
             printer->clear();
             spdlog::info("{}", line);
-        };
-        request.on_warning = [printer](const std::string& line) {
-            printer->clear();
-            spdlog::warn("{}", line);
         };
         request.on_progress = [printer](const backend_api::ceilings_progress& p) { (*printer)(p); };
     }

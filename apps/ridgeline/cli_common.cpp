@@ -285,13 +285,20 @@ built_model model_options::build() const {
     return {core::single_layer_model(o, shapes), nullptr, {}, {}, {}};
 }
 
+CLI::Validator file_name() {
+    // an empty name would read as "not given" and send the report to stdout (or nowhere) without a word
+    return CLI::Validator([](const std::string& v) { return v.empty() ? std::string("an empty file name") : std::string(); },
+                          "FILE");
+}
+
 void output_options::add_to(CLI::App& cmd, const std::vector<std::string>& formats) {
     cmd.add_option("--format,-f", format_name, "Output format")->check(CLI::IsMember(formats));
     cmd.add_option("--output,-o", output,
-                   "Write the report to FILE (atomically); the table still goes to standard output unless --quiet");
+                   "Write the report to FILE (atomically); the table still goes to standard output unless --quiet")
+        ->check(file_name());
     cmd.add_flag("--quiet,-q", quiet,
                  "No progress, notices or echoed table on the terminal (the report itself still goes to standard "
-                 "output without --output; errors to stderr)");
+                 "output without --output; warnings and errors to stderr)");
 }
 
 void output_options::echo_table(const std::function<std::string()>& table) const {

@@ -93,6 +93,9 @@ std::int64_t parse_bytes(const std::string& text);
 /// A CLI11 check that the option is a byte count parse_bytes reads (an empty value is not).
 CLI::Validator byte_count();
 
+/// A CLI11 check for a file to write (--output, --svg, --html): not an empty name.
+CLI::Validator file_name();
+
 /// A CLI11 check for a real-valued option: a finite number in [lo, hi]. (CLI::Range alone lets "nan"
 /// through, since every comparison with NaN is false.)
 CLI::Validator finite_range(double lo, double hi);

@@ -5,6 +5,7 @@
 #include "ceilings_source.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "ridgeline/core/file.hpp"
 #include "ridgeline/profiler/registry.hpp"
 #include "ridgeline/report/ceilings.hpp"
 
@@ -19,6 +20,7 @@ struct ceilings_command {
     output_options out;
 
     int run() const {
+        if (!out.output.empty()) core::check_output_path(out.output);  // fail now, not after seconds of measuring
         auto sel = profiler::select_backend(device, threads);
         if (!sel.notice.empty() && !out.quiet) std::fprintf(stderr, "ridgeline: info: %s\n", sel.notice.c_str());
         const backend_api::ceilings c = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet).ceilings;

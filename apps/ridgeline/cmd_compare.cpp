@@ -40,8 +40,10 @@ void register_compare(CLI::App& cli, runner_list& runners) {
     CLI::App* sub = cli.add_subcommand("compare", "Profile reports of the same model side by side (the first is the baseline)");
     sub->add_option("reports", cmd->files, "Profile JSON files (ridgeline profile --format json --output FILE)")
         ->check(CLI::ExistingFile);
-    sub->add_option("--svg", cmd->svg_path, "Write one roofline chart with every run's roofs and points");
-    sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page: the chart beside the comparison");
+    sub->add_option("--svg", cmd->svg_path, "Write one roofline chart with every run's roofs and points")
+        ->check(file_name());
+    sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page: the chart beside the comparison")
+        ->check(file_name());
     cmd->out.add_to(*sub, {"table", "json"});
     runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
 }

@@ -39,7 +39,8 @@ void register_export(CLI::App& cli, runner_list& runners) {
     auto cmd = std::make_shared<export_command>();
     CLI::App* sub = cli.add_subcommand("export", "Write a model in ridgeline's JSON model format (docs/model-format.md)");
     cmd->model.add_to(*sub);
-    sub->add_option("--output,-o", cmd->output, "Write to FILE (atomically) instead of standard output");
+    sub->add_option("--output,-o", cmd->output, "Write to FILE (atomically) instead of standard output")
+        ->check(file_name());
     sub->footer(
         "Examples:\n"
         "  ridgeline export --model resnet18 --output resnet18.json\n"

@@ -4,6 +4,8 @@
 #include <memory>
 #include <set>
 
+#include <spdlog/spdlog.h>
+
 #include "cli_common.hpp"
 #include "ridgeline/core/file.hpp"
 #include "ridgeline/core/error.hpp"
@@ -93,6 +95,8 @@ struct predict_command {
         std::optional<bool> cold;
         if (!cache.empty()) cold = cache == "cold";
         const nlohmann::json p = report::predict_json(source, target, cold);
+        if (const auto& m = p["prediction"]["memory"]; m.is_object() && !m["fits"].get<bool>())
+            spdlog::warn("{}", m["text"].get<std::string>());  // even under --quiet: the prediction is of a pass that cannot run
         out.emit(out.format() == output_format::json ? p.dump(2) + "\n" : report::predict_table(p));
         out.echo_table([&] { return report::predict_table(p); });
         if (!svg_path.empty() || !html_path.empty()) {
@@ -122,8 +126,10 @@ void register_predict(CLI::App& cli, runner_list& runners) {
     sub->add_flag("--list-targets", cmd->list_targets, "Print the datasheet entries --to accepts");
     sub->add_option("--cache", cmd->cache, "Judge the target with a hot or cold cache (default: the source's)")
         ->check(CLI::IsMember({"hot", "cold"}));
-    sub->add_option("--svg", cmd->svg_path, "Write a roofline chart with both devices' roofs and each layer's point");
-    sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page: the chart beside the prediction");
+    sub->add_option("--svg", cmd->svg_path, "Write a roofline chart with both devices' roofs and each layer's point")
+        ->check(file_name());
+    sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page: the chart beside the prediction")
+        ->check(file_name());
     cmd->model.add_to(*sub);
     cmd->sub_ = sub;
     cmd->out.add_to(*sub, {"table", "json"});

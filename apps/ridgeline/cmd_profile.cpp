@@ -118,8 +118,7 @@ struct profile_command {
         // other work on the machine is measured per sample (docs/timing.md): the thread count stays what the user
         // asked for (default: every CPU this process may use), so two runs use the same cached ceilings
         std::vector<std::string> warnings = m.warnings;  // --shapes-only
-        if (!out.quiet)
-            for (const auto& w : m.warnings) spdlog::warn("{}", w);
+        for (const auto& w : m.warnings) spdlog::warn("{}", w);  // warnings reach stderr under --quiet too
         const double load = sel.chosen->device().kind == backend_api::device_kind::cpu ? cpu::load_average() : -1.0;
         if (const int cpus = cpu::host_cpu().logical_cpus;
             sel.chosen->device().kind == backend_api::device_kind::cpu && cpus > 0 && sel.chosen->device().threads > cpus) {
@@ -127,7 +126,7 @@ struct profile_command {
                                ": the team shares CPUs with itself, and its own threads' waits count as other work "
                                "(samples disturbed, ceilings not cached); --threads " + std::to_string(cpus) +
                                " uses them all");
-            if (!out.quiet) spdlog::warn("{}", warnings.back());
+            spdlog::warn("{}", warnings.back());
         }
         const backend_api::device_info dev = sel.chosen->device();
         profiler::require_kv_cache_fits(a, *sel.chosen, memory_limit);  // before the ceilings take their seconds
@@ -152,7 +151,7 @@ struct profile_command {
                 warnings.insert(warnings.end(), got.warnings.begin(), got.warnings.end());
                 o.ceilings = std::move(got).roofs_for_verdicts();
             } catch (const backend_api::unsupported& e) {
-                if (!out.quiet) spdlog::warn("no roofline verdicts: {}", e.what());
+                spdlog::warn("no roofline verdicts: {}", e.what());
             } catch (const backend_api::ceilings_interrupted&) {
                 // nothing cached; profile_model sees the stop flag and measures nothing
             }
@@ -168,13 +167,13 @@ struct profile_command {
             try {
                 profiler::save_cached_ceilings(*r.ceilings);
             } catch (const std::exception& e) {
-                if (!out.quiet) spdlog::warn("the raised ceilings were not cached: {}", e.what());
+                spdlog::warn("the raised ceilings were not cached: {}", e.what());
             }
         }
 
         // what other work did to this run (disturbed layers, the end-to-end pass), on stderr and in the report
         for (const auto& w : report::profile_warnings(r)) {
-            if (!out.quiet) spdlog::warn("{}", w);
+            spdlog::warn("{}", w);
             warnings.push_back(w);
         }
         report::run_info info{command_line(), model.source(), m.skipped, m.folded};
@@ -266,8 +265,10 @@ void register_profile(CLI::App& cli, runner_list& runners) {
                     "Skip (with the reason) any layer needing more than this many bytes, e.g. 512MB, 8GB (powers of "
                     "1000) or 8GiB (of 1024); a KV cache larger than this is refused (default: what the device has free)")
         ->check(byte_count());
-    sub->add_option("--svg", cmd->svg_path, "Also write the roofline chart as an SVG file");
-    sub->add_option("--html", cmd->html_path, "Also write one self-contained HTML page: the chart beside the table");
+    sub->add_option("--svg", cmd->svg_path, "Also write the roofline chart as an SVG file")
+        ->check(file_name());
+    sub->add_option("--html", cmd->html_path, "Also write one self-contained HTML page: the chart beside the table")
+        ->check(file_name());
     sub->add_flag("--no-roofline", cmd->no_roofline, "Do not measure or use the device's ceilings (no bound verdicts)");
     sub->add_flag("--recalibrate", cmd->recalibrate, "Measure the device's ceilings again instead of using the cache");
     cmd->out.add_to(*sub);

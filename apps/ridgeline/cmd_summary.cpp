@@ -20,8 +20,7 @@ struct summary_command {
         const core::model_analysis a = core::analyze(m.model, model.data_type());
         report::run_info info{command_line(), model.source(), m.skipped, m.folded};
         info.warnings = m.warnings;  // --shapes-only: the counts are exact, say so anyway
-        if (!out.quiet)
-            for (const auto& w : m.warnings) spdlog::warn("{}", w);
+        for (const auto& w : m.warnings) spdlog::warn("{}", w);  // warnings reach stderr under --quiet too
         if (out.format() == output_format::json)
             out.emit(report::summary_json(a, info).dump(2) + "\n");
         else if (out.format() == output_format::csv)

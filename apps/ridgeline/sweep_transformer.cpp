@@ -405,7 +405,7 @@ int run_transformer_sweep(const transformer_sweep_options& s, const output_optio
         if (!path->empty()) core::check_output_path(*path);
     std::optional<report::prediction_target> target;
     if (!s.to.empty()) target = report::load_target(s.to);
-    if (!s.hf_config.empty() && !out.quiet) {  // what reading the config assumed, said once
+    if (!s.hf_config.empty()) {  // what reading the config assumed, said once (a warning: under --quiet too)
         std::vector<std::string> notes;
         (void)io::read_hf_config(s.hf_config, &notes);
         for (const auto& n : notes) spdlog::warn("{}", n);
@@ -434,7 +434,7 @@ int run_transformer_sweep(const transformer_sweep_options& s, const output_optio
     try {
         o.ceilings = obtain_ceilings(*sel.chosen, s.recalibrate, s.quick, out.quiet).roofs_for_verdicts();
     } catch (const backend_api::unsupported& e) {
-        if (!out.quiet) spdlog::warn("no roofline verdicts: {}", e.what());
+        spdlog::warn("no roofline verdicts: {}", e.what());
     }
     const std::string subject = analyses.front().model_name + " " + (decode ? "decode" : "prefill") + " on " + sel.chosen->name();
     report::chart chart;
@@ -453,8 +453,7 @@ int run_transformer_sweep(const transformer_sweep_options& s, const output_optio
     nlohmann::json jpoints = nlohmann::json::array();
     for (std::size_t i = 0; i < pts.size(); ++i)
         jpoints.push_back(measure_step(pts[i], analyses[i], sel, o, target, decode, over_batch, out.quiet, chart));
-    if (!out.quiet)
-        for (const auto& w : sweep_warnings(pts, over_batch, target.has_value())) spdlog::warn("{}", w);
+    for (const auto& w : sweep_warnings(pts, over_batch, target.has_value())) spdlog::warn("{}", w);
     write_sweep(s, out, subject, pts, jpoints, over_batch, target, sel, chart);
     if (std::none_of(pts.begin(), pts.end(), [](const point& p) { return p.state.empty(); }))
         throw core::error("no step could be measured on " + sel.chosen->name());

@@ -125,6 +125,8 @@ std::optional<datasheet_entry> find_datasheet(std::string_view device_name) {
     const std::string want = normalize_device_name(device_name);
     if (want.empty()) return std::nullopt;
     for (const auto& e : datasheet()) {
+        // the entry's own display name names it too: a datasheet target carries it as its device name
+        if (normalize_device_name(e.device) == want) return e;
         std::string_view rest = e.name_pattern;
         while (!rest.empty()) {
             const auto bar = rest.find('|');

@@ -116,7 +116,22 @@ gpu_spec gpu_spec_of(const datasheet_entry& e, dtype dt, double launch_ms) {
     return s;
 }
 
-gpu_estimate gemm_on_gpu(const gemm_dims& g, double bytes, const gpu_spec& s) {
+namespace {
+
+/// A GEMM of at most gpu_small_m_rows rows per product (a decode step's projections): no tile padding, its FLOPs at
+/// the attained fraction of the matrix peak, its bytes (the weights, read once) at the attained bandwidth.
+gpu_estimate small_m_gemm_on_gpu(const gemm_dims& g, const gpu_spec& s) {
+    gpu_estimate e;
+    const double flops = 2.0 * static_cast<double>(g.batch) * static_cast<double>(g.m) * static_cast<double>(g.n) *
+                         static_cast<double>(g.k);
+    e.compute_ms = flops / (s.gemm_fraction * s.matrix_gflops * 1e6);
+    e.detail = "a small-M kernel (" + num(static_cast<double>(g.m)) + " rows, at most " + num(gpu_small_m_rows) +
+               "): no tile padding, " + num(100 * s.gemm_fraction) + "% of the matrix peak";
+    return e;
+}
+
+/// The best tile shape for `g` (the compute time and its detail), as a library's heuristic picks one.
+gpu_estimate tiled_gemm_on_gpu(const gemm_dims& g, const gpu_spec& s) {
     struct tile {
         int m, n;
     };
@@ -143,10 +158,21 @@ gpu_estimate gemm_on_gpu(const gemm_dims& g, double bytes, const gpu_spec& s) {
                           " waves of " + num(s.sms) + " SMs";
         }
     }
+    best.detail += ", " + num(100 * s.gemm_fraction) + "% of the matrix peak";
+    return best;
+}
+
+}  // namespace
+
+gpu_estimate gemm_on_gpu(const gemm_dims& g, double bytes, const gpu_spec& s) {
+    gpu_estimate best = g.m <= gpu_small_m_rows ? small_m_gemm_on_gpu(g, s) : tiled_gemm_on_gpu(g, s);
     best.memory_ms = bytes / (attained_gbs(s) * 1e6);
     best.time_ms = s.launch_ms + std::max(best.compute_ms, best.memory_ms);
     best.model = "gemm";
-    best.detail += ", " + num(100 * s.gemm_fraction) + "% of the matrix peak";
+    // where the bytes take longer than the arithmetic, they decide the time: say so first
+    if (best.memory_ms > best.compute_ms)
+        best.detail = "its bytes decide: " + num(bytes / 1e6, -1) + " MB at " + num(100 * s.memory_fraction) + "% of " +
+                      num(s.memory_gbs) + " GB/s (the arithmetic, " + best.detail + ", takes less)";
     return best;
 }
 

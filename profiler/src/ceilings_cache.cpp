@@ -11,6 +11,8 @@
 #include <sstream>
 #include <tuple>
 
+#include <unistd.h>
+
 #include "ridgeline/backend_api/disturbance.hpp"
 #include "ridgeline/config.hpp"
 #include "ridgeline/core/error.hpp"
@@ -25,10 +27,21 @@ using core::si;
 using core::time_ms;
 
 namespace {
+/// An absolute path from the environment variable `name`; empty where it is unset, empty or relative (the XDG Base
+/// Directory specification: "If an implementation encounters a relative path in any of these variables it should
+/// consider the path invalid and ignore it"; a relative HOME would put the cache wherever the command ran).
+std::filesystem::path absolute_env(const char* name) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return {};
+    std::filesystem::path p(v);
+    return p.is_absolute() ? p : std::filesystem::path();
+}
+
 std::filesystem::path cache_dir() {
-    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::filesystem::path(x) / "ridgeline" / "ceilings";
-    if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".cache" / "ridgeline" / "ceilings";
-    return std::filesystem::temp_directory_path() / "ridgeline" / "ceilings";
+    if (auto x = absolute_env("XDG_CACHE_HOME"); !x.empty()) return x / "ridgeline" / "ceilings";
+    if (auto h = absolute_env("HOME"); !h.empty()) return h / ".cache" / "ridgeline" / "ceilings";
+    // a folder of the user's own: a shared /tmp/ridgeline would let another user plant ceilings (or a link) there
+    return std::filesystem::temp_directory_path() / ("ridgeline-" + std::to_string(::getuid())) / "ceilings";
 }
 }  // namespace
 

@@ -1,5 +1,6 @@
 #include "ridgeline/report/compare.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -132,12 +133,19 @@ nlohmann::json predicted_speedup(const layer_record& base, const layer_record& l
     if (b.prediction) return nullptr;  // no prediction of a prediction (it would read 1.00x against its device)
     const profile_record& r = cr.runs[i].report;
     // a GPU run against a baseline of another class: the GPU's op-class models, as predict takes them
-    if (r.ceilings && b.backend.rfind("cuda", 0) != 0)
-        if (const auto spec = gpu_spec_for(*r.ceilings, b.dtype)) {
+    if (r.ceilings && b.backend.rfind("cuda", 0) != 0) {
+        std::optional<core::gpu_spec> spec;
+        try {
+            spec = gpu_spec_for(*r.ceilings, b.dtype);
+        } catch (const core::error&) {
+            return nullptr;  // a GPU without a datasheet entry: no model of it to predict from
+        }
+        if (spec) {
             std::string why;
             const auto e = class_estimate(base, b.dtype, *spec, why);
             return e && e->time_ms > 0 ? nlohmann::json(base.time->median_ms / e->time_ms) : nlohmann::json(nullptr);
         }
+    }
     core::prediction_input in;
     if (r.ceilings) {
         in = prediction_input_for(base, base.roofs, b.cold, *r.ceilings, b.dtype, r.cold);
@@ -248,6 +256,18 @@ nlohmann::json compare_json(const std::vector<compare_run>& runs) {
         layers.push_back(compare_layer(base, cr));
     }
     out["layers_left_out"] = left_out;
+    // timed in another run but absent from, or untimed in, the baseline (a prediction that left layers out): not
+    // compared, and said so rather than dropped in silence
+    nlohmann::json not_in_baseline = nlohmann::json::array();
+    for (std::size_t i = 1; i < runs.size(); ++i)
+        for (const auto& l : runs[i].report.layers) {
+            if (!l.time) continue;
+            const auto it = cr.by_name[0].find(l.name);
+            if ((it == cr.by_name[0].end() || !it->second->time) &&
+                std::find(not_in_baseline.begin(), not_in_baseline.end(), l.name) == not_in_baseline.end())
+                not_in_baseline.push_back(l.name);
+        }
+    out["layers_not_in_baseline"] = not_in_baseline;
     if (layers.empty()) no_common_layer(cr);
     out["layers"] = layers;
     nlohmann::json e2e = nlohmann::json::array();
@@ -314,6 +334,10 @@ std::string compare_table(const nlohmann::json& c) {
         o << left.size() << (left.size() == 1 ? " layer" : " layers") << " of the baseline left out, not timed in every run ("
           << left[0].get<std::string>() << (left.size() > 1 ? ", ..." : "")
           << "): a view, a skipped or failed layer, or one a prediction did not predict\n";
+    if (const auto& extra = c.value("layers_not_in_baseline", nlohmann::json::array()); !extra.empty())
+        o << extra.size() << (extra.size() == 1 ? " layer" : " layers") << " timed in another run but not in the baseline ("
+          << extra[0].get<std::string>() << (extra.size() > 1 ? ", ..." : "")
+          << "): not compared (the baseline skipped them, or a prediction did not predict them)\n";
     o << changed << " layer(s) changed bound; \"same\": the two 95% CIs overlap"
       << (any_prediction ? " (a prediction's is its predicted interval: \"same\" says the measurement lies within reach "
                            "of the prediction)"

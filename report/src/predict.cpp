@@ -17,6 +17,16 @@ namespace ridgeline::report {
 
 namespace {
 
+constexpr std::string_view roofs_rule_method =
+    "t = dispatch + the source's work x (m x memory ratio + (1 - m) x compute ratio), m the share of the work the "
+    "memory floor accounts for on the source; a change of cache state adds the bytes from DRAM and the cold fixed "
+    "cost (core::predict_time, docs/roofline.md)";
+constexpr std::string_view class_models_method =
+    "each layer's time by the GPU's op-class model of its kind, from its shapes alone (core/gpu_model.hpp, "
+    "docs/roofline.md): GEMMs (linear, matmul, conv2d) as tiles in waves over the SMs, or a small-M kernel at up to "
+    "16 rows, never faster than their bytes; streams (elementwise, norms, softmax, reductions) by their bytes at the "
+    "attained bandwidth; attention as a flash kernel or PyTorch's math path; one launch each";
+
 bool matrix_work(const std::string& op) { return op == "linear" || op == "conv2d" || op == "matmul"; }
 
 std::string us(double ms) { return shortest(ms * 1000.0) + " us"; }
@@ -97,7 +107,8 @@ prediction_target datasheet_target(const core::datasheet_entry& e) {
     t.assumptions = {
         "predicted from datasheet peaks, not measured: " + core::describe_peaks(e),
         std::string("dispatch cost assumed ") + us(c.dispatch_overhead_ms) + " per layer (a datasheet has none; " +
-            (t.gpu ? "a kernel launched through cuBLAS/cuDNN" : "a oneDNN primitive on a CPU") + ")",
+            (t.gpu ? "a kernel launched through cuBLAS/cuDNN" : "a oneDNN primitive on a CPU") + ")"};
+    t.roofs_rule_assumptions = {
         "no cache levels: every layer's bytes move at the memory bandwidth, " + shortest(e.memory_bandwidth_gbs) +
             " GB/s (pessimistic for working sets that fit a cache)",
         t.gpu ? "matrix work (linear, conv2d, matmul) at the tensor-core peak of its data type (fp32: the FMA peak), "
@@ -178,9 +189,15 @@ std::optional<core::gpu_spec> gpu_spec_for(const backend_api::ceilings& c, const
         return core::gpu_spec_of(*entry, d, c.dispatch_overhead_ms);
     }
     if (c.backend.rfind("cuda", 0) != 0) return std::nullopt;
+    // without its SM count and architecture the waves and the attention kernel would be guesses (1 SM: every GEMM one
+    // wave long): refused by name rather than predicted from a made-up GPU
+    if (!entry || entry->sms <= 0)
+        throw core::error("the GPU \"" + c.device_name +
+                          "\" has no datasheet entry: the op-class models need its SM count and architecture (the "
+                          "GPUs known: predict --list-targets)");
     core::gpu_spec s;
     s.name = c.device_name;
-    s.sms = entry && entry->sms > 0 ? entry->sms : 1;
+    s.sms = entry->sms;
     const auto gemm = c.gemm_gflops.find(dt);
     const auto peak = c.peak_gflops.find(dt);
     s.matrix_gflops = gemm != c.gemm_gflops.end() ? gemm->second : peak != c.peak_gflops.end() ? peak->second : 0.0;
@@ -189,7 +206,7 @@ std::optional<core::gpu_spec> gpu_spec_for(const backend_api::ceilings& c, const
     s.gemm_fraction = 1.0;  // measured: what a GEMM attains already
     s.memory_fraction = 1.0;
     s.launch_ms = c.dispatch_overhead_ms;
-    const int cc = entry ? entry->compute_capability : 0;
+    const int cc = entry->compute_capability;
     s.flash_attention = (d == core::dtype::fp16 || d == core::dtype::bf16) && cc >= 80;
     s.flash_fraction = cc >= 90 ? core::flash_fraction_hopper : core::flash_fraction_ampere;
     return s;
@@ -436,6 +453,55 @@ nlohmann::json predicted_end_to_end(const prediction_pass& pass) {
                               : "the sum of the predicted layer times (the source has no end-to-end time)"}};
 }
 
+/// The layers the end to end leaves out: those not predicted that are not views (a view has no time anywhere), with
+/// their time on the source where they have one.
+std::pair<int, double> left_out_of(const prediction_pass& pass) {
+    int n = 0;
+    double ms = 0;
+    for (const auto& l : pass.report.layers) {
+        if (l.state == "view") continue;
+        const bool predicted = std::any_of(pass.layers.begin(), pass.layers.end(),
+                                           [&](const nlohmann::json& p) { return p["name"] == l.name; });
+        if (predicted) continue;
+        ++n;
+        if (l.time) ms += std::max(0.0, l.time->median_ms);
+    }
+    return {n, ms};
+}
+
+/// Whether the pass fits the target's memory: what it holds at once (weights, buffers, KV cache, input, activations
+/// at their peak, workspace; the source report's "memory") against the datasheet entry's memory. Null where either is
+/// unknown.
+nlohmann::json memory_fit(const prediction_pass& pass) {
+    const auto& entry = pass.target.entry;
+    if (!pass.report.memory || !entry || !(entry->memory_gb > 0)) return nullptr;
+    const memory_record& m = *pass.report.memory;
+    const double target = entry->memory_gb * static_cast<double>(1LL << 30);
+    const double needed = m.resident_bytes();
+    const bool fits = needed <= target;
+    auto gib = [](double b) {  // binary units, as the datasheet's memory sizes are
+        constexpr double k = 1024.0;
+        return b >= 0.1 * k * k * k ? fixed(b / (k * k * k), 2) + " GiB"
+               : b >= 0.1 * k * k   ? fixed(b / (k * k), 1) + " MiB"
+                                    : fixed(b / k, 1) + " KiB";
+    };
+    const std::string text =
+        "the pass needs " + gib(needed) + " (weights " + gib(m.parameter_bytes + m.buffer_bytes) + ", KV cache " +
+        gib(m.kv_cache_bytes) + ", activations at their peak " + gib(m.peak_activation_bytes + m.input_bytes) +
+        (m.workspace_bytes > 0 ? ", workspace " + gib(m.workspace_bytes) : std::string()) + ") " +
+        (fits ? "of the target's " + gib(target) : "and does not fit the target's " + gib(target) +
+                                                        ": a real run needs a smaller batch, a shorter cache, another "
+                                                        "data type or more devices");
+    return {{"needed_bytes", needed},
+            {"weights_bytes", m.parameter_bytes + m.buffer_bytes},
+            {"kv_cache_bytes", m.kv_cache_bytes},
+            {"activation_bytes", m.peak_activation_bytes + m.input_bytes},
+            {"workspace_bytes", m.workspace_bytes},
+            {"target_bytes", target},
+            {"fits", fits},
+            {"text", text}};
+}
+
 }  // namespace
 
 nlohmann::json predict_json(const compare_run& source, const prediction_target& target, std::optional<bool> cold) {
@@ -460,6 +526,8 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
                           {"batch", j.batch ? nlohmann::json(*j.batch) : nlohmann::json(nullptr)}};
     if (j.json.contains("pass") && j.json["pass"].is_object()) out["pass"] = j.json["pass"];  // the pass predicted
     nlohmann::json assumptions = target.assumptions;
+    if (!pass.gpu)
+        for (const auto& a : target.roofs_rule_assumptions) assumptions.push_back(a);
     if (pass.gpu)
         assumptions.push_back(
             "another class of device: each layer's time from the GPU's op-class models, not from the fraction of its "
@@ -469,8 +537,8 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
             (pass.gpu->flash_attention ? "attention as a flash kernel at " + fixed(100 * pass.gpu->flash_fraction, 0) +
                                              "% of the matrix peak"
                                        : std::string("attention as its math path (no flash kernel for this dtype)")) +
-            ", " + us(pass.gpu->launch_ms) + " a launch; interval +-" + fixed(100 * core::class_model_error, 0) +
-            "% (assumed: not yet measured on a GPU; docs/roofline.md)");
+            ", " + us(pass.gpu->launch_ms) + " a launch; interval the time / " + shortest(1 + core::class_model_error) +
+            " to x " + shortest(1 + core::class_model_error) + " (assumed: not yet measured on a GPU; docs/roofline.md)");
     if (pass.use_cold != pass.source_cold)
         assumptions.push_back(std::string("the source was timed with a ") + (pass.source_cold ? "cold" : "hot") +
                               " cache; the target is judged with a " + (pass.use_cold ? "cold" : "hot") + " one" +
@@ -483,11 +551,10 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
                          {"to", target.label},
                          {"datasheet", target.datasheet},
                          {"assumptions", assumptions},
-                         {"rule_error", core::prediction_error},
-                         {"method", "t = dispatch + the source's work x (m x memory ratio + (1 - m) x compute "
-                                    "ratio), m the share of the work the memory floor accounts for on the source; a "
-                                    "change of cache state adds the bytes from DRAM and the cold fixed cost "
-                                    "(core::predict_time, docs/roofline.md)"}};
+                         {"models", pass.gpu ? "op-class" : "roofs"},
+                         {"rule_error", pass.gpu ? core::class_model_error : core::prediction_error},
+                         {"method", pass.gpu ? std::string(class_models_method) : std::string(roofs_rule_method)}};
+    out["prediction"]["memory"] = memory_fit(pass);
     out["device"] = {{"backend", target.ceilings.backend},
                      {"name", target.ceilings.device_name},
                      {"ceilings", profiler::ceilings_json(target.ceilings)}};
@@ -499,6 +566,12 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
                      {"baseline_ms", pass.base_sum},       {"layers_predicted", pass.layers.size()},
                      {"layers_not_predicted", missing.size()}, {"bound_changes", pass.changes}};
     out["end_to_end"] = predicted_end_to_end(pass);
+    // a sum of predicted layers that leaves some out is a part of the pass, not the pass
+    const auto [left_out, left_out_ms] = left_out_of(pass);
+    const bool summed = pass.gpu || !out["end_to_end"]["source_ms"].is_number();
+    out["end_to_end"]["partial"] = summed && left_out > 0;
+    out["end_to_end"]["layers_left_out"] = summed ? left_out : 0;
+    out["end_to_end"]["left_out_source_ms"] = summed ? left_out_ms : 0.0;
     return out;
 }
 
@@ -516,8 +589,11 @@ std::string predict_table(const nlohmann::json& p) {
     o << "predict " << p["model"].get<std::string>() << " (" << p["dtype"].get<std::string>() << "): from "
       << pr["from"].get<std::string>() << " to " << pr["to"].get<std::string>() << ", " << p["timing"]["mode"].get<std::string>()
       << " cache\n";
+    const bool class_models = pr.value("models", "roofs") == "op-class";
     for (const auto& a : pr["assumptions"]) o << "  assumed: " << a.get<std::string>() << "\n";
-    o << "\n";
+    const std::string from_device = pr["from_device"].is_string() ? pr["from_device"].get<std::string>() : "";
+    o << "columns: source, bound and %roof as measured on " << (from_device.empty() ? "the source" : from_device)
+      << "; predicted, interval, speedup (source / predicted), target bound and rule on the target\n\n";
     text_table t;
     using al = text_table::align;
     for (auto [h, a] : std::initializer_list<std::pair<const char*, al>>{
@@ -532,7 +608,8 @@ std::string predict_table(const nlohmann::json& p) {
         t.add_row({l["name"].get<std::string>(), l["op"].get<std::string>(), time_ms(l["source_time"]["median_ms"].get<double>()),
                    sb, pct(l["source_roof_fraction"]), time_ms(l["time"]["median_ms"].get<double>()), interval(l["time"]),
                    fixed(l["speedup"].get<double>(), 2) + "x",
-                   (l["bound_changed"].get<bool>() ? sb + " -> " + tb : tb) + (l["floor_changes"].get<bool>() ? " !" : ""),
+                   (l["bound_changed"].get<bool>() ? sb + " -> " + tb : tb) +
+                       (!class_models && l["floor_changes"].get<bool>() ? " !" : ""),
                    l["rule"].get<std::string>()});
     }
     o << t.render() << "\n";
@@ -544,10 +621,17 @@ std::string predict_table(const nlohmann::json& p) {
     o << "predicted " << time_ms(e["time"]["median_ms"].get<double>()) << " (interval " << interval(e["time"]) << ")";
     if (e["source_ms"].is_number())
         o << ", speedup " << fixed(e["source_ms"].get<double>() / e["time"]["median_ms"].get<double>(), 2) << "x";
-    o << "; the naive baseline (times scaled by the roofs alone) " << time_ms(e["baseline_ms"].get<double>()) << "\n";
+    o << "; the naive baseline (each source time scaled by the ratio of the two devices' floors) "
+      << time_ms(e["baseline_ms"].get<double>()) << "\n";
+    if (e.value("partial", false))
+        o << "PARTIAL: the end to end leaves out " << e["layers_left_out"].get<int>()
+          << " layer(s) not predicted (listed below; " << time_ms(e["left_out_source_ms"].get<double>())
+          << " on the source)\n";
     o << "layers: " << tot["layers_predicted"].get<int>() << " predicted, sum " << time_ms(tot["source_ms"].get<double>())
-      << " -> " << time_ms(tot["predicted_ms"].get<double>()) << "; " << tot["bound_changes"].get<int>()
-      << " change bound; !: the larger floor is compute on one device and memory on the other (least certain)\n";
+      << " -> " << time_ms(tot["predicted_ms"].get<double>()) << "; " << tot["bound_changes"].get<int>() << " change bound"
+      << (class_models ? "" : "; !: the larger floor is compute on one device and memory on the other (least certain)")
+      << "\n";
+    if (pr.contains("memory") && pr["memory"].is_object()) o << "memory: " << pr["memory"]["text"].get<std::string>() << "\n";
     if (!p["not_predicted"].empty()) {
         o << "not predicted (" << p["not_predicted"].size() << "):";
         int shown = 0;
@@ -560,10 +644,15 @@ std::string predict_table(const nlohmann::json& p) {
         }
         o << "\n";
     }
-    o << "method: t = dispatch + the source's work scaled by the floors (memory-bound: damped); intervals: the "
-         "source's 95% CI through the rule, widened by the rule's measured error ("
-      << fixed(100 * pr["rule_error"].get<double>(), 0) << "%, the 90th percentile: about 9 in 10 real times fall "
-      << "inside); docs/roofline.md\n";
+    if (class_models)
+        o << "method: " << pr["method"].get<std::string>() << "; intervals: the model's time / "
+          << shortest(1 + pr["rule_error"].get<double>()) << " to x " << shortest(1 + pr["rule_error"].get<double>())
+          << " (assumed: not yet measured on a GPU)\n";
+    else
+        o << "method: t = dispatch + the source's work scaled by the floors (memory-bound: damped); intervals: the "
+             "source's 95% CI through the rule, widened by the rule's measured error ("
+          << fixed(100 * pr["rule_error"].get<double>(), 0) << "%, the 90th percentile: about 9 in 10 real times fall "
+          << "inside); docs/roofline.md\n";
     if (pr["datasheet"].get<bool>()) o << "predicted from datasheet peaks, not measured\n";
     return o.str();
 }
@@ -588,7 +677,13 @@ std::string predict_table_html(const nlohmann::json& p) {
     const auto& e = p["end_to_end"];
     o << "<p>end to end: " << (e["source_ms"].is_number() ? "source " + time_ms(e["source_ms"].get<double>()) + ", " : "")
       << "predicted " << time_ms(e["time"]["median_ms"].get<double>()) << " (interval " << xml_escape(interval(e["time"]))
-      << "); " << p["not_predicted"].size() << " layer(s) not predicted</p>\n";
+      << "); " << p["not_predicted"].size() << " layer(s) not predicted"
+      << (e.value("partial", false) ? " (PARTIAL: the end to end leaves out " + std::to_string(e["layers_left_out"].get<int>()) +
+                                          " of them)"
+                                    : std::string())
+      << "</p>\n";
+    if (p["prediction"].contains("memory") && p["prediction"]["memory"].is_object())
+        o << "<p>memory: " << xml_escape(p["prediction"]["memory"]["text"].get<std::string>()) << "</p>\n";
     if (p["prediction"]["datasheet"].get<bool>()) o << "<p>predicted from datasheet peaks, not measured</p>\n";
     return o.str();
 }

@@ -72,6 +72,16 @@ void check_fields(const std::string& where, const nlohmann::json& j) {
             if (j["device"].contains(k))
                 expect(j["device"][k].is_string(), std::string("$.device.") + k, "a string", j["device"][k]);
     if (j.contains("timing")) expect(j["timing"].is_object(), "$.timing", "an object", j["timing"]);
+    if (j.contains("memory") && !j["memory"].is_null()) {  // predict weighs the pass against the target's memory
+        expect(j["memory"].is_object(), "$.memory", "an object or null", j["memory"]);
+        for (const char* k : {"parameter_bytes", "buffer_bytes", "kv_cache_bytes", "input_bytes",
+                              "total_activation_bytes", "peak_activation_bytes", "workspace_bytes"})
+            if (j["memory"].contains(k))
+                expect(j["memory"][k].is_number() && std::isfinite(j["memory"][k].get<double>()) &&
+                           j["memory"][k].get<double>() >= 0 && j["memory"][k].get<double>() < 9.2e18,
+                       std::string("$.memory.") + k, "a count of bytes (a non-negative integer below 2^63)",
+                       j["memory"][k]);
+    }
     if (j.contains("device")) {
         const auto& d = j["device"];
         expect(d.is_object(), "$.device", "an object", d);
@@ -287,9 +297,14 @@ profile_record profile_from_json(nlohmann::json j, const std::string& where) {
         r.end_to_end_state = text(j["end_to_end"], "state");
         if (j["end_to_end"].contains("time")) r.end_to_end = time_of(j["end_to_end"]["time"]);
     }
-    if (j.contains("memory") && j["memory"].is_object())
+    if (j.contains("memory") && j["memory"].is_object()) {
+        const auto& m = j["memory"];
         for (const char* k : {"parameter_bytes", "buffer_bytes", "input_bytes", "total_activation_bytes"})
-            if (const double v = number(j["memory"], k); v > 0) r.distinct_bytes += v;
+            if (const double v = number(m, k); v > 0) r.distinct_bytes += v;
+        r.memory = memory_record{number(m, "parameter_bytes"), number(m, "buffer_bytes"), number(m, "kv_cache_bytes"),
+                                 number(m, "input_bytes"),     number(m, "peak_activation_bytes"),
+                                 number(m, "workspace_bytes")};
+    }
     r.json = std::move(j);
     return r;
 }

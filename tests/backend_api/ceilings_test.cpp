@@ -212,7 +212,10 @@ TEST(Ceilings, ImpossibleCeilingsAreRefused) {
     refused([](ceilings& e) { e.dispatch_overhead_ms = -5; }, "dispatch overhead is -5 ms");
     // a dispatch cost above 1 ms (a cached 8 ms once called a profile's every layer overhead-bound, each 2000x
     // faster than its "floor"), a cold one above 100 ms
-    refused([](ceilings& e) { e.dispatch_overhead_ms = 8; }, "dispatch overhead is 8 ms (0 to 1 ms)");
+    refused([](ceilings& e) { e.dispatch_overhead_ms = 8; }, "dispatch overhead is 8 ms (10 ns to 1 ms)");
+    // nor a dispatch cost of 0 (or under 10 ns): nothing dispatches for free, and the spot check only lowers it
+    refused([](ceilings& e) { e.dispatch_overhead_ms = 0; }, "dispatch overhead is 0 ms (10 ns to 1 ms)");
+    refused([](ceilings& e) { e.dispatch_overhead_ms = 5e-6; }, "dispatch overhead is 5e-06 ms");
     refused([](ceilings& e) { e.cold_dispatch_overhead_ms = 500; }, "cold dispatch overhead is 500 ms (0 to 100 ms)");
     // at most 8 cache levels (100,000 of them made a prediction run for minutes); the last no larger than the LLC
     refused([](ceilings& e) {

@@ -37,6 +37,17 @@ TEST(Datasheet, FindsTheGpusByTheNamesCudaReports) {
     EXPECT_FALSE(find_datasheet("").has_value());
 }
 
+TEST(Datasheet, EveryEntryIsFoundByItsOwnDisplayName) {
+    // A datasheet target carries the entry's display name as its device name; the op-class models find the entry's
+    // SM count through it. "NVIDIA H200 SXM 141GB" is no name a driver reports ("NVIDIA H200" is), so the display
+    // name must match by itself, or `predict --to h200` falls back to the same-class rule without a word.
+    for (const auto& e : datasheet()) {
+        const auto found = find_datasheet(e.device);
+        ASSERT_TRUE(found.has_value()) << e.device;
+        EXPECT_EQ(found->key, e.key) << e.device;
+    }
+}
+
 TEST(Datasheet, DensePeaksPerDataType) {
     // H100 SXM datasheet: FP32 67, TF32 989 and BF16/FP16 1979 TFLOPS "with sparsity" -> dense 494.5, 989.5
     const auto h100 = find_datasheet("NVIDIA H100 80GB HBM3");

@@ -61,6 +61,25 @@ TEST(GpuModel, FewTilesSplitK) {
     EXPECT_NE(e.detail.find("split-K 132 ways"), std::string::npos) << e.detail;
 }
 
+TEST(GpuModel, ADecodeProjectionIsASmallMKernelWhoseBytesDecide) {
+    // one decode token through a 4096 -> 4096 bf16 projection: 1 row, no tile padding: 2 x 4096^2 FLOP at 0.8 x
+    // 989.5 TFLOP/s = 0.0000424 ms; its weights, 4096^2 x 2 B = 33.554 MB (+ 16 kB in and out), at 0.9 x 3350 GB/s =
+    // 0.011134 ms decide
+    const gpu_spec s = h100_bf16();
+    const double bytes = 4096.0 * 4096 * 2 + 2 * 4096 * 2;
+    const gpu_estimate one = gemm_on_gpu({1, 1, 4096, 4096}, bytes, s);
+    EXPECT_NEAR(one.compute_ms, 2.0 * 4096 * 4096 / (0.8 * 989'500e6), 1e-15);
+    EXPECT_NEAR(one.time_ms, 0.005 + bytes / (0.9 * 3350e6), 1e-12);
+    EXPECT_EQ(one.detail.rfind("its bytes decide", 0), 0U) << one.detail;
+    EXPECT_NE(one.detail.find("small-M kernel (1 rows"), std::string::npos) << one.detail;
+    // 16 rows still fill one MMA (m16n8k16): 16 x the FLOPs, no padding
+    EXPECT_NEAR(gemm_on_gpu({1, 16, 4096, 4096}, bytes, s).compute_ms, 16 * one.compute_ms, 1e-12);
+    // 17 rows take the tiles of a large GEMM, padded to 64 rows at least: more arithmetic time than 17 rows' share
+    const gpu_estimate tiled = gemm_on_gpu({1, 17, 4096, 4096}, bytes, s);
+    EXPECT_NE(tiled.detail.find("tiles of"), std::string::npos) << tiled.detail;
+    EXPECT_GT(tiled.compute_ms, 17 * one.compute_ms);
+}
+
 TEST(GpuModel, AStreamMovesItsBytesAtTheAttainedBandwidth) {
     // 1 GB at 0.9 x 3350 GB/s: 1e9 / 3.015e9 per ms = 0.33167 ms, plus the launch
     const gpu_estimate e = stream_on_gpu(1e9, h100_bf16());

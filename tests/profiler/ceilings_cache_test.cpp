@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -412,4 +413,28 @@ TEST(CeilingsCache, ADisturbedMeasurementAfterASpotCheckKeepsTheCachedCeilings) 
     for (const auto& w : profiler::obtain_ceilings(b, {}).warnings) said = said || w.find("the cached ones are used") != std::string::npos;
     EXPECT_TRUE(said);
     EXPECT_TRUE(profiler::load_cached_ceilings(fp, false).has_value());
+}
+
+TEST(CeilingsCache, ARelativeCacheHomeIsIgnoredAndTheFallbackIsTheUsersOwn) {
+    // the XDG Base Directory specification: a relative path in XDG_CACHE_HOME is invalid and ignored; a relative HOME
+    // likewise (the cache would land wherever the command ran); without either, a folder named for the user's id,
+    // never a /tmp/ridgeline another user could have made first
+    const char* old_xdg = std::getenv("XDG_CACHE_HOME");
+    const char* old_home = std::getenv("HOME");
+    const std::string saved_xdg = old_xdg ? old_xdg : "", saved_home = old_home ? old_home : "";
+    ::setenv("XDG_CACHE_HOME", "relative/cache", 1);
+    ::setenv("HOME", "/home/someone", 1);
+    EXPECT_EQ(profiler::ceilings_cache_path("fp", false).rfind("/home/someone/.cache/ridgeline/ceilings/", 0), 0U)
+        << profiler::ceilings_cache_path("fp", false);
+    ::setenv("HOME", "relative-home", 1);
+    const std::string own = (std::filesystem::temp_directory_path() / ("ridgeline-" + std::to_string(::getuid())) /
+                             "ceilings").string();
+    EXPECT_EQ(profiler::ceilings_cache_path("fp", true).rfind(own + "/", 0), 0U) << profiler::ceilings_cache_path("fp", true);
+    ::unsetenv("XDG_CACHE_HOME");
+    ::unsetenv("HOME");
+    EXPECT_EQ(profiler::ceilings_cache_path("fp", false).rfind(own + "/", 0), 0U);
+    ::setenv("XDG_CACHE_HOME", "/abs/cache", 1);
+    EXPECT_EQ(profiler::ceilings_cache_path("fp", false).rfind("/abs/cache/ridgeline/ceilings/", 0), 0U);
+    if (old_xdg) ::setenv("XDG_CACHE_HOME", saved_xdg.c_str(), 1); else ::unsetenv("XDG_CACHE_HOME");
+    if (old_home) ::setenv("HOME", saved_home.c_str(), 1); else ::unsetenv("HOME");
 }

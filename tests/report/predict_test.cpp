@@ -213,6 +213,105 @@ TEST(PredictReport, CompareReadsAPredictionAndUsesTheSameMethod) {
         << compare_table(c);
 }
 
+TEST(PredictReport, TheH200IsPredictedByItsOpClassModelsLikeEveryGpuEntry) {
+    // every GPU entry of the datasheet, by its key, takes the op-class models (the H200's display name, "NVIDIA H200
+    // SXM 141GB", is no name a driver reports, and its target once fell back to the roofs' rule without a word); the
+    // roofs' rule's assumptions (no cache levels, the peaks per op) are not printed beside the models'
+    for (const auto& e : core::datasheet()) {
+        if (e.sms <= 0) continue;  // a CPU
+        const json p = predict_json(source(), datasheet_target(e));
+        EXPECT_EQ(p["prediction"]["models"], "op-class") << e.key;
+        EXPECT_EQ(p["layers"][0]["rule"], "gemm") << e.key;
+        EXPECT_DOUBLE_EQ(p["prediction"]["rule_error"].get<double>(), core::class_model_error) << e.key;
+        for (const auto& a : p["prediction"]["assumptions"])
+            EXPECT_EQ(a.get<std::string>().find("no cache levels"), std::string::npos) << e.key << ": " << a;
+        const std::string table = predict_table(p);
+        EXPECT_NE(table.find("method: each layer's time by the GPU's op-class model"), std::string::npos) << table;
+        EXPECT_NE(table.find("intervals: the model's time / 1.5 to x 1.5"), std::string::npos) << table;
+        EXPECT_EQ(table.find("(least certain)"), std::string::npos) << table;  // the roofs' rule's flag
+    }
+    // a CPU target keeps the roofs' rule, its assumptions and its measured error
+    const json cpu = predict_json(source(), datasheet_target(core::datasheet_by_name("epyc-9654")));
+    EXPECT_EQ(cpu["prediction"]["models"], "roofs");
+    EXPECT_DOUBLE_EQ(cpu["prediction"]["rule_error"].get<double>(), core::prediction_error);
+    EXPECT_NE(cpu["prediction"]["assumptions"].dump().find("no cache levels"), std::string::npos);
+}
+
+TEST(PredictReport, AMeasuredGpuWithoutADatasheetEntryIsRefusedByName) {
+    // its SM count and architecture unknown, the waves would be a guess (1 SM made every GEMM one wave long)
+    backend_api::ceilings c;
+    c.backend = "cuda";
+    c.device_name = "NVIDIA L40S";
+    c.peak_gflops = {{"fp32", 91'600.0}};
+    c.bandwidth_gbs = 864;
+    try {
+        (void)gpu_spec_for(c, "fp32");
+        FAIL() << "no error";
+    } catch (const core::error& e) {
+        EXPECT_NE(std::string(e.what()).find("the GPU \"NVIDIA L40S\" has no datasheet entry"), std::string::npos)
+            << e.what();
+    }
+    c.device_name = "NVIDIA H100 80GB HBM3";  // as the driver reports an H100 SXM: 132 SMs from its entry
+    const auto s = gpu_spec_for(c, "fp32");
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(s->sms, 132);
+    c.backend = "cpu";  // not a GPU: no op-class models
+    EXPECT_FALSE(gpu_spec_for(c, "fp32").has_value());
+}
+
+TEST(PredictReport, AnEndToEndThatLeavesLayersOutSaysPartial) {
+    // a layer the source skipped (no time) cannot be predicted; a GPU's end to end is the sum of its predicted layers,
+    // so it leaves that layer out and says so; the view (no time anywhere) is not counted as left out
+    json sj = source_json();
+    sj["layers"].push_back({{"name", "big"}, {"op", "conv2d"}, {"state", "skipped"}, {"reason", "over --max-memory"},
+                            {"time", nullptr}});
+    const json p = predict_json(source(sj), datasheet_target(core::datasheet_by_name("h100")));
+    EXPECT_TRUE(p["end_to_end"]["partial"].get<bool>());
+    EXPECT_EQ(p["end_to_end"]["layers_left_out"], 1);
+    EXPECT_DOUBLE_EQ(p["end_to_end"]["left_out_source_ms"].get<double>(), 0.0);
+    EXPECT_NE(predict_table(p).find("PARTIAL: the end to end leaves out 1 layer(s) not predicted"), std::string::npos)
+        << predict_table(p);
+    // without it, every layer with a time is predicted: the sum is the whole pass
+    const json whole = predict_json(source(), datasheet_target(core::datasheet_by_name("h100")));
+    EXPECT_FALSE(whole["end_to_end"]["partial"].get<bool>());
+    EXPECT_EQ(predict_table(whole).find("PARTIAL"), std::string::npos);
+    // a CPU target scales the source's measured end to end, which holds every layer: not partial
+    EXPECT_FALSE(predict_json(source(sj), datasheet_target(core::datasheet_by_name("epyc-9654")))["end_to_end"]["partial"]
+                     .get<bool>());
+}
+
+TEST(PredictReport, WhetherThePassFitsTheTargetsMemory) {
+    // weights 14 GB, KV cache 2 GB, input 1 MB, activations at their peak 0.5 GB, workspace 32 MB: 16.533e9 B in
+    // all, under a T4's 16 GiB (17.180e9 B); 1 GB more of KV cache (17.533e9 B) does not fit
+    json sj = source_json();
+    sj["memory"] = {{"parameter_bytes", 14'000'000'000LL}, {"buffer_bytes", 0},           {"kv_cache_bytes", 2'000'000'000LL},
+                    {"input_bytes", 1'000'000},           {"total_activation_bytes", 900'000'000},
+                    {"peak_activation_bytes", 500'000'000}, {"workspace_bytes", 32'000'000}};
+    const double needed = 14e9 + 2e9 + 1e6 + 5e8 + 3.2e7;
+    const json t4 = predict_json(source(sj), datasheet_target(core::datasheet_by_name("t4")));
+    const json& m = t4["prediction"]["memory"];
+    EXPECT_DOUBLE_EQ(m["needed_bytes"].get<double>(), needed);
+    EXPECT_DOUBLE_EQ(m["target_bytes"].get<double>(), 16.0 * (1LL << 30));
+    EXPECT_TRUE(m["fits"].get<bool>());
+    sj["memory"]["kv_cache_bytes"] = 3'000'000'000LL;
+    const json over = predict_json(source(sj), datasheet_target(core::datasheet_by_name("t4")));
+    EXPECT_FALSE(over["prediction"]["memory"]["fits"].get<bool>());
+    EXPECT_NE(predict_table(over).find("and does not fit the target's 16.00 GiB"), std::string::npos) << predict_table(over);
+    // a report without "memory" says nothing of it
+    EXPECT_TRUE(predict_json(source(), datasheet_target(core::datasheet_by_name("t4")))["prediction"]["memory"].is_null());
+}
+
+TEST(PredictReport, CompareNamesTheLayersABaselinePredictionLeftOut) {
+    // a prediction to a CPU leaves out the disturbed act and the mistrusted odd; with it as the baseline, the
+    // measured run's act and odd have nothing to be compared with: named, not dropped
+    const compare_run src = source();
+    const json p = predict_json(src, datasheet_target(core::datasheet_by_name("epyc-9654")));
+    const json c = compare_json({compare_run{"epyc-9654 (predicted)", p}, src});
+    EXPECT_EQ(c["layers_not_in_baseline"], json::array({"act", "odd"}));
+    EXPECT_NE(compare_table(c).find("2 layers timed in another run but not in the baseline (act, ...)"), std::string::npos)
+        << compare_table(c);
+}
+
 }  // namespace
 // An end-to-end pass that other work disturbed (state "disturbed", too few clean samples) is not a measurement:
 // predict does not scale it (the sum of the predicted layers stands in, and says why) and compare shows none.

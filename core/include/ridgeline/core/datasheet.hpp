@@ -44,7 +44,8 @@ struct datasheet_entry {
 /// Every entry, GPUs first.
 const std::vector<datasheet_entry>& datasheet();
 
-/// The entry whose name pattern matches `device_name`; empty when none does.
+/// The entry whose display name or one of whose name patterns matches `device_name` (compared as
+/// normalize_device_name does); empty when none does.
 std::optional<datasheet_entry> find_datasheet(std::string_view device_name);
 
 /// The entry asked for by `name`: its key or its device name (compared as normalize_device_name does), or a

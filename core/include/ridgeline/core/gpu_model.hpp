@@ -82,13 +82,22 @@ struct gpu_estimate {
     std::string detail;     // one line: the tiles and waves, or the bytes
 };
 
-/// A GEMM's time: for each tile shape of 256x128, 128x256, 128x128, 128x64, 64x128 and 64x64 (the threadblock
+/// The most rows a GEMM's product may have to run as a small-M kernel: 16. Derived: the smallest tensor-core MMA
+/// instruction is 16 rows deep (PTX ISA, "Matrix shape": mma.m16n8k16), so up to 16 rows fill one MMA without
+/// padding, and cuBLAS picks dedicated kernels for such skinny products (a decode step's projections, M = the batch)
+/// rather than the 64- to 256-row tiles of large GEMMs; their time is the weights' bytes, read once. Not measured:
+/// the GPU issue's run checks it.
+inline constexpr std::int64_t gpu_small_m_rows = 16;
+
+/// A GEMM's time: at most gpu_small_m_rows rows (m) per product, a small-M kernel: its FLOPs at gemm_fraction of the
+/// matrix peak, no tile padding. Otherwise, for each tile shape of 256x128, 128x256, 128x128, 128x64, 64x128 and 64x64 (the threadblock
 /// shapes CUTLASS's and cuBLAS's kernels use), tiles = batch x ceil(m / tm) x ceil(n / tn); where they do not fill the
 /// SMs the k dimension is split (split-K: at most sms / tiles ways, at least 128 of k each); waves = ceil(tiles x split
 /// / sms); a tile's time = 2 tm tn (k / split) / (the SM's share of gemm_fraction x matrix_gflops x e), e = min(1,
 /// tm tn / (tm + tn) / 64): derived, a tile's operand reuse per loaded element tm tn / (tm + tn) relative to the
 /// 128x128 tile's 64, the smallest tile CUTLASS's large-GEMM configurations use. The fastest shape is taken (as a
-/// library's heuristic picks one), never below `bytes` at memory_fraction x memory_gbs.
+/// library's heuristic picks one). Either way never below `bytes` at memory_fraction x memory_gbs; where the bytes take
+/// longer, the detail says "its bytes decide".
 gpu_estimate gemm_on_gpu(const gemm_dims& g, double bytes, const gpu_spec& s);
 
 /// A streaming kernel's time: launch + bytes / (memory_fraction x memory_gbs).

@@ -1,6 +1,7 @@
 #pragma once
 // Device ceilings as JSON, cached per device fingerprint in the user's cache directory
-// ($XDG_CACHE_HOME/ridgeline/ceilings, else ~/.cache/ridgeline/ceilings) with the date and version, and the policy
+// ($XDG_CACHE_HOME/ridgeline/ceilings, else ~/.cache/ridgeline/ceilings; each only where absolute, else
+// /tmp/ridgeline-<uid>/ceilings) with the date and version, and the policy
 // of obtaining them for a profile: from the cache, checked by the backend's spot check, or measured again.
 
 #include <atomic>

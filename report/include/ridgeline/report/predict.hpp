@@ -27,6 +27,9 @@ struct prediction_target {
     bool datasheet = false;     // peaks from a datasheet, not measured
     bool gpu = false;           // the device kind, for the assumptions a datasheet needs
     std::vector<std::string> assumptions;  // one line each: what was assumed where the target has no measurement
+    /// What the roofs' rule (core::predict_time) assumes of a datasheet target beyond `assumptions`: how its roofs
+    /// stand in for measured ones. Not printed where the GPU's op-class models take each layer's time instead.
+    std::vector<std::string> roofs_rule_assumptions;
     /// The datasheet entry of the target (a datasheet target, or a measured one whose device it names): the SM count
     /// and architecture the op-class models of a GPU need.
     std::optional<core::datasheet_entry> entry;
@@ -62,9 +65,9 @@ core::prediction_input prediction_input_for(const layer_record& layer, const cor
 
 /// The op-class models' figures (core::gpu_spec) of a GPU given by its ceilings, for layers in `dt`: a datasheet
 /// GPU's (core::gpu_spec_of, its dispatch cost as the launch) or a GPU's measured ceilings (its GEMM ceiling and
-/// bandwidth as attained, its SM count from the datasheet entry its name matches, else 1: no wave quantisation);
-/// empty where the ceilings are not a GPU's. predict and compare both take a GPU's layer times from it when the
-/// source is not a GPU.
+/// bandwidth as attained, its SM count and architecture from the datasheet entry its name matches); empty where the
+/// ceilings are not a GPU's. Throws core::error naming the GPU when measured ceilings name a GPU without an entry.
+/// predict and compare both take a GPU's layer times from it when the source is not a GPU.
 std::optional<core::gpu_spec> gpu_spec_for(const backend_api::ceilings& c, const std::string& dt);
 
 /// The time of `layer` (a report's layer: its layer string and shapes) on the GPU `s` by its op-class model; empty,

@@ -49,6 +49,17 @@ struct layer_record {
     [[nodiscard]] bool disturbed() const;
 };
 
+/// What a pass holds in memory (a profile's "memory", in bytes).
+struct memory_record {
+    double parameter_bytes = 0, buffer_bytes = 0, kv_cache_bytes = 0, input_bytes = 0, peak_activation_bytes = 0,
+           workspace_bytes = 0;
+    /// What the pass needs resident at once: weights, buffers, the KV cache, the input, the activations at their peak
+    /// and the backend's workspace.
+    [[nodiscard]] double resident_bytes() const {
+        return parameter_bytes + buffer_bytes + kv_cache_bytes + input_bytes + peak_activation_bytes + workspace_bytes;
+    }
+};
+
 struct profile_record {
     std::string schema, model, source;
     std::string dtype = "fp32";  // "fp32" where the report names none (dtype_given false)
@@ -67,6 +78,8 @@ struct profile_record {
     std::optional<time_record> end_to_end;
     /// Every distinct byte of a pass (parameters, buffers, input, activations: the report's "memory"), 0 unknown.
     double distinct_bytes = 0;
+    /// The report's "memory" object; empty where it has none (a layer report of an older ridgeline, a prediction).
+    std::optional<memory_record> memory;
     /// The report as read, every string escaped: for what is copied through whole (the device, the pass).
     nlohmann::json json;
 
