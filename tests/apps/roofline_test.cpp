@@ -170,9 +170,17 @@ TEST(Roofline, PaddedConvsAreNeverMistrusted) {
             EXPECT_NE(l["bound"], "mistrusted") << input << " run " << run << ": " << l["bound_reason"];
             // executed MACs: per dimension 28*3-2 = 82 of 84 (14*3-2 = 40 of 42) pairs; 64*64*82^2, 64*64*40^2
             EXPECT_EQ(l["executed_macs"].get<std::int64_t>(), std::string(input) == "1x64x28x28" ? 27541504 : 6553600);
-            // within the roof's tolerance a layer reads as at the roof: %roof never above 100%
-            if (l["roof_fraction"].is_number()) {
-                EXPECT_LE(l["roof_fraction"].get<double>(), 1.0);
+            // docs/json-schema.md: within the roof's tolerance a layer reads as at the roof (capped at 1); beyond it
+            // only as measured, where the CI's slow end stayed under the roof (so not mistrusted): under load a
+            // roof measured low once let a padded conv read 1.10 of it, which the schema allows and says so
+            if (l["roof_fraction"].is_number() && l["roof_fraction"].get<double>() > 1.0) {
+                const double tol = l["roofs"]["compute_tolerance"].get<double>();
+                const double measured = l["roof_fraction_measured"].get<double>();
+                EXPECT_GT(measured, 1.0 + tol) << input << " run " << run;  // capped at 1 within the tolerance
+                EXPECT_DOUBLE_EQ(l["roof_fraction"].get<double>(), measured) << input << " run " << run;
+                // its CI's slow end at or under the roof: the time at the roof lies within the CI
+                const double floor_ms = measured * l["time"]["median_ms"].get<double>();
+                EXPECT_LE(floor_ms, l["time"]["ci95_high_ms"].get<double>() * (1 + tol)) << input << " run " << run;
             }
         }
 }
