@@ -60,7 +60,8 @@ CLI::Validator finite_range(double lo, double hi) {
 std::string flags_of(const std::vector<std::string>& fields) {
     static const std::map<std::string, std::string> flag = {{"batch", "--batch"}, {"input", "--input"},
                                                             {"phase", "--phase"}, {"seq", "--seq"},
-                                                            {"kv_len", "--kv-len"}, {"model", "--model"}};
+                                                            {"kv_len", "--kv-len"}, {"model", "--model"},
+                                                            {"group-by", "--group-by"}, {"sort", "--sort"}};
     std::string out;
     for (const auto& f : fields) {
         const auto it = flag.find(f);

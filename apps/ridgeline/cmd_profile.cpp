@@ -81,6 +81,8 @@ struct profile_command {
     bool graph = false;
     bool no_roofline = false;
     std::string svg_path;
+    std::string group_by, sort;  // --group-by, --sort (report/view.hpp)
+    std::int64_t top = 0;        // --top; 0: every row
     std::string html_path;
     bool recalibrate = false;
     std::string max_memory;
@@ -107,7 +109,17 @@ struct profile_command {
         return t;
     }
 
+    /// --group-by, --sort and --top as the report's view; checked before anything is measured.
+    [[nodiscard]] report::view_options view() const {
+        report::view_options v;
+        if (!group_by.empty()) v = report::parse_group_by(group_by);
+        if (!sort.empty()) v.sort = report::parse_sort(sort);
+        if (top > 0) v.top = static_cast<std::size_t>(top);
+        return v;
+    }
+
     int run() {
+        const report::view_options shown = view();
         const std::int64_t memory_limit = max_memory.empty() ? 0 : parse_bytes(max_memory);
         for (const std::string* path : {&out.output, &svg_path, &html_path})
             if (!path->empty()) core::check_output_path(*path);  // fail now, not after minutes of measuring
@@ -179,13 +191,14 @@ struct profile_command {
         report::run_info info{command_line(), model.source(), m.skipped, m.folded};
         info.load_average = load;
         info.warnings = warnings;
+        info.view = shown;
         std::string content;
         if (out.format() == output_format::json)
             content = report::profile_json(r, info).dump(2) + "\n";
         else if (out.format() == output_format::csv)
-            content = report::profile_csv(r);
+            content = report::profile_csv(r, shown);
         else
-            content = report::profile_table(r, m.skipped, m.folded);
+            content = report::profile_table(r, m.skipped, m.folded, shown);
         out.emit(content);
         if (!svg_path.empty() || !html_path.empty()) {
             report::chart c;
@@ -197,7 +210,7 @@ struct profile_command {
             if (!html_path.empty())
                 core::write_file_atomic(html_path, report::render_html(c.title, svg, report::profile_table_html(r)));
         }
-        out.echo_table([&] { return report::profile_table(r, m.skipped, m.folded); });
+        out.echo_table([&] { return report::profile_table(r, m.skipped, m.folded, shown); });
         if (!r.complete) {
             const int sig = g_signal.load();
             spdlog::warn("interrupted: {} layer(s) not measured; the report is marked incomplete", r.not_measured.size());
@@ -269,6 +282,14 @@ void register_profile(CLI::App& cli, runner_list& runners) {
         ->check(file_name());
     sub->add_option("--html", cmd->html_path, "Also write one self-contained HTML page: the chart beside the table")
         ->check(file_name());
+    sub->add_option("--group-by", cmd->group_by,
+                    "One row per group: op, module (layer1.0.conv1 -> layer1), module:N (the first N dotted parts), "
+                    "block (the numbered block: layer1.0, transformer.h.3) or bound; JSON adds \"groups\"");
+    sub->add_option("--sort", cmd->sort,
+                    "Order of the rows: model (default), time (longest first), roof (furthest below its roof first), "
+                    "name");
+    sub->add_option("--top", cmd->top, "Only the first N rows (after --sort), with a line for what the rest take")
+        ->check(integer_range(1, 1000000000));
     sub->add_flag("--no-roofline", cmd->no_roofline, "Do not measure or use the device's ceilings (no bound verdicts)");
     sub->add_flag("--recalibrate", cmd->recalibrate, "Measure the device's ceilings again instead of using the cache");
     cmd->out.add_to(*sub);

@@ -9,6 +9,7 @@
 #include "ridgeline/config.hpp"
 #include "ridgeline/report/ceilings.hpp"
 #include "ridgeline/report/format.hpp"
+#include "ridgeline/report/rollup.hpp"
 
 namespace ridgeline::report {
 
@@ -184,12 +185,15 @@ nlohmann::json timing_json(const profiler::profile_result& r) {
 }
 
 /// A layer's measurement, verdict and roofs, added to its summary object `l`.
-void add_layer_profile(nlohmann::json& l, const profiler::layer_profile& p, std::int64_t activation_bytes) {
+void add_layer_profile(nlohmann::json& l, const profiler::layer_profile& p, std::int64_t activation_bytes,
+                       double sum_of_layers_ms) {
     l["state"] = std::string(to_string(p.state));
     l["reason"] = p.reason;
     l["time"] = p.has_time() ? time_json(*p.time) : nlohmann::json(nullptr);
     const layer_rates shown = shown_rates(p);
     l["achieved_gflops"] = number_or_null(shown.gflops);
+    l["time_share"] = number_or_null(p.has_time() && sum_of_layers_ms > 0 ? p.time->stats.median / sum_of_layers_ms
+                                                                           : std::nan(""));
     l["achieved_gbs"] = number_or_null(shown.gbs);
     l["verification"] = {{"state", std::string(to_string(p.verification.state))},
                          {"rel_l2_error", number_or_null(p.verification.rel_l2_error)},
@@ -301,7 +305,12 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
     for (const auto& [b, ms] : r.bound_ms) by_bound[std::string(to_string(b))] = ms;
     auto& layers = j["layers"];
     for (std::size_t i = 0; i < r.layers.size() && i < layers.size(); ++i)
-        add_layer_profile(layers[i], r.layers[i], i < m.activation_bytes.size() ? m.activation_bytes[i] : 0);
+        add_layer_profile(layers[i], r.layers[i], i < m.activation_bytes.size() ? m.activation_bytes[i] : 0,
+                          r.sum_of_layers_ms);
+    if (info.view.any()) {  // what the table and the CSV showed; the layers stay every one, in the model's order
+        j["view"] = view_json(info.view);
+        if (info.view.group != group_key::none) j["groups"] = groups_json(rollup(r, info.view));
+    }
     return j;
 }
 
@@ -331,17 +340,25 @@ std::string state_text(const profiler::layer_profile& p) {
 
 namespace {
 
-/// The layer rows and the total; `noisy` and `twins_apart` count the layers the footnotes name.
-text_table layer_table(const profiler::profile_result& r, int& noisy, int& twins_apart) {
+/// The layer rows (in the view's order, cut to its top N) and the total; `noisy` and `twins_apart` count the layers
+/// the footnotes name; `rest_ms` is the time of the layers the top N left out.
+text_table layer_table(const profiler::profile_result& r, const view_options& view, int& noisy, int& twins_apart,
+                       double& rest_ms) {
     using al = text_table::align;
     text_table t;
     for (auto [h, a] : std::initializer_list<std::pair<const char*, al>>{
              {"layer", al::left}, {"op", al::left}, {"output", al::left}, {"params", al::right}, {"MACs", al::right},
              {"FLOPs", al::right}, {"bytes", al::right}, {"FLOP/B", al::right}, {"median", al::right},
-             {"CI95", al::right}, {"GFLOP/s", al::right}, {"GB/s", al::right}, {"bound", al::left},
-             {"rule", al::left}, {"%roof", al::right}, {"verify", al::left}})
+             {"%time", al::right}, {"CI95", al::right}, {"GFLOP/s", al::right}, {"GB/s", al::right},
+             {"bound", al::left}, {"rule", al::left}, {"%roof", al::right}, {"verify", al::left}})
         t.add_column(h, a);
-    for (const auto& p : r.layers) {
+    const std::vector<std::size_t> order = layer_order(r, view.sort);
+    const std::size_t shown_rows = view.top ? std::min(*view.top, order.size()) : order.size();
+    rest_ms = 0;
+    for (std::size_t k = shown_rows; k < order.size(); ++k)
+        if (r.layers[order[k]].has_time()) rest_ms += r.layers[order[k]].time->stats.median;
+    for (std::size_t k = 0; k < shown_rows; ++k) {
+        const auto& p = r.layers[order[k]];
         const auto& c = p.analysis.cost;
         auto ai = c.arithmetic_intensity();
         std::vector<std::string> row{p.analysis.layer.name,
@@ -356,6 +373,8 @@ text_table layer_table(const profiler::profile_result& r, int& noisy, int& twins
             if (!p.time->noise_target_met && !p.time->disturbed) ++noisy;
             const layer_rates shown = shown_rates(p);
             row.push_back(time_ms(p.time->stats.median) + (p.measured_as.empty() ? "" : "="));
+            const double share = time_share(r, p);
+            row.push_back(std::isfinite(share) ? fixed(100.0 * share, 1) + "%" : "");
             row.push_back(ci_text(*p.time));
             row.push_back(shown.hidden ? "?" : fixed(shown.gflops, 2));
             row.push_back(shown.hidden ? "?" : fixed(shown.gbs, 2));
@@ -370,7 +389,7 @@ text_table layer_table(const profiler::profile_result& r, int& noisy, int& twins
             row.emplace_back(to_string(p.verification.state));
         } else {
             row.push_back(state_text(p));
-            row.insert(row.end(), {"", "", "", "", "", "", p.verification.state == profiler::verification_state::skipped
+            row.insert(row.end(), {"", "", "", "", "", "", "", p.verification.state == profiler::verification_state::skipped
                                                          ? std::string()
                                                          : std::string(to_string(p.verification.state))});
         }
@@ -382,8 +401,43 @@ text_table layer_table(const profiler::profile_result& r, int& noisy, int& twins
                si(static_cast<double>(tot.macs)), si(static_cast<double>(tot.flops)),
                si(static_cast<double>(tot.bytes), "B"),
                tot.arithmetic_intensity() ? fixed(*tot.arithmetic_intensity(), 2) : "-", time_ms(r.sum_of_layers_ms),
-               "", "", "", "", "", "", ""});
+               r.sum_of_layers_ms > 0 ? "100.0%" : "", "", "", "", "", "", "", ""});
 
+    return t;
+}
+
+/// One row per group of the view (rollup.hpp), cut to its top N; `rest_ms` is the time of the groups left out.
+text_table group_table(const profiler::profile_result& r, const view_options& view, std::size_t& all_groups,
+                       double& rest_ms) {
+    using al = text_table::align;
+    text_table t;
+    std::string first(to_string(view.group));
+    if (view.group == group_key::prefix) first = "module:" + std::to_string(view.prefix_parts);
+    for (auto [h, a] : std::initializer_list<std::pair<std::string, al>>{
+             {first, al::left}, {"layers", al::right}, {"time", al::right}, {"%time", al::right}, {"FLOPs", al::right},
+             {"bytes", al::right}, {"GFLOP/s", al::right}, {"GB/s", al::right}, {"%roof", al::right},
+             {"bound (share of its time)", al::left}})
+        t.add_column(h, a);
+    const std::vector<group_row> groups = rollup(r, view);
+    all_groups = groups.size();
+    const std::size_t shown_rows = view.top ? std::min(*view.top, groups.size()) : groups.size();
+    rest_ms = 0;
+    for (std::size_t k = shown_rows; k < groups.size(); ++k) rest_ms += groups[k].time_ms;
+    for (std::size_t k = 0; k < shown_rows; ++k) {
+        const group_row& g = groups[k];
+        // no time at all (views, skipped layers): "-"; timed but every rate hidden (mistrusted, disturbed): "?"
+        auto num = [&](double v, int d) { return std::isfinite(v) ? fixed(v, d) : g.timed ? "?" : "-"; };
+        t.add_row({g.key, std::to_string(g.layers), g.timed ? time_ms(g.time_ms) : "-",
+                   g.timed && r.sum_of_layers_ms > 0 ? fixed(100.0 * g.time_share, 1) + "%" : "", si(g.flops),
+                   si(g.bytes, "B"), num(g.gflops, 2), num(g.gbs, 2),
+                   std::isfinite(g.roof_fraction) ? fixed(100.0 * g.roof_fraction, 0) + "%" : "",
+                   g.bound.empty() ? "-" : g.bound + " " + fixed(100.0 * g.bound_share, 0) + "%"});
+    }
+    t.add_rule();
+    t.add_row({"total (" + counted(static_cast<std::int64_t>(r.layers.size()), "layer") + ")",
+               std::to_string(r.layers.size()), time_ms(r.sum_of_layers_ms), r.sum_of_layers_ms > 0 ? "100.0%" : "",
+               si(static_cast<double>(r.analysis.totals.flops)), si(static_cast<double>(r.analysis.totals.bytes), "B"),
+               "", "", "", ""});
     return t;
 }
 
@@ -559,12 +613,31 @@ void profile_footer(std::ostream& out, const profiler::profile_result& r, const 
 }  // namespace
 
 std::string profile_table(const profiler::profile_result& r, const std::vector<skipped_node>& skipped_nodes,
-                          const std::vector<skipped_node>& folded_nodes) {
+                          const std::vector<skipped_node>& folded_nodes, const view_options& view) {
     int noisy = 0, twins_apart = 0;
-    const text_table t = layer_table(r, noisy, twins_apart);
+    double rest_ms = 0;
     std::ostringstream out;
     profile_heading(out, r);
-    out << t.render() << "\n";
+    if (view.group == group_key::none) {
+        const text_table t = layer_table(r, view, noisy, twins_apart, rest_ms);
+        out << t.render() << "\n";
+        out << top_footer(view.top ? std::min(*view.top, r.layers.size()) : r.layers.size(), r.layers.size(), rest_ms,
+                          r.sum_of_layers_ms, "layers", view.sort);
+    } else {
+        std::size_t all = 0;
+        const text_table t = group_table(r, view, all, rest_ms);
+        out << t.render() << "\n";
+        out << top_footer(view.top ? std::min(*view.top, all) : all, all, rest_ms, r.sum_of_layers_ms, "groups",
+                          view.sort);
+        out << "groups: time is the sum of their layers' medians, %time of the sum of layers; GFLOP/s and GB/s of "
+               "their layers with shown rates; %roof weighted by time; bound: the verdict holding most of their time "
+               "(--group-by drops the per-layer rows: JSON keeps every layer)\n";
+        for (const auto& p : r.layers)  // the legend's marks count every layer, shown or grouped
+            if (p.has_time()) {
+                noisy += !p.time->noise_target_met && !p.time->disturbed;
+                twins_apart += p.twins && p.twins->disagree;
+            }
+    }
     profile_legend(out, r, noisy, twins_apart);
     profile_passes(out, r);
     profile_roofs(out, r);
@@ -572,12 +645,39 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
     return out.str();
 }
 
-std::string profile_csv(const profiler::profile_result& r) {
+namespace {
+
+/// The groups of the view as CSV, one row each (rollup.hpp).
+std::string group_csv(const profiler::profile_result& r, const view_options& view) {
+    std::ostringstream out;
+    out << "group,layers,time_ms,time_share,flops,executed_flops,bytes,achieved_gflops,achieved_gbs,roof_fraction,"
+           "bound,bound_share\n";
+    const std::vector<group_row> groups = rollup(r, view);
+    const std::size_t rows = view.top ? std::min(*view.top, groups.size()) : groups.size();
+    auto number = [](double v) { return std::isfinite(v) ? shortest(v) : std::string(); };
+    for (std::size_t k = 0; k < rows; ++k) {
+        const group_row& g = groups[k];
+        out << csv_field(g.key) << ',' << g.layers << ',' << shortest(g.time_ms) << ',' << shortest(g.time_share) << ','
+            << shortest(g.flops) << ',' << shortest(g.executed_flops) << ',' << shortest(g.bytes) << ','
+            << number(g.gflops) << ',' << number(g.gbs) << ',' << number(g.roof_fraction) << ',' << g.bound << ','
+            << (g.bound.empty() ? std::string() : shortest(g.bound_share)) << '\n';
+    }
+    return out.str();
+}
+
+}  // namespace
+
+std::string profile_csv(const profiler::profile_result& r, const view_options& view) {
+    if (view.group != group_key::none) return group_csv(r, view);
     std::ostringstream out;
     out << "name,op,layer,inputs,input_shapes,output_shape,params,buffers,macs,flops,bytes,arithmetic_intensity,"
            "state,median_ms,ci95_low_ms,ci95_high_ms,samples,runs,noise_target_met,achieved_gflops,achieved_gbs,"
-           "verification,rel_l2_error,executed_macs,executed_flops,disturbed,disturbed_samples,stolen_fraction,bound,roof_fraction,bound_rule,twins_disagree\n";
-    for (const auto& p : r.layers) {
+           "verification,rel_l2_error,executed_macs,executed_flops,disturbed,disturbed_samples,stolen_fraction,bound,"
+           "roof_fraction,bound_rule,twins_disagree,time_share\n";
+    const std::vector<std::size_t> order = layer_order(r, view.sort);
+    const std::size_t rows = view.top ? std::min(*view.top, order.size()) : order.size();
+    for (std::size_t k = 0; k < rows; ++k) {
+        const auto& p = r.layers[order[k]];
         const auto& l = p.analysis;
         std::string inputs;
         for (const auto& i : l.layer.inputs) inputs += (inputs.empty() ? "" : ";") + i;
@@ -605,7 +705,7 @@ std::string profile_csv(const profiler::profile_result& r) {
             out << ",,";
         out << ',' << (p.roofline ? to_string(p.roofline->bound) : std::string_view()) << ',' << number(shown.roof_fraction)
             << ',' << csv_field(p.roofline ? rule_text(*p.roofline) : std::string()) << ','
-            << (p.twins ? (p.twins->disagree ? "true" : "false") : "") << '\n';
+            << (p.twins ? (p.twins->disagree ? "true" : "false") : "") << ',' << number(time_share(r, p)) << '\n';
     }
     return out.str();
 }

@@ -76,6 +76,18 @@ void flags() {
     add("flag_profile_output_folder_missing", profile({"--format", "json", "--output", "{dir}/missing/r.json"}), 1,
         {"cannot write", "does not exist"});
     add("flag_profile_svg_folder_missing", profile({"--svg", "{dir}/missing/r.svg"}), 1, {"cannot write", "does not exist"});
+    // an empty file name would read as "not given": the report to stdout, the chart nowhere, without a word
+    add("flag_profile_output_empty", profile({"--format", "json", "--output", ""}), 2, {"--output", "an empty file name"});
+    add("flag_profile_svg_empty", profile({"--svg", ""}), 2, {"--svg", "an empty file name"});
+    add("flag_predict_html_empty", {"predict", "--from", "a.json", "--to", "h100", "--html", ""}, 2,
+        {"--html", "an empty file name"});
+    add("flag_ceilings_output_folder_missing", {"ceilings", "--quick", "--output", "{dir}/missing/c.json"}, 1,
+        {"cannot write", "does not exist"});  // before seconds of measuring
+    add("flag_group_by_unknown", profile({"--group-by", "modul"}), 2,
+        {"group by \"modul\" is not one of", "did you mean \"module\"?", "(--group-by)"});
+    add("flag_group_by_module_zero", profile({"--group-by", "module:0"}), 2, {"module:N takes", "(--group-by)"});
+    add("flag_sort_unknown", profile({"--sort", "tme"}), 2, {"did you mean \"time\"?", "(--sort)"});
+    add("flag_top_zero", profile({"--top", "0"}), 2, {"--top"});
     add("flag_export_output_folder_missing", {"export", "--model", "resnet18", "--output", "{dir}/missing/m.json"}, 1,
         {"cannot write", "does not exist"});
     add("flag_model_unknown", {"summary", "--model", "resnet19"}, 2, {"unknown model \"resnet19\" (did you mean \"resnet18\"?)"});

@@ -72,8 +72,8 @@ TEST(CliProfile, JsonFieldByField) {
 TEST(CliProfile, TableAndCsv) {
     auto r = run_ridgeline(quick_linear);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(median\s+CI95\s+GFLOP/s\s+GB/s\s+bound\s+rule\s+%roof\s+verify)"))) << r.out;
-    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nlinear\s+linear\s+8x32\s+2,080\s+16\.38 k\s+33\.02 k\s+11\.39 kB\s+2\.90\s+[0-9.]+ [mun]?s\s+±[0-9.]+%\*?\s+[0-9.?]+\s+[0-9.?]+\s+(compute|memory|overhead|ambiguous|mistrusted|disturbed)\s+(C>M|M>C|<=4D|~4D O\|[CM]|~ridge C\|M|>C|>M|!)\s+[0-9]*%?\s+passed)")))
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(median\s+%time\s+CI95\s+GFLOP/s\s+GB/s\s+bound\s+rule\s+%roof\s+verify)"))) << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nlinear\s+linear\s+8x32\s+2,080\s+16\.38 k\s+33\.02 k\s+11\.39 kB\s+2\.90\s+[0-9.]+ [mun]?s\s+100\.0%\s+±[0-9.]+%\*?\s+[0-9.?]+\s+[0-9.?]+\s+(compute|memory|overhead|ambiguous|mistrusted|disturbed)\s+(C>M|M>C|<=4D|~4D O\|[CM]|~ridge C\|M|>C|>M|!)\s+[0-9]*%?\s+passed)")))
         << r.out;
     EXPECT_NE(r.out.find("end to end: "), std::string::npos);
     EXPECT_NE(r.out.find("device cpu: "), std::string::npos);
@@ -84,10 +84,10 @@ TEST(CliProfile, TableAndCsv) {
               "median_ms,ci95_low_ms,ci95_high_ms,samples,runs,noise_target_met,achieved_gflops,achieved_gbs,"
               "verification,rel_l2_error,executed_macs,executed_flops,disturbed,disturbed_samples,stolen_fraction,bound,"
               "roof_fraction,"
-              "bound_rule,twins_disagree");
+              "bound_rule,twins_disagree,time_share");
     // the linear layer executes all its 8*32*64 = 16,384 MACs (no padding) and 2 x 16,384 + 8 x 32 bias adds =
     // 33,024 FLOPs; its time was clean on a quiet machine
-    EXPECT_TRUE(std::regex_search(c.out, std::regex(R"(\nlinear,linear,.*,measured,[0-9.e-]+,.*,passed,[0-9.e-]*,16384,33024,(true|false),[0-9]+,[0-9.e-]+,[a-z]+,[0-9.e-]*,[^,\n]*,\n)")))
+    EXPECT_TRUE(std::regex_search(c.out, std::regex(R"(\nlinear,linear,.*,measured,[0-9.e-]+,.*,passed,[0-9.e-]*,16384,33024,(true|false),[0-9]+,[0-9.e-]+,[a-z]+,[0-9.e-]*,[^,\n]*,,1\n)")))
         << c.out;
 }
 

@@ -52,12 +52,17 @@ inline constexpr double sum_mismatch_factor = 2.0;
 
 /// `skipped_nodes`: nodes of an imported model left out, listed in a footer line.
 /// `folded_nodes`: ONNX nodes evaluated into constants, counted in a footer line.
+/// `view`: the rows' grouping, order and top N (rollup.hpp): one row per group instead of per layer, with a line for
+/// what --top left out.
 std::string profile_table(const profiler::profile_result& r, const std::vector<skipped_node>& skipped_nodes = {},
-                          const std::vector<skipped_node>& folded_nodes = {});
+                          const std::vector<skipped_node>& folded_nodes = {}, const view_options& view = {});
 
 /// Per-layer CSV: the summary columns plus state, median_ms, ci95_low_ms, ci95_high_ms, samples, runs,
 /// noise_target_met, achieved_gflops, achieved_gbs (empty when mistrusted or disturbed), verification,
-/// rel_l2_error, executed_macs, disturbed, disturbed_samples, stolen_fraction, bound, roof_fraction.
-std::string profile_csv(const profiler::profile_result& r);
+/// rel_l2_error, executed_macs, executed_flops, disturbed, disturbed_samples, stolen_fraction, bound, roof_fraction,
+/// bound_rule, twins_disagree, time_share (of the sum of layers). With a grouping in `view`, one row per group:
+/// group, layers, time_ms, time_share, flops, executed_flops, bytes, achieved_gflops, achieved_gbs, roof_fraction,
+/// bound, bound_share. Rows follow the view's order and top N.
+std::string profile_csv(const profiler::profile_result& r, const view_options& view = {});
 
 }  // namespace ridgeline::report

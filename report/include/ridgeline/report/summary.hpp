@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ridgeline/core/model.hpp"
+#include "ridgeline/report/view.hpp"
 
 namespace ridgeline::report {
 
@@ -26,6 +27,7 @@ struct run_info {
     std::vector<skipped_node> folded_nodes{}; // "folded_nodes" in JSON (ONNX constant folding), a footer count
     double load_average = -1;                 // the 1-minute load average at the start (profile; < 0: unknown)
     std::vector<std::string> warnings{};      // what was warned on stderr, kept in the JSON report ("warnings")
+    view_options view{};                      // profile: --group-by, --sort, --top (JSON "view" and "groups")
 };
 
 /// [{"name", "op_type", "reason"}, ...].
