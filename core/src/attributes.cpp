@@ -1,4 +1,5 @@
 #include "ridgeline/core/attributes.hpp"
+#include "ridgeline/core/format.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -23,18 +24,6 @@ std::optional<std::int64_t> parse_int(std::string_view s) {
     auto [ptr, ec] = std::from_chars(first, last, v);
     if (ec != std::errc() || ptr != last) return std::nullopt;
     return v;
-}
-
-std::vector<std::string_view> split_x(std::string_view s) {
-    std::vector<std::string_view> parts;
-    std::size_t pos = 0;
-    while (true) {
-        const std::size_t end = s.find('x', pos);
-        parts.push_back(s.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos));
-        if (end == std::string_view::npos) break;
-        pos = end + 1;
-    }
-    return parts;
 }
 
 }  // namespace
@@ -90,7 +79,7 @@ std::int64_t attribute_reader::get_int(std::string_view key, std::int64_t fallba
 std::optional<pair2d> attribute_reader::find_pair(std::string_view key) {
     const attribute* a = lookup(key);
     if (!a) return std::nullopt;
-    const auto parts = split_x(a->value);
+    const auto parts = split(a->value, 'x');
     if (parts.size() == 1) {
         auto v = parse_int(parts[0]);
         if (!v) fail(key, "\"" + a->value + "\" is not an integer or HxW pair");
@@ -154,7 +143,7 @@ std::vector<std::int64_t> attribute_reader::get_int_list(std::string_view key) {
     const attribute* a = lookup(key);
     if (!a) fail(key, "is required");
     std::vector<std::int64_t> out;
-    for (std::string_view part : split_x(a->value)) {
+    for (std::string_view part : split(a->value, 'x')) {
         auto v = parse_int(part);
         if (!v) fail(key, "\"" + a->value + "\" is not a list of integers separated by 'x'");
         out.push_back(*v);

@@ -7,6 +7,19 @@
 
 namespace ridgeline::core {
 
+std::vector<std::string_view> split(std::string_view s, char sep) {
+    std::vector<std::string_view> parts;
+    std::size_t pos = 0;
+    while (true) {
+        const std::size_t end = s.find(sep, pos);
+        parts.push_back(s.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos));
+        if (end == std::string_view::npos) break;
+        pos = end + 1;
+    }
+    return parts;
+}
+
+
 namespace {
 /// printf's %.*f: the digits fmt's {:.Nf} gives for a finite double.
 std::string print_fixed(double v, int decimals) {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "ridgeline/core/error.hpp"
+#include "ridgeline/core/format.hpp"
 #include "ridgeline/core/suggest.hpp"
 #include "ridgeline/report/format.hpp"
 #include "ridgeline/report/profile.hpp"
@@ -21,13 +22,7 @@ constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 std::vector<std::string> split_dots(const std::string& name) {
     std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (true) {
-        const std::size_t dot = name.find('.', start);
-        parts.push_back(name.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-        if (dot == std::string::npos) break;
-        start = dot + 1;
-    }
+    for (const std::string_view part : core::split(name, '.')) parts.emplace_back(part);
     return parts;
 }
 

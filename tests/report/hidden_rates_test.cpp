@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "../support/measured_layer.hpp"
 #include "ridgeline/report/chart.hpp"
 #include "ridgeline/report/profile.hpp"
 
@@ -25,15 +26,7 @@ profiler::profile_result three_layers() {
     r.analysis = core::analyze(b.build(), core::dtype::fp32);
     const double median[] = {1.0, 3e-6, 0.05};  // the liar: 65,536 FLOPs in 3 ns would be 21,845 GFLOP/s
     for (std::size_t i = 0; i < 3; ++i) {
-        profiler::layer_profile p;
-        p.analysis = r.analysis.layers[i];
-        p.state = profiler::run_state::measured;
-        backend_api::timing_result t;
-        t.samples = t.clean_samples = 10;
-        t.runs = 100;
-        t.stats.median = t.stats.ci95_low = t.stats.ci95_high = t.stats.mean = t.stats.min = t.stats.max = median[i];
-        t.noise_target_met = true;
-        p.time = t;
+        profiler::layer_profile p = test::measured_layer(r.analysis.layers[i], median[i]);
         p.verification.state = profiler::verification_state::passed;
         core::roofline_point v;
         v.bound = i == 1 ? core::bound_class::mistrusted : core::bound_class::compute;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "../support/measured_layer.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/report/profile.hpp"
 #include "ridgeline/report/rollup.hpp"
@@ -34,20 +35,14 @@ profiler::profile_result staged() {
     const double median[] = {1.0, 2.0, 0.5, 4.0, 8.0};
     const double roof[] = {0.5, 0.25, 0.8, 0.5, 1.0};
     for (std::size_t i = 0; i < r.analysis.layers.size(); ++i) {
-        profiler::layer_profile p;
-        p.analysis = r.analysis.layers[i];
         if (i == 5) {
-            p.state = profiler::run_state::view;
-            r.layers.push_back(p);
+            profiler::layer_profile view;
+            view.analysis = r.analysis.layers[i];
+            view.state = profiler::run_state::view;
+            r.layers.push_back(view);
             continue;
         }
-        p.state = profiler::run_state::measured;
-        backend_api::timing_result t;
-        t.samples = t.clean_samples = 10;
-        t.runs = 10;
-        t.stats.median = t.stats.ci95_low = t.stats.ci95_high = t.stats.mean = t.stats.min = t.stats.max = median[i];
-        t.noise_target_met = true;
-        p.time = t;
+        profiler::layer_profile p = test::measured_layer(r.analysis.layers[i], median[i]);
         core::roofline_point v;
         v.bound = i == 2 ? core::bound_class::memory : core::bound_class::compute;
         v.roof_fraction = roof[i];

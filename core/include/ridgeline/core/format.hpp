@@ -6,8 +6,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ridgeline::core {
+
+/// The parts of `s` between the separators `sep`, empty parts kept: split("1x2x", 'x') -> {"1", "2", ""};
+/// split("", 'x') -> {""}. Views into `s`.
+std::vector<std::string_view> split(std::string_view s, char sep);
 
 /// 11689512 -> "11,689,512".
 std::string with_commas(std::int64_t v);
