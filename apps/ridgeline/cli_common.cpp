@@ -61,7 +61,9 @@ std::string flags_of(const std::vector<std::string>& fields) {
     static const std::map<std::string, std::string> flag = {{"batch", "--batch"}, {"input", "--input"},
                                                             {"phase", "--phase"}, {"seq", "--seq"},
                                                             {"kv_len", "--kv-len"}, {"model", "--model"},
-                                                            {"group-by", "--group-by"}, {"sort", "--sort"}};
+                                                            {"group-by", "--group-by"}, {"sort", "--sort"},
+                                                            {"onnx", "--onnx"}, {"model-file", "--model-file"},
+                                                            {"hf-config", "--hf-config"}};
     std::string out;
     for (const auto& f : fields) {
         const auto it = flag.find(f);

@@ -6,15 +6,18 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <map>
 
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "ridgeline/config.hpp"
 #include "ridgeline/core/error.hpp"
+#include "ridgeline/core/suggest.hpp"
 
 namespace {
 
@@ -41,6 +44,46 @@ std::string one_line(std::string s) {
         if (c == '\n' || c == '\r') c = ' ';
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return s;
+}
+
+/// What other tools call a flag ridgeline spells another way: checked only where `sub` has the flag suggested.
+const std::map<std::string, std::string>& flag_synonyms() {
+    static const std::map<std::string, std::string> m = {
+        {"--fast", "--quick"},           {"--gpu", "--device cuda"},     {"--cpu", "--device cpu"},
+        {"--json", "--format json"},     {"--csv", "--format csv"},      {"--out", "--output"},
+        {"--batch-size", "--batch"},     {"--bs", "--batch"},            {"--seq-len", "--seq"},
+        {"--sequence-length", "--seq"},  {"--kv-cache", "--kv-len"},     {"--context", "--kv-len"},
+        {"--config", "--hf-config"},     {"--iterations", "--min-samples"}, {"--repeat", "--min-samples"},
+        {"--runs", "--min-samples"},     {"--precision", "--dtype"},     {"--onnx-file", "--onnx"},
+        {"--target", "--to"},            {"--source", "--from"}};
+    return m;
+}
+
+/// " (did you mean \"--quick\"?)" for an option `sub` does not have, from its own long options (by spelling) or
+/// the synonyms other tools use; "" when nothing is close.
+std::string flag_guess(const CLI::App& sub, const std::string& given) {
+    const std::string flag = given.substr(0, given.find('='));
+    std::vector<std::string> longs;
+    for (const CLI::Option* o : sub.get_options())
+        for (const auto& l : o->get_lnames()) longs.push_back("--" + l);
+    const auto syn = flag_synonyms().find(flag);
+    if (syn != flag_synonyms().end()) {
+        const std::string base = syn->second.substr(0, syn->second.find(' '));
+        if (std::find(longs.begin(), longs.end(), base) != longs.end()) return " (did you mean \"" + syn->second + "\"?)";
+    }
+    return ridgeline::core::did_you_mean(flag, longs);
+}
+
+/// An unknown option of a subcommand, named with the closest one it has; "" for any other parse error.
+std::string unknown_option_message(const CLI::App& cli) {
+    for (const CLI::App* sub : cli.get_subcommands()) {
+        for (const std::string& extra : sub->remaining()) {
+            if (extra.size() < 2 || extra[0] != '-') continue;
+            return "unknown option \"" + extra.substr(0, 60) + "\"" + flag_guess(*sub, extra) + " (see `ridgeline " +
+                   sub->get_name() + " --help`)";
+        }
+    }
+    return "";
 }
 
 }  // namespace
@@ -85,6 +128,15 @@ int main(int argc, char** argv) {
         return cli.exit(e);
     } catch (const CLI::CallForVersion& e) {
         return cli.exit(e);
+    } catch (const CLI::ExtrasError& e) {
+        if (const std::string m = unknown_option_message(cli); !m.empty()) {
+            print_error(m);
+            return 2;
+        }
+        std::string hint = "ridgeline --help";
+        for (const auto* sub : cli.get_subcommands()) hint = "ridgeline " + sub->get_name() + " --help";
+        print_error(one_line(e.what()) + " (see `" + hint + "`)");
+        return 2;
     } catch (const CLI::ParseError& e) {
         std::string hint = "ridgeline --help";
         for (const auto* sub : cli.get_subcommands()) hint = "ridgeline " + sub->get_name() + " --help";

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "ridgeline/core/error.hpp"
+#include "ridgeline/core/suggest.hpp"
 
 namespace ridgeline::core {
 
@@ -38,6 +39,11 @@ std::string layer_where(std::string_view kind, std::string_view name) {
     return w;
 }
 
+namespace {
+/// A key as an error shows it: in full up to 40 characters, so the error stays one short line.
+std::string shown_key(const std::string& key) { return key.size() > 40 ? key.substr(0, 37) + "..." : key; }
+}  // namespace
+
 attribute_reader::attribute_reader(std::string_view kind, std::string_view name, std::vector<attribute> attrs)
     : kind_(kind), where_(layer_where(kind, name)), attrs_(std::move(attrs)), used_(attrs_.size(), false) {
     for (std::size_t i = 0; i < attrs_.size(); ++i)
@@ -47,6 +53,23 @@ attribute_reader::attribute_reader(std::string_view kind, std::string_view name,
 
 void attribute_reader::fail(std::string_view key, std::string_view message) const {
     throw parse_error(where_ + ": " + std::string(key) + " " + std::string(message));
+}
+
+void attribute_reader::missing(std::string_view key) const {
+    // a required key that is absent beside a given key spelled close to it is a misspelling: name what was given
+    // ("kernel=3" for kernel_size said "kernel_size is required" and left the user to find "kernel")
+    // Only a near miss counts: at most 2 edits, or one a prefix of the other; a key not read yet may be another
+    // attribute of the op (out_features is 3 edits from in_features, and linear reads it later).
+    for (std::size_t i = 0; i < attrs_.size(); ++i) {
+        if (used_[i]) continue;
+        const std::string& given = attrs_[i].key;
+        const std::size_t shorter = std::min(given.size(), key.size());
+        const bool prefix = shorter >= 3 && edit_distance(given.substr(0, shorter), key.substr(0, shorter)) == 0;
+        if (edit_distance(given, key) <= 2 || prefix)
+            throw parse_error(where_ + ": unknown attribute \"" + shown_key(given) + "\" (did you mean \"" +
+                              std::string(key) + "\"?)");
+    }
+    fail(key, "is required");
 }
 
 const attribute* attribute_reader::lookup(std::string_view key) {
@@ -62,7 +85,7 @@ const attribute* attribute_reader::lookup(std::string_view key) {
 
 std::int64_t attribute_reader::get_int(std::string_view key) {
     const attribute* a = lookup(key);
-    if (!a) fail(key, "is required");
+    if (!a) missing(key);
     auto v = parse_int(a->value);
     if (!v) fail(key, "\"" + a->value + "\" is not an integer");
     return *v;
@@ -97,7 +120,7 @@ std::optional<pair2d> attribute_reader::find_pair(std::string_view key) {
 
 pair2d attribute_reader::get_pair(std::string_view key) {
     auto p = find_pair(key);
-    if (!p) fail(key, "is required");
+    if (!p) missing(key);
     return *p;
 }
 
@@ -117,7 +140,7 @@ bool attribute_reader::get_bool(std::string_view key, bool fallback) {
 
 double attribute_reader::get_float(std::string_view key) {
     const attribute* a = lookup(key);
-    if (!a) fail(key, "is required");
+    if (!a) missing(key);
     const std::string& v = a->value;
     // decimal only, as PyTorch's arguments are written (from_chars: no hex "0x10", no leading space, no locale);
     // one leading '+' is allowed
@@ -141,7 +164,7 @@ double attribute_reader::get_float(std::string_view key, double fallback) {
 
 std::vector<std::int64_t> attribute_reader::get_int_list(std::string_view key) {
     const attribute* a = lookup(key);
-    if (!a) fail(key, "is required");
+    if (!a) missing(key);
     std::vector<std::int64_t> out;
     for (std::string_view part : split(a->value, 'x')) {
         auto v = parse_int(part);
@@ -172,10 +195,12 @@ void attribute_reader::finish() const {
         if (used_[i]) continue;
         std::string list;
         for (const auto& k : known_) list += (list.empty() ? "" : ", ") + k;
-        const std::string& key = attrs_[i].key;  // shown in full up to 40 characters: the error stays one short line
-        throw parse_error(where_ + ": unknown attribute \"" + (key.size() > 40 ? key.substr(0, 37) + "..." : key) + "\"" +
-                          (list.empty() ? std::string(" (this op takes no attributes)")
-                                        : " (known: " + list + ")"));
+        const std::string& key = attrs_[i].key;
+        const std::string guess = did_you_mean(key, known_);
+        throw parse_error(where_ + ": unknown attribute \"" + shown_key(key) + "\"" +
+                          (list.empty()      ? std::string(" (this op takes no attributes)")
+                           : !guess.empty() ? guess.substr(0, guess.size() - 1) + "; known: " + list + ")"
+                                            : " (known: " + list + ")"));
     }
 }
 

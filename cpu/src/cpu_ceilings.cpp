@@ -123,10 +123,12 @@ plan make_plan(backend_api::backend& b, const cpu_info& info, const backend_api:
     const std::int64_t dram = std::max<std::int64_t>(c.dram_level_bytes(), std::int64_t{128} << 20);
     const std::int64_t available = available_memory_bytes();
     const std::int64_t cap = available > 0 ? available / 4 : std::int64_t{4} << 30;
-    // --quick stops at the first point past the last cache level (where the fall to DRAM shows, which sets the
-    // last level where the OS gives no topology): its DRAM roof is STREAM's alone, and the gigabytes of the DRAM
-    // level's sweep points (allocated, touched and streamed three times) are most of a quick calibration's time
-    // (a point past it is needed only where the OS gives no cache topology: the fall there sets the last level)
+    // --quick takes every fourth size up to the last cache level (and the first point past it where the OS gives no
+    // topology: the fall to DRAM there sets the last level), then one point only in the DRAM level, the first the
+    // full sweep has there: the transition between them (up to 4x the caches) is most of a full sweep's gigabytes,
+    // and the DRAM point's streaming copy is the DRAM roof's best kernel where ordinary stores read each line before
+    // writing it (on a Zen 4 VM STREAM's copy and triad read 60-80% of it, and a quick roof from STREAM alone sat
+    // that far under the independent kernels)
     const std::int64_t last_level = c.last_level_cache_bytes > 0 ? c.last_level_cache_bytes : dram / 4;
     const bool topology = info.cache_source != "cpuid";
     for (std::int64_t ws = 49'152; ws <= cap; ws *= quick ? 4 : 2) {
@@ -134,6 +136,14 @@ plan make_plan(backend_api::backend& b, const cpu_info& info, const backend_api:
         p.sweep.push_back(ws);
         p.steps.emplace_back("sweep " + mb(ws), 3 * per_kernel + static_cast<double>(ws) / 2e9);
         if (ws >= dram || (quick && ws > last_level)) break;
+    }
+    if (quick && !p.sweep.empty() && p.sweep.back() < dram) {
+        std::int64_t ws = 49'152;
+        while (ws < dram) ws *= 2;
+        if (ws <= cap) {
+            p.sweep.push_back(ws);
+            p.steps.emplace_back("sweep " + mb(ws) + " (the DRAM level)", 3 * per_kernel + static_cast<double>(ws) / 2e9);
+        }
     }
     p.stream_bytes = std::min(3 * dram, cap * 3 / 4);
     for (const char* k : {"copy", "triad", "read"})

@@ -538,6 +538,12 @@ nlohmann::json parse_model_text(std::string_view text, std::string_view label) {
 core::model read_model_file(const std::filesystem::path& path, const input_overrides& overrides) {
     const std::string label = path.string();
     const std::string text = core::read_regular_file(path, label);
+    // an ONNX model given as a model file: a protobuf (its first field, ir_version, is the byte 0x08), not JSON
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && text[first] != '{' &&
+        (text[0] == '\x08' || path.extension() == ".onnx" || path.extension() == ".ONNX"))
+        throw core::request_error(label + ": an ONNX model, not a ridgeline model file (JSON): it is read as ONNX",
+                                  {"onnx"});
     return parse_model_json(parse_model_text(text, label), label, overrides);
 }
 

@@ -11,6 +11,11 @@ void importer::load() {
         fail(std::string(e.what()).substr(2));  // the reason without read_regular_file's ": "
     }
     if (bytes.empty()) fail("the file is empty, not an ONNX model");
+    // a JSON text given as ONNX (a ridgeline model file, a config.json): say what it is and how to read it
+    if (const auto first = bytes.find_first_not_of(" \t\r\n"); first != std::string::npos && bytes[first] == '{')
+        throw core::request_error(label_ + ": a JSON text, not an ONNX model (a ridgeline model file or a Hugging Face "
+                                           "config.json is read as such)",
+                                  {"model-file", "hf-config"});
     if (!proto_.ParseFromString(bytes))
         fail(
             "not a valid ONNX model: the protobuf data does not parse (the file is truncated or corrupted, or "

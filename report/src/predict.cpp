@@ -486,14 +486,14 @@ nlohmann::json memory_fit(const prediction_pass& pass) {
                                     : fixed(b / k, 1) + " KiB";
     };
     const std::string text =
-        "the pass needs " + gib(needed) + " (weights " + gib(m.parameter_bytes + m.buffer_bytes) + ", KV cache " +
+        "the pass needs " + gib(needed) + " (weights " + gib(m.weight_bytes()) + ", KV cache " +
         gib(m.kv_cache_bytes) + ", activations at their peak " + gib(m.peak_activation_bytes + m.input_bytes) +
         (m.workspace_bytes > 0 ? ", workspace " + gib(m.workspace_bytes) : std::string()) + ") " +
         (fits ? "of the target's " + gib(target) : "and does not fit the target's " + gib(target) +
                                                         ": a real run needs a smaller batch, a shorter cache, another "
                                                         "data type or more devices");
     return {{"needed_bytes", needed},
-            {"weights_bytes", m.parameter_bytes + m.buffer_bytes},
+            {"weights_bytes", m.weight_bytes()},
             {"kv_cache_bytes", m.kv_cache_bytes},
             {"activation_bytes", m.peak_activation_bytes + m.input_bytes},
             {"workspace_bytes", m.workspace_bytes},

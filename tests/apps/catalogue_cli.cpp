@@ -94,10 +94,20 @@ void flags() {
     add("flag_model_file_missing", {"summary", "--model-file", "{dir}/absent.json"}, 1, {"absent.json", "no such file"});
     add("flag_model_file_is_a_folder", {"summary", "--model-file", "{dir}"}, 1, {"is a directory, not a file"});
     add("flag_onnx_missing", {"summary", "--onnx", "{dir}/absent.onnx"}, 1, {"absent.onnx", "no such file"});
+    // a file given to the other reader says what it is and names the flag that reads it
+    add("flag_model_file_given_onnx", {"summary", "--model-file", "{dir}/m.onnx"}, 2,
+        {"m.onnx: an ONNX model, not a ridgeline model file", "(--onnx)"}, {{"m.onnx", "\x08\x07\x12\x07pytorch"}});
+    add("flag_onnx_given_json", {"summary", "--onnx", "{dir}/m.json"}, 2,
+        {"m.json: a JSON text, not an ONNX model", "(--model-file, --hf-config)"}, {{"m.json", "{\"layers\": []}"}});
+    // an unknown option names the closest of the command's own, or what other tools call it
+    add("flag_unknown_option_synonym", profile({"--fast"}), 2, {"unknown option \"--fast\" (did you mean \"--quick\"?)"});
+    add("flag_unknown_option_misspelt", profile({"--thread", "2"}), 2,
+        {"unknown option \"--thread\" (did you mean \"--threads\"?)"});
     add("flag_onnx_is_a_folder", {"summary", "--onnx", "{dir}"}, 1, {"directory"});
     add("flag_weights_without_onnx", {"weights", "--model", "resnet18"}, 2, {"give --onnx FILE"});
     add("flag_compare_one_report", {"compare", "{dir}/a.json"}, 2, {"at least two"}, {{"a.json", "{}"}});
-    add("flag_compare_report_missing", {"compare", "{dir}/a.json", "{dir}/b.json"}, 2, {"b.json"}, {{"a.json", "{}"}});
+    add("flag_compare_report_missing", {"compare", "{dir}/b.json", "{dir}/a.json"}, 1, {"b.json", "no such file"},
+        {{"a.json", "{}"}});
     add("flag_compare_not_json", {"compare", "{dir}/a.json", "{dir}/b.json"}, 1, {"a.json", "is not valid JSON"},
         {{"a.json", "{\"schema\": "}, {"b.json", "{}"}});
     add("flag_compare_not_a_profile", {"compare", "{dir}/a.json", "{dir}/b.json"}, 1,
@@ -251,6 +261,9 @@ void layers() {
     layer("conv_kernel_three_values", "conv2d:in_channels=3,out_channels=8,kernel_size=3x3x3", {"1x3x8x8"},
           {"kernel_size \"3x3x3\" has 3 values"});
     layer("conv_kernel_missing", "conv2d:in_channels=3,out_channels=8", {"1x3x8x8"}, {"kernel_size is required"});
+    // a required key missing beside one spelled close to it: the misspelling is named, with the guess
+    layer("conv_kernel_misspelt", "conv2d:in_channels=3,out_channels=8,kernel=3", {"1x3x8x8"},
+          {"conv2d: unknown attribute \"kernel\" (did you mean \"kernel_size\"?)"});
     layer("conv_bias_not_boolean", conv + ",bias=maybe", {"1x3x8x8"}, {"bias \"maybe\" is not a boolean"});
     layer("conv_unknown_attribute", conv + ",kernel=3", {"1x3x8x8"}, {"unknown attribute \"kernel\"", "known: in_channels"});
     layer("conv_attribute_twice", "conv2d:in_channels=3,in_channels=4,out_channels=8,kernel_size=3", {"1x3x8x8"},

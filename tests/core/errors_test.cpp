@@ -58,8 +58,11 @@ TEST(Errors, MalformedLayersAndShapes) {
         {"conv2d:in_channels=3,out_channels=8,kernel_size=3,bias=maybe", {"1x3x8x8"},
          "conv2d \"net.0\": bias \"maybe\" is not a boolean (true or false)"},
         {"conv2d:in_channels=3,out_channels=8,kernel_size=3,kernel=3", {"1x3x8x8"},
-         "conv2d \"net.0\": unknown attribute \"kernel\" (known: in_channels, out_channels, kernel_size, stride, "
-         "padding, dilation, groups, bias)"},
+         "conv2d \"net.0\": unknown attribute \"kernel\" (did you mean \"kernel_size\"?; known: in_channels, "
+         "out_channels, kernel_size, stride, padding, dilation, groups, bias)"},
+        // a required attribute misspelt: the misspelling named, not "kernel_size is required"
+        {"conv2d:in_channels=3,out_channels=8,kernal_size=3", {"1x3x8x8"},
+         "conv2d \"net.0\": unknown attribute \"kernal_size\" (did you mean \"kernel_size\"?)"},
         {"conv2d:in_channels=3,in_channels=4,out_channels=8,kernel_size=3", {"1x3x8x8"},
          "conv2d \"net.0\": in_channels is given twice"},
         {"conv2d:in_channels=3.5,out_channels=8,kernel_size=3", {"1x3x8x8"},
@@ -204,4 +207,10 @@ TEST(Errors, ClosestNameIsSuggestedOnlyWhenClose) {
     EXPECT_EQ(closest("llama", names), std::nullopt);   // nothing within 2 edits or a third of the length
     EXPECT_EQ(did_you_mean("GPT2", names), " (did you mean \"gpt2\"?)");
     EXPECT_EQ(did_you_mean("bert", names), "");
+    // a name that begins exactly one candidate: 5 edits from "kernel_size", more than a third of its 11 characters,
+    // but its first 6; one that begins several (and is far from each) or is under 3 characters names none
+    EXPECT_EQ(closest("kernel", {"in_channels", "kernel_size", "stride"}), "kernel_size");
+    EXPECT_EQ(closest("kernel", {"kernel_size", "kernel_shape"}), std::nullopt);
+    EXPECT_EQ(closest("gp", {"gpt2-medium"}), std::nullopt);
+    EXPECT_EQ(closest("GPT2-MED", names), "gpt2-medium");
 }

@@ -142,7 +142,10 @@ TEST(ModelFile, ErrorsNameTheJsonPath) {
         {doc(R"({"name": 7, "op": "relu"})"), "model.json: $.layers[0].name: expected a string, got 7"},
         {doc(R"({"name": "c", "op": "conv2d", "in_channels": 3, "kernel_size": 3})"),
          R"(model.json: $.layers[0]: missing required attribute "out_channels" (conv2d "c"))"},
+        // a misspelt required attribute is named where it is, with the guess (1 edit from kernel_size)
         {doc(R"({"name": "c", "op": "conv2d", "in_channels": 3, "out_channels": 4, "kernal_size": 3})"),
+         R"(model.json: $.layers[0].kernal_size: unknown attribute "kernal_size" (did you mean "kernel_size"?))"},
+        {doc(R"({"name": "c", "op": "conv2d", "in_channels": 3, "out_channels": 4})"),
          R"(model.json: $.layers[0]: missing required attribute "kernel_size" (conv2d "c"))"},
         {doc(R"({"name": "r", "op": "relu", "inplace": true})"),
          R"(model.json: $.layers[0].inplace: unknown attribute "inplace" (this op takes no attributes))"},

@@ -281,10 +281,11 @@ TEST(PredictReport, AnEndToEndThatLeavesLayersOutSaysPartial) {
 }
 
 TEST(PredictReport, WhetherThePassFitsTheTargetsMemory) {
-    // weights 14 GB, KV cache 2 GB, input 1 MB, activations at their peak 0.5 GB, workspace 32 MB: 16.533e9 B in
-    // all, under a T4's 16 GiB (17.180e9 B); 1 GB more of KV cache (17.533e9 B) does not fit
+    // weights 14 GB, KV cache 2 GB (the buffers: a profile counts the cache among them), input 1 MB, activations at
+    // their peak 0.5 GB, workspace 32 MB: 16.533e9 B in all, under a T4's 16 GiB (17.180e9 B); 1 GB more of KV cache
+    // (17.533e9 B) does not fit
     json sj = source_json();
-    sj["memory"] = {{"parameter_bytes", 14'000'000'000LL}, {"buffer_bytes", 0},           {"kv_cache_bytes", 2'000'000'000LL},
+    sj["memory"] = {{"parameter_bytes", 14'000'000'000LL}, {"buffer_bytes", 2'000'000'000LL}, {"kv_cache_bytes", 2'000'000'000LL},
                     {"input_bytes", 1'000'000},           {"total_activation_bytes", 900'000'000},
                     {"peak_activation_bytes", 500'000'000}, {"workspace_bytes", 32'000'000}};
     const double needed = 14e9 + 2e9 + 1e6 + 5e8 + 3.2e7;
@@ -293,7 +294,9 @@ TEST(PredictReport, WhetherThePassFitsTheTargetsMemory) {
     EXPECT_DOUBLE_EQ(m["needed_bytes"].get<double>(), needed);
     EXPECT_DOUBLE_EQ(m["target_bytes"].get<double>(), 16.0 * (1LL << 30));
     EXPECT_TRUE(m["fits"].get<bool>());
+    EXPECT_DOUBLE_EQ(m["weights_bytes"].get<double>(), 14e9);  // the buffers less the KV cache: none
     sj["memory"]["kv_cache_bytes"] = 3'000'000'000LL;
+    sj["memory"]["buffer_bytes"] = 3'000'000'000LL;
     const json over = predict_json(source(sj), datasheet_target(core::datasheet_by_name("t4")));
     EXPECT_FALSE(over["prediction"]["memory"]["fits"].get<bool>());
     EXPECT_NE(predict_table(over).find("and does not fit the target's 16.00 GiB"), std::string::npos) << predict_table(over);

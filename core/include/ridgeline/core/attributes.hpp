@@ -63,6 +63,10 @@ public:
 
     /// Throws parse_error("<where>: <key> <message>").
     [[noreturn]] void fail(std::string_view key, std::string_view message) const;
+    /// A required `key` is absent: throws parse_error naming a given key not read yet that is a near miss of it (at
+    /// most 2 edits, or a prefix of 3 characters or more either way) as unknown, with the guess ("unknown attribute
+    /// \"kernel\" (did you mean \"kernel_size\"?)"), else "<key> is required".
+    [[noreturn]] void missing(std::string_view key) const;
 
 private:
     const attribute* lookup(std::string_view key);

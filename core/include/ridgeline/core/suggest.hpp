@@ -3,7 +3,8 @@
 //
 // Closeness is the Levenshtein edit distance (V. I. Levenshtein, "Binary codes capable of correcting deletions,
 // insertions and reversals", 1966), compared without regard to case, so "GPT2" finds "gpt2" and "resnet19"
-// "resnet18". A name is suggested only when it is close: at most 2 edits, or a third of the longer name's length.
+// "resnet18". A name is suggested only when it is close: at most 2 edits, or a third of the longer name's length;
+// or when it begins exactly one candidate (at least 3 characters of it: "kernel" finds "kernel_size").
 
 #include <optional>
 #include <string>

@@ -49,14 +49,19 @@ struct layer_record {
     [[nodiscard]] bool disturbed() const;
 };
 
-/// What a pass holds in memory (a profile's "memory", in bytes).
+/// What a pass holds in memory (a profile's "memory", in bytes). The KV cache is one of the buffers (buffer_bytes
+/// holds it; kv_cache_bytes says how much of them it is).
 struct memory_record {
     double parameter_bytes = 0, buffer_bytes = 0, kv_cache_bytes = 0, input_bytes = 0, peak_activation_bytes = 0,
            workspace_bytes = 0;
-    /// What the pass needs resident at once: weights, buffers, the KV cache, the input, the activations at their peak
-    /// and the backend's workspace.
+    /// What the pass needs resident at once: parameters, buffers (the KV cache among them), the input, the
+    /// activations at their peak and the backend's workspace.
     [[nodiscard]] double resident_bytes() const {
-        return parameter_bytes + buffer_bytes + kv_cache_bytes + input_bytes + peak_activation_bytes + workspace_bytes;
+        return parameter_bytes + buffer_bytes + input_bytes + peak_activation_bytes + workspace_bytes;
+    }
+    /// Parameters and the buffers that are not the KV cache (BatchNorm's statistics, tables).
+    [[nodiscard]] double weight_bytes() const {
+        return parameter_bytes + (buffer_bytes > kv_cache_bytes ? buffer_bytes - kv_cache_bytes : 0.0);
     }
 };
 
