@@ -255,7 +255,9 @@ bool ceilings_obtainer::answer_from_cache(std::optional<backend_api::ceilings> c
         }
         return true;
     }
-    warn("the machine does more than its cached ceilings (" + found + ", " + fixed(100 * (highest - 1), 0) +
+    // a note, not a warning: the roofs are measured again now (and raised), so nothing in the report stands on
+    // the low cache; a warning is for what the reader cannot trust (a spot check that reads low, a disturbed one)
+    info("the machine does more than its cached ceilings (" + found + ", " + fixed(100 * (highest - 1), 0) +
          "% above, more than 10% plus the ceiling's spread): measuring them again, keeping the higher of each");
     out.spot_check = found + ": " + fixed(100 * (highest - 1), 0) + "% above";
     why_measure = "again (the spot check found more)";
