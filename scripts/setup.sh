@@ -16,6 +16,7 @@ build_packages=(
   libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   libdnnl-dev ocl-icd-opencl-dev
   libonnx-dev libprotobuf-dev
+  zlib1g-dev
 )
 # The test suite and CI: GoogleTest; chromium renders the HTML roofline in tests/apps/roofline_test.cpp
 # (headless) and python3 reads its PNG; clang-14 with its compiler-rt builds the libFuzzer targets

@@ -18,6 +18,7 @@
 #include "ridgeline/report/chart.hpp"
 #include "ridgeline/report/format.hpp"
 #include "ridgeline/report/profile.hpp"
+#include "ridgeline/report/trace.hpp"
 
 namespace ridgeline::app {
 
@@ -82,6 +83,7 @@ struct profile_command {
     bool no_roofline = false;
     std::string svg_path;
     std::string group_by, sort;  // --group-by, --sort (report/view.hpp)
+    std::string trace_path;      // --trace FILE.json[.gz]
     std::int64_t top = 0;        // --top; 0: every row
     std::string html_path;
     bool recalibrate = false;
@@ -121,7 +123,9 @@ struct profile_command {
     int run() {
         const report::view_options shown = view();
         const std::int64_t memory_limit = max_memory.empty() ? 0 : parse_bytes(max_memory);
-        for (const std::string* path : {&out.output, &svg_path, &html_path})
+        if (!trace_path.empty() && no_end_to_end)
+            throw usage_error("--trace records the end-to-end pass, which --no-end-to-end leaves out");
+        for (const std::string* path : {&out.output, &svg_path, &html_path, &trace_path})
             if (!path->empty()) core::check_output_path(*path);  // fail now, not after minutes of measuring
         const built_model m = model.build();
         const core::model_analysis a = core::analyze(m.model, model.data_type());
@@ -148,6 +152,7 @@ struct profile_command {
         o.verify = !no_verify;
         o.end_to_end = !no_end_to_end;
         o.graph_replay = graph;
+        o.trace_passes = trace_path.empty() ? 0 : 20;
         o.every_layer = every_layer;
         o.seed = seed;
         o.weights = m.weights;  // the file's real weights (ONNX); random where null
@@ -211,6 +216,13 @@ struct profile_command {
                 core::write_file_atomic(html_path, report::render_html(c.title, svg, report::profile_table_html(r)));
         }
         out.echo_table([&] { return report::profile_table(r, m.skipped, m.folded, shown); });
+        if (!trace_path.empty()) {
+            const nlohmann::json trace = report::chrome_trace(r);
+            report::write_trace(trace_path, trace);
+            if (r.trace.empty())
+                spdlog::warn("the trace \"{}\" holds no pass: {}", trace_path,
+                             trace["otherData"]["note"].get<std::string>());
+        }
         if (!r.complete) {
             const int sig = g_signal.load();
             spdlog::warn("interrupted: {} layer(s) not measured; the report is marked incomplete", r.not_measured.size());
@@ -281,6 +293,10 @@ void register_profile(CLI::App& cli, runner_list& runners) {
     sub->add_option("--svg", cmd->svg_path, "Also write the roofline chart as an SVG file")
         ->check(file_name());
     sub->add_option("--html", cmd->html_path, "Also write one self-contained HTML page: the chart beside the table")
+        ->check(file_name());
+    sub->add_option("--trace", cmd->trace_path,
+                    "Also write the end-to-end pass as Chrome trace events (Perfetto, chrome://tracing): a slice per "
+                    "layer per traced pass; gzip when FILE ends in .gz")
         ->check(file_name());
     sub->add_option("--group-by", cmd->group_by,
                     "One row per group: op, module (layer1.0.conv1 -> layer1), module:N (the first N dotted parts), "

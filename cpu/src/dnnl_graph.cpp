@@ -25,12 +25,15 @@ void dnnl_graph::build(const core::model_analysis& graph, const backend_api::gra
         s.constant = true;
         slots_[in.name] = s;
     }
-    for (const auto& la : graph.layers) {
+    step_layer_.assign(steps_.size(), no_layer);
+    for (std::size_t i = 0; i < graph.layers.size(); ++i) {
+        const auto& la = graph.layers[i];
         try {
             add_layer(la);
         } catch (const dnnl::error& e) {
             rethrow(e, core::where(la.layer));
         }
+        step_layer_.resize(steps_.size(), i);  // the steps this layer added are its work
     }
     outputs_ = graph.outputs;
     for (const auto& o : graph.outputs) {
@@ -47,18 +50,34 @@ void dnnl_graph::build(const core::model_analysis& graph, const backend_api::gra
             s.view = s.strided = s.constant = false;
         }
     }
+    step_layer_.resize(steps_.size(), no_layer);  // the outputs' own copies belong to no layer
     stream_.wait();
     data_ = nullptr;
 }
 
 void dnnl_graph::run() {
-    for (auto& st : steps_) {
-        if (st.fn)
-            st.fn();
-        else
-            st.prim.execute(stream_, st.args);
+    for (auto& st : steps_) run_step(st);
+    stream_.wait();
+}
+
+void dnnl_graph::run_step(step& st) {
+    if (st.fn)
+        st.fn();
+    else
+        st.prim.execute(stream_, st.args);
+}
+
+bool dnnl_graph::run_marked(const std::function<void(std::size_t layer)>& mark) {
+    for (std::size_t k = 0; k < steps_.size(); ++k) {
+        run_step(steps_[k]);
+        const std::size_t layer = step_layer_[k];
+        if (layer != no_layer && (k + 1 == steps_.size() || step_layer_[k + 1] != layer)) {
+            stream_.wait();
+            mark(layer);
+        }
     }
     stream_.wait();
+    return true;
 }
 
 void dnnl_graph::poison_outputs() {

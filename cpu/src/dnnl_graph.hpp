@@ -39,6 +39,7 @@ public:
 
     void build(const core::model_analysis& graph, const backend_api::graph_data& data);
     void run() override;
+    bool run_marked(const std::function<void(std::size_t layer)>& mark) override;
     void poison_outputs() override;
     std::vector<backend_api::host_tensor> outputs() override;
     [[nodiscard]] std::int64_t workspace_bytes() const override;
@@ -152,7 +153,11 @@ private:
     std::map<std::string, slot> slots_;
     std::map<std::string, std::vector<std::pair<memory::desc, memory>>> converted_;
     std::map<std::string, std::vector<std::int64_t>> ids_;
+    void run_step(step& st);
     std::vector<step> steps_;
+    /// The layer (its index in the graph) each step does the work of; no_layer for the outputs' own copies.
+    static constexpr std::size_t no_layer = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> step_layer_;
     std::vector<memory> keep_;
     std::vector<std::string> outputs_;
     std::vector<core::shape> output_shapes_;

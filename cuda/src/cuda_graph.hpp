@@ -64,7 +64,12 @@ public:
     void build(const core::model_analysis& model, const backend_api::graph_data& data) {
         data_ = &data;
         for (const auto& in : model.inputs) add_input(in, data.tensors.at(in.name));
-        for (const auto& la : model.layers) std::visit([&](const auto& op) { add(la, op); }, la.layer.op);
+        step_layer_.assign(steps_.size(), no_layer);
+        for (std::size_t i = 0; i < model.layers.size(); ++i) {
+            const auto& la = model.layers[i];
+            std::visit([&](const auto& op) { add(la, op); }, la.layer.op);
+            step_layer_.resize(steps_.size(), i);  // the steps this layer added are its work
+        }
         for (const auto& o : model.outputs) {
             dev_tensor& t = tensor(o);
             if (t.ids) throw backend_api::unsupported("graph output \"" + o + "\" is a token-id tensor");
@@ -91,6 +96,21 @@ public:
             return;
         }
         for (auto& st : steps_) st();
+    }
+
+    bool run_marked(const std::function<void(std::size_t layer)>& mark) override {
+        if (exec_) return false;  // one captured launch: its layers cannot be told apart
+        step_layer_.resize(steps_.size(), no_layer);  // the outputs' own copies belong to no layer
+        for (std::size_t k = 0; k < steps_.size(); ++k) {
+            steps_[k]();
+            const std::size_t layer = step_layer_[k];
+            if (layer != no_layer && (k + 1 == steps_.size() || step_layer_[k + 1] != layer)) {
+                RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx_.s()));
+                mark(layer);
+            }
+        }
+        RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx_.s()));
+        return true;
     }
 
     void poison_outputs() override {
@@ -326,6 +346,9 @@ private:
     std::map<std::string, std::vector<std::int64_t>> host_ids_;
     std::vector<std::shared_ptr<device_buffer>> keep_;  // parameters, pointer arrays, padded inputs
     std::vector<step_fn> steps_;
+    /// The layer (its index in the graph) each step does the work of; no_layer for the outputs' own copies.
+    static constexpr std::size_t no_layer = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> step_layer_;
     std::vector<std::string> outputs_;
     std::vector<core::shape> output_shapes_;
     std::vector<std::string> notes_;

@@ -488,6 +488,31 @@ void recheck_memory_roofs(profile_result& r, backend& b, const profile_options& 
                                                 " a memory roof (mistrusted)"));
 }
 
+/// profile_options::trace_passes passes of `prep` with a mark after each layer, into r.trace (or the reason there is
+/// none into r.trace_note): the host's steady clock read as each layer's work ends.
+void record_trace(profile_result& r, backend_api::prepared& prep, backend& b, const profile_options& o) {
+    using clock = std::chrono::steady_clock;
+    const auto origin = clock::now();
+    auto ns = [&] { return std::chrono::duration<double, std::nano>(clock::now() - origin).count(); };
+    for (std::size_t k = 0; k < o.trace_passes; ++k) {
+        if (k >= 3 && ns() > 2e9) break;  // a long pass: at least 3, within about 2 s
+        if (o.stop && o.stop->load()) {
+            r.trace_note = "interrupted after " + std::to_string(k) + " traced passes";
+            return;
+        }
+        traced_pass pass;
+        pass.start_ns = ns();
+        const bool marked = prep.run_marked([&](std::size_t layer) { pass.layer_end_ns.emplace_back(layer, ns()); });
+        if (!marked) {
+            r.trace_note = "the " + b.name() + " backend cannot tell its layers' work apart in a pass";
+            r.trace.clear();
+            return;
+        }
+        pass.end_ns = ns();
+        r.trace.push_back(std::move(pass));
+    }
+}
+
 /// The whole forward pass of `analysis` (and its graph replay where asked), into r's end-to-end fields: skipped
 /// before anything is allocated when it cannot fit the memory allowed.
 void profile_end_to_end(profile_result& r, const core::model_analysis& analysis, backend& b, const profile_options& o) {
@@ -511,6 +536,7 @@ void profile_end_to_end(profile_result& r, const core::model_analysis& analysis,
                 r.end_to_end_state = t.disturbed ? run_state::disturbed : run_state::measured;
                 if (t.disturbed) r.end_to_end_reason = disturbed_reason(t);
                 r.end_to_end = std::move(t);
+                if (o.trace_passes > 0) record_trace(r, *prep, b, o);
             } else {
                 r.end_to_end_state = run_state::not_measured;
                 r.end_to_end_reason = "interrupted";

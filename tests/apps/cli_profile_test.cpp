@@ -11,6 +11,10 @@
 #include "process.hpp"
 #include "../support/scratch.hpp"
 
+#ifdef RIDGELINE_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
 using ridgeline::test::run_ridgeline;
 using json = nlohmann::json;
 
@@ -160,4 +164,74 @@ TEST(CliProfile, ATensorReadTwiceIsCountedAndTimedOnce) {
     const json j = json::parse(r.out);
     EXPECT_EQ(j["layers"][1]["bytes"], 98304);
     EXPECT_EQ(j["layers"][1]["verification"]["state"], "passed");
+}
+
+namespace {
+/// A file's bytes, gunzipped where it ends in .gz (zlib reads a plain file as it is, too).
+std::string read_maybe_gzip(const std::filesystem::path& p) {
+#ifdef RIDGELINE_HAVE_ZLIB
+    gzFile f = gzopen(p.c_str(), "rb");
+    if (!f) return {};
+    std::string out;
+    char buf[65536];
+    for (int n; (n = gzread(f, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    gzclose(f);
+    return out;
+#else
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+#endif
+}
+}  // namespace
+
+TEST(CliProfile, TraceOfTheEndToEndPass) {
+    // a two-layer model (linear then relu): each traced pass holds one slice per layer, on the layers' thread, inside
+    // its pass's slice, in order; the file is gzip where its name ends in .gz
+    const auto dir = ridgeline::test::fresh_scratch_dir("trace");
+    const auto model = dir / "two.json";
+    std::ofstream(model) << R"({"inputs": [{"name": "x", "shape": [8, 64]}], "layers": [)"
+                         << R"({"name": "fc", "op": "linear", "in_features": 64, "out_features": 32},)"
+                         << R"({"name": "act", "op": "relu"}]})";
+#ifdef RIDGELINE_HAVE_ZLIB
+    const auto file = dir / "t.json.gz";
+#else
+    const auto file = dir / "t.json";
+#endif
+    auto r = run_ridgeline({"profile", "--model-file", model.string(), "--quick", "--quiet", "--device", "cpu",
+                            "--trace", file.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string text = read_maybe_gzip(file);
+#ifdef RIDGELINE_HAVE_ZLIB
+    std::ifstream raw(file, std::ios::binary);
+    unsigned char magic[2] = {0, 0};
+    raw.read(reinterpret_cast<char*>(magic), 2);
+    EXPECT_EQ(magic[0], 0x1f);  // gzip's magic bytes (RFC 1952)
+    EXPECT_EQ(magic[1], 0x8b);
+#endif
+    const json t = json::parse(text);
+    const int passes = t["otherData"]["passes"].get<int>();
+    EXPECT_GE(passes, 3);
+    EXPECT_LE(passes, 20);
+    std::vector<json> pass_slices, layer_slices;
+    for (const auto& e : t["traceEvents"])
+        if (e["ph"] == "X") (e["tid"] == 1 ? pass_slices : layer_slices).push_back(e);
+    ASSERT_EQ(static_cast<int>(pass_slices.size()), passes);
+    ASSERT_EQ(layer_slices.size(), 2u * static_cast<std::size_t>(passes));
+    for (int p = 0; p < passes; ++p) {
+        const json& pass = pass_slices[static_cast<std::size_t>(p)];
+        const json& fc = layer_slices[2 * static_cast<std::size_t>(p)];
+        const json& act = layer_slices[2 * static_cast<std::size_t>(p) + 1];
+        EXPECT_EQ(fc["name"], "fc");
+        EXPECT_EQ(act["name"], "act");
+        const double start = pass["ts"].get<double>(), end = start + pass["dur"].get<double>();
+        EXPECT_DOUBLE_EQ(fc["ts"].get<double>(), start);  // the first layer starts with its pass
+        EXPECT_DOUBLE_EQ(act["ts"].get<double>(), fc["ts"].get<double>() + fc["dur"].get<double>());
+        EXPECT_LE(act["ts"].get<double>() + act["dur"].get<double>(), end + 1e-6);
+        EXPECT_EQ(fc["args"]["flops"], 2 * 8 * 64 * 32 + 8 * 32);  // 2 x MACs + the bias adds
+    }
+    // --no-end-to-end leaves nothing to trace: a usage error before anything runs
+    auto none = run_ridgeline({"profile", "--model-file", model.string(), "--quick", "--no-end-to-end", "--trace",
+                               (dir / "u.json").string()});
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_NE(none.err.find("--trace records the end-to-end pass"), std::string::npos) << none.err;
 }

@@ -107,6 +107,15 @@ public:
     /// Captures the work of run() once (a CUDA Graph) so that later run() calls replay it with one
     /// launch. Returns false, changing nothing, where the backend has no such mechanism.
     virtual bool enable_graph_replay() { return false; }
+    /// One forward pass that calls `mark(i)` when the work of layer i (its index in the graph's
+    /// model_analysis::layers) has finished, the device waited on first; a layer without work of its own (a view)
+    /// gets no mark. What a trace of the pass needs (profile --trace); the waits make it slower than run() where the
+    /// device runs ahead of the host (a GPU). Returns false, running nothing, where the backend cannot tell its
+    /// layers' work apart (the reference loops, a captured graph).
+    virtual bool run_marked(const std::function<void(std::size_t layer)>& mark) {
+        (void)mark;
+        return false;
+    }
 };
 
 /// One step of a ceilings measurement, announced as it starts (ceilings_options::on_progress).

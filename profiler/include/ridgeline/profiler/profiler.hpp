@@ -171,6 +171,10 @@ struct profile_options {
     std::uint64_t seed = 20261130;
     std::int64_t max_memory_bytes = 0;  // 0: what the backend reports free
     bool graph_replay = false;          // also time the forward pass replayed as one captured graph
+    /// profile --trace: after the end-to-end timing, up to this many more passes with a mark after each layer
+    /// (backend_api::prepared::run_marked; at least 3, no more once 2 s have gone), kept in profile_result::trace;
+    /// 0: none.
+    std::size_t trace_passes = 0;
     /// Measure every layer, twins included (then twins must agree: check_twins). false (the default): a layer with
     /// the signature of one measured before (core::layer_signature: the same op, attributes, input shapes and data
     /// type: a transformer's repeated blocks, resnet's repeated convolutions) reports that layer's measurement and
@@ -182,6 +186,14 @@ struct profile_options {
     std::optional<backend_api::ceilings> ceilings;
     std::function<void(const progress_event&)> on_progress;
     const std::atomic<bool>* stop = nullptr;
+};
+
+/// One forward pass run for a trace: when it started and when each layer's work ended, in ns of the host's steady
+/// clock since the first traced pass started. Layers without work of their own (views) have no entry.
+struct traced_pass {
+    double start_ns = 0;
+    double end_ns = 0;
+    std::vector<std::pair<std::size_t, double>> layer_end_ns;  // (index in analysis.layers, end)
 };
 
 struct profile_result {
@@ -199,6 +211,9 @@ struct profile_result {
     run_state graph_replay_state = run_state::skipped;
     std::string graph_replay_reason;
     run_state end_to_end_state = run_state::skipped;  // never view
+    /// profile_options::trace_passes passes with a mark after each layer; empty with the reason in trace_note.
+    std::vector<traced_pass> trace;
+    std::string trace_note;
     std::string end_to_end_reason;
     double sum_of_layers_ms = 0;  // sum of the measured layers' medians
     std::int64_t workspace_bytes = 0;
