@@ -150,7 +150,8 @@ void model_options::add_to(CLI::App& cmd) {
     cmd.add_option("--model,-m", model, "Built-in model by name (see `ridgeline models`)");
     cmd.add_option("--hf-config", hf_config,
                    "A Hugging Face config.json (model_type bert, gpt2, opt, llama, mistral or qwen2): the transformer "
-                   "it describes, with random weights");
+                   "it describes, with random weights")
+        ->check(file_name());
     cmd.add_option("--phase", phase, "Transformers: prefill (the prompt, --seq tokens; the default) or decode (one new "
                                      "token per sequence over a KV cache of --kv-len tokens)")
         ->check(CLI::IsMember({"prefill", "decode"}));
@@ -160,8 +161,10 @@ void model_options::add_to(CLI::App& cmd) {
         ->check(integer_range(0, std::int64_t{1} << 40));
     cmd.add_option("--layer,-l", layer,
                    "One layer as a string, e.g. \"conv2d:in_channels=16,out_channels=32,kernel_size=3\"");
-    cmd.add_option("--model-file", model_file, "A model in ridgeline's JSON model format (docs/model-format.md)");
-    cmd.add_option("--onnx", onnx, "An ONNX model file; its weights are used (ONNX import: docs/model-format.md)");
+    cmd.add_option("--model-file", model_file, "A model in ridgeline's JSON model format (docs/model-format.md)")
+        ->check(file_name());
+    cmd.add_option("--onnx", onnx, "An ONNX model file; its weights are used (ONNX import: docs/model-format.md)")
+        ->check(file_name());
     cmd.add_flag("--skip-unsupported", skip_unsupported,
                  "ONNX: leave out nodes that cannot be imported (listed in the report) instead of failing");
     cmd.add_flag("--shapes-only", shapes_only,

@@ -95,8 +95,13 @@ struct predict_command {
         std::optional<bool> cold;
         if (!cache.empty()) cold = cache == "cold";
         const nlohmann::json p = report::predict_json(source, target, cold);
+        // warnings, even under --quiet: what makes the prediction less than the pass it claims to be
+        if (!p["prediction"]["source_complete"].get<bool>())
+            spdlog::warn("\"{}\" was interrupted before every layer was measured: its prediction is of part of the pass",
+                         from);
+        if (p["end_to_end"]["partial"].get<bool>()) spdlog::warn("{}", report::partial_text(p));
         if (const auto& m = p["prediction"]["memory"]; m.is_object() && !m["fits"].get<bool>())
-            spdlog::warn("{}", m["text"].get<std::string>());  // even under --quiet: the prediction is of a pass that cannot run
+            spdlog::warn("{}", m["text"].get<std::string>());  // a pass that cannot run there
         out.emit(out.format() == output_format::json ? p.dump(2) + "\n" : report::predict_table(p));
         out.echo_table([&] { return report::predict_table(p); });
         if (!svg_path.empty() || !html_path.empty()) {

@@ -84,6 +84,7 @@ struct profile_command {
     std::string svg_path;
     std::string group_by, sort;  // --group-by, --sort (report/view.hpp)
     std::string trace_path;      // --trace FILE.json[.gz]
+    CLI::App* sub_ = nullptr;    // to tell a flag given empty from one not given
     std::int64_t top = 0;        // --top; 0: every row
     std::string html_path;
     bool recalibrate = false;
@@ -114,10 +115,46 @@ struct profile_command {
     /// --group-by, --sort and --top as the report's view; checked before anything is measured.
     [[nodiscard]] report::view_options view() const {
         report::view_options v;
-        if (!group_by.empty()) v = report::parse_group_by(group_by);
-        if (!sort.empty()) v.sort = report::parse_sort(sort);
+        if (sub_ && sub_->count("--group-by")) v = report::parse_group_by(group_by);
+        if (sub_ && sub_->count("--sort")) v.sort = report::parse_sort(sort);
         if (top > 0) v.top = static_cast<std::size_t>(top);
+        // the roofs' verdicts are what these read: without them they would show the model's order in silence
+        if (no_roofline && v.sort == report::sort_key::roof)
+            throw usage_error("--sort roof orders by the roofs, which --no-roofline leaves out");
+        if (no_roofline && v.group == report::group_key::bound)
+            throw usage_error("--group-by bound groups by the roofline's verdicts, which --no-roofline leaves out");
         return v;
+    }
+
+    /// The report in its format (stdout or --output), the chart (--svg, --html), the echoed table and the trace.
+    void write_reports(const profiler::profile_result& r, const built_model& m, const report::run_info& info) const {
+        const report::view_options& shown = info.view;
+        std::string content;
+        if (out.format() == output_format::json)
+            content = report::profile_json(r, info).dump(2) + "\n";
+        else if (out.format() == output_format::csv)
+            content = report::profile_csv(r, shown);
+        else
+            content = report::profile_table(r, m.skipped, m.folded, shown);
+        out.emit(content);
+        if (!svg_path.empty() || !html_path.empty()) {
+            report::chart c;
+            c.title = r.analysis.model_name + " on " + r.device.backend + " (" + r.device.name + "), " +
+                      std::string(core::to_string(r.analysis.data_type));
+            report::add_profile(c, r, r.device.backend);
+            const std::string svg = report::render_svg(c);
+            if (!svg_path.empty()) core::write_file_atomic(svg_path, svg);
+            if (!html_path.empty())
+                core::write_file_atomic(html_path, report::render_html(c.title, svg, report::profile_table_html(r)));
+        }
+        out.echo_table([&] { return report::profile_table(r, m.skipped, m.folded, shown); });
+        if (!trace_path.empty()) {
+            const nlohmann::json trace = report::chrome_trace(r);
+            report::write_trace(trace_path, trace);
+            if (r.trace.empty())
+                spdlog::warn("the trace \"{}\" holds no pass: {}", trace_path,
+                             trace["otherData"]["note"].get<std::string>());
+        }
     }
 
     int run() {
@@ -197,32 +234,7 @@ struct profile_command {
         info.load_average = load;
         info.warnings = warnings;
         info.view = shown;
-        std::string content;
-        if (out.format() == output_format::json)
-            content = report::profile_json(r, info).dump(2) + "\n";
-        else if (out.format() == output_format::csv)
-            content = report::profile_csv(r, shown);
-        else
-            content = report::profile_table(r, m.skipped, m.folded, shown);
-        out.emit(content);
-        if (!svg_path.empty() || !html_path.empty()) {
-            report::chart c;
-            c.title = r.analysis.model_name + " on " + r.device.backend + " (" + r.device.name + "), " +
-                      std::string(core::to_string(r.analysis.data_type));
-            report::add_profile(c, r, r.device.backend);
-            const std::string svg = report::render_svg(c);
-            if (!svg_path.empty()) core::write_file_atomic(svg_path, svg);
-            if (!html_path.empty())
-                core::write_file_atomic(html_path, report::render_html(c.title, svg, report::profile_table_html(r)));
-        }
-        out.echo_table([&] { return report::profile_table(r, m.skipped, m.folded, shown); });
-        if (!trace_path.empty()) {
-            const nlohmann::json trace = report::chrome_trace(r);
-            report::write_trace(trace_path, trace);
-            if (r.trace.empty())
-                spdlog::warn("the trace \"{}\" holds no pass: {}", trace_path,
-                             trace["otherData"]["note"].get<std::string>());
-        }
+        write_reports(r, m, info);
         if (!r.complete) {
             const int sig = g_signal.load();
             spdlog::warn("interrupted: {} layer(s) not measured; the report is marked incomplete", r.not_measured.size());
@@ -256,6 +268,7 @@ struct profile_command {
 void register_profile(CLI::App& cli, runner_list& runners) {
     auto cmd = std::make_shared<profile_command>();
     CLI::App* sub = cli.add_subcommand("profile", "Time every layer on a device, verified against the reference");
+    cmd->sub_ = sub;
     cmd->model.add_to(*sub);
     sub->add_option("--device,-d", cmd->device, "auto (the best available), cpu, cpu-ref, cuda, cuda:N");
     sub->add_option("--threads,-t", cmd->threads, "CPU threads (default: every CPU this process may use)")

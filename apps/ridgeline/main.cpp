@@ -51,7 +51,8 @@ const std::map<std::string, std::string>& flag_synonyms() {
     static const std::map<std::string, std::string> m = {
         {"--fast", "--quick"},           {"--gpu", "--device cuda"},     {"--cpu", "--device cpu"},
         {"--json", "--format json"},     {"--csv", "--format csv"},      {"--out", "--output"},
-        {"--batch-size", "--batch"},     {"--bs", "--batch"},            {"--seq-len", "--seq"},
+        {"--batch-size", "--batch"},     {"--batchsize", "--batch"},     {"--bs", "--batch"},
+        {"--seq-len", "--seq"},
         {"--sequence-length", "--seq"},  {"--kv-cache", "--kv-len"},     {"--context", "--kv-len"},
         {"--config", "--hf-config"},     {"--iterations", "--min-samples"}, {"--repeat", "--min-samples"},
         {"--runs", "--min-samples"},     {"--precision", "--dtype"},     {"--onnx-file", "--onnx"},

@@ -108,6 +108,19 @@ void check_output_path(const std::string& path) {
     if (!fs::is_directory(dir, ec))
         throw error("cannot write \"" + path + "\": \"" + dir.string() + "\" is a file, not a folder");
     if (fs::is_directory(target, ec)) throw error("cannot write \"" + path + "\": it is a folder");
+    // what write_file_atomic will do, tried now: a device or FIFO written in place, anything else through a
+    // temporary file in the folder (a read-only or forbidden folder failed only after minutes of measuring)
+    const fs::file_status st = fs::status(target, ec);
+    if (fs::exists(st) && !fs::is_regular_file(st)) {
+        if (::access(target.c_str(), W_OK) != 0)
+            throw error("cannot write \"" + path + "\": " + std::strerror(errno));
+        return;
+    }
+    std::string probe = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+    const int fd = ::mkstemp(probe.data());
+    if (fd < 0) throw error("cannot write \"" + path + "\": " + std::strerror(errno));
+    ::close(fd);
+    ::unlink(probe.c_str());
 }
 
 void write_file_atomic(const std::string& path, std::string_view content) {

@@ -25,15 +25,26 @@ void text_table::add_row(std::vector<std::string> cells) {
 
 void text_table::add_rule() { rows_.emplace_back(); }
 
+namespace {
+/// The columns a cell takes on a terminal: its UTF-8 code points (every byte but the continuation bytes
+/// 10xxxxxx); a name like "ünï.çødé" is 8 columns, not 12 bytes. East Asian wide characters take 2 columns on most
+/// terminals and count 1 here.
+std::size_t columns(const std::string& s) {
+    std::size_t n = 0;
+    for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
+    return n;
+}
+}  // namespace
+
 std::string text_table::render() const {
     std::vector<std::size_t> width(headers_.size(), 0);
-    for (std::size_t c = 0; c < headers_.size(); ++c) width[c] = headers_[c].size();
+    for (std::size_t c = 0; c < headers_.size(); ++c) width[c] = columns(headers_[c]);
     for (const auto& r : rows_)
-        for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+        for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], columns(r[c]));
     auto line = [&](const std::vector<std::string>& cells) {
         std::string s;
         for (std::size_t c = 0; c < cells.size(); ++c) {
-            const std::size_t pad = width[c] - cells[c].size();
+            const std::size_t pad = width[c] - columns(cells[c]);
             if (c) s += "  ";
             if (aligns_[c] == align::right) s += std::string(pad, ' ');
             s += cells[c];

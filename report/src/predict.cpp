@@ -225,6 +225,21 @@ std::optional<core::gpu_estimate> class_estimate(const layer_record& l, const st
         why = "the report gives no shapes for it: no op-class model";
         return std::nullopt;
     }
+    // the shapes must be the ones its counts were made from: an edited report's shapes would model another layer
+    // (a 64x3x512x512 input under a 1x3x32x32 conv's FLOPs), and shapes past int64 would wrap
+    try {
+        const core::model_analysis a = core::analyze(core::single_layer_model(o, l.input_shapes), core::parse_dtype(dt));
+        const std::int64_t flops = a.layers.at(0).cost.flops;
+        if (flops != l.flops || a.layers.at(0).output_shape != l.output_shape) {
+            why = "its shapes give " + with_commas(flops) + " FLOPs and an output of " +
+                  a.layers.at(0).output_shape.to_string() + ", its counts " + with_commas(l.flops) + " and " +
+                  l.output_shape.to_string() + ": the report's shapes and counts disagree (edited?)";
+            return std::nullopt;
+        }
+    } catch (const core::error& e) {
+        why = "its layer string and shapes cannot be analysed (" + std::string(e.what()) + "): no op-class model";
+        return std::nullopt;
+    }
     core::cost c;
     c.macs = l.macs;
     c.flops = l.flops;
@@ -455,18 +470,25 @@ nlohmann::json predicted_end_to_end(const prediction_pass& pass) {
 
 /// The layers the end to end leaves out: those not predicted that are not views (a view has no time anywhere), with
 /// their time on the source where they have one.
-std::pair<int, double> left_out_of(const prediction_pass& pass) {
-    int n = 0;
-    double ms = 0;
+struct left_out {
+    int layers = 0;
+    int timed = 0;     // of them, those with a time on the source
+    double ms = 0;     // their time there
+};
+left_out left_out_of(const prediction_pass& pass) {
+    left_out out;
     for (const auto& l : pass.report.layers) {
         if (l.state == "view") continue;
         const bool predicted = std::any_of(pass.layers.begin(), pass.layers.end(),
                                            [&](const nlohmann::json& p) { return p["name"] == l.name; });
         if (predicted) continue;
-        ++n;
-        if (l.time) ms += std::max(0.0, l.time->median_ms);
+        ++out.layers;
+        if (l.time) {
+            ++out.timed;
+            out.ms += std::max(0.0, l.time->median_ms);
+        }
     }
-    return {n, ms};
+    return out;
 }
 
 /// Whether the pass fits the target's memory: what it holds at once (weights, buffers, KV cache, input, activations
@@ -492,12 +514,13 @@ nlohmann::json memory_fit(const prediction_pass& pass) {
         (fits ? "of the target's " + gib(target) : "and does not fit the target's " + gib(target) +
                                                         ": a real run needs a smaller batch, a shorter cache, another "
                                                         "data type or more devices");
-    return {{"needed_bytes", needed},
-            {"weights_bytes", m.weight_bytes()},
-            {"kv_cache_bytes", m.kv_cache_bytes},
-            {"activation_bytes", m.peak_activation_bytes + m.input_bytes},
-            {"workspace_bytes", m.workspace_bytes},
-            {"target_bytes", target},
+    auto count = [](double b) { return static_cast<std::int64_t>(b); };  // bytes, written as counts
+    return {{"needed_bytes", count(needed)},
+            {"weights_bytes", count(m.weight_bytes())},
+            {"kv_cache_bytes", count(m.kv_cache_bytes)},
+            {"activation_bytes", count(m.peak_activation_bytes + m.input_bytes)},
+            {"workspace_bytes", count(m.workspace_bytes)},
+            {"target_bytes", count(target)},
             {"fits", fits},
             {"text", text}};
 }
@@ -567,12 +590,25 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
                      {"layers_not_predicted", missing.size()}, {"bound_changes", pass.changes}};
     out["end_to_end"] = predicted_end_to_end(pass);
     // a sum of predicted layers that leaves some out is a part of the pass, not the pass
-    const auto [left_out, left_out_ms] = left_out_of(pass);
+    const left_out lo = left_out_of(pass);
     const bool summed = pass.gpu || !out["end_to_end"]["source_ms"].is_number();
-    out["end_to_end"]["partial"] = summed && left_out > 0;
-    out["end_to_end"]["layers_left_out"] = summed ? left_out : 0;
-    out["end_to_end"]["left_out_source_ms"] = summed ? left_out_ms : 0.0;
+    out["end_to_end"]["partial"] = summed && lo.layers > 0;
+    out["end_to_end"]["layers_left_out"] = summed ? lo.layers : 0;
+    out["end_to_end"]["layers_left_out_timed"] = summed ? lo.timed : 0;
+    out["end_to_end"]["left_out_source_ms"] = summed ? lo.ms : 0.0;
+    // a source interrupted before it measured every layer is a part of the pass: said in the prediction too
+    out["prediction"]["source_complete"] = j.json.value("complete", true);
     return out;
+}
+
+std::string partial_text(const nlohmann::json& p) {
+    const auto& e = p["end_to_end"];
+    const int n = e["layers_left_out"].get<int>(), timed = e.value("layers_left_out_timed", 0);
+    return "the end to end leaves out " + std::to_string(n) + " layer(s) not predicted (listed with their reasons; " +
+           (timed == 0 ? std::string(n == 1 ? "it has no time" : "none has a time") + " on the source"
+                       : std::to_string(timed) + " of them took " + time_ms(e["left_out_source_ms"].get<double>()) +
+                             " on the source") +
+           ")";
 }
 
 namespace {
@@ -623,10 +659,7 @@ std::string predict_table(const nlohmann::json& p) {
         o << ", speedup " << fixed(e["source_ms"].get<double>() / e["time"]["median_ms"].get<double>(), 2) << "x";
     o << "; the naive baseline (each source time scaled by the ratio of the two devices' floors) "
       << time_ms(e["baseline_ms"].get<double>()) << "\n";
-    if (e.value("partial", false))
-        o << "PARTIAL: the end to end leaves out " << e["layers_left_out"].get<int>()
-          << " layer(s) not predicted (listed below; " << time_ms(e["left_out_source_ms"].get<double>())
-          << " on the source)\n";
+    if (e.value("partial", false)) o << "PARTIAL: " << partial_text(p) << "\n";
     o << "layers: " << tot["layers_predicted"].get<int>() << " predicted, sum " << time_ms(tot["source_ms"].get<double>())
       << " -> " << time_ms(tot["predicted_ms"].get<double>()) << "; " << tot["bound_changes"].get<int>() << " change bound"
       << (class_models ? "" : "; !: the larger floor is compute on one device and memory on the other (least certain)")

@@ -1,7 +1,9 @@
 #include "ridgeline/report/profile_record.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <set>
 
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/profiler/ceilings_store.hpp"
@@ -22,111 +24,161 @@ void sanitize_strings(nlohmann::json& j) {
     }
 }
 
-/// Every field compare and predict read has the type a profile report gives it (docs/json-schema.md), so a
-/// hand-edited or foreign file fails here with the field's path rather than deep inside with a JSON library error.
-void check_fields(const std::string& where, const nlohmann::json& j) {
-    auto expect = [&](bool ok, const std::string& field, const char* what, const nlohmann::json& got) {
+/// Throws core::error naming a field's path, what it should be and what it is.
+struct field_check {
+    const std::string& where;
+
+    void expect(bool ok, const std::string& field, const char* what, const nlohmann::json& got) const {
         if (ok) return;
         // the type, or the value when it is a scalar (never dump() a container: it may be nested 100,000 deep)
         std::string shown = got.is_primitive() ? got.dump() : std::string(got.type_name());
         if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
         throw core::error(where + ": " + field + ": expected " + what + ", got " + shown);
-    };
-    for (const char* k : {"model", "dtype", "source"})
-        if (j.contains(k)) expect(j[k].is_string(), std::string("$.") + k, "a string", j[k]);
-    if (j.contains("dtype")) {
-        const nlohmann::json& d = j["dtype"];
-        expect(d == "fp32" || d == "tf32" || d == "fp16" || d == "bf16", "$.dtype", "fp32, tf32, fp16 or bf16", d);
     }
-    // a time is a positive, finite number of milliseconds, at most max_time_ms: anything else was not measured
-    auto expect_time = [&](const nlohmann::json& v, const std::string& field) {
+    /// A time: a positive, finite number of milliseconds, at most max_time_ms (anything else was not measured).
+    void expect_time(const nlohmann::json& v, const std::string& field) const {
         expect(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0 && v.get<double>() <= max_time_ms,
                field, "a positive number of milliseconds (at most 1e9)", v);
-    };
-    if (j.contains("batch")) expect(j["batch"].is_number_integer(), "$.batch", "an integer", j["batch"]);
-    if (j.contains("pass") && !j["pass"].is_null()) {  // a transformer's pass: compare keeps to one, predict copies it
-        const auto& p = j["pass"];
-        expect(p.is_object(), "$.pass", "an object or null", p);
-        const nlohmann::json phase = p.value("phase", nlohmann::json(nullptr));
-        expect(phase == "prefill" || phase == "decode", "$.pass.phase", "\"prefill\" or \"decode\"", phase);
-        for (const char* k : {"batch", "seq", "kv_len", "kv_cache_bytes"})
-            if (p.contains(k))
-                expect(p[k].is_number_integer() && p[k].get<std::int64_t>() >= 0, std::string("$.pass.") + k,
-                       "an integer >= 0", p[k]);
-        // the pass's length: a prefill's tokens, a decode step's cache (a pass without it would read as 0 tokens)
-        const char* length = phase == "decode" ? "kv_len" : "seq";
-        expect(p.contains(length), std::string("$.pass.") + length, "an integer >= 0 (the pass's length)",
-               p.value(length, nlohmann::json(nullptr)));
     }
+    /// A count: a non-negative integer below 2^63, as the report writes counts.
+    void expect_count(const nlohmann::json& v, const std::string& field) const {
+        expect(v.is_number_integer() && (v.is_number_unsigned() ? v.get<std::uint64_t>() < (std::uint64_t{1} << 63)
+                                                                : v.get<std::int64_t>() >= 0),
+               field, "a count (a non-negative integer below 2^63)", v);
+    }
+};
+
+void check_pass(const field_check& c, const nlohmann::json& j) {
+    if (!j.contains("pass") || j["pass"].is_null()) return;  // a transformer's pass: compare keeps to one, predict copies it
+    const auto& p = j["pass"];
+    c.expect(p.is_object(), "$.pass", "an object or null", p);
+    const nlohmann::json phase = p.value("phase", nlohmann::json(nullptr));
+    c.expect(phase == "prefill" || phase == "decode", "$.pass.phase", "\"prefill\" or \"decode\"", phase);
+    for (const char* k : {"batch", "seq", "kv_len", "kv_cache_bytes"})
+        if (p.contains(k))
+            c.expect(p[k].is_number_integer() && p[k].get<std::int64_t>() >= 0, std::string("$.pass.") + k,
+                     "an integer >= 0", p[k]);
+    // the pass's length: a prefill's tokens, a decode step's cache (a pass without it would read as 0 tokens)
+    const char* length = phase == "decode" ? "kv_len" : "seq";
+    c.expect(p.contains(length), std::string("$.pass.") + length, "an integer >= 0 (the pass's length)",
+             p.value(length, nlohmann::json(nullptr)));
+}
+
+void check_device(const field_check& c, const nlohmann::json& j) {
+    if (!j.contains("device")) return;
+    const auto& d = j["device"];
+    c.expect(d.is_object(), "$.device", "an object", d);
+    for (const char* k : {"name", "backend"})
+        if (d.contains(k)) c.expect(d[k].is_string(), std::string("$.device.") + k, "a string", d[k]);
+    if (d.contains("threads"))
+        c.expect(d["threads"].is_number_integer() && d["threads"].get<std::int64_t>() >= 0 &&
+                     d["threads"].get<std::int64_t>() <= 4096,
+                 "$.device.threads", "an integer from 0 to 4096", d["threads"]);
+    if (!d.contains("ceilings")) return;
+    const auto& ce = d["ceilings"];
+    c.expect(ce.is_object(), "$.device.ceilings", "an object", ce);
+    if (ce.contains("peak_gflops")) {
+        c.expect(ce["peak_gflops"].is_object(), "$.device.ceilings.peak_gflops", "an object", ce["peak_gflops"]);
+        for (auto it = ce["peak_gflops"].begin(); it != ce["peak_gflops"].end(); ++it)
+            c.expect(it.value().is_number(), "$.device.ceilings.peak_gflops." + it.key(), "a number", it.value());
+    }
+    // the device's backend and its ceilings' are one device: a cuda report with a CPU's ceilings was edited
+    if (d.contains("backend") && ce.contains("backend") && ce["backend"].is_string()) {
+        const bool gpu = d["backend"].get<std::string>().rfind("cuda", 0) == 0;
+        const bool gpu_ceilings = ce["backend"].get<std::string>().rfind("cuda", 0) == 0;
+        c.expect(gpu == gpu_ceilings, "$.device.ceilings.backend",
+                 gpu ? "a GPU's (the report's device is one)" : "not a GPU's (the report's device is not one)",
+                 ce["backend"]);
+    }
+}
+
+/// What a pass holds (predict weighs it against the target's memory): counts, the KV cache one of the buffers.
+void check_memory(const field_check& c, const nlohmann::json& j) {
+    if (!j.contains("memory") || j["memory"].is_null()) return;
+    const auto& m = j["memory"];
+    c.expect(m.is_object(), "$.memory", "an object or null", m);
+    for (const char* k : {"parameter_bytes", "buffer_bytes", "kv_cache_bytes", "input_bytes", "total_activation_bytes",
+                          "peak_activation_bytes", "workspace_bytes"})
+        if (m.contains(k)) c.expect_count(m[k], std::string("$.memory.") + k);
+    if (m.contains("kv_cache_bytes") && m.contains("buffer_bytes"))
+        c.expect(m["kv_cache_bytes"].get<double>() <= m["buffer_bytes"].get<double>(), "$.memory.kv_cache_bytes",
+                 "at most $.memory.buffer_bytes (the KV cache is one of the buffers)", m["kv_cache_bytes"]);
+}
+
+void check_layer(const field_check& c, const nlohmann::json& l, const std::string& at) {
+    c.expect(l.is_object(), at, "an object", l);
+    // counts are non-negative integers that fit in int64 (the report writes them so)
+    for (const char* k : {"flops", "bytes", "macs", "executed_macs"})
+        if (l.contains(k) && !l[k].is_null())
+            c.expect(l[k].is_number() && std::isfinite(l[k].get<double>()) && l[k].get<double>() >= 0 &&
+                         l[k].get<double>() < 9.2e18,
+                     at + "." + k, "a count (a non-negative integer below 2^63)", l[k]);
+    c.expect(l.contains("name") && l["name"].is_string(), at + ".name", "a string", l.value("name", nlohmann::json(nullptr)));
+    for (const char* k : {"op", "layer", "state"})
+        if (l.contains(k)) c.expect(l[k].is_string(), at + "." + k, "a string", l[k]);
+    if (l.contains("bound")) c.expect(l["bound"].is_string() || l["bound"].is_null(), at + ".bound", "a string or null", l["bound"]);
+    if (l.contains("roofs")) {
+        c.expect(l["roofs"].is_object() || l["roofs"].is_null(), at + ".roofs", "an object or null", l["roofs"]);
+        if (l["roofs"].is_object())
+            for (const char* k : {"compute_gflops", "bandwidth_gbs"})
+                if (l["roofs"].contains(k)) c.expect(l["roofs"][k].is_number(), at + ".roofs." + k, "a number", l["roofs"][k]);
+    }
+    // shapes: lists of dimensions >= 1 (the op-class models of a GPU read them)
+    auto expect_shape = [&](const nlohmann::json& dims, const std::string& field) {
+        c.expect(dims.is_array(), field, "a list of dimensions", dims);
+        for (std::size_t d = 0; d < dims.size(); ++d)
+            c.expect(dims[d].is_number_integer() && dims[d].get<std::int64_t>() >= 1 && dims[d].get<std::int64_t>() <= (std::int64_t{1} << 40),
+                     field + "[" + std::to_string(d) + "]", "a dimension (an integer from 1 to 2^40)", dims[d]);
+    };
+    if (l.contains("input_shapes") && !l["input_shapes"].is_null()) {
+        c.expect(l["input_shapes"].is_array(), at + ".input_shapes", "a list of shapes", l["input_shapes"]);
+        for (std::size_t k = 0; k < l["input_shapes"].size(); ++k)
+            expect_shape(l["input_shapes"][k], at + ".input_shapes[" + std::to_string(k) + "]");
+    }
+    if (l.contains("output_shape") && !l["output_shape"].is_null()) expect_shape(l["output_shape"], at + ".output_shape");
+    if (!l.contains("time")) return;
+    const auto& t = l["time"];
+    c.expect(t.is_object() || t.is_null(), at + ".time", "an object or null", t);
+    if (!t.is_object()) return;
+    if (t.contains("disturbed")) c.expect(t["disturbed"].is_boolean(), at + ".time.disturbed", "true or false", t["disturbed"]);
+    for (const char* k : {"median_ms", "ci95_low_ms", "ci95_high_ms"})
+        c.expect_time(t.contains(k) ? t[k] : nlohmann::json(nullptr), at + ".time." + k);
+    // an interval holds its median
+    c.expect(t["ci95_low_ms"].get<double>() <= t["median_ms"].get<double>() &&
+                 t["median_ms"].get<double>() <= t["ci95_high_ms"].get<double>(),
+             at + ".time.median_ms", "within [ci95_low_ms, ci95_high_ms]", t["median_ms"]);
+}
+
+/// Every field compare and predict read has the type a profile report gives it (docs/json-schema.md), so a
+/// hand-edited or foreign file fails here with the field's path rather than deep inside with a JSON library error.
+void check_fields(const std::string& where, const nlohmann::json& j) {
+    const field_check c{where};
+    for (const char* k : {"model", "dtype", "source"})
+        if (j.contains(k)) c.expect(j[k].is_string(), std::string("$.") + k, "a string", j[k]);
+    if (j.contains("dtype")) {
+        const nlohmann::json& d = j["dtype"];
+        c.expect(d == "fp32" || d == "tf32" || d == "fp16" || d == "bf16", "$.dtype", "fp32, tf32, fp16 or bf16", d);
+    }
+    if (j.contains("batch")) c.expect(j["batch"].is_number_integer(), "$.batch", "an integer", j["batch"]);
+    check_pass(c, j);
     if (j.contains("end_to_end")) {
-        expect(j["end_to_end"].is_object(), "$.end_to_end", "an object", j["end_to_end"]);
+        c.expect(j["end_to_end"].is_object(), "$.end_to_end", "an object", j["end_to_end"]);
         const auto& e = j["end_to_end"];
         if (e.contains("time") && !e["time"].is_null()) {
-            expect(e["time"].is_object(), "$.end_to_end.time", "an object or null", e["time"]);
-            expect_time(e["time"].contains("median_ms") ? e["time"]["median_ms"] : nlohmann::json(nullptr),
-                        "$.end_to_end.time.median_ms");
+            c.expect(e["time"].is_object(), "$.end_to_end.time", "an object or null", e["time"]);
+            c.expect_time(e["time"].contains("median_ms") ? e["time"]["median_ms"] : nlohmann::json(nullptr),
+                          "$.end_to_end.time.median_ms");
         }
     }
-    if (j.contains("device") && j["device"].is_object())
-        for (const char* k : {"name", "backend"})
-            if (j["device"].contains(k))
-                expect(j["device"][k].is_string(), std::string("$.device.") + k, "a string", j["device"][k]);
-    if (j.contains("timing")) expect(j["timing"].is_object(), "$.timing", "an object", j["timing"]);
-    if (j.contains("memory") && !j["memory"].is_null()) {  // predict weighs the pass against the target's memory
-        expect(j["memory"].is_object(), "$.memory", "an object or null", j["memory"]);
-        for (const char* k : {"parameter_bytes", "buffer_bytes", "kv_cache_bytes", "input_bytes",
-                              "total_activation_bytes", "peak_activation_bytes", "workspace_bytes"})
-            if (j["memory"].contains(k))
-                expect(j["memory"][k].is_number() && std::isfinite(j["memory"][k].get<double>()) &&
-                           j["memory"][k].get<double>() >= 0 && j["memory"][k].get<double>() < 9.2e18,
-                       std::string("$.memory.") + k, "a count of bytes (a non-negative integer below 2^63)",
-                       j["memory"][k]);
-    }
-    if (j.contains("device")) {
-        const auto& d = j["device"];
-        expect(d.is_object(), "$.device", "an object", d);
-        if (d.contains("threads"))
-            expect(d["threads"].is_number_integer() && d["threads"].get<std::int64_t>() >= 0 &&
-                       d["threads"].get<std::int64_t>() <= 4096,
-                   "$.device.threads", "an integer from 0 to 4096", d["threads"]);
-        if (d.contains("ceilings")) {
-            const auto& ce = d["ceilings"];
-            expect(ce.is_object(), "$.device.ceilings", "an object", ce);
-            if (ce.contains("peak_gflops")) {
-                expect(ce["peak_gflops"].is_object(), "$.device.ceilings.peak_gflops", "an object", ce["peak_gflops"]);
-                for (auto it = ce["peak_gflops"].begin(); it != ce["peak_gflops"].end(); ++it)
-                    expect(it.value().is_number(), "$.device.ceilings.peak_gflops." + it.key(), "a number", it.value());
-            }
-        }
-    }
+    check_device(c, j);
+    if (j.contains("timing")) c.expect(j["timing"].is_object(), "$.timing", "an object", j["timing"]);
+    check_memory(c, j);
+    std::set<std::string> names;  // two layers of one name would be compared and predicted as one
     for (std::size_t i = 0; i < j["layers"].size(); ++i) {
-        const auto& l = j["layers"][i];
         const std::string at = "$.layers[" + std::to_string(i) + "]";
-        expect(l.is_object(), at, "an object", l);
-        // counts are non-negative integers that fit in int64 (the report writes them so)
-        for (const char* k : {"flops", "bytes", "macs", "executed_macs"})
-            if (l.contains(k) && !l[k].is_null())
-                expect(l[k].is_number() && std::isfinite(l[k].get<double>()) && l[k].get<double>() >= 0 &&
-                           l[k].get<double>() < 9.2e18,
-                       at + "." + k, "a count (a non-negative integer below 2^63)", l[k]);
-        expect(l.contains("name") && l["name"].is_string(), at + ".name", "a string", l.value("name", nlohmann::json(nullptr)));
-        if (l.contains("bound")) expect(l["bound"].is_string() || l["bound"].is_null(), at + ".bound", "a string or null", l["bound"]);
-        if (l.contains("roofs")) {
-            expect(l["roofs"].is_object() || l["roofs"].is_null(), at + ".roofs", "an object or null", l["roofs"]);
-            if (l["roofs"].is_object())
-                for (const char* k : {"compute_gflops", "bandwidth_gbs"})
-                    if (l["roofs"].contains(k))
-                        expect(l["roofs"][k].is_number(), at + ".roofs." + k, "a number", l["roofs"][k]);
-        }
-        if (l.contains("time")) {
-            const auto& t = l["time"];
-            expect(t.is_object() || t.is_null(), at + ".time", "an object or null", t);
-            if (t.is_object() && t.contains("disturbed"))
-                expect(t["disturbed"].is_boolean(), at + ".time.disturbed", "true or false", t["disturbed"]);
-            if (t.is_object())
-                for (const char* k : {"median_ms", "ci95_low_ms", "ci95_high_ms"})
-                    expect_time(t.contains(k) ? t[k] : nlohmann::json(nullptr), at + ".time." + k);
-        }
+        check_layer(c, j["layers"][i], at);
+        const std::string& name = j["layers"][i]["name"].get_ref<const std::string&>();
+        c.expect(names.insert(name).second, at + ".name", "a name no other layer has", j["layers"][i]["name"]);
     }
 }
 
@@ -301,9 +353,15 @@ profile_record profile_from_json(nlohmann::json j, const std::string& where) {
         const auto& m = j["memory"];
         for (const char* k : {"parameter_bytes", "buffer_bytes", "input_bytes", "total_activation_bytes"})
             if (const double v = number(m, k); v > 0) r.distinct_bytes += v;
-        r.memory = memory_record{number(m, "parameter_bytes"), number(m, "buffer_bytes"), number(m, "kv_cache_bytes"),
-                                 number(m, "input_bytes"),     number(m, "peak_activation_bytes"),
-                                 number(m, "workspace_bytes")};
+        // a memory fit stands on every part: a report that lacks one has no fit (never a part taken as 0)
+        bool whole = true;
+        for (const char* k : {"parameter_bytes", "buffer_bytes", "kv_cache_bytes", "input_bytes", "peak_activation_bytes",
+                              "workspace_bytes"})
+            whole = whole && m.contains(k);
+        if (whole)
+            r.memory = memory_record{number(m, "parameter_bytes"), number(m, "buffer_bytes"), number(m, "kv_cache_bytes"),
+                                     number(m, "input_bytes"),     number(m, "peak_activation_bytes"),
+                                     number(m, "workspace_bytes")};
     }
     r.json = std::move(j);
     return r;

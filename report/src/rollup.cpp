@@ -184,11 +184,15 @@ sort_key parse_sort(const std::string& text) {
 
 std::string module_of(const std::string& name, const view_options& v) {
     const std::vector<std::string> parts = split_dots(name);
+    std::string m;
     switch (v.group) {
-        case group_key::prefix: return join(parts, static_cast<std::size_t>(std::max(1, v.prefix_parts)));
-        case group_key::block: return up_to_number(parts, true);
-        default: return up_to_number(parts, false);
+        case group_key::prefix: m = join(parts, static_cast<std::size_t>(std::max(1, v.prefix_parts))); break;
+        case group_key::block: m = up_to_number(parts, true); break;
+        default: m = up_to_number(parts, false);
     }
+    // a name that begins with a dot, or has two in a row, has empty parts: its group is never blank
+    while (!m.empty() && m.back() == '.') m.pop_back();
+    return m.empty() ? name : m;
 }
 
 double time_share(const profiler::profile_result& r, const profiler::layer_profile& p) {
@@ -231,7 +235,7 @@ std::string top_footer(std::size_t shown, std::size_t all, double rest_ms, doubl
     if (shown >= all) return "";
     return "showing " + std::to_string(shown) + " of " + std::to_string(all) + " " + what +
            (s == sort_key::model ? std::string(", in the model's order") : ", by " + std::string(to_string(s))) +
-           "; the other " + std::to_string(all - shown) + " take " + time_ms(rest_ms) +
+           "; the other " + std::to_string(all - shown) + (all - shown == 1 ? " takes " : " take ") + time_ms(rest_ms) +
            (sum_ms > 0 ? " (" + fixed(100.0 * rest_ms / sum_ms, 1) + "% of the sum of layers)" : std::string()) + "\n";
 }
 
@@ -244,9 +248,9 @@ nlohmann::json groups_json(const std::vector<group_row>& groups) {
                        {"timed", g.timed},
                        {"time_ms", g.time_ms},
                        {"time_share", g.time_share},
-                       {"flops", g.flops},
-                       {"executed_flops", g.executed_flops},
-                       {"bytes", g.bytes},
+                       {"flops", static_cast<std::int64_t>(g.flops)},  // counts, written as the layers' are
+                       {"executed_flops", static_cast<std::int64_t>(g.executed_flops)},
+                       {"bytes", static_cast<std::int64_t>(g.bytes)},
                        {"achieved_gflops", num(g.gflops)},
                        {"achieved_gbs", num(g.gbs)},
                        {"roof_fraction", num(g.roof_fraction)},

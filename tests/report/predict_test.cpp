@@ -13,18 +13,22 @@ namespace {
 using json = nlohmann::json;
 
 // Roofs of the source: 100 GFLOP/s, 10 GB/s, 0.01 ms dispatch (1 GFLOP/s = 1e6 FLOP per ms).
-// The layers carry the shapes and layer string a report writes (the op-class models of a GPU read them): every layer
-// is on [1, 10, 50, 50] -> [1, 40, 50, 50] as a 1x1 convolution (2,500 x 40 x 10 = 1,000,000 MACs).
+// The layers carry the shapes and layer string a report writes (the op-class models of a GPU read them, and check
+// them against the counts): a conv is [1, 10, 50, 50] -> [1, 40, 50, 50] as a 1x1 convolution without bias (2,500 x
+// 40 x 10 = 1,000,000 MACs, 2,000,000 FLOPs); a relu [1, 40, 50, 50] -> the same (100,000 FLOPs, one an element).
+// Every layer moves 150,000 bytes, so that the roofs' rule's arithmetic below stays one.
 json layer(const std::string& name, const std::string& op, double median, const std::string& bound,
-           bool disturbed = false, const std::string& layer_string = "conv2d:in_channels=10,out_channels=40,kernel_size=1") {
+           bool disturbed = false,
+           const std::string& layer_string = "conv2d:in_channels=10,out_channels=40,kernel_size=1,bias=false") {
+    const bool relu = layer_string == "relu";
     return {{"name", name},
             {"op", op},
             {"layer", layer_string},
-            {"input_shapes", json::array({json::array({1, 10, 50, 50})})},
+            {"input_shapes", json::array({relu ? json::array({1, 40, 50, 50}) : json::array({1, 10, 50, 50})})},
             {"output_shape", json::array({1, 40, 50, 50})},
-            {"macs", 1'000'000},
-            {"executed_macs", 1'000'000},
-            {"flops", 2'000'000},
+            {"macs", relu ? 0 : 1'000'000},
+            {"executed_macs", relu ? 0 : 1'000'000},
+            {"flops", relu ? 100'000 : 2'000'000},
             {"bytes", 150'000},
             {"bound", bound},
             {"roof_fraction", 0.5},
@@ -302,6 +306,43 @@ TEST(PredictReport, WhetherThePassFitsTheTargetsMemory) {
     EXPECT_NE(predict_table(over).find("and does not fit the target's 16.00 GiB"), std::string::npos) << predict_table(over);
     // a report without "memory" says nothing of it
     EXPECT_TRUE(predict_json(source(), datasheet_target(core::datasheet_by_name("t4")))["prediction"]["memory"].is_null());
+}
+
+TEST(PredictReport, ShapesThatDisagreeWithTheCountsAreNotModelled) {
+    // an edited report: the conv's input made 64 x 3 x 512 x 512 under the 1x1 conv's counts; its shapes would model
+    // another layer (the GPU's time from the shapes), so it is not predicted, and the reason names both
+    json sj = source_json();
+    sj["layers"][0]["input_shapes"] = json::array({json::array({64, 10, 512, 512})});
+    const json p = predict_json(source(sj), datasheet_target(core::datasheet_by_name("h100")));
+    ASSERT_FALSE(p["not_predicted"].empty());
+    EXPECT_EQ(p["not_predicted"][0]["name"], "conv");
+    EXPECT_NE(p["not_predicted"][0]["reason"].get<std::string>().find(
+                  "its shapes give 13,421,772,800 FLOPs and an output of 64x40x512x512, its counts 2,000,000"),
+              std::string::npos)
+        << p["not_predicted"][0]["reason"];  // 64 x 512^2 x 40 x 10 = 6,710,886,400 MACs, 2 FLOPs each
+    // a shape that is no shape is refused with its path when the report is read
+    sj["layers"][0]["input_shapes"] = json::array({json::array({-1, 10, 50, 50})});
+    EXPECT_THROW((void)source(sj), core::error);
+}
+
+TEST(PredictReport, AMemoryThatContradictsItselfIsRefusedAndAPartialOneIsNoFit) {
+    json sj = source_json();
+    sj["memory"] = {{"parameter_bytes", 1000}, {"buffer_bytes", 0},          {"kv_cache_bytes", 1'000'000'000'000LL},
+                    {"input_bytes", 10},       {"peak_activation_bytes", 10}, {"workspace_bytes", 0}};
+    try {
+        (void)source(sj);
+        FAIL() << "a KV cache larger than the buffers it is one of";
+    } catch (const core::error& e) {
+        EXPECT_NE(std::string(e.what()).find("$.memory.kv_cache_bytes: expected at most $.memory.buffer_bytes"),
+                  std::string::npos)
+            << e.what();
+    }
+    sj["memory"]["kv_cache_bytes"] = 0;
+    sj["memory"]["parameter_bytes"] = 0.5;  // not a count
+    EXPECT_THROW((void)source(sj), core::error);
+    sj["memory"]["parameter_bytes"] = 1000;
+    sj["memory"].erase("workspace_bytes");  // a part missing: no fit rather than a part taken as 0
+    EXPECT_TRUE(predict_json(source(sj), datasheet_target(core::datasheet_by_name("t4")))["prediction"]["memory"].is_null());
 }
 
 TEST(PredictReport, CompareNamesTheLayersABaselinePredictionLeftOut) {

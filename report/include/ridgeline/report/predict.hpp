@@ -87,6 +87,8 @@ std::optional<core::gpu_estimate> class_estimate(const layer_record& layer, cons
 nlohmann::json predict_json(const compare_run& source, const prediction_target& target, std::optional<bool> cold = {});
 
 std::string predict_table(const nlohmann::json& prediction);
+/// "the end to end leaves out 3 layer(s) not predicted (...)": what a partial end to end lacks (end_to_end.partial).
+std::string partial_text(const nlohmann::json& prediction);
 std::string predict_table_html(const nlohmann::json& prediction);
 
 /// The datasheet entries, one per line: key, device, peaks, bandwidth.
