@@ -365,7 +365,10 @@ void predict_layer(const layer_record& l, prediction_pass& pass) {
         {"memory_floor_ms", judged.bandwidth_gbs > 0 ? bytes / (judged.bandwidth_gbs * 1e6) : 0.0},
         {"achieved_gflops", flops > 0 ? nlohmann::json(flops / (p.time_ms * 1e6)) : nlohmann::json(nullptr)},
         {"achieved_gbs", bytes > 0 ? nlohmann::json(bytes / (p.time_ms * 1e6)) : nlohmann::json(nullptr)},
-        {"roof_fraction", p.target_floor_ms / p.time_ms},
+        // as a profile shows it: an overhead-bound layer's against its dispatch cost, any other's against its floor
+        {"roof_fraction", target_point.bound == core::bound_class::overhead && judged.dispatch_ms > 0
+                              ? std::min(1.0, judged.dispatch_ms / p.time_ms)
+                              : p.target_floor_ms / p.time_ms},
         {"bound", target_bound},
         {"bound_reason", target_point.reason},
         {"bound_changed", changed},
