@@ -63,7 +63,8 @@ std::string flags_of(const std::vector<std::string>& fields) {
                                                             {"kv_len", "--kv-len"}, {"model", "--model"},
                                                             {"group-by", "--group-by"}, {"sort", "--sort"},
                                                             {"onnx", "--onnx"}, {"model-file", "--model-file"},
-                                                            {"hf-config", "--hf-config"}};
+                                                            {"hf-config", "--hf-config"},
+                                                            {"shapes-only", "--shapes-only"}};
     std::string out;
     for (const auto& f : fields) {
         const auto it = flag.find(f);
@@ -269,7 +270,12 @@ built_model model_options::build() const {
             b.warnings = core::pass_notes(t->config, *b.model.run());
         return b;
     }
-    core::op o = core::parse_op(layer);
+    core::op o;
+    try {
+        o = core::parse_op(layer);
+    } catch (const core::error& e) {
+        throw usage_error(e.what());  // the layer string is what the user typed: a usage mistake, exit 2
+    }
     if (std::holds_alternative<core::parameter>(o))
         throw usage_error("--layer " + layer + ": a parameter reads no input and computes nothing (0 flops, 0 bytes); "
                           "use it in a model file (docs/model-format.md), where other layers read it");
@@ -288,7 +294,13 @@ built_model model_options::build() const {
                                   s.to_string());
         }
     }
-    return {core::single_layer_model(o, shapes), nullptr, {}, {}, {}};
+    built_model b{core::single_layer_model(o, shapes), nullptr, {}, {}, {}};
+    try {  // a layer string that does not fit its --input is a usage mistake too (exit 2), found here once
+        (void)core::analyze(b.model, data_type());
+    } catch (const core::error& e) {
+        throw usage_error(e.what());
+    }
+    return b;
 }
 
 CLI::Validator file_name() {

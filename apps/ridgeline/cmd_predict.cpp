@@ -100,6 +100,7 @@ struct predict_command {
             spdlog::warn("\"{}\" was interrupted before every layer was measured: its prediction is of part of the pass",
                          from);
         if (p["end_to_end"]["partial"].get<bool>()) spdlog::warn("{}", report::partial_text(p));
+        if (const int d = p["totals"]["disturbed_sources"].get<int>(); d > 0) spdlog::warn("{}", report::disturbed_text(d));
         if (const auto& m = p["prediction"]["memory"]; m.is_object() && !m["fits"].get<bool>())
             spdlog::warn("{}", m["text"].get<std::string>());  // a pass that cannot run there
         out.emit(out.format() == output_format::json ? p.dump(2) + "\n" : report::predict_table(p));

@@ -75,13 +75,29 @@ std::string flag_guess(const CLI::App& sub, const std::string& given) {
     return ridgeline::core::did_you_mean(flag, longs);
 }
 
-/// An unknown option of a subcommand, named with the closest one it has; "" for any other parse error.
+/// " (--sort is an option of `ridgeline profile`)": the commands that have `flag`, where `sub` has nothing close.
+std::string other_commands_with(const CLI::App& cli, const CLI::App& sub, const std::string& flag) {
+    std::string owners;
+    for (const CLI::App* other : cli.get_subcommands({})) {
+        if (other == &sub) continue;
+        for (const CLI::Option* o : other->get_options())
+            for (const auto& l : o->get_lnames())
+                if ("--" + l == flag && owners.find("`ridgeline " + other->get_name() + "`") == std::string::npos)
+                    owners += (owners.empty() ? "" : ", ") + ("`ridgeline " + other->get_name() + "`");
+    }
+    return owners.empty() ? "" : " (" + flag + " is an option of " + owners + ")";
+}
+
+/// An unknown option of a subcommand, named with the closest one it has (or the commands that have it); "" for any
+/// other parse error.
 std::string unknown_option_message(const CLI::App& cli) {
     for (const CLI::App* sub : cli.get_subcommands()) {
         for (const std::string& extra : sub->remaining()) {
             if (extra.size() < 2 || extra[0] != '-') continue;
-            return "unknown option \"" + extra.substr(0, 60) + "\"" + flag_guess(*sub, extra) + " (see `ridgeline " +
-                   sub->get_name() + " --help`)";
+            std::string guess = flag_guess(*sub, extra);
+            if (guess.empty()) guess = other_commands_with(cli, *sub, extra.substr(0, extra.find('=')));
+            return "unknown option \"" + extra.substr(0, 60) + "\"" + guess + " (see `ridgeline " + sub->get_name() +
+                   " --help`)";
         }
     }
     return "";

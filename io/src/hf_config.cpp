@@ -416,6 +416,15 @@ core::transformer_config read_config(const nlohmann::json& doc, std::string_view
                                      std::vector<std::string>* warnings) {
     const std::string lab(label);
     if (!doc.is_object()) throw core::parse_error(lab + ": a config.json is a JSON object, got " + doc.type_name());
+    // another of ridgeline's files given as a config: say which, and what reads it
+    if (doc.contains("schema") && doc["schema"].is_string() &&
+        doc["schema"].get_ref<const std::string&>().rfind("ridgeline.", 0) == 0)
+        throw core::request_error(lab + ": a ridgeline report (" +
+                                      core::printable(doc["schema"].get_ref<const std::string&>().substr(0, 40)) +
+                                      "), not a Hugging Face config.json",
+                                  {});
+    if (doc.contains("layers") && doc.contains("inputs") && !doc.contains("model_type"))
+        throw core::request_error(lab + ": a ridgeline model file, not a Hugging Face config.json", {"model-file"});
     reader r(doc, label);
     if (!r.has("model_type")) r.fail("model_type", "is required (bert, gpt2, opt, llama, mistral or qwen2)");
     const std::string type = r.word("model_type", "");

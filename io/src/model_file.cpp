@@ -426,6 +426,17 @@ bool all_digits(std::string_view s) {
 }  // namespace
 
 core::model parse_model_json(const nlohmann::json& doc, std::string_view label, const input_overrides& overrides) {
+    // another of ridgeline's files, or a Hugging Face config, given as a model file: say which, and what reads it
+    if (doc.is_object() && doc.contains("schema") && doc["schema"].is_string()) {
+        const std::string& schema = doc["schema"].get_ref<const std::string&>();
+        if (schema.rfind("ridgeline.", 0) == 0)
+            throw core::request_error(std::string(label) + ": a ridgeline report (" + core::printable(schema.substr(0, 40)) +
+                                          "), not a model file: `ridgeline export --model NAME` writes one",
+                                      {});
+    }
+    if (doc.is_object() && doc.contains("model_type") && !doc.contains("layers"))
+        throw core::request_error(std::string(label) + ": a Hugging Face config.json, not a ridgeline model file",
+                                  {"hf-config"});
     reader r(label, overrides);
     return r.read(doc);
 }

@@ -54,8 +54,12 @@ std::vector<char> importer::external_bytes(const onnx::TensorProto& t, std::size
         if (link)
             fail(where + " is stored in the external file \"" + location + "\" (" + p.string() +
                  "), a symbolic link to " + fs::read_symlink(p, ec).string() + ", which does not exist");
-        fail(where + " is stored in the external file \"" + location + "\" (looked for " + p.string() +
-             "), which does not exist (an import by shape only reads the graph without its weights)");
+        // what to do: import by shape only (the graph without its weights); the CLI names the flag
+        throw core::request_error(label_ + ": " + where + " is stored in the external file \"" + location +
+                                      "\" (looked for " + p.string() +
+                                      "), which does not exist: an import by shape only reads the graph without its "
+                                      "weights",
+                                  {"shapes-only"});
     }
     // the location may still leave the folder through a symbolic link (the file itself, or a folder on the way):
     // compare real paths, links resolved, so a link inside the folder cannot make ridgeline read a file elsewhere

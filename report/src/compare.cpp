@@ -193,7 +193,8 @@ nlohmann::json compare_layer(const layer_record& base, const compared_runs& cr) 
                 r["speedup"] = nullptr;
             }
             r["predicted_speedup"] = predicted_speedup(base, l, cr, i);
-            r["bound_changed"] = l.bound != base.bound;
+            // "disturbed" is no verdict: a layer is not said to change bound from or to it
+            r["bound_changed"] = l.bound != base.bound && !base.disturbed() && !l.disturbed();
         }
         per.push_back(r);
     }

@@ -168,11 +168,13 @@ prediction_target load_target(const std::string& spec) {
     } catch (const core::error& e) {
         throw core::error("\"" + spec + "\": " + e.what());
     }
-    if (const std::string why = backend_api::implausible_ceilings(t.ceilings); !why.empty())
-        throw core::error("\"" + spec + "\" has ceilings no device has: " + why);
+    // disturbed first: a calibration that other work disturbed can hold values no device has (an 8 ms dispatch
+    // cost, the VM's time slice), and the reason to give is the disturbance
     if (t.ceilings.disturbed)
         throw core::error("\"" + spec + "\" has disturbed ceilings (other work pushed them down); measure the "
                                  "target's ceilings again on a quieter machine");
+    if (const std::string why = backend_api::implausible_ceilings(t.ceilings); !why.empty())
+        throw core::error("\"" + spec + "\" has ceilings no device has: " + why);
     t.gpu = t.ceilings.backend.rfind("cuda", 0) == 0;
     t.entry = core::find_datasheet(t.ceilings.device_name);
     t.label = fs::path(spec).filename().string() + " (" + t.ceilings.backend +
@@ -261,6 +263,7 @@ struct prediction_pass {
     double unpredicted_ms = 0;  // timed on the source but not predicted (disturbed, mistrusted)
     double floor_sum = 0;       // the target's dispatch cost plus floor, summed: no pass is faster
     int changes = 0;
+    int disturbed_sources = 0;  // predicted layers (a GPU's, from their shapes) whose source time was disturbed
     nlohmann::json layers = nlohmann::json::array(), missing = nlohmann::json::array();
     /// The target is a GPU and the source is not: each layer's time comes from the GPU's op-class models
     /// (core/gpu_model.hpp), not from the efficiency it reached on the source.
@@ -335,7 +338,11 @@ void predict_layer(const layer_record& l, prediction_pass& pass) {
     const double same_state_ms = in.shift && !pass.gpu ? core::predict_time(same_state).time_ms : p.time_ms;
     const std::string& source_bound = l.bound;
     const std::string target_bound(core::to_string(target_point.bound));
-    const bool changed = !source_bound.empty() && source_bound != target_bound;
+    // a disturbed source time is no measurement (the GPU's time came from the shapes): no speedup from it, and
+    // "disturbed" is no bound to have changed from
+    const bool source_disturbed = l.disturbed();
+    if (source_disturbed) ++pass.disturbed_sources;
+    const bool changed = !source_bound.empty() && !source_disturbed && source_bound != target_bound;
     pass.changes += changed;
     pass.src_sum += in.median_ms;
     pass.floor_sum += judged.dispatch_ms + p.target_floor_ms;
@@ -358,7 +365,7 @@ void predict_layer(const layer_record& l, prediction_pass& pass) {
         {"time",
          {{"median_ms", p.time_ms}, {"ci95_low_ms", p.low_ms}, {"ci95_high_ms", p.high_ms}, {"predicted", true},
           {"disturbed", false}}},
-        {"speedup", in.median_ms / p.time_ms},
+        {"speedup", source_disturbed ? nlohmann::json(nullptr) : nlohmann::json(in.median_ms / p.time_ms)},
         {"baseline_ms", or_null(p.baseline_ms)},
         {"floor_ms", p.target_floor_ms},
         {"compute_floor_ms", judged.compute_gflops > 0 ? flops / (judged.compute_gflops * 1e6) : 0.0},
@@ -590,7 +597,8 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
     out["totals"] = {{"source_ms", pass.src_sum},         {"predicted_ms", pass.pred_sum},
                      {"predicted_low_ms", pass.low_sum},   {"predicted_high_ms", pass.high_sum},
                      {"baseline_ms", pass.base_sum},       {"layers_predicted", pass.layers.size()},
-                     {"layers_not_predicted", missing.size()}, {"bound_changes", pass.changes}};
+                     {"layers_not_predicted", missing.size()}, {"bound_changes", pass.changes},
+                     {"disturbed_sources", pass.disturbed_sources}};
     out["end_to_end"] = predicted_end_to_end(pass);
     // a sum of predicted layers that leaves some out is a part of the pass, not the pass
     const left_out lo = left_out_of(pass);
@@ -602,6 +610,11 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
     // a source interrupted before it measured every layer is a part of the pass: said in the prediction too
     out["prediction"]["source_complete"] = j.json.value("complete", true);
     return out;
+}
+
+std::string disturbed_text(int layers) {
+    return std::to_string(layers) + " layer(s) of the source were disturbed by other work: their source times are no "
+           "measurement, so their speedups are not shown (-); their times on the GPU come from their shapes";
 }
 
 std::string partial_text(const nlohmann::json& p) {
@@ -646,7 +659,7 @@ std::string predict_table(const nlohmann::json& p) {
         const std::string tb = l["bound"].get<std::string>();
         t.add_row({l["name"].get<std::string>(), l["op"].get<std::string>(), time_ms(l["source_time"]["median_ms"].get<double>()),
                    sb, pct(l["source_roof_fraction"]), time_ms(l["time"]["median_ms"].get<double>()), interval(l["time"]),
-                   fixed(l["speedup"].get<double>(), 2) + "x",
+                   l["speedup"].is_number() ? fixed(l["speedup"].get<double>(), 2) + "x" : std::string("-"),
                    (l["bound_changed"].get<bool>() ? sb + " -> " + tb : tb) +
                        (!class_models && l["floor_changes"].get<bool>() ? " !" : ""),
                    l["rule"].get<std::string>()});
@@ -668,6 +681,7 @@ std::string predict_table(const nlohmann::json& p) {
       << (class_models ? "" : "; !: the larger floor is compute on one device and memory on the other (least certain)")
       << "\n";
     if (pr.contains("memory") && pr["memory"].is_object()) o << "memory: " << pr["memory"]["text"].get<std::string>() << "\n";
+    if (const int d = tot.value("disturbed_sources", 0); d > 0) o << "DISTURBED: " << disturbed_text(d) << "\n";
     if (!p["not_predicted"].empty()) {
         o << "not predicted (" << p["not_predicted"].size() << "):";
         int shown = 0;
@@ -705,7 +719,8 @@ std::string predict_table_html(const nlohmann::json& p) {
         const std::string tb = l["bound"].get<std::string>();
         o << "<tr><td>" << xml_escape(l["name"].get<std::string>()) << "</td><td>"
           << time_ms(l["source_time"]["median_ms"].get<double>()) << "</td><td>" << time_ms(l["time"]["median_ms"].get<double>())
-          << "</td><td>" << xml_escape(interval(l["time"])) << "</td><td>" << fixed(l["speedup"].get<double>(), 2) << "x</td><td>"
+          << "</td><td>" << xml_escape(interval(l["time"])) << "</td><td>"
+          << (l["speedup"].is_number() ? fixed(l["speedup"].get<double>(), 2) + "x" : std::string("-")) << "</td><td>"
           << xml_escape((l["bound_changed"].get<bool>() ? sb + " -> " + tb : tb) + (l["floor_changes"].get<bool>() ? " !" : ""))
           << "</td></tr>\n";
     }

@@ -364,7 +364,7 @@ text_table layer_table(const profiler::profile_result& r, const view_options& vi
         std::vector<std::string> row{p.analysis.layer.name,
                                      std::string(core::kind_of(p.analysis.layer.op)),
                                      p.analysis.output_shape.to_string(),
-                                     with_commas(c.params),
+                                     with_commas(c.params) + (p.analysis.layer.tied.empty() ? "" : "^"),
                                      si(static_cast<double>(c.macs)),
                                      si(static_cast<double>(c.flops)),
                                      si(static_cast<double>(c.bytes), "B"),
@@ -427,7 +427,7 @@ text_table group_table(const profiler::profile_result& r, const view_options& vi
         const group_row& g = groups[k];
         // no time at all (views, skipped layers): "-"; timed but every rate hidden (mistrusted, disturbed): "?"
         auto num = [&](double v, int d) { return std::isfinite(v) ? fixed(v, d) : g.timed ? "?" : "-"; };
-        t.add_row({g.key, std::to_string(g.layers), g.timed ? time_ms(g.time_ms) : "-",
+        t.add_row({g.key, std::to_string(g.layers), g.timed ? time_ms(g.time_ms) + (g.disturbed_ms > 0 ? "!" : "") : "-",
                    g.timed && r.sum_of_layers_ms > 0 ? fixed(100.0 * g.time_share, 1) + "%" : "", si(g.flops),
                    si(g.bytes, "B"), num(g.gflops, 2), num(g.gbs, 2),
                    std::isfinite(g.roof_fraction) ? fixed(100.0 * g.roof_fraction, 0) + "%" : "",
@@ -479,6 +479,8 @@ void profile_legend(std::ostream& out, const profiler::profile_result& r, int no
         out << counted(static_cast<std::int64_t>(r.twins_remeasured.size()), "layer")
             << " measured again because twins of the same op and shapes read apart; they agree now, each with its lower "
                "median\n";
+    if (std::any_of(r.layers.begin(), r.layers.end(), [](const auto& p) { return !p.analysis.layer.tied.empty(); }))
+        out << "^ a parameter tensor another layer uses too (tied or shared): shown on each layer, counted once in the total\n";
     if (r.layers_reused > 0)
         out << "= " << counted(static_cast<std::int64_t>(r.layers_reused), "layer")
             << " report the measurement of an identical earlier layer (the same op, attributes, input shapes and dtype; "
@@ -629,9 +631,10 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
         out << t.render() << "\n";
         out << top_footer(view.top ? std::min(*view.top, all) : all, all, rest_ms, r.sum_of_layers_ms, "groups",
                           view.sort);
-        out << "groups: time is the sum of their layers' medians, %time of the sum of layers; GFLOP/s and GB/s of "
-               "their layers with shown rates; %roof weighted by time; bound: the verdict holding most of their time "
-               "(--group-by drops the per-layer rows: JSON keeps every layer)\n";
+        out << "groups: time is the sum of their layers' medians (!: some of it disturbed by other work, not a "
+               "measurement), %time of the sum of layers; GFLOP/s and GB/s of their layers with shown rates; %roof "
+               "weighted by time; bound: the verdict holding most of their time (--group-by drops the per-layer rows: "
+               "JSON keeps every layer)\n";
         for (const auto& p : r.layers)  // the legend's marks count every layer, shown or grouped
             if (p.has_time()) {
                 noisy += !p.time->noise_target_met && !p.time->disturbed;
@@ -673,7 +676,7 @@ std::string profile_csv(const profiler::profile_result& r, const view_options& v
     out << "name,op,layer,inputs,input_shapes,output_shape,params,buffers,macs,flops,bytes,arithmetic_intensity,"
            "state,median_ms,ci95_low_ms,ci95_high_ms,samples,runs,noise_target_met,achieved_gflops,achieved_gbs,"
            "verification,rel_l2_error,executed_macs,executed_flops,disturbed,disturbed_samples,stolen_fraction,bound,"
-           "roof_fraction,bound_rule,twins_disagree,time_share\n";
+           "roof_fraction,bound_rule,twins_disagree,time_share,measured_as\n";
     const std::vector<std::size_t> order = layer_order(r, view.sort);
     const std::size_t rows = view.top ? std::min(*view.top, order.size()) : order.size();
     for (std::size_t k = 0; k < rows; ++k) {
@@ -705,7 +708,8 @@ std::string profile_csv(const profiler::profile_result& r, const view_options& v
             out << ",,";
         out << ',' << (p.roofline ? to_string(p.roofline->bound) : std::string_view()) << ',' << number(shown.roof_fraction)
             << ',' << csv_field(p.roofline ? rule_text(*p.roofline) : std::string()) << ','
-            << (p.twins ? (p.twins->disagree ? "true" : "false") : "") << ',' << number(time_share(r, p)) << '\n';
+            << (p.twins ? (p.twins->disagree ? "true" : "false") : "") << ',' << number(time_share(r, p)) << ','
+            << csv_field(p.measured_as) << '\n';
     }
     return out.str();
 }

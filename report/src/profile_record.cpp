@@ -284,9 +284,15 @@ std::optional<core::transformer_run> pass_of(const nlohmann::json& j) {
 void check_schema(const nlohmann::json& j, const std::string& where) {
     const std::string schema = text(j, "schema");
     if (schema == "ridgeline.prediction/1") return;
-    if (schema.rfind("ridgeline.profile/", 0) != 0)
-        throw core::error(where + " is not a ridgeline profile report (schema \"" + schema +
-                          "\"; write one with `ridgeline profile --format json --output FILE`)");
+    if (schema.rfind("ridgeline.profile/", 0) != 0) {
+        // say what it looks like, where it looks like another of ridgeline's files
+        const std::string looks = j.contains("layers") && j.contains("inputs") ? "a model file, "
+                                  : j.contains("model_type")                  ? "a Hugging Face config.json, "
+                                  : schema.empty()                            ? ""
+                                                                              : "schema \"" + schema + "\", ";
+        throw core::error(where + " is not a ridgeline profile report (" + looks +
+                          "write one with `ridgeline profile --format json --output FILE`)");
+    }
     if (schema != "ridgeline.profile/1" && schema != "ridgeline.profile/2")
         throw core::error(where + " is a profile report of a schema this ridgeline does not know (\"" + schema +
                           "\"; it reads ridgeline.profile/1 and /2)");

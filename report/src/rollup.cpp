@@ -78,6 +78,7 @@ struct group_sums {
         const double t = p.time->stats.median;
         ++row.timed;
         row.time_ms += t;
+        if (p.time->disturbed) row.disturbed_ms += t;
         const layer_rates shown = shown_rates(p);
         if (!shown.hidden) {
             rated_ms += t;
@@ -248,6 +249,7 @@ nlohmann::json groups_json(const std::vector<group_row>& groups) {
                        {"timed", g.timed},
                        {"time_ms", g.time_ms},
                        {"time_share", g.time_share},
+                       {"disturbed_ms", g.disturbed_ms},
                        {"flops", static_cast<std::int64_t>(g.flops)},  // counts, written as the layers' are
                        {"executed_flops", static_cast<std::int64_t>(g.executed_flops)},
                        {"bytes", static_cast<std::int64_t>(g.bytes)},

@@ -171,9 +171,11 @@ std::string summary_table(const core::model_analysis& a, const std::vector<skipp
         auto ai = c.arithmetic_intensity();
         return ai ? fixed(*ai, 2) : std::string("-");
     };
+    std::vector<std::string> tied;  // layers whose parameters another layer holds too (counted once in the total)
     for (const auto& l : a.layers) {
+        if (!l.layer.tied.empty()) tied.push_back(l.layer.name);
         t.add_row({l.layer.name, std::string(core::kind_of(l.layer.op)), l.output_shape.to_string(),
-                   with_commas(l.cost.params), si(static_cast<double>(l.cost.macs)),
+                   with_commas(l.cost.params) + (l.layer.tied.empty() ? "" : "^"), si(static_cast<double>(l.cost.macs)),
                    si(static_cast<double>(l.cost.flops)), si(static_cast<double>(l.cost.bytes), "B"),
                    intensity(l.cost)});
     }
@@ -187,6 +189,11 @@ std::string summary_table(const core::model_analysis& a, const std::vector<skipp
     out << "\nparams " << with_commas(a.totals.params) << "  buffers " << with_commas(a.totals.buffers) << "  MACs "
         << with_commas(a.totals.macs) << "  FLOPs " << with_commas(a.totals.flops) << "  bytes "
         << with_commas(a.totals.bytes) << "\n";
+    if (!tied.empty())
+        out << "^ " << counted(static_cast<std::int64_t>(tied.size()), "layer") << " (" << tied.front()
+            << (tied.size() > 1 ? ", ..." : "")
+            << (tied.size() == 1 ? ") uses" : ") use")
+            << " a parameter tensor another layer uses too (tied or shared): shown on each, counted once in the total\n";
     if (const std::int64_t kv = core::memory_of(a).kv_cache_bytes; kv > 0)
         out << "KV cache " << si(static_cast<double>(kv), "B") << " (" << with_commas(kv)
             << " bytes: keys and values of every layer, " << a.run->kv_len + 1 << (a.run->kv_len == 0 ? " position" : " positions") << " per sequence, batch "

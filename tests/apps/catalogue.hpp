@@ -19,9 +19,10 @@ struct entry {
 /// Adds an entry: run `args`, expect exit `code` and one error line containing every key word.
 void add(std::string name, std::vector<std::string> args, int code, std::vector<std::string> words,
          std::map<std::string, std::string> files = {});
-/// `summary --layer L --input S...`: exit 1 with the key words.
+/// `summary --layer L --input S...`: exit 2 (a usage mistake: the layer string or --input the user typed) with the
+/// key words.
 void layer(std::string name, std::string text, std::vector<std::string> inputs, std::vector<std::string> words,
-           int code = 1);
+           int code = 2);
 /// `summary --model-file {dir}/model.json` of `json`: exit 1; the key words usually start with the JSON path.
 void model_file(std::string name, std::string json, std::vector<std::string> words, std::vector<std::string> extra = {});
 /// A one-input model file with the given layers (JSON array text), input shape `shape` (JSON array text).

@@ -185,8 +185,11 @@ void onnx_models() {
         for (int i = 0; i < 108; ++i) t->add_string_data("w");
         onnx_file("initializer_of_strings", bytes_of(b), {"model.onnx"});
     }
-    onnx_file("external_data_missing", external({{"location", "weights.bin"}}),
-              {"initializer \"w\" is stored in the external file \"weights.bin\"", "which does not exist"});
+    // what to do is named: the graph imports by shape only (a usage mistake: exit 2)
+    add("onnx_external_data_missing", {"summary", "--onnx", "{dir}/model.onnx"}, 2,
+        {"initializer \"w\" is stored in the external file \"weights.bin\"", "which does not exist",
+         "(--shapes-only)"},
+        {{"model.onnx", external({{"location", "weights.bin"}})}});
     onnx_file("external_data_truncated", external({{"location", "weights.bin"}}),
               {"initializer \"w\" needs 432 bytes", "truncated"}, {}, {{"weights.bin", std::string(100, '\0')}});
     onnx_file("external_data_without_location", external({{"offset", "0"}}),

@@ -88,10 +88,10 @@ TEST(CliProfile, TableAndCsv) {
               "median_ms,ci95_low_ms,ci95_high_ms,samples,runs,noise_target_met,achieved_gflops,achieved_gbs,"
               "verification,rel_l2_error,executed_macs,executed_flops,disturbed,disturbed_samples,stolen_fraction,bound,"
               "roof_fraction,"
-              "bound_rule,twins_disagree,time_share");
+              "bound_rule,twins_disagree,time_share,measured_as");
     // the linear layer executes all its 8*32*64 = 16,384 MACs (no padding) and 2 x 16,384 + 8 x 32 bias adds =
     // 33,024 FLOPs; its time was clean on a quiet machine
-    EXPECT_TRUE(std::regex_search(c.out, std::regex(R"(\nlinear,linear,.*,measured,[0-9.e-]+,.*,passed,[0-9.e-]*,16384,33024,(true|false),[0-9]+,[0-9.e-]+,[a-z]+,[0-9.e-]*,[^,\n]*,,1\n)")))
+    EXPECT_TRUE(std::regex_search(c.out, std::regex(R"(\nlinear,linear,.*,measured,[0-9.e-]+,.*,passed,[0-9.e-]*,16384,33024,(true|false),[0-9]+,[0-9.e-]+,[a-z]+,[0-9.e-]*,[^,\n]*,,1,\n)")))
         << c.out;
 }
 

@@ -66,8 +66,9 @@ TEST(Cli, BadModelsAndInputsExitWithOneLine) {
     const c cases[] = {
         {{"summary", "--model", "resnet19"}, 2, "unknown model \"resnet19\" (did you mean \"resnet18\"?)"},
         {{"summary", "--model", "GPT2"}, 2, "unknown model \"GPT2\" (did you mean \"gpt2\"?)"},
+        // a layer string is what the user typed: its mistakes are usage mistakes
         {{"summary", "--layer", "conv2d:in_channels=64,out_channels=64,kernel_size=3,groups=3", "--input", "1x64x8x8"},
-         1, "conv2d: in_channels 64 is not divisible by groups 3"},
+         2, "conv2d: in_channels 64 is not divisible by groups 3"},
         {{"summary", "--model", "resnet18", "--input", "1x3x0x224"}, 2, "--input: invalid shape \"1x3x0x224\": dimension 2 is 0"},
         {{"summary", "--model", "resnet18", "--input", "1x3x224"}, 2, "input 1x3x224 has rank 3, expected NCHW"},
         {{"summary", "--model", "resnet18", "--input", "1x1x224x224"},

@@ -165,7 +165,7 @@ TEST(OnnxImport, ExternalData) {
     fs::remove(dir / "weights.bin");
     EXPECT_EQ(error_of(p), p.string() + ": initializer \"fc.w\" is stored in the external file \"weights.bin\" (looked for " +
                                (dir / "weights.bin").string() +
-                               "), which does not exist (an import by shape only reads the graph without its weights)");
+                               "), which does not exist: an import by shape only reads the graph without its weights");
     {
         std::ofstream f(dir / "weights.bin", std::ios::binary);
         f.write("short", 5);

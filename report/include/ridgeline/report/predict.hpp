@@ -89,6 +89,8 @@ nlohmann::json predict_json(const compare_run& source, const prediction_target& 
 std::string predict_table(const nlohmann::json& prediction);
 /// "the end to end leaves out 3 layer(s) not predicted (...)": what a partial end to end lacks (end_to_end.partial).
 std::string partial_text(const nlohmann::json& prediction);
+/// "N layer(s) of the source were disturbed ...": predicted from their shapes, no speedup (totals.disturbed_sources).
+std::string disturbed_text(int layers);
 std::string predict_table_html(const nlohmann::json& prediction);
 
 /// The datasheet entries, one per line: key, device, peaks, bandwidth.

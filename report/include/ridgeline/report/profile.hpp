@@ -60,7 +60,8 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
 /// Per-layer CSV: the summary columns plus state, median_ms, ci95_low_ms, ci95_high_ms, samples, runs,
 /// noise_target_met, achieved_gflops, achieved_gbs (empty when mistrusted or disturbed), verification,
 /// rel_l2_error, executed_macs, executed_flops, disturbed, disturbed_samples, stolen_fraction, bound, roof_fraction,
-/// bound_rule, twins_disagree, time_share (of the sum of layers). With a grouping in `view`, one row per group:
+/// bound_rule, twins_disagree, time_share (of the sum of layers), measured_as (the earlier identical layer whose
+/// measurement this row reports; empty where measured itself). With a grouping in `view`, one row per group:
 /// group, layers, time_ms, time_share, flops, executed_flops, bytes, achieved_gflops, achieved_gbs, roof_fraction,
 /// bound, bound_share. Rows follow the view's order and top N.
 std::string profile_csv(const profiler::profile_result& r, const view_options& view = {});

@@ -30,6 +30,7 @@ struct group_row {
     std::size_t layers = 0;
     std::size_t timed = 0;  // its layers with a time (views and skipped layers have none)
     double time_ms = 0;     // sum of the timed layers' medians
+    double disturbed_ms = 0;  // of it, the medians other work disturbed (no measurement)
     double time_share = 0;  // of the sum of layers (0 where that is 0)
     double flops = 0, executed_flops = 0, bytes = 0;
     double gflops = 0, gbs = 0;  // of its rated layers; NaN where none is rated
