@@ -24,7 +24,7 @@ void importer::order_nodes() {
     // order, an unsorted one is sorted (in the proto itself, before ONNX's shape inference, which needs it;
     // an unnamed node is then named after its sorted index). Nodes on a cycle, or reading a tensor nothing
     // produces, go last in file order (resolve() then names the tensor no earlier node produces).
-    auto& g = *proto_.mutable_graph();
+    auto& g = *graph_.proto.mutable_graph();
     std::map<std::string, int> writer;
     for (int i = 0; i < g.node_size(); ++i)
         for (const auto& t : g.node(i).output())
@@ -59,25 +59,25 @@ void importer::order_nodes() {
 }
 
 void importer::fold_constants() {
-    const auto& g = proto_.graph();
+    const auto& g = graph_.proto.graph();
     for (int i = 0; i < g.node_size(); ++i) (void)try_fold(i);
 }
 
 bool importer::try_fold(int i) {
-    const auto& n = proto_.graph().node(i);
+    const auto& n = graph_.proto.graph().node(i);
     // Does folding a node make new data, counted against the file's cap? A Constant, Identity or Dropout does not
     // (its data is in the file already), nor a Transpose of an initializer that only it reads (a weight the
     // export transposes before its MatMul: at most the file's own initializers once). Neither depends on the node
     // order, so the folded nodes do not either (ViT-B exported without constant folding transposes 86 M weights).
     auto makes_data = [&](const onnx::NodeProto& m) {
         if (m.op_type() == "Constant" || m.op_type() == "Identity" || m.op_type() == "Dropout") return false;
-        if (m.op_type() == "Transpose" && m.input_size() == 1 && initializer_.count(m.input(0))) {
-            auto r = readers_.find(m.input(0));
-            return r == readers_.end() || r->second.size() != 1;
+        if (m.op_type() == "Transpose" && m.input_size() == 1 && graph_.initializer.count(m.input(0))) {
+            auto r = graph_.readers.find(m.input(0));
+            return r == graph_.readers.end() || r->second.size() != 1;
         }
         return true;
     };
-    current_index_ = i;
+    built_.current_index = i;
     bool done = false;
     try {
         done = fold(n);
@@ -86,8 +86,8 @@ bool importer::try_fold(int i) {
         std::int64_t made = 0;
         if (done && makes_data(n))
             for (const auto& o : n.output())
-                if (auto it = const_.find(o); it != const_.end()) made += static_cast<std::int64_t>(it->second->size());
-        if (made > max_small_fold && folded_total_ + made > max_folded_total) done = false;
+                if (auto it = consts_.values.find(o); it != consts_.values.end()) made += static_cast<std::int64_t>(it->second->size());
+        if (made > max_small_fold && consts_.folded_total + made > max_folded_total) done = false;
     } catch (const not_foldable&) {
         done = false;
     } catch (const unsupported&) {
@@ -96,49 +96,49 @@ bool importer::try_fold(int i) {
         done = false;
     }
     if (!done) {
-        for (const auto& o : n.output()) const_.erase(o);
+        for (const auto& o : n.output()) consts_.values.erase(o);
         return false;
     }
-    folded_.insert(i);
+    consts_.folded.insert(i);
     // a view of an initializer's data (a weight reshaped or transposed by the export) is still a parameter
     static const std::set<std::string> view_ops = {"Identity", "Dropout", "Transpose", "Reshape",
                                                    "Flatten",  "Unsqueeze", "Squeeze"};
-    if (view_ops.count(n.op_type()) && n.input_size() >= 1 && const_.count(n.input(0)) &&
-        const_.at(n.input(0))->initializer)
+    if (view_ops.count(n.op_type()) && n.input_size() >= 1 && consts_.values.count(n.input(0)) &&
+        consts_.values.at(n.input(0))->initializer)
         for (const auto& o : n.output())
-            if (auto it = const_.find(o); it != const_.end() && !it->second->initializer) {
+            if (auto it = consts_.values.find(o); it != consts_.values.end() && !it->second->initializer) {
                 auto marked = std::make_shared<constant>(*it->second);
                 marked->initializer = true;
                 it->second = marked;
             }
     bool absent = false;  // made from absent data (shapes_only): so is the result
     for (const auto& t : n.input())
-        if (!t.empty() && const_.count(t)) absent = absent || const_.at(t)->absent;
+        if (!t.empty() && consts_.values.count(t)) absent = absent || consts_.values.at(t)->absent;
     if (absent)
         for (const auto& o : n.output())
-            if (auto it = const_.find(o); it != const_.end() && !it->second->absent) {
+            if (auto it = consts_.values.find(o); it != consts_.values.end() && !it->second->absent) {
                 auto marked = std::make_shared<constant>(*it->second);
                 marked->absent = true;
                 it->second = marked;
             }
-    const auto& c = *const_.at(n.output(0));
-    if (makes_data(n)) folded_total_ += static_cast<std::int64_t>(c.size());
-    folded_nodes_.push_back({node_name(n), op_type(n),
+    const auto& c = *consts_.values.at(n.output(0));
+    if (makes_data(n)) consts_.folded_total += static_cast<std::int64_t>(c.size());
+    consts_.folded_nodes.push_back({node_name(n), op_type(n),
                              "folded into a constant" +
                                  (c.dims.empty() ? std::string(" scalar") : " of shape " + c.shape_text())});
     return true;
 }
 
 bool importer::known(const std::string& t) const {
-    return t.empty() || const_.count(t) || initializer_.count(t);
+    return t.empty() || consts_.values.count(t) || graph_.initializer.count(t);
 }
 
 std::vector<std::int64_t> importer::static_dims(const std::string& t) const {
-    if (const_.count(t)) return const_.at(t)->dims;
-    if (auto i = initializer_.find(t); i != initializer_.end())
+    if (consts_.values.count(t)) return consts_.values.at(t)->dims;
+    if (auto i = graph_.initializer.find(t); i != graph_.initializer.end())
         return {i->second->dims().begin(), i->second->dims().end()};
-    if (auto a = act_.find(t); a != act_.end()) return shape_of(a->second).dims();  // a graph input
-    if (auto s = onnx_shape_.find(t); s != onnx_shape_.end()) return s->second;
+    if (auto a = built_.act.find(t); a != built_.act.end()) return shape_of(a->second).dims();  // a graph input
+    if (auto s = graph_.dims.find(t); s != graph_.dims.end()) return s->second;
     throw not_foldable{};
 }
 
@@ -154,7 +154,7 @@ bool importer::fold(const onnx::NodeProto& n) {
     for (const auto& t : n.input())
         if (!known(t)) return false;
     for (int k = 1; k < n.output_size(); ++k)
-        if (!n.output(k).empty() && (readers_.count(n.output(k)) || graph_outputs_.count(n.output(k)))) return false;
+        if (!n.output(k).empty() && (graph_.readers.count(n.output(k)) || graph_.outputs.count(n.output(k)))) return false;
     // the inputs the rule reads without asking; a node that lacks one is no constant (its converter then says
     // what is missing), never a null read
     for (int k = 0; k < rule->second.inputs; ++k)

@@ -131,7 +131,7 @@ bool importer::fold_shape(const fold_args& args) {
         for (auto d : dims)
             if (d < 0 || __builtin_mul_overflow(count, d, &count)) return false;
         c->ints[0] = count;
-        const_[n.output(0)] = c;
+        consts_.values[n.output(0)] = c;
         return true;
     }
     const auto r = static_cast<std::int64_t>(dims.size());
@@ -142,7 +142,7 @@ bool importer::fold_shape(const fold_args& args) {
     end = std::clamp<std::int64_t>(end, start, r);
     auto c = make_like(true, {end - start}, n.output(0));
     std::copy(dims.begin() + start, dims.begin() + end, c->ints.begin());
-    const_[n.output(0)] = c;
+    consts_.values[n.output(0)] = c;
     return true;
 }
 
@@ -193,7 +193,7 @@ bool importer::fold_cast(const fold_args& args) {
         } else
             c->values[k] = static_cast<float>(v);
     }
-    const_[out] = c;
+    consts_.values[out] = c;
     return true;
 }
 
@@ -225,7 +225,7 @@ bool importer::fold_gather(const fold_args& args) {
             for (std::int64_t b = 0; b < inner; ++b)
                 copy_elem(*c, o++, *data, static_cast<std::size_t>((a * extent + j) * inner + b));
         }
-    const_[out] = c;
+    consts_.values[out] = c;
     return true;
 }
 
@@ -262,7 +262,7 @@ bool importer::fold_squeeze(const fold_args& args) {
     auto c = derived(*x, "");
     c->dims = dims;
     c->origin = out;
-    const_[out] = c;
+    consts_.values[out] = c;
     return true;
 }
 
@@ -311,7 +311,7 @@ bool importer::fold_reshape(const fold_args& args) {
     auto c = derived(*x, "");
     c->dims = dims;
     c->origin = out;
-    const_[out] = c;
+    consts_.values[out] = c;
     return true;
 }
 
@@ -343,7 +343,7 @@ bool importer::fold_concat(const fold_args& args) {
             const std::int64_t run = x->dims[axis] * inner;
             for (std::int64_t b = 0; b < run; ++b) copy_elem(*c, o++, *x, static_cast<std::size_t>(a * run + b));
         }
-    const_[out] = c;
+    consts_.values[out] = c;
     return true;
 }
 
@@ -388,7 +388,7 @@ bool importer::fold_slice(const fold_args& args) {
             pos[k] = 0;
         }
     }
-    const_[out] = c;
+    consts_.values[out] = c;
     return true;
 }
 
@@ -403,7 +403,7 @@ bool importer::fold_range(const fold_args& args) {
     if (count > static_cast<double>(max_folded_elements)) return false;
     auto c = make_like(s->integer, {static_cast<std::int64_t>(count)}, out);
     for (std::size_t k = 0; k < c->size(); ++k) put(*c, k, start + static_cast<double>(k) * delta);
-    const_[out] = c;
+    consts_.values[out] = c;
     return true;
 }
 
@@ -435,12 +435,12 @@ bool importer::fold_constant_of_shape(const fold_args& args) {
     // Expands of 16 Mi elements once took 18 s), and a float Expand of computed data folds up to 1 Mi
     // elements (Swin's mask slices have 3,136 at 224x224); larger ones are held and broadcast
     const std::int64_t made = numel(dims);
-    if (made > max_small_fold && folded_total_ + made > max_folded_total) return false;
+    if (made > max_small_fold && consts_.folded_total + made > max_folded_total) return false;
     if (op == "Expand" && !fill->integer && made > max_float_expand) return false;
     auto c = make_like(fill->integer, dims, out);
     const auto idx = op == "Expand" ? broadcast_index(fill->dims, dims) : std::vector<std::size_t>(c->size(), 0);
     for (std::size_t k = 0; k < c->size(); ++k) copy_elem(*c, k, *fill, idx[k]);
-    const_[out] = c;
+    consts_.values[out] = c;
     return true;
 }
 
@@ -477,7 +477,7 @@ bool importer::fold_scatter_nd(const fold_args& args) {
         for (std::int64_t e = 0; e < slice; ++e)
             copy_elem(*c, static_cast<std::size_t>(offset + e), *updates, t * static_cast<std::size_t>(slice) + static_cast<std::size_t>(e));
     }
-    const_[out] = c;
+    consts_.values[out] = c;
     return true;
 }
 
@@ -495,7 +495,7 @@ bool importer::fold_where(const fold_args& args) {
             copy_elem(*c, k, *x, ix[k]);
         else
             copy_elem(*c, k, *y, iy[k]);
-    const_[out] = c;
+    consts_.values[out] = c;
     return true;
 }
 
@@ -528,7 +528,7 @@ bool importer::fold_unary(const fold_args& args) {
         else r = 1.0 / v;
         put(*c, k, r);
     }
-    const_[out] = c;
+    consts_.values[out] = c;
     return true;
 }
 
@@ -595,7 +595,7 @@ bool importer::fold_binary(const fold_args& args) {
         else r = x > y;
         put(*c, k, r);
     }
-    const_[out] = c;
+    consts_.values[out] = c;
     return true;
 }
 

@@ -21,9 +21,9 @@ onnx_model importer::run() {
     fold_constants();
     find_tanh_gelus();
     find_rotaries();
-    const auto& g = proto_.graph();
+    const auto& g = graph().proto.graph();
     for (int i = 0; i < g.node_size(); ++i) {
-        if (fused_.count(i) || folded_.count(i)) continue;
+        if (built_.fused.count(i) || consts_.folded.count(i)) continue;
         // folded now if it can be: the Shape of an activation that only this pass gave a shape (Swin's Pad,
         // whose pads are themselves folded, feeds the window partition's Reshape), and what reads it
         if (try_fold(i)) continue;
@@ -33,25 +33,25 @@ onnx_model importer::run() {
 }
 
 void importer::convert(const onnx::NodeProto& n, int index) {
-    current_index_ = index;
-    const std::size_t layers_before = model_.layers().size(), uses_before = uses_.size();
-    mapped_now_.clear();
-    fused_now_.clear();
-    held_now_.clear();
-    orphans_now_.clear();
+    built_.current_index = index;
+    const std::size_t layers_before = built_.model.layers().size(), uses_before = built_.uses.size();
+    built_.mapped_now.clear();
+    built_.fused_now.clear();
+    built_.held_now.clear();
+    built_.orphans_now.clear();
     try {
         handle(n, index);
         cross_check(n);
     } catch (const unsupported& u) {
-        model_.layers().resize(layers_before);
-        uses_.resize(uses_before);
-        for (const auto& t : mapped_now_) act_.erase(t);
-        for (int k : fused_now_) fused_.erase(k);
-        for (const auto& t : held_now_) held_.erase(t);
-        for (const auto& t : orphans_now_) orphans_.erase(t);
+        built_.model.layers().resize(layers_before);
+        built_.uses.resize(uses_before);
+        for (const auto& t : built_.mapped_now) built_.act.erase(t);
+        for (int k : built_.fused_now) built_.fused.erase(k);
+        for (const auto& t : built_.held_now) built_.held.erase(t);
+        for (const auto& t : built_.orphans_now) built_.orphans.erase(t);
         // a pattern found before conversion that could not be made: its fused output has no value either
-        if (auto m = found_at_.find(index); m != found_at_.end())
-            unavailable_[m->second.output] = {"the output of the " + m->second.what + " around node \"" +
+        if (auto m = built_.found_at.find(index); m != built_.found_at.end())
+            consts_.missing[m->second.output] = {"the output of the " + m->second.what + " around node \"" +
                                                   m->second.scope_of + "\", which was not imported",
                                               u.listed};
         skip(n, u);
@@ -63,29 +63,29 @@ void importer::skip(const onnx::NodeProto& n, const unsupported& u) {
     // listed; a layer that needs its value says so
     bool integer_only = n.output_size() > 0;
     for (const auto& o : n.output()) {
-        auto t = onnx_type_.find(o);
-        integer_only = integer_only && t != onnx_type_.end() && is_int_type(t->second);
+        auto t = graph().types.find(o);
+        integer_only = integer_only && t != graph().types.end() && is_int_type(t->second);
     }
     const bool listed = u.listed && !integer_only;
     std::string reason = u.what();
     if (integer_only) reason = "computes on integers (shape arithmetic) only; " + reason;
-    issues_.push_back({{node_name(n), op_type(n), reason}, listed});
+    built_.issues.push_back({{node_name(n), op_type(n), reason}, listed});
     for (const auto& o : n.output()) {
         if (o.empty()) continue;
-        auto s = onnx_shape_.find(o);
-        auto t = onnx_type_.find(o);
-        const bool usable = options_.skip_unsupported && s != onnx_shape_.end() && !s->second.empty() &&
-                            t != onnx_type_.end() && is_float_type(t->second) &&
+        auto s = graph().dims.find(o);
+        auto t = graph().types.find(o);
+        const bool usable = options_.skip_unsupported && s != graph().dims.end() && !s->second.empty() &&
+                            t != graph().types.end() && is_float_type(t->second) &&
                             std::all_of(s->second.begin(), s->second.end(), [](std::int64_t d) { return d >= 1; });
         if (usable) {
             const std::string name = unique(o);
-            model_.add_input({name, core::shape(s->second), false});
-            act_[o] = name;
-            shape_[name] = core::shape(s->second);
+            built_.model.add_input({name, core::shape(s->second), false});
+            built_.act[o] = name;
+            built_.shapes[name] = core::shape(s->second);
         } else {
             // its readers are listed only when nothing upstream is: a node that failed because it read such an
             // output (u.listed false) passes on that its root was listed; shape arithmetic (not listed) does not
-            unavailable_[o] = {
+            consts_.missing[o] = {
                 "the output of node \"" + node_name(n) + "\" (" + op_type(n) + "), which was not imported",
                 u.listed ? listed : true};
         }
@@ -97,11 +97,11 @@ std::string importer::op_type(const onnx::NodeProto& n) {
 }
 
 void importer::cross_check(const onnx::NodeProto& n) {
-    for (const auto& t : mapped_now_) {
-        if (broadcast_views_.count(t)) continue;  // an Expand folded into its readers keeps the unexpanded shape
-        auto s = onnx_shape_.find(t);
-        if (s == onnx_shape_.end()) continue;
-        const core::shape& ours = shape_of(act_.at(t));
+    for (const auto& t : built_.mapped_now) {
+        if (built_.broadcast_views.count(t)) continue;  // an Expand folded into its readers keeps the unexpanded shape
+        auto s = graph().dims.find(t);
+        if (s == graph().dims.end()) continue;
+        const core::shape& ours = shape_of(built_.act.at(t));
         if (ours.dims() != s->second)
             throw unsupported{"ridgeline infers " + ours.to_string() + " for \"" + t + "\" but ONNX shape inference " +
                               dims_text(s->second) + " (node \"" + node_name(n) + "\")"};
@@ -109,7 +109,7 @@ void importer::cross_check(const onnx::NodeProto& n) {
 }
 
 void importer::handle(const onnx::NodeProto& n, int index) {
-    if (auto m = found_at_.find(index); m != found_at_.end()) return emit_found(n, m->second);
+    if (auto m = built_.found_at.find(index); m != built_.found_at.end()) return emit_found(n, m->second);
     const std::string domain = n.domain();
     const std::string& op = n.op_type();
     if (!(domain.empty() || domain == "ai.onnx") && !(domain == "com.microsoft" && op == "Gelu"))
@@ -119,7 +119,7 @@ void importer::handle(const onnx::NodeProto& n, int index) {
     // failed upstream, a Sub of a LayerNorm that would otherwise fuse is no news
     for (int i = 0; i < n.input_size(); ++i)
         if (!n.input(i).empty())
-            if (auto u = unavailable_.find(n.input(i)); u != unavailable_.end())
+            if (auto u = consts_.missing.find(n.input(i)); u != consts_.missing.end())
                 throw unsupported{"reads \"" + n.input(i) + "\", " + u->second.reason, !u->second.producer_listed};
     throw unsupported{"ridgeline has no layer for " + op};
 }
@@ -144,9 +144,9 @@ const importer::converter_map& importer::converters() {
 
 onnx_model importer::finish() {
     std::vector<const issue*> listed;
-    for (const auto& i : issues_)
+    for (const auto& i : built_.issues)
         if (i.listed) listed.push_back(&i);
-    if (resized_inputs_ && !options_.skip_unsupported)
+    if (built_.resized_inputs && !options_.skip_unsupported)
         for (const auto* i : listed)
             if (i->node.op_type == "Reshape" && i->node.reason.find("cannot reshape") != std::string::npos)
                 // an export traced at one batch bakes it into its Reshape targets: every later node fails with it
@@ -174,13 +174,13 @@ onnx_model importer::finish() {
         fail(std::to_string(listed.size()) + " node(s) cannot be imported: " + text +
              " (skipping the unsupported nodes imports the rest)");
     }
-    if (model_.layers().empty()) fail("no node could be imported as a layer");
+    if (built_.model.layers().empty()) fail("no node could be imported as a layer");
 
     drop_orphans();
     // unread inputs (a skipped node's only reader) are dropped
     std::set<std::string> read;
-    for (const auto& l : model_.layers()) read.insert(l.inputs.begin(), l.inputs.end());
-    auto& ins = model_.inputs();
+    for (const auto& l : built_.model.layers()) read.insert(l.inputs.begin(), l.inputs.end());
+    auto& ins = built_.model.inputs();
     ins.erase(std::remove_if(ins.begin(), ins.end(), [&](const core::model_input& i) { return !read.count(i.name); }),
               ins.end());
     if (ins.empty()) fail("no layer reads a model input");
@@ -189,10 +189,10 @@ onnx_model importer::finish() {
     onnx_model out;
     out.weights = std::make_shared<backend_api::graph_data>();
     std::map<std::string, int> uses_of;
-    for (const auto& u : uses_) ++uses_of[u.origin];
+    for (const auto& u : built_.uses) ++uses_of[u.origin];
     std::set<std::string> own_keys;
-    for (const auto& u : uses_)
-        if (uses_of[u.origin] == 1) own_keys.insert(model_.layers()[u.layer].name + "." + u.param);
+    for (const auto& u : built_.uses)
+        if (uses_of[u.origin] == 1) own_keys.insert(built_.model.layers()[u.layer].name + "." + u.param);
     std::map<std::string, std::string> tie_name;
     for (const auto& [origin, count] : uses_of)
         if (count > 1) {
@@ -200,8 +200,8 @@ onnx_model importer::finish() {
             while (own_keys.count(name)) name += "#shared";
             tie_name[origin] = name;
         }
-    for (const auto& u : uses_) {
-        auto& l = model_.layers()[u.layer];
+    for (const auto& u : built_.uses) {
+        auto& l = built_.model.layers()[u.layer];
         if (auto t = tie_name.find(u.origin); t != tie_name.end()) l.tied[u.param] = t->second;
         if (u.absent) continue;  // shapes_only: backends fill it with seeded random values
         const std::string key = backend_api::param_key(l, u.param);
@@ -210,16 +210,16 @@ onnx_model importer::finish() {
             std::find_if(specs.begin(), specs.end(), [&](const core::param_spec& s) { return s.name == u.param; });
         out.weights->tensors.emplace(key, backend_api::host_tensor{spec->dims, u.data});
     }
-    for (const auto& i : issues_) out.skipped.push_back(i.node);
-    out.folded = folded_nodes_;
-    out.absent_initializers = absent_;
+    for (const auto& i : built_.issues) out.skipped.push_back(i.node);
+    out.folded = consts_.folded_nodes;
+    out.absent_initializers = consts_.absent;
 
     try {
-        (void)core::analyze(model_, core::dtype::fp32);
+        (void)core::analyze(built_.model, core::dtype::fp32);
     } catch (const core::error& e) {
         fail(e.what());
     }
-    out.model = std::move(model_);
+    out.model = std::move(built_.model);
     return out;
 }
 

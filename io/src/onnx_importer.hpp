@@ -2,7 +2,10 @@
 // The ONNX importer, internal to io/ (RIDGELINE_HAVE_ONNX == 1): only io/src includes ONNX and protobuf
 // headers, and none of them appear in its public headers. One importer reads one file: its members are defined
 // in onnx_import.cpp (the driver and the op dispatch), onnx_load.cpp, onnx_values.cpp and one file per op
-// family (onnx_ops_window.cpp, onnx_ops_dense.cpp, onnx_ops_elementwise.cpp, onnx_ops_shape.cpp).
+// family (onnx_ops_window.cpp, onnx_ops_dense.cpp, onnx_ops_elementwise.cpp, onnx_ops_shape.cpp,
+// onnx_ops_attention.cpp). Its state is three parts (the end of the class): the graph index (what the file says,
+// read-only once indexed: graph()), the constant store (what folding knows) and the model being built (what the
+// conversion writes).
 #include "ridgeline/io/onnx_import.hpp"
 
 #include <fcntl.h>
@@ -200,10 +203,10 @@ private:
     void order_nodes();
 
     /// Evaluates every node whose inputs are known when the file is read (onnx_fold.cpp lists the ops) into
-    /// const_, before any layer is made; records them in folded_ and folded_nodes_.
+    /// consts_.values, before any layer is made; records them in consts_.folded and consts_.folded_nodes.
     void fold_constants();
 
-    /// Folds one node: true when its outputs are now in const_. Finds the node's rule in fold_rules() and checks
+    /// Folds one node: true when its outputs are now in consts_.values. Finds the node's rule in fold_rules() and checks
     /// what every rule needs first (its inputs known and present, absent data only through views).
     bool fold(const onnx::NodeProto& n);
 
@@ -239,7 +242,7 @@ private:
     /// Is `t` a constant now (an initializer or a folded output), or no tensor at all ("")?
     bool known(const std::string& t) const;
     /// Folds node `i` into constants when its inputs are known (fold()), within the file's cap, and records it in
-    /// folded_ and folded_nodes_; false (nothing changed) when it cannot be folded. Run over every node before
+    /// consts_.folded and consts_.folded_nodes; false (nothing changed) when it cannot be folded. Run over every node before
     /// any is converted, and again for each node the conversion reaches.
     bool try_fold(int i);
 
@@ -291,7 +294,7 @@ private:
     bool broadcast_by_readers(const onnx::NodeProto& n, const std::vector<std::int64_t>& x,
                               const std::vector<std::int64_t>& expanded);
 
-    const core::shape& shape_of(const std::string& tensor) const { return shape_.at(tensor); }
+    const core::shape& shape_of(const std::string& tensor) const { return built_.shapes.at(tensor); }
 
     // ------------------------------------------------------------------ attributes
     static const onnx::AttributeProto* attr(const onnx::NodeProto& n, const std::string& name);
@@ -536,42 +539,61 @@ private:
         bool indices = false;
     };
 
+    /// What the file says, indexed once as it is read (load, set_input_shapes, order_nodes, infer_shapes and
+    /// index_graph write it): the graph, its inputs, initializers, writers and readers, ONNX's shapes and types.
+    /// Everything after reads it through graph() (const).
+    struct graph_index {
+        onnx::ModelProto proto;
+        std::int64_t opset = 13;
+        std::vector<input_info> inputs;
+        std::map<std::string, const onnx::TensorProto*> initializer;
+        std::map<std::string, std::vector<int>> readers;   // ONNX tensor -> the nodes that read it
+        std::set<std::string> outputs;                     // the graph's outputs
+        std::map<std::string, std::vector<std::int64_t>> dims;  // ONNX tensor -> its shape as inference found it
+        std::map<std::string, int> types;                  // ONNX tensor -> its element type
+        std::map<std::string, int> producer;               // ONNX tensor -> the node that makes it
+    };
+    /// What constant folding knows (onnx_fold.cpp writes it; converters read it, and note what they cannot have):
+    /// the value of every tensor known when the file is read, and why others have none.
+    struct constant_store {
+        std::map<std::string, constant_ptr> values;           // ONNX tensor -> constant value
+        std::map<std::string, unavailable> missing;           // ONNX tensor -> why it has no value
+        std::set<int> folded;                                 // nodes evaluated into constants
+        std::vector<skipped_node> folded_nodes;               // the same, for onnx_model::folded
+        std::int64_t folded_total = 0;                        // elements folded so far (capped, onnx_fold.cpp)
+        mutable std::vector<std::string> absent;              // shapes_only: initializers without data, first use first
+    };
+    /// The model being built, which only the conversion writes (the converters, emit(), finish()): its layers, the
+    /// core tensor of each ONNX tensor, the nodes fused into a layer, the parameters and what the node being
+    /// converted changed (rolled back when it is unsupported).
+    struct model_build {
+        core::model model;
+        std::map<std::string, std::string> act;      // ONNX tensor -> core tensor (input or layer name)
+        std::map<std::string, core::shape> shapes;   // core tensor -> shape
+        std::set<std::string> used;                  // core tensor names taken
+        std::set<int> fused;                         // nodes folded into an earlier node's layer
+        std::map<int, found_pattern> found_at;       // first node of a pattern found before conversion -> it
+        std::map<std::string, std::string> held;     // ONNX constant tensor -> its parameter layer
+        std::set<std::string> broadcast_views;       // Expands folded into their readers (broadcast_by_readers)
+        std::set<std::string> orphans;               // core layers a pattern read past (drop_orphans)
+        std::vector<param_use> uses;
+        std::vector<issue> issues;
+        bool resized_inputs = false;  // --batch or --input gave an input a shape other than the file's concrete one
+        int current_index = 0;        // the node being converted
+        // what the node being converted added, undone when it turns out unsupported
+        std::vector<std::string> held_now, mapped_now, orphans_now;
+        std::vector<int> fused_now;
+    };
+
+    [[nodiscard]] const graph_index& graph() const { return graph_; }
+
     fs::path file_;
     const onnx_options& options_;
     std::string label_;
     fs::path dir_;
-    onnx::ModelProto proto_;
-    std::int64_t opset_ = 13;
-    int current_index_ = 0;
-    std::vector<input_info> inputs_;
-    std::map<std::string, const onnx::TensorProto*> initializer_;
-    std::map<std::string, std::vector<int>> readers_;
-    std::set<std::string> graph_outputs_;
-    std::map<std::string, std::vector<std::int64_t>> onnx_shape_;
-    std::set<std::string> broadcast_views_;  // Expands folded into their readers (broadcast_by_readers)
-    std::map<std::string, int> onnx_type_;
-    std::map<std::string, std::string> act_;          // ONNX tensor -> core tensor (input or layer name)
-    std::map<std::string, core::shape> shape_;        // core tensor -> shape
-    std::map<std::string, constant_ptr> const_;       // ONNX tensor -> constant value
-    std::map<std::string, unavailable> unavailable_;  // ONNX tensor -> why it has no value
-    std::set<int> fused_;                             // nodes folded into an earlier node's layer
-    std::set<int> folded_;                            // nodes evaluated into constants
-    std::map<int, found_pattern> found_at_;           // first node of a pattern found before conversion -> it
-    std::map<std::string, int> producer_;             // ONNX tensor -> the node that makes it
-    std::map<std::string, std::string> held_;        // ONNX constant tensor -> its parameter layer
-    std::vector<std::string> held_now_;
-    std::vector<skipped_node> folded_nodes_;          // the same, for onnx_model::folded
-    std::int64_t folded_total_ = 0;                   // elements folded so far (capped, onnx_fold.cpp)
-    mutable std::vector<std::string> absent_;         // shapes_only: initializers without data, first use first
-    std::set<std::string> used_;                      // core tensor names taken
-    std::vector<std::string> mapped_now_;
-    std::vector<int> fused_now_;
-    std::set<std::string> orphans_;  // core layers a pattern read past (drop_orphans)
-    std::vector<std::string> orphans_now_;
-    std::vector<param_use> uses_;
-    std::vector<issue> issues_;
-    bool resized_inputs_ = false;  // --batch or --input gave an input a shape other than the file's concrete one
-    core::model model_;
+    graph_index graph_;
+    constant_store consts_;
+    model_build built_;
 };
 
 }  // namespace ridgeline::io::onnx_detail

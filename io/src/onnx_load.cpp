@@ -16,17 +16,17 @@ void importer::load() {
         throw core::request_error(label_ + ": a JSON text, not an ONNX model (a ridgeline model file or a Hugging Face "
                                            "config.json is read as such)",
                                   {"model-file", "hf-config"});
-    if (!proto_.ParseFromString(bytes))
+    if (!graph_.proto.ParseFromString(bytes))
         fail(
             "not a valid ONNX model: the protobuf data does not parse (the file is truncated or corrupted, or "
             "not an ONNX file)");
-    if (!proto_.has_graph() || proto_.graph().node_size() == 0)
+    if (!graph_.proto.has_graph() || graph_.proto.graph().node_size() == 0)
         fail(
             "not a valid ONNX model: it has no graph nodes (the file is truncated or corrupted, or not an ONNX "
             "file)");
-    if (proto_.ir_version() <= 0) fail("not a valid ONNX model: it has no ir_version (corrupted, or not an ONNX file)");
-    for (const auto& o : proto_.opset_import())
-        if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
+    if (graph_.proto.ir_version() <= 0) fail("not a valid ONNX model: it has no ir_version (corrupted, or not an ONNX file)");
+    for (const auto& o : graph_.proto.opset_import())
+        if (o.domain().empty() || o.domain() == "ai.onnx") graph_.opset = o.version();
     dir_ = file_.parent_path();
     // ridgeline's names never hold control characters (a model file refuses them): the graph's, its nodes' and
     // its tensors' names are renamed alike, each control character to its code point ("a\nb" -> "a[U+000A]b"),
@@ -34,7 +34,7 @@ void importer::load() {
     auto clean = [](std::string* s) {
         if (std::string p = core::printable(*s); p != *s) *s = std::move(p);
     };
-    auto* g = proto_.mutable_graph();
+    auto* g = graph_.proto.mutable_graph();
     clean(g->mutable_name());
     for (auto& n : *g->mutable_node()) {
         clean(n.mutable_name());
@@ -47,7 +47,7 @@ void importer::load() {
 }
 
 void importer::set_input_shapes() {
-    auto* g = proto_.mutable_graph();
+    auto* g = graph_.proto.mutable_graph();
     std::set<std::string> init_names;
     for (const auto& t : g->initializer()) init_names.insert(t.name());
     std::vector<onnx::ValueInfoProto*> real;
@@ -98,9 +98,9 @@ void importer::set_input_shapes() {
         auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
         shape->clear_dim();
         for (auto v : dims) shape->add_dim()->set_dim_value(v);
-        inputs_.push_back({in.name(), core::shape(dims), !is_float_type(et)});
+        graph_.inputs.push_back({in.name(), core::shape(dims), !is_float_type(et)});
     }
-    resized_inputs_ = resized;
+    built_.resized_inputs = resized;
     if (resized) {
         // an export with a fixed batch declares its outputs (and value_info) for that batch; with --batch or
         // --input they would contradict ONNX's shape inference ("Inferred shape and existing shape differ"):
@@ -147,10 +147,10 @@ void importer::infer_shapes() {
         std::string message;
         try {
             onnx::ShapeInferenceOptions o(false, 0, true);
-            onnx::shape_inference::InferShapes(proto_, registry, o);
+            onnx::shape_inference::InferShapes(graph_.proto, registry, o);
             onnx::GraphProto inferred;
-            *inferred.mutable_value_info() = proto_.graph().value_info();
-            *inferred.mutable_output() = proto_.graph().output();
+            *inferred.mutable_value_info() = graph_.proto.graph().value_info();
+            *inferred.mutable_output() = graph_.proto.graph().output();
             message = "O" + inferred.SerializeAsString();
         } catch (const std::bad_alloc&) {
             message = "Eit needed more than " + std::to_string(shape_inference_memory_bytes >> 30) +
@@ -209,30 +209,30 @@ void importer::infer_shapes() {
     onnx::GraphProto inferred;
     if (message[0] != 'O' || !inferred.ParseFromArray(message.data() + 1, static_cast<int>(message.size() - 1)))
         fail("ONNX shape inference returned nothing readable");
-    proto_.mutable_graph()->mutable_value_info()->Swap(inferred.mutable_value_info());
-    proto_.mutable_graph()->mutable_output()->Swap(inferred.mutable_output());
+    graph_.proto.mutable_graph()->mutable_value_info()->Swap(inferred.mutable_value_info());
+    graph_.proto.mutable_graph()->mutable_output()->Swap(inferred.mutable_output());
     auto record = [&](const onnx::ValueInfoProto& v) {
         if (!v.type().has_tensor_type()) return;
         const auto& tt = v.type().tensor_type();
-        onnx_type_[v.name()] = tt.elem_type();
+        graph_.types[v.name()] = tt.elem_type();
         if (!tt.has_shape()) return;
         std::vector<std::int64_t> dims;
         for (const auto& d : tt.shape().dim()) {
             if (!d.has_dim_value()) return;
             dims.push_back(d.dim_value());
         }
-        onnx_shape_[v.name()] = dims;
+        graph_.dims[v.name()] = dims;
     };
-    for (const auto& v : proto_.graph().value_info()) record(v);
-    for (const auto& v : proto_.graph().output()) record(v);
+    for (const auto& v : graph_.proto.graph().value_info()) record(v);
+    for (const auto& v : graph_.proto.graph().output()) record(v);
 }
 
 void importer::index_graph() {
-    const auto& g = proto_.graph();
-    for (const auto& t : g.initializer()) initializer_.emplace(t.name(), &t);
+    const auto& g = graph_.proto.graph();
+    for (const auto& t : g.initializer()) graph_.initializer.emplace(t.name(), &t);
     for (int i = 0; i < g.node_size(); ++i)
         for (const auto& t : g.node(i).input())
-            if (!t.empty()) readers_[t].push_back(i);
+            if (!t.empty()) graph_.readers[t].push_back(i);
     // ONNX graphs are in single static assignment form: each tensor has one writer (ONNX IR spec, "Names
     // Within a Graph"); a second writer would make every reader ambiguous
     std::map<std::string, int> writer;
@@ -249,18 +249,18 @@ void importer::index_graph() {
                      " (ONNX graphs assign each tensor once)");
         }
     for (const auto& [t, i] : writer)
-        if (i >= 0) producer_[t] = i;
-    for (const auto& o : g.output()) graph_outputs_.insert(o.name());
-    for (const auto& in : inputs_) {
+        if (i >= 0) graph_.producer[t] = i;
+    for (const auto& o : g.output()) graph_.outputs.insert(o.name());
+    for (const auto& in : graph_.inputs) {
         const std::string name = unique(in.name);
-        model_.add_input({name, in.dims, in.indices});
-        act_[in.name] = name;
-        shape_[name] = in.dims;
+        built_.model.add_input({name, in.dims, in.indices});
+        built_.act[in.name] = name;
+        built_.shapes[name] = in.dims;
     }
     std::string model_name = g.name().empty() ? file_.stem().string() : g.name();
     if (model_name == "main_graph" || model_name == "torch_jit" || model_name == "torch-jit-export")
         model_name = file_.stem().string();
-    model_.set_name(model_name);
+    built_.model.set_name(model_name);
 }
 
 }  // namespace ridgeline::io::onnx_detail

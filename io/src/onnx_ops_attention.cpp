@@ -70,16 +70,16 @@ std::optional<double> rotary_theta(const constant& cos, const constant& sin, std
 
 void importer::find_rotaries() {
     // anchored at the Add; operands of Add and the Muls in either order, every intermediate read once, x [B, H, S, D]
-    const auto& g = proto_.graph();
+    const auto& g = graph().proto.graph();
     auto producer = [&](const std::string& t, const char* op) -> int {
-        auto p = producer_.find(t);
-        if (p == producer_.end() || g.node(p->second).op_type() != op || fused_.count(p->second) ||
-            folded_.count(p->second) || g.node(p->second).output_size() < 1)
+        auto p = graph().producer.find(t);
+        if (p == graph().producer.end() || g.node(p->second).op_type() != op || built_.fused.count(p->second) ||
+            consts_.folded.count(p->second) || g.node(p->second).output_size() < 1)
             return -1;
-        return only_reader(t, g.node(readers_.at(t).at(0)).op_type()) >= 0 ? p->second : -1;
+        return only_reader(t, g.node(graph().readers.at(t).at(0)).op_type()) >= 0 ? p->second : -1;
     };
     auto constant_at = [&](const onnx::NodeProto& n, const std::string& t) -> constant_ptr {
-        return !t.empty() && (const_.count(t) || initializer_.count(t)) ? resolve(n, t).c : nullptr;
+        return !t.empty() && (consts_.values.count(t) || graph().initializer.count(t)) ? resolve(n, t).c : nullptr;
     };
     auto last_axis = [](std::int64_t axis) { return axis == -1 || axis == 3; };
     // Slice(x) of the last axis over [D/2, D) (upper) or [0, D/2), step 1
@@ -101,7 +101,7 @@ void importer::find_rotaries() {
     };
     for (int a = 0; a < g.node_size(); ++a) {
         const auto& add = g.node(a);
-        if (add.op_type() != "Add" || add.input_size() != 2 || add.output_size() < 1 || fused_.count(a) || folded_.count(a))
+        if (add.op_type() != "Add" || add.input_size() != 2 || add.output_size() < 1 || built_.fused.count(a) || consts_.folded.count(a))
             continue;
         for (int order = 0; order < 2; ++order) {
             const int mc = producer(add.input(order), "Mul"), ms = producer(add.input(1 - order), "Mul");
@@ -134,13 +134,13 @@ void importer::find_rotaries() {
             const std::vector<int> nodes{mc, ms, cat, neg, upper, lower, a};
             const int first = *std::min_element(nodes.begin(), nodes.end());
             for (int k : nodes)
-                if (k != first) fused_.insert(k);
+                if (k != first) built_.fused.insert(k);
             // named in the Add's scope with its suffix ("/layers.0/Add_1" -> "/layers.0/rotary_1"): the same name
             // whatever order the nodes come in
             const std::string add_name = node_name(add);
             const std::string leaf = add_name.substr(add_name.rfind('/') == std::string::npos ? 0 : add_name.rfind('/') + 1);
             const std::string suffix = leaf.rfind("Add_", 0) == 0 ? leaf.substr(3) : std::string();
-            found_at_[first] = {x, add.output(0), add_name, "rotary" + suffix, "rotary", "rotary embedding",
+            built_.found_at[first] = {x, add.output(0), add_name, "rotary" + suffix, "rotary", "rotary embedding",
                                 {{"theta", number_text(*theta)}}};
             break;
         }
@@ -148,7 +148,7 @@ void importer::find_rotaries() {
 }
 
 bool importer::attention_pattern(const onnx::NodeProto& mm) {
-    const auto& g = proto_.graph();
+    const auto& g = graph().proto.graph();
     auto one_output = [&](int i) { return i >= 0 && g.node(i).output_size() >= 1; };
     if (mm.input_size() != 2 || mm.output_size() < 1) return false;
     value q = input(mm, 0), kt = input(mm, 1);
@@ -165,7 +165,7 @@ bool importer::attention_pattern(const onnx::NodeProto& mm) {
         if (!one_output(i) || g.node(i).input_size() != 2) continue;
         const auto& n = g.node(i);
         const std::string& other = n.input(0) == cur ? n.input(1) : n.input(0);
-        if (other == cur || (!const_.count(other) && !initializer_.count(other))) continue;
+        if (other == cur || (!consts_.values.count(other) && !graph().initializer.count(other))) continue;
         const auto c = resolve(n, other).c;
         if (c->size() != 1 || c->absent || c->integer) continue;
         const double v = scalar_of(*c);
@@ -182,7 +182,7 @@ bool importer::attention_pattern(const onnx::NodeProto& mm) {
     if (const int add = only_reader(cur, "Add"); one_output(add) && g.node(add).input_size() == 2) {
         const auto& n = g.node(add);
         const std::string& other = n.input(0) == cur ? n.input(1) : n.input(0);
-        if (other == cur || (!const_.count(other) && !initializer_.count(other))) return false;
+        if (other == cur || (!consts_.values.count(other) && !graph().initializer.count(other))) return false;
         const auto c = resolve(n, other).c;
         if (c->integer || c->absent || c->dims.size() < 2 || c->dims.back() != skv) return false;
         const std::int64_t rows = c->dims[c->dims.size() - 2];
@@ -219,7 +219,7 @@ bool importer::attention_pattern(const onnx::NodeProto& mm) {
     }
     const int sm = only_reader(cur, "Softmax");
     if (!one_output(sm)) return false;
-    const std::int64_t axis = attr_int(g.node(sm), "axis", opset_ >= 13 ? -1 : 1);
+    const std::int64_t axis = attr_int(g.node(sm), "axis", graph().opset >= 13 ? -1 : 1);
     if (axis != -1 && axis != 3) return false;
     nodes.push_back(sm);
     const int pv = only_reader(g.node(sm).output(0), "MatMul");
@@ -253,11 +253,11 @@ bool importer::attention_pattern(const onnx::NodeProto& mm) {
 }
 
 importer::repeat_kv_match importer::repeat_kv_of(const std::string& t) {
-    const auto& g = proto_.graph();
+    const auto& g = graph().proto.graph();
     auto made_by = [&](const std::string& tensor, const char* op) -> int {
-        auto p = producer_.find(tensor);
-        if (p == producer_.end() || g.node(p->second).op_type() != op || g.node(p->second).input_size() < 1) return -1;
-        return only_reader(tensor, g.node(readers_.at(tensor).at(0)).op_type()) >= 0 ? p->second : -1;
+        auto p = graph().producer.find(tensor);
+        if (p == graph().producer.end() || g.node(p->second).op_type() != op || g.node(p->second).input_size() < 1) return -1;
+        return only_reader(tensor, g.node(graph().readers.at(tensor).at(0)).op_type()) >= 0 ? p->second : -1;
     };
     const int reshape = made_by(t, "Reshape");
     const int expand = reshape < 0 ? -1 : made_by(g.node(reshape).input(0), "Expand");
@@ -283,36 +283,36 @@ importer::repeat_kv_match importer::repeat_kv_of(const std::string& t) {
 
 bool importer::read_past_repeat_kv(const onnx::NodeProto& mm, const onnx::NodeProto& pv, std::string& keys,
                                    std::string& values) {
-    const auto& g = proto_.graph();
-    const auto t = producer_.find(mm.input(1));  // kT = Transpose(repeat_kv(k), perm 0 1 3 2)
-    if (t == producer_.end() || g.node(t->second).op_type() != "Transpose" || g.node(t->second).input_size() != 1 ||
+    const auto& g = graph().proto.graph();
+    const auto t = graph().producer.find(mm.input(1));  // kT = Transpose(repeat_kv(k), perm 0 1 3 2)
+    if (t == graph().producer.end() || g.node(t->second).op_type() != "Transpose" || g.node(t->second).input_size() != 1 ||
         attr_ints(g.node(t->second), "perm", {}) != std::vector<std::int64_t>{0, 1, 3, 2} ||
         only_reader(mm.input(1), "MatMul") < 0)
         return false;
     const repeat_kv_match k = repeat_kv_of(g.node(t->second).input(0)), v = repeat_kv_of(pv.input(1));
-    if (k.x.empty() || v.x.empty() || k.repeat != v.repeat || !act_.count(k.x) || !act_.count(v.x)) return false;
-    keys = act_.at(k.x);
-    values = act_.at(v.x);
+    if (k.x.empty() || v.x.empty() || k.repeat != v.repeat || !built_.act.count(k.x) || !built_.act.count(v.x)) return false;
+    keys = built_.act.at(k.x);
+    values = built_.act.at(v.x);
     // the copies (the expands, their views and kT) are left unread: dropped at the end of the import
-    std::vector<std::string> copies{act_.at(mm.input(1))};
+    std::vector<std::string> copies{built_.act.at(mm.input(1))};
     for (const auto* r : {&k, &v})
         for (int i : r->nodes)
-            if (act_.count(g.node(i).output(0))) copies.push_back(act_.at(g.node(i).output(0)));
+            if (built_.act.count(g.node(i).output(0))) copies.push_back(built_.act.at(g.node(i).output(0)));
     for (const auto& c : copies)
-        if (orphans_.insert(c).second) orphans_now_.push_back(c);
+        if (built_.orphans.insert(c).second) built_.orphans_now.push_back(c);
     return true;
 }
 
 void importer::drop_orphans() {
-    auto& layers = model_.layers();
+    auto& layers = built_.model.layers();
     std::set<std::string> dropped;
-    for (bool again = !orphans_.empty(); again;) {
+    for (bool again = !built_.orphans.empty(); again;) {
         again = false;
         std::set<std::string> read;
         for (const auto& l : layers)
             if (!dropped.count(l.name)) read.insert(l.inputs.begin(), l.inputs.end());
         for (const auto& l : layers)
-            if (orphans_.count(l.name) && !dropped.count(l.name) && !read.count(l.name)) again = dropped.insert(l.name).second || again;
+            if (built_.orphans.count(l.name) && !dropped.count(l.name) && !read.count(l.name)) again = dropped.insert(l.name).second || again;
     }
     if (dropped.empty()) return;
     std::vector<std::size_t> index(layers.size());
@@ -324,17 +324,17 @@ void importer::drop_orphans() {
         if (!gone[i]) kept.push_back(std::move(layers[i]));
     }
     std::vector<param_use> uses;  // the dropped copies hold no parameters; the others move up
-    for (auto& u : uses_)
+    for (auto& u : built_.uses)
         if (!gone[u.layer]) {
             u.layer = index[u.layer];
             uses.push_back(std::move(u));
         }
-    uses_ = std::move(uses);
+    built_.uses = std::move(uses);
     layers = std::move(kept);
 }
 
 bool importer::rms_norm_pattern(const onnx::NodeProto& pow) {
-    const auto& g = proto_.graph();
+    const auto& g = graph().proto.graph();
     auto one_output = [&](int i) { return i >= 0 && g.node(i).output_size() >= 1; };
     if (pow.input_size() != 2 || pow.output_size() < 1 || !scalar_near(pow, pow.input(1), 2.0)) return false;
     value x = input(pow, 0);
@@ -356,7 +356,7 @@ bool importer::rms_norm_pattern(const onnx::NodeProto& pow) {
     if (!one_output(add) || g.node(add).input_size() != 2) return false;
     const auto& an = g.node(add);
     const std::string& eps_name = an.input(0) == g.node(mean).output(0) ? an.input(1) : an.input(0);
-    if (!const_.count(eps_name) && !initializer_.count(eps_name)) return false;
+    if (!consts_.values.count(eps_name) && !graph().initializer.count(eps_name)) return false;
     const auto eps = resolve(an, eps_name).c;
     if (eps->size() != 1 || eps->integer || eps->absent || !(scalar_of(*eps) >= 0)) return false;
     nodes.push_back(add);
@@ -385,7 +385,7 @@ bool importer::rms_norm_pattern(const onnx::NodeProto& pow) {
     if (const int w = only_reader(out, "Mul"); one_output(w) && g.node(w).input_size() == 2) {
         const auto& wn = g.node(w);
         const std::string& wt = wn.input(0) == out ? wn.input(1) : wn.input(0);
-        if (wt != out && (const_.count(wt) || initializer_.count(wt))) {
+        if (wt != out && (consts_.values.count(wt) || graph().initializer.count(wt))) {
             const auto c = resolve(wn, wt).c;
             if (!c->integer && static_cast<std::int64_t>(c->size()) == xs[xs.rank() - 1]) {
                 auto wd = derived(*c, "");

@@ -74,15 +74,15 @@ void importer::gemm(const onnx::NodeProto& n) {
 
 int importer::bias_add_after(const onnx::NodeProto& n, std::int64_t out) {
     const std::string& y = n.output(0);
-    if (graph_outputs_.count(y)) return -1;
-    auto r = readers_.find(y);
-    if (r == readers_.end() || r->second.size() != 1) return -1;
+    if (graph().outputs.count(y)) return -1;
+    auto r = graph().readers.find(y);
+    if (r == graph().readers.end() || r->second.size() != 1) return -1;
     const int j = r->second[0];
-    const auto& add = proto_.graph().node(j);
+    const auto& add = graph().proto.graph().node(j);
     if (add.op_type() != "Add" || add.input_size() != 2) return -1;
     const std::string& other = add.input(0) == y ? add.input(1) : add.input(0);
     if (other == y) return -1;
-    if (!const_.count(other) && !initializer_.count(other)) return -1;
+    if (!consts_.values.count(other) && !graph().initializer.count(other)) return -1;
     value c = resolve(add, other);
     if (c.c->integer || static_cast<std::int64_t>(c.c->size()) != out || c.c->dims.empty() || c.c->dims.back() != out)
         return -1;
@@ -111,7 +111,7 @@ void importer::matmul(const onnx::NodeProto& n, int index) {
     std::vector<std::pair<std::string, constant_ptr>> params{{"weight", w}};
     const int add = bias_add_after(n, out);
     if (add >= 0) {
-        const auto& an = proto_.graph().node(add);
+        const auto& an = graph().proto.graph().node(add);
         const std::string& other = an.input(0) == n.output(0) ? an.input(1) : an.input(0);
         auto bias = derived(*resolve(an, other).c, "");
         bias->dims = {out};
@@ -124,7 +124,7 @@ void importer::matmul(const onnx::NodeProto& n, int index) {
                             node_name(n));
     const std::string l = emit(n, o, {a.tensor}, params);
     if (add >= 0) {
-        map_output(proto_.graph().node(add).output(0), l);
+        map_output(graph().proto.graph().node(add).output(0), l);
         fuse(add);
     } else {
         map_output(n.output(0), l);
@@ -162,7 +162,7 @@ void importer::transpose(const onnx::NodeProto& n) {
             }
         }
         c->dims = out_dims;
-        const_[n.output(0)] = c;
+        consts_.values[n.output(0)] = c;
         return;
     }
     map_output(n.output(0), permute(n, v.tensor, perm));

@@ -23,7 +23,7 @@ void importer::sigmoid_node(const onnx::NodeProto& n) {
     // x * Sigmoid(x), read once (PyTorch's export of nn.SiLU before opset 24 has no SiLU op): one silu
     const int mul = only_reader(n.output(0), "Mul");
     if (mul >= 0 && n.input_size() == 1) {
-        const auto& m = proto_.graph().node(mul);
+        const auto& m = graph().proto.graph().node(mul);
         const std::string& other = m.input_size() == 2 ? (m.input(0) == n.output(0) ? m.input(1) : m.input(0)) : "";
         if (other == n.input(0) && other != n.output(0)) {
             const std::string x = activation(n, 0);
@@ -38,7 +38,7 @@ void importer::sigmoid_node(const onnx::NodeProto& n) {
 void importer::clip(const onnx::NodeProto& n) {
     const std::string x = activation(n, 0);
     double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
-    if (opset_ < 11) {
+    if (graph().opset < 11) {
         lo = attr_float(n, "min", lo);
         hi = attr_float(n, "max", hi);
     } else {
@@ -68,21 +68,21 @@ void importer::gelu_node(const onnx::NodeProto& n) {
 }
 
 int importer::only_reader(const std::string& t, const std::string& op) const {
-    if (graph_outputs_.count(t)) return -1;
-    auto r = readers_.find(t);
-    if (r == readers_.end() || r->second.size() != 1) return -1;
-    return proto_.graph().node(r->second[0]).op_type() == op ? r->second[0] : -1;
+    if (graph().outputs.count(t)) return -1;
+    auto r = graph().readers.find(t);
+    if (r == graph().readers.end() || r->second.size() != 1) return -1;
+    return graph().proto.graph().node(r->second[0]).op_type() == op ? r->second[0] : -1;
 }
 
 bool importer::scalar_near(const onnx::NodeProto& n, const std::string& t, double v) {
-    if (!const_.count(t) && !initializer_.count(t)) return false;
+    if (!consts_.values.count(t) && !graph().initializer.count(t)) return false;
     const auto c = resolve(n, t).c;
     // relative: float32 holds these constants to 6e-8 of themselves; 0.0448 is not GELU's 0.044715
     return c->size() == 1 && !c->absent && std::fabs(scalar_of(*c) - v) <= 1e-6 * std::fabs(v);
 }
 
 std::vector<int> importer::gelu_pattern(const onnx::NodeProto& div) {
-    const auto& g = proto_.graph();
+    const auto& g = graph().proto.graph();
     // every node of the pattern has its one output and two inputs (Erf: one): a malformed file's node with fewer is
     // no GELU (fuzz_onnx found an Add with no input read past its end)
     auto shaped = [&](int i, int inputs) {
@@ -120,12 +120,12 @@ void importer::binary(const onnx::NodeProto& n, int index) {
             // name it after the scope the five nodes share ("/mlp/act/Div" -> "/mlp/act/Gelu")
             std::string name = node_name(n);
             const auto slash = name.rfind('/');
-            name = slash == std::string::npos ? "Gelu_" + std::to_string(current_index_)
+            name = slash == std::string::npos ? "Gelu_" + std::to_string(built_.current_index)
                                               : name.substr(0, slash + 1) + "Gelu";
             onnx::NodeProto named = n;
             named.set_name(name);
             const std::string l = emit(named, make("gelu", {}, name), {x});
-            map_output(proto_.graph().node(nodes.back()).output(0), l);
+            map_output(graph().proto.graph().node(nodes.back()).output(0), l);
             for (int k : nodes) fuse(k);
             return;
         }
@@ -199,7 +199,7 @@ void importer::where_node(const onnx::NodeProto& n) {
             auto mask = std::make_shared<constant>();
             mask->dims = cond.c->dims;
             mask->origin = node_name(n) + "/mask";  // its layer's name; not an initializer's (a buffer, tied to nothing)
-            while (initializer_.count(mask->origin) || const_.count(mask->origin)) mask->origin += "#";
+            while (graph().initializer.count(mask->origin) || consts_.values.count(mask->origin)) mask->origin += "#";
             mask->absent = cond.c->absent;
             mask->values.resize(cond.c->ints.size());
             for (std::size_t k = 0; k < mask->values.size(); ++k)
@@ -221,7 +221,7 @@ void importer::where_node(const onnx::NodeProto& n) {
     auto mask = std::make_shared<constant>();
     mask->dims = cond.c->dims.empty() ? std::vector<std::int64_t>{1} : cond.c->dims;
     mask->origin = node_name(n) + "/condition";
-    while (initializer_.count(mask->origin) || const_.count(mask->origin)) mask->origin += "#";
+    while (graph().initializer.count(mask->origin) || consts_.values.count(mask->origin)) mask->origin += "#";
     mask->absent = cond.c->absent;
     for (const auto i : cond.c->ints) mask->values.push_back(i != 0 ? 1.0f : 0.0f);
     const std::string c = held(n.output(0) + "\x01condition", mask);
@@ -233,21 +233,21 @@ void importer::find_tanh_gelus() {
     // y = 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), as GPT-2's NewGELU and PyTorch's
     // F.gelu(approximate="tanh") before opset 20 are exported, anchored at the Tanh; operands of the commutative
     // ops in either order, every intermediate read once. The 0.5 may multiply x first or the product last.
-    const auto& g = proto_.graph();
+    const auto& g = graph().proto.graph();
     auto other_of = [](const onnx::NodeProto& n, const std::string& t) -> std::string {
         if (n.input_size() != 2) return {};
         return n.input(0) == t ? n.input(1) : n.input(1) == t ? n.input(0) : std::string();
     };
     auto producer = [&](const std::string& t, const std::string& op) -> int {
-        auto p = producer_.find(t);
-        if (p == producer_.end() || g.node(p->second).op_type() != op || fused_.count(p->second) ||
-            folded_.count(p->second))
+        auto p = graph().producer.find(t);
+        if (p == graph().producer.end() || g.node(p->second).op_type() != op || built_.fused.count(p->second) ||
+            consts_.folded.count(p->second))
             return -1;
-        return only_reader(t, g.node(readers_.at(t).at(0)).op_type()) >= 0 ? p->second : -1;
+        return only_reader(t, g.node(graph().readers.at(t).at(0)).op_type()) >= 0 ? p->second : -1;
     };
     for (int t = 0; t < g.node_size(); ++t) {
         const auto& tanh = g.node(t);
-        if (tanh.op_type() != "Tanh" || tanh.input_size() != 1 || fused_.count(t) || folded_.count(t)) continue;
+        if (tanh.op_type() != "Tanh" || tanh.input_size() != 1 || built_.fused.count(t) || consts_.folded.count(t)) continue;
         const int scale = producer(tanh.input(0), "Mul");  // sqrt(2/pi) * inner
         if (scale < 0) continue;
         const auto& sn = g.node(scale);
@@ -295,8 +295,8 @@ void importer::find_tanh_gelus() {
         }
         const int first = *std::min_element(nodes.begin(), nodes.end());
         for (int k : nodes)
-            if (k != first) fused_.insert(k);
-        found_at_[first] = {x, g.node(last).output(0), tanh.name(), "Gelu", "gelu", "tanh GELU",
+            if (k != first) built_.fused.insert(k);
+        built_.found_at[first] = {x, g.node(last).output(0), tanh.name(), "Gelu", "gelu", "tanh GELU",
                             {{"approximate", "tanh"}}};
     }
 }
@@ -309,7 +309,7 @@ void importer::emit_found(const onnx::NodeProto& n, const found_pattern& m) {
     // name it after the scope the nodes share ("/mlp/act/Tanh" -> "/mlp/act/Gelu")
     const auto slash = m.scope_of.rfind('/');
     onnx::NodeProto named = n;
-    named.set_name(slash == std::string::npos ? m.name + "_" + std::to_string(current_index_)
+    named.set_name(slash == std::string::npos ? m.name + "_" + std::to_string(built_.current_index)
                                               : m.scope_of.substr(0, slash + 1) + m.name);
     map_output(m.output, emit(named, make(m.kind, m.attrs, named.name()), {x}));
 }

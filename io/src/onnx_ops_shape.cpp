@@ -24,7 +24,7 @@ void importer::pass_through(const onnx::NodeProto& n) {
     if (v.k == source::activation)
         map_output(n.output(0), v.tensor);
     else if (v.k == source::constant)
-        const_[n.output(0)] = v.c;
+        consts_.values[n.output(0)] = v.c;
     else
         throw unsupported{"reads \"" + n.input(0) + "\", " + v.why, !v.producer_listed};
 }
@@ -33,7 +33,7 @@ void importer::constant_node(const onnx::NodeProto& n) {
     auto c = std::make_shared<constant>();
     c->origin = n.output(0);
     if (const auto* a = attr(n, "value")) {
-        const_[n.output(0)] = decode(a->t(), n.output(0));
+        consts_.values[n.output(0)] = decode(a->t(), n.output(0));
         return;
     }
     if (const auto* a = attr(n, "value_float"))
@@ -50,7 +50,7 @@ void importer::constant_node(const onnx::NodeProto& n) {
         c->dims = {static_cast<std::int64_t>(c->ints.size())};
     } else
         throw unsupported{"a Constant without a numeric value (sparse or string constants are not supported)"};
-    const_[n.output(0)] = c;
+    consts_.values[n.output(0)] = c;
 }
 
 void importer::concat(const onnx::NodeProto& n) {
@@ -88,7 +88,7 @@ void importer::reshape(const onnx::NodeProto& n) {
         target = sv.c->ints;
         if (attr_int(n, "allowzero", 0) && std::find(target.begin(), target.end(), 0) != target.end())
             throw unsupported{"allowzero=1 with a 0 in the shape (a dimension of size 0)"};
-    } else if (auto s = onnx_shape_.find(n.output(0)); s != onnx_shape_.end()) {
+    } else if (auto s = graph().dims.find(n.output(0)); s != graph().dims.end()) {
         target = s->second;  // the shape is computed at run time, but shape inference knows the result
     } else {
         throw unsupported{"the target shape \"" + n.input(1) +
@@ -101,9 +101,9 @@ void importer::reshape(const onnx::NodeProto& n) {
 void importer::softmax(const onnx::NodeProto& n) {
     const std::string x = activation(n, 0);
     const auto r = static_cast<std::int64_t>(shape_of(x).rank());
-    std::int64_t axis = attr_int(n, "axis", opset_ >= 13 ? -1 : 1);
+    std::int64_t axis = attr_int(n, "axis", graph().opset >= 13 ? -1 : 1);
     if (axis < 0) axis += r;
-    if (opset_ < 13 && axis != r - 1)
+    if (graph().opset < 13 && axis != r - 1)
         throw unsupported{"Softmax before opset 13 normalises over all dimensions from axis " + std::to_string(axis) +
                           " on; ridgeline's softmax normalises over one dimension"};
     map_output(n.output(0), emit(n, make("softmax", {{"dim", std::to_string(axis)}}, node_name(n)), {x}));
@@ -265,7 +265,7 @@ bool importer::layer_norm_pattern(const onnx::NodeProto& rm1, const std::vector<
     // PyTorch's export of nn.LayerNorm before opset 17 (torch/onnx/symbolic_opset9.py, layer_norm):
     //   d = Sub(x, ReduceMean(x)); var = ReduceMean(Pow(d, 2)); y = Div(d, Sqrt(Add(var, eps)))
     //   [; y = Mul(y, weight); y = Add(y, bias)], the ReduceMeans over the same trailing axes, keepdims=1
-    const auto& g = proto_.graph();
+    const auto& g = graph().proto.graph();
     const std::string& x = rm1.input(0);
     if (attr_int(rm1, "keepdims", 1) == 0) return false;
     auto other_of = [](const onnx::NodeProto& n, const std::string& t) -> std::string {
@@ -277,8 +277,8 @@ bool importer::layer_norm_pattern(const onnx::NodeProto& rm1, const std::vector<
         g.node(sub).input(1) != rm1.output(0))
         return false;
     const std::string& d = g.node(sub).output(0);
-    auto r = readers_.find(d);
-    if (r == readers_.end() || r->second.size() != 2 || graph_outputs_.count(d)) return false;
+    auto r = graph().readers.find(d);
+    if (r == graph().readers.end() || r->second.size() != 2 || graph().outputs.count(d)) return false;
     int pow = -1, div = -1;
     for (int k : r->second) {
         if (g.node(k).op_type() == "Pow") pow = k;
@@ -343,7 +343,7 @@ bool importer::layer_norm_pattern(const onnx::NodeProto& rm1, const std::vector<
     }
     std::string name = node_name(rm1);
     const auto slash = name.rfind('/');
-    name = slash == std::string::npos ? "LayerNorm_" + std::to_string(current_index_) : name.substr(0, slash + 1) + "LayerNorm";
+    name = slash == std::string::npos ? "LayerNorm_" + std::to_string(built_.current_index) : name.substr(0, slash + 1) + "LayerNorm";
     onnx::NodeProto named = rm1;
     named.set_name(name);
     std::vector<core::attribute> at{{"normalized_shape", join_ints(normalized)}, {"eps", number_text(eps)}};

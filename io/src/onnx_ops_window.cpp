@@ -171,7 +171,7 @@ void importer::pad(const onnx::NodeProto& n) {
     const std::string mode = attr_string(n, "mode", "constant");
     std::vector<std::int64_t> pads;
     double fill = 0;
-    if (opset_ < 11) {
+    if (graph().opset < 11) {
         pads = attr_ints(n, "pads", {});
         fill = attr_float(n, "value", 0.0);
     } else {
@@ -218,7 +218,7 @@ void importer::pad(const onnx::NodeProto& n) {
         for (const char* op : {"Conv", "AveragePool"}) {
             const int j = only_reader(n.output(0), op);
             if (j < 0) continue;
-            onnx::NodeProto r = proto_.graph().node(j);
+            onnx::NodeProto r = graph().proto.graph().node(j);
             const auto own = attr_ints(r, "pads", {});
             const std::string auto_pad = attr_string(r, "auto_pad", "NOTSET");
             if (r.input(0) != n.output(0) || (auto_pad != "NOTSET" && auto_pad != "VALID") ||
@@ -264,9 +264,9 @@ void importer::resize(const onnx::NodeProto& n) {
     if (xs.rank() != 4) throw unsupported{op + " of a rank-" + std::to_string(xs.rank()) + " tensor; ridgeline maps NCHW"};
     const std::string mode = attr_string(n, "mode", "nearest");
     const bool upsample = op == "Upsample";
-    const std::string coords = upsample || opset_ < 11 ? std::string("asymmetric")
+    const std::string coords = upsample || graph().opset < 11 ? std::string("asymmetric")
                                                        : attr_string(n, "coordinate_transformation_mode", "half_pixel");
-    const std::string rounding = upsample || opset_ < 11 ? std::string("floor")
+    const std::string rounding = upsample || graph().opset < 11 ? std::string("floor")
                                                          : attr_string(n, "nearest_mode", "round_prefer_floor");
     if (attr_int(n, "antialias", 0) != 0) throw unsupported{op + " with antialias"};
     if (!attr_ints(n, "axes", {}).empty()) throw unsupported{op + " with axes (opset 18)"};
@@ -289,8 +289,8 @@ void importer::resize(const onnx::NodeProto& n) {
     // the output size: `sizes`, or floor(in * scale) from `scales` (an input from opset 9, an attribute before)
     std::vector<double> scales;
     std::vector<std::int64_t> sizes;
-    const int scales_at = upsample || opset_ < 11 ? 1 : 2;
-    if (!upsample && opset_ >= 11 && has_input(n, 3)) {
+    const int scales_at = upsample || graph().opset < 11 ? 1 : 2;
+    if (!upsample && graph().opset >= 11 && has_input(n, 3)) {
         const auto c = constant_input(n, 3);
         if (!c->integer) throw unsupported{op + " sizes are not integers"};
         if (c->absent) throw unsupported{op + " sizes are needed, but their external data is absent (imported by shape only)"};
@@ -371,7 +371,7 @@ void importer::reduce_node(const onnx::NodeProto& n, const std::string& kind) {
 
 importer::slice_arguments importer::slice_args(const onnx::NodeProto& n) {
     slice_arguments s;
-    if (opset_ < 10) {
+    if (graph().opset < 10) {
         s.starts = attr_ints(n, "starts", {});
         s.ends = attr_ints(n, "ends", {});
         s.axes = attr_ints(n, "axes", {});

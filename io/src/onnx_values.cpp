@@ -6,8 +6,8 @@ namespace ridgeline::io::onnx_detail {
 
 std::string importer::unique(const std::string& base) {
     std::string name = base.empty() ? std::string("tensor") : base;
-    for (int k = 2; used_.count(name); ++k) name = base + "#" + std::to_string(k);
-    used_.insert(name);
+    for (int k = 2; built_.used.count(name); ++k) name = base + "#" + std::to_string(k);
+    built_.used.insert(name);
     return name;
 }
 
@@ -217,7 +217,7 @@ constant_ptr importer::decode(const onnx::TensorProto& t, const std::string& ori
     auto c = std::make_shared<constant>();
     c->origin = origin;
     // an initializer's own data (not a Constant node's attribute): a parameter when read as a tensor
-    c->initializer = initializer_.count(origin) > 0 && initializer_.at(origin) == &t;
+    c->initializer = graph().initializer.count(origin) > 0 && graph().initializer.at(origin) == &t;
     const std::string where = "tensor \"" + t.name() + "\"";
     std::int64_t n = 1;
     for (auto d : t.dims()) {
@@ -246,7 +246,7 @@ constant_ptr importer::decode(const onnx::TensorProto& t, const std::string& ori
                 fail(where + " has " + std::to_string(count) +
                      " elements in external data that is absent; an import by shape only stands in zeros for it, "
                      "at most 2^30 elements per tensor");
-            if (std::find(absent_.begin(), absent_.end(), t.name()) == absent_.end()) absent_.push_back(t.name());
+            if (std::find(consts_.absent.begin(), consts_.absent.end(), t.name()) == consts_.absent.end()) consts_.absent.push_back(t.name());
             c->absent = true;
             c->values.assign(count, 0.0f);
             return c;
@@ -288,14 +288,14 @@ constant_ptr importer::decode(const onnx::TensorProto& t, const std::string& ori
 }
 
 importer::value importer::resolve(const onnx::NodeProto& n, const std::string& t) {
-    if (auto it = act_.find(t); it != act_.end()) return {source::activation, it->second, nullptr, {}, true};
-    if (auto it = const_.find(t); it != const_.end()) return {source::constant, {}, it->second, {}, true};
-    if (auto it = initializer_.find(t); it != initializer_.end()) {
+    if (auto it = built_.act.find(t); it != built_.act.end()) return {source::activation, it->second, nullptr, {}, true};
+    if (auto it = consts_.values.find(t); it != consts_.values.end()) return {source::constant, {}, it->second, {}, true};
+    if (auto it = graph().initializer.find(t); it != graph().initializer.end()) {
         auto c = decode(*it->second, t);
-        const_[t] = c;
+        consts_.values[t] = c;
         return {source::constant, {}, c, {}, true};
     }
-    if (auto it = unavailable_.find(t); it != unavailable_.end())
+    if (auto it = consts_.missing.find(t); it != consts_.missing.end())
         return {source::unavailable, {}, nullptr, it->second.reason, it->second.producer_listed};
     fail("node \"" + node_name(n) + "\" (" + n.op_type() + ") reads \"" + t +
          "\", which no node, input or initializer produces, or only a node on a cycle (the file is corrupted)");
@@ -325,7 +325,7 @@ std::string importer::operand(const onnx::NodeProto& n, int i) {
 }
 
 std::string importer::held(const std::string& key, const constant_ptr& c, const std::vector<std::int64_t>& expand) {
-    if (auto h = held_.find(key); h != held_.end()) return h->second;
+    if (auto h = built_.held.find(key); h != built_.held.end()) return h->second;
     // a scalar is held as one value of shape [1]: it broadcasts against any activation alike
     const std::vector<std::int64_t> dims = c->dims.empty() ? std::vector<std::int64_t>{1} : c->dims;
     std::vector<core::attribute> attrs{{"shape", join_ints(dims)}};
@@ -340,8 +340,8 @@ std::string importer::held(const std::string& key, const constant_ptr& c, const 
         data = one;
     }
     const std::string l = emit(named, make("parameter", attrs, named.name()), {}, {{"value", data}});
-    held_[key] = l;
-    held_now_.push_back(key);
+    built_.held[key] = l;
+    built_.held_now.push_back(key);
     return l;
 }
 
@@ -351,9 +351,9 @@ bool importer::broadcast_by_readers(const onnx::NodeProto& n, const std::vector<
     // readers when every one is Add, Sub, Mul, Div or Where and gives the same output shape from x as from the
     // expanded tensor (the other operands' shapes known: converted, constant, or from ONNX shape inference)
     const std::string& e = n.output(0);
-    if (graph_outputs_.count(e)) return false;
-    const auto r = readers_.find(e);
-    if (r == readers_.end() || r->second.empty()) return false;
+    if (graph().outputs.count(e)) return false;
+    const auto r = graph().readers.find(e);
+    if (r == graph().readers.end() || r->second.empty()) return false;
     auto broadcast = [](std::vector<std::int64_t> a, const std::vector<std::int64_t>& b) -> std::vector<std::int64_t> {
         if (a.size() < b.size()) a.insert(a.begin(), b.size() - a.size(), 1);
         for (std::size_t i = 0; i < b.size(); ++i) {
@@ -364,14 +364,14 @@ bool importer::broadcast_by_readers(const onnx::NodeProto& n, const std::vector<
         return a;
     };
     auto dims_of = [&](const std::string& t) -> std::vector<std::int64_t> {
-        if (auto a = act_.find(t); a != act_.end()) return shape_of(a->second).dims();
-        if (const_.count(t) || initializer_.count(t)) return resolve(n, t).c->dims;
-        if (auto s = onnx_shape_.find(t); s != onnx_shape_.end()) return s->second;
+        if (auto a = built_.act.find(t); a != built_.act.end()) return shape_of(a->second).dims();
+        if (consts_.values.count(t) || graph().initializer.count(t)) return resolve(n, t).c->dims;
+        if (auto s = graph().dims.find(t); s != graph().dims.end()) return s->second;
         return {0};  // unknown
     };
     static const std::set<std::string> broadcasting = {"Add", "Sub", "Mul", "Div", "Where"};
     for (const int k : r->second) {
-        const onnx::NodeProto& reader = proto_.graph().node(k);
+        const onnx::NodeProto& reader = graph().proto.graph().node(k);
         if (!reader.domain().empty() || !broadcasting.count(reader.op_type())) return false;
         std::vector<std::int64_t> with_x, with_e;
         for (int i = 0; i < reader.input_size(); ++i) {
@@ -410,7 +410,7 @@ void importer::expand_node(const onnx::NodeProto& n) {
             return;
         }
         if (broadcast_by_readers(n, xs.dims(), out)) {
-            broadcast_views_.insert(n.output(0));  // every reader broadcasts x to the same result: a view
+            built_.broadcast_views.insert(n.output(0));  // every reader broadcasts x to the same result: a view
             map_output(n.output(0), t);
             return;
         }
@@ -487,7 +487,7 @@ std::vector<std::int64_t> importer::attr_ints(const onnx::NodeProto& n, const st
 }
 
 std::string importer::node_name(const onnx::NodeProto& n) const {
-    return n.name().empty() ? n.op_type() + "_" + std::to_string(current_index_) : n.name();
+    return n.name().empty() ? n.op_type() + "_" + std::to_string(built_.current_index) : n.name();
 }
 
 core::op importer::make(const std::string& kind, const std::vector<core::attribute>& attrs, const std::string& name) {
@@ -519,28 +519,28 @@ std::string importer::emit(const onnx::NodeProto& n, core::op o, std::vector<std
             throw unsupported{param + " \"" + c->origin + "\" has shape " + c->shape_text() + ", " +
                               std::string(core::kind_of(l.op)) + " needs " +
                               (spec == specs.end() ? std::string("none") : spec->dims.to_string())};
-        uses_.push_back({model_.layers().size(), param, c->absent ? std::vector<float>{} : c->values, c->origin,
+        built_.uses.push_back({built_.model.layers().size(), param, c->absent ? std::vector<float>{} : c->values, c->origin,
                          c->absent});
     }
-    shape_[l.name] = out;
+    built_.shapes[l.name] = out;
     const std::string name = l.name;
-    model_.add_layer(std::move(l));
+    built_.model.add_layer(std::move(l));
     return name;
 }
 
 void importer::fuse(int node) {
-    fused_.insert(node);
-    fused_now_.push_back(node);
+    built_.fused.insert(node);
+    built_.fused_now.push_back(node);
 }
 
 void importer::map_output(const std::string& onnx_tensor, const std::string& core_tensor) {
-    act_[onnx_tensor] = core_tensor;
-    mapped_now_.push_back(onnx_tensor);
+    built_.act[onnx_tensor] = core_tensor;
+    built_.mapped_now.push_back(onnx_tensor);
 }
 
 void importer::only_first_output(const onnx::NodeProto& n) const {
     for (int i = 1; i < n.output_size(); ++i)
-        if (!n.output(i).empty() && (readers_.count(n.output(i)) || graph_outputs_.count(n.output(i))))
+        if (!n.output(i).empty() && (graph().readers.count(n.output(i)) || graph().outputs.count(n.output(i))))
             throw unsupported{"output " + std::to_string(i) + " (\"" + n.output(i) +
                               "\") is used; ridgeline maps only the first"};
 }
