@@ -314,6 +314,9 @@ void output_options::add_to(CLI::App& cmd, const std::vector<std::string>& forma
     cmd.add_option("--output,-o", output,
                    "Write the report to FILE (atomically); the table still goes to standard output unless --quiet")
         ->check(file_name());
+    cmd.add_flag_callback("--wide", [] { report::set_table_width(0); },
+                          "Every column of the tables and footnotes on one line each, however wide (default: fit 120 "
+                          "columns, dropping count columns and eliding long names)");
     cmd.add_flag("--quiet,-q", quiet,
                  "No progress, notices or echoed table on the terminal (the report itself still goes to standard "
                  "output without --output; warnings and errors to stderr)");

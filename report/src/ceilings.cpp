@@ -28,7 +28,7 @@ std::string ceilings_table(const backend_api::ceilings& c) {
     text_table t;
     t.add_column("ceiling", text_table::align::left);
     t.add_column("value", text_table::align::right);
-    t.add_column("method", text_table::align::left);
+    t.add_column("method", text_table::align::left, {0, false, true});
     auto method = [&](const std::string& k) { return c.method.count(k) ? c.method.at(k) : std::string(); };
     auto spread = [&](const std::string& k) {
         return c.spread.count(k) ? "spread " + fixed(100.0 * c.spread.at(k), 1) + "%" : std::string();
@@ -116,7 +116,7 @@ std::string ceilings_table(const backend_api::ceilings& c) {
                ", 4x the sum of the caches), a roof derived from the levels' and DRAM's; \"?\" where the file predates "
                "the levels; roof: what a layer of that working set is judged against)\n";
     }
-    return out.str();
+    return wrap_lines(out.str());
 }
 
 }  // namespace ridgeline::report

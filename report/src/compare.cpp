@@ -294,16 +294,16 @@ std::string compare_table(const nlohmann::json& c) {
     for (std::size_t i = 1; i < runs.size(); ++i) o << "  run " << i << ": " << runs[i]["label"].get<std::string>() << "\n";
     o << "\n";
     text_table t;
-    t.add_column("layer", text_table::align::left);
-    t.add_column("op", text_table::align::left);
+    t.add_column("layer", text_table::align::left, {0, true, false});
+    t.add_column("op", text_table::align::left, {3, false, false});
     t.add_column("base", text_table::align::right);
-    t.add_column("roof", text_table::align::right);
+    t.add_column("roof", text_table::align::right, {1, false, false});
     for (std::size_t i = 1; i < runs.size(); ++i) {
         const std::string k = runs.size() > 2 ? std::to_string(i) : "";
         t.add_column("run" + k, text_table::align::right);
-        t.add_column("roof" + k, text_table::align::right);
+        t.add_column("roof" + k, text_table::align::right, {1, false, false});
         t.add_column("speedup" + k, text_table::align::right);
-        t.add_column("predicted" + k, text_table::align::right);
+        t.add_column("predicted" + k, text_table::align::right, {2, false, false});
         t.add_column("bound" + k, text_table::align::left);
     }
     auto pct = [](const nlohmann::json& v) { return v.is_number() ? fixed(100 * v.get<double>(), 0) + "%" : std::string("-"); };
@@ -366,7 +366,7 @@ std::string compare_table(const nlohmann::json& c) {
                                               "predict from (put the measured run first)"
                                             : "")
       << "\n";
-    return o.str();
+    return wrap_lines(o.str());
 }
 
 chart compare_chart(const std::vector<compare_run>& runs) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <sstream>
+#include <tuple>
 #include <stdexcept>
 
 #include "ridgeline/core/error.hpp"
@@ -648,11 +649,13 @@ std::string predict_table(const nlohmann::json& p) {
       << "; predicted, interval, speedup (source / predicted), target bound and rule on the target\n\n";
     text_table t;
     using al = text_table::align;
-    for (auto [h, a] : std::initializer_list<std::pair<const char*, al>>{
-             {"layer", al::left}, {"op", al::left}, {"source", al::right}, {"bound", al::left}, {"%roof", al::right},
-             {"predicted", al::right}, {"interval", al::right}, {"speedup", al::right}, {"target bound", al::left},
-             {"rule", al::left}})
-        t.add_column(h, a);
+    using fit = text_table::fit;
+    for (auto [h, a, f] : std::initializer_list<std::tuple<const char*, al, fit>>{
+             {"layer", al::left, {0, true, false}}, {"op", al::left, {3, false, false}}, {"source", al::right, {}},
+             {"bound", al::left, {2, false, false}}, {"%roof", al::right, {1, false, false}},
+             {"predicted", al::right, {}}, {"interval", al::right, {}}, {"speedup", al::right, {}},
+             {"target bound", al::left, {}}, {"rule", al::left, {}}})
+        t.add_column(h, a, f);
     auto pct = [](const nlohmann::json& v) { return v.is_number() ? fixed(100 * v.get<double>(), 0) + "%" : std::string("-"); };
     for (const auto& l : p["layers"]) {
         const std::string sb = l["source_bound"].is_string() ? l["source_bound"].get<std::string>() : "-";
@@ -704,7 +707,7 @@ std::string predict_table(const nlohmann::json& p) {
           << fixed(100 * pr["rule_error"].get<double>(), 0) << "%, the 90th percentile: about 9 in 10 real times fall "
           << "inside); docs/roofline.md\n";
     if (pr["datasheet"].get<bool>()) o << "predicted from datasheet peaks, not measured\n";
-    return o.str();
+    return wrap_lines(o.str());
 }
 
 std::string predict_table_html(const nlohmann::json& p) {

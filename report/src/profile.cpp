@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "ridgeline/config.hpp"
 #include "ridgeline/report/ceilings.hpp"
 #include "ridgeline/report/format.hpp"
+#include "ridgeline/report/advice.hpp"
 #include "ridgeline/report/rollup.hpp"
 
 namespace ridgeline::report {
@@ -258,6 +260,7 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
                          {"reason", r.graph_replay_reason},
                          {"time", r.graph_replay ? time_json(*r.graph_replay) : nlohmann::json(nullptr)}}}};
     j["sum_of_layers_ms"] = r.sum_of_layers_ms;
+    j["advice"] = advice_json(advise(r));
     const auto& m = r.memory;
     j["memory"] = {{"parameter_bytes", m.parameter_bytes},
                    {"buffer_bytes", m.buffer_bytes},
@@ -346,12 +349,16 @@ text_table layer_table(const profiler::profile_result& r, const view_options& vi
                        double& rest_ms) {
     using al = text_table::align;
     text_table t;
-    for (auto [h, a] : std::initializer_list<std::pair<const char*, al>>{
-             {"layer", al::left}, {"op", al::left}, {"output", al::left}, {"params", al::right}, {"MACs", al::right},
-             {"FLOPs", al::right}, {"bytes", al::right}, {"FLOP/B", al::right}, {"median", al::right},
-             {"%time", al::right}, {"CI95", al::right}, {"GFLOP/s", al::right}, {"GB/s", al::right},
-             {"bound", al::left}, {"rule", al::left}, {"%roof", al::right}, {"verify", al::left}})
-        t.add_column(h, a);
+    // to fit 120 columns the counts go first (the summary, --wide, CSV and JSON have them), the timing stays
+    using fit = text_table::fit;
+    for (auto [h, a, f] : std::initializer_list<std::tuple<const char*, al, fit>>{
+             {"layer", al::left, {0, true, false}}, {"op", al::left, {}}, {"output", al::left, {2, false, false}},
+             {"params", al::right, {4, false, false}}, {"MACs", al::right, {5, false, false}},
+             {"FLOPs", al::right, {3, false, false}}, {"bytes", al::right, {6, false, false}},
+             {"FLOP/B", al::right, {7, false, false}}, {"median", al::right, {}}, {"%time", al::right, {}},
+             {"CI95", al::right, {}}, {"GFLOP/s", al::right, {}}, {"GB/s", al::right, {}}, {"bound", al::left, {}},
+             {"rule", al::left, {}}, {"%roof", al::right, {}}, {"verify", al::left, {1, false, false}}})
+        t.add_column(h, a, f);
     const std::vector<std::size_t> order = layer_order(r, view.sort);
     const std::size_t shown_rows = view.top ? std::min(*view.top, order.size()) : order.size();
     rest_ms = 0;
@@ -618,17 +625,21 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
                           const std::vector<skipped_node>& folded_nodes, const view_options& view) {
     int noisy = 0, twins_apart = 0;
     double rest_ms = 0;
-    std::ostringstream out;
-    profile_heading(out, r);
+    std::ostringstream head, out;
+    profile_heading(head, r);
+    std::string table;
     if (view.group == group_key::none) {
         const text_table t = layer_table(r, view, noisy, twins_apart, rest_ms);
-        out << t.render() << "\n";
+        table = t.render() + "\n";
+        if (const std::string left = t.dropped(table_width()); !left.empty())
+            out << "columns left out to fit " << table_width() << ": " << left
+                << " (--wide shows every one; CSV and JSON have them)\n";
         out << top_footer(view.top ? std::min(*view.top, r.layers.size()) : r.layers.size(), r.layers.size(), rest_ms,
                           r.sum_of_layers_ms, "layers", view.sort);
     } else {
         std::size_t all = 0;
         const text_table t = group_table(r, view, all, rest_ms);
-        out << t.render() << "\n";
+        table = t.render() + "\n";
         out << top_footer(view.top ? std::min(*view.top, all) : all, all, rest_ms, r.sum_of_layers_ms, "groups",
                           view.sort);
         out << "groups: time is the sum of their layers' medians (!: some of it disturbed by other work, not a "
@@ -644,8 +655,9 @@ std::string profile_table(const profiler::profile_result& r, const std::vector<s
     profile_legend(out, r, noisy, twins_apart);
     profile_passes(out, r);
     profile_roofs(out, r);
+    out << advice_text(advise(r));
     profile_footer(out, r, skipped_nodes, folded_nodes);
-    return out.str();
+    return wrap_lines(head.str()) + table + wrap_lines(out.str());
 }
 
 namespace {

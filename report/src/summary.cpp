@@ -159,7 +159,7 @@ std::string summary_table(const core::model_analysis& a, const std::vector<skipp
                           const std::vector<skipped_node>& folded) {
     using al = text_table::align;
     text_table t;
-    t.add_column("layer", al::left);
+    t.add_column("layer", al::left, {0, true, false});  // a long name gives up its middle first
     t.add_column("op", al::left);
     t.add_column("output", al::left);
     t.add_column("params", al::right);
@@ -199,7 +199,7 @@ std::string summary_table(const core::model_analysis& a, const std::vector<skipp
             << " bytes: keys and values of every layer, " << a.run->kv_len + 1 << (a.run->kv_len == 0 ? " position" : " positions") << " per sequence, batch "
             << a.run->batch << ")\n";
     out << skipped_nodes_footer(skipped) << folded_nodes_footer(folded);
-    return out.str();
+    return wrap_lines(out.str());
 }
 
 std::string summary_csv(const core::model_analysis& a) {

@@ -163,11 +163,15 @@ nlohmann::json weights_json(const weights_report& r, const run_info& info) {
 std::string weights_table(const weights_report& r, const std::vector<skipped_node>& skipped) {
     using al = text_table::align;
     text_table t;
-    t.add_column("layer", al::left);
+    t.add_column("layer", al::left, {0, true, false});
     t.add_column("tensor", al::left);
+    // to fit 120 columns the outer percentiles and the spread go first (--wide and JSON have them)
     for (const char* h : {"count", "NaN/inf", "mean|w|", "std", "min", "max", "p10|w|", "p25|w|", "p50|w|", "p75|w|", "p90|w|",
-                          "<1e-3", "<1e-2", "<1e-1"})
-        t.add_column(h, al::right);
+                          "<1e-3", "<1e-2", "<1e-1"}) {
+        const std::string name = h;
+        const int drop = name == "p25|w|" || name == "p75|w|" ? 2 : name == "std" ? 1 : 0;
+        t.add_column(h, al::right, {drop, false, false});
+    }
     auto row = [&](const std::string& name, const std::string& what, const weight_stats& s) {
         t.add_row({name, what, with_commas(s.count), with_commas(s.non_finite), num(s.mean_abs), num(s.stddev), num(s.min), num(s.max),
                    num(s.p10_abs), num(s.p25_abs), num(s.p50_abs), num(s.p75_abs), num(s.p90_abs),
@@ -184,7 +188,7 @@ std::string weights_table(const weights_report& r, const std::vector<skipped_nod
     out << "model " << r.model << "  weight statistics (|w|: magnitude; <1e-3: share of |w| below 1e-3)\n\n";
     out << t.render();
     out << skipped_nodes_footer(skipped);
-    return out.str();
+    return wrap_lines(out.str());
 }
 
 }  // namespace ridgeline::report

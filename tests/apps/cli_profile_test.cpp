@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 
 #include "process.hpp"
 #include "../support/scratch.hpp"
@@ -74,7 +75,21 @@ TEST(CliProfile, JsonFieldByField) {
 }
 
 TEST(CliProfile, TableAndCsv) {
-    auto r = run_ridgeline(quick_linear);
+    // the default table fits 120 columns: the counts go, a line says which; no line of it is wider
+    auto narrow = run_ridgeline(quick_linear);
+    ASSERT_EQ(narrow.exit_code, 0) << narrow.err;
+    // the counts go first, the largest rank first: FLOP/B, bytes, MACs (then FLOPs, params, output when needed)
+    EXPECT_TRUE(std::regex_search(
+        narrow.out, std::regex(R"(\ncolumns left out to fit 120: (output, )?(params, )?MACs, (FLOPs, )?bytes, FLOP/B \(--wide)")))
+        << narrow.out;
+    std::istringstream lines(narrow.out);
+    for (std::string line; std::getline(lines, line);) {
+        std::size_t columns = 0;  // UTF-8 code points ("±" is two bytes)
+        for (unsigned char ch : line) columns += (ch & 0xC0) != 0x80;
+        EXPECT_LE(columns, 120u) << line;
+    }
+    // --wide: every column
+    auto r = run_ridgeline(with(quick_linear, {"--wide"}));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(median\s+%time\s+CI95\s+GFLOP/s\s+GB/s\s+bound\s+rule\s+%roof\s+verify)"))) << r.out;
     EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nlinear\s+linear\s+8x32\s+2,080\s+16\.38 k\s+33\.02 k\s+11\.39 kB\s+2\.90\s+[0-9.]+ [mun]?s\s+100\.0%\s+±[0-9.]+%\*?\s+[0-9.?]+\s+[0-9.?]+\s+(compute|memory|overhead|ambiguous|mistrusted|disturbed)\s+(C>M|M>C|<=4D|~4D O\|[CM]|~ridge C\|M|>C|>M|!)\s+[0-9]*%?\s+passed)")))

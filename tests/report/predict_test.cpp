@@ -6,6 +6,7 @@
 
 #include "ridgeline/report/compare.hpp"
 #include "ridgeline/report/predict.hpp"
+#include "../support/wide_tables.hpp"
 
 namespace ridgeline::report {
 namespace {
@@ -218,6 +219,7 @@ TEST(PredictReport, CompareReadsAPredictionAndUsesTheSameMethod) {
 }
 
 TEST(PredictReport, TheH200IsPredictedByItsOpClassModelsLikeEveryGpuEntry) {
+    const ridgeline::testing::wide_tables wide;  // the footers' sentences on one line
     // every GPU entry of the datasheet, by its key, takes the op-class models (the H200's display name, "NVIDIA H200
     // SXM 141GB", is no name a driver reports, and its target once fell back to the roofs' rule without a word); the
     // roofs' rule's assumptions (no cache levels, the peaks per op) are not printed beside the models'

@@ -2,11 +2,13 @@
 #include <gtest/gtest.h>
 
 #include "ridgeline/report/summary.hpp"
+#include "../support/wide_tables.hpp"
 
 namespace core = ridgeline::core;
 namespace report = ridgeline::report;
 
 TEST(SkippedNodes, SummaryJsonAndTableFooter) {
+    const ridgeline::testing::wide_tables wide;  // the footer's sentence on one line
     core::model_builder b("imported");
     b.input("x", core::shape{1, 4});
     b.then("/Relu", core::parse_op("relu"));
@@ -28,6 +30,7 @@ TEST(SkippedNodes, SummaryJsonAndTableFooter) {
 }
 
 TEST(SkippedNodes, FoldedNodesAreListedInJsonAndCountedByOpInTheFooter) {
+    const ridgeline::testing::wide_tables wide;  // the footer's sentence on one line
     core::model_builder b("imported");
     b.input("x", core::shape{2, 3, 4});
     b.then("/Reshape", core::parse_op("reshape:shape=2x-1"));
