@@ -8,22 +8,25 @@
 #   scripts/setup.sh ... --print only print what is missing and the command that would install it
 set -euo pipefail
 
-# Building and running the binary. ocl-icd-opencl-dev: Debian's oneDNN (libdnnl-dev) is built with the
-# OpenCL GPU runtime, and its CMake config (dnnl-config.cmake) calls find_package(OpenCL REQUIRED), while the
-# package only recommends the OpenCL headers and loader, which --no-install-recommends leaves out.
+# Building and running the binary, and `import ridgeline` (python3-dev, python3-pybind11). ocl-icd-opencl-dev:
+# Debian's oneDNN (libdnnl-dev) is built with the OpenCL GPU runtime, and its CMake config (dnnl-config.cmake)
+# calls find_package(OpenCL REQUIRED), while the package only recommends the OpenCL headers and loader, which
+# --no-install-recommends leaves out.
 build_packages=(
   cmake ninja-build g++ git pkg-config
   libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   libdnnl-dev ocl-icd-opencl-dev
   libonnx-dev libprotobuf-dev
   zlib1g-dev
+  python3-dev python3-pybind11
 )
 # The test suite and CI: GoogleTest; chromium renders the HTML roofline in tests/apps/roofline_test.cpp
-# (headless) and python3 reads its PNG; clang-14 with its compiler-rt builds the libFuzzer targets
-# (scripts/fuzz.sh); mmdebstrap builds the pristine root of scripts/fresh-machine-check.sh.
+# (headless) and python3 reads its PNG; python3-torch exports the module ridgeline.from_torch profiles in
+# tests/python/test_module.py; clang-14 with its compiler-rt builds the libFuzzer targets (scripts/fuzz.sh);
+# mmdebstrap builds the pristine root of scripts/fresh-machine-check.sh.
 test_packages=(
   libgtest-dev libgmock-dev
-  chromium python3
+  chromium python3 python3-torch
   clang-14 libclang-rt-14-dev
   mmdebstrap
 )

@@ -19,6 +19,18 @@ namespace ridgeline::app {
 
 namespace {
 std::string g_command_line;
+std::function<void(std::string_view)> g_report_sink;
+}  // namespace
+
+void set_report_sink(std::function<void(std::string_view)> sink) { g_report_sink = std::move(sink); }
+bool report_sink_set() { return static_cast<bool>(g_report_sink); }
+void write_report(std::string_view text) {
+    if (g_report_sink) {
+        g_report_sink(text);
+        return;
+    }
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
 }
 
 void set_command_line(int argc, char** argv) {
@@ -324,15 +336,12 @@ void output_options::add_to(CLI::App& cmd, const std::vector<std::string>& forma
 
 void output_options::echo_table(const std::function<std::string()>& table) const {
     if (output.empty() || quiet || format() == output_format::table) return;
-    const std::string t = table();
-    std::fwrite(t.data(), 1, t.size(), stdout);
-    std::fflush(stdout);
+    write_report(table());
 }
 
 void output_options::emit(const std::string& content) const {
     if (output.empty()) {
-        std::fwrite(content.data(), 1, content.size(), stdout);
-        std::fflush(stdout);
+        write_report(content);
     } else {
         core::write_file_atomic(output, content);
     }

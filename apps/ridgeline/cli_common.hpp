@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ridgeline/backend_api/tensor.hpp"
@@ -112,6 +113,11 @@ std::string flags_of(const std::vector<std::string>& fields);
 
 /// The exact command line, shell-quoted where needed.
 const std::string& command_line();
+/// Where a command's report goes (what the binary writes to standard output): stdout, or the sink run_cli was
+/// given (the Python module's buffer). write_report writes and flushes.
+void set_report_sink(std::function<void(std::string_view)> sink);
+bool report_sink_set();
+void write_report(std::string_view text);
 void set_command_line(int argc, char** argv);
 
 }  // namespace ridgeline::app

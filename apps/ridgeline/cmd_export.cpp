@@ -25,8 +25,7 @@ struct export_command {
         for (const auto& w : m.warnings) spdlog::warn("{}", w);
         const std::string content = io::model_json(m.model).dump(2) + "\n";
         if (output.empty()) {
-            std::fwrite(content.data(), 1, content.size(), stdout);
-            std::fflush(stdout);
+            write_report(content);
         } else {
             core::write_file_atomic(output, content);
         }

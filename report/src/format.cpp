@@ -13,7 +13,7 @@
 namespace ridgeline::report {
 
 namespace {
-std::size_t g_table_width = 120;
+std::size_t g_table_width = default_table_width;
 
 /// `s` cut to `width` columns by an ellipsis in its middle (a layer name's start and end say the most).
 std::string elide_middle(const std::string& s, std::size_t width) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -246,6 +247,44 @@ TEST(Roofline, HtmlChartRendersInChromium) {
     // no label on another or on a point, none past the edges, measured on Chromium's own text boxes
     const std::string labels = chart_label_check(html);
     EXPECT_EQ(labels.rfind("overlaps=0 clipped=0", 0), 0u) << labels;
+}
+
+TEST(Roofline, EveryCommandsHtmlPageRendersInChromium) {
+    // profile, compare, predict and sweep each write an HTML page: Chromium renders each with its chart and its table,
+    // and no line break of a table reaches the page as an escaped code point (sweep's whole table once read as one
+    // line with "[U+000A]" for each newline)
+    const fs::path dir = work_dir();
+    const std::vector<std::string> layer = {"--layer", "linear:in_features=256,out_features=256", "--input", "16x256",
+                                            "--device", "cpu", "--threads", "1", "--quick", "--quiet"};
+    auto with = [](std::vector<std::string> head, const std::vector<std::string>& tail) {
+        head.insert(head.end(), tail.begin(), tail.end());
+        return head;
+    };
+    const fs::path a = dir / "html_a.json", b = dir / "html_b.json";
+    const std::vector<std::pair<std::string, std::vector<std::string>>> pages = {
+        {"profile", with(with({"profile"}, layer), {"--format", "json", "--output", a.string()})},
+        {"profile_b", with(with({"profile"}, layer), {"--format", "json", "--output", b.string()})},
+        {"compare", {"compare", a.string(), b.string(), "--quiet"}},
+        {"predict", {"predict", "--from", a.string(), "--to", "h100", "--quiet"}},
+        {"sweep", {"sweep", "--layer", "linear:in_features=256,out_features=256", "--batch", "1,4", "--device", "cpu",
+                   "--threads", "1", "--quick", "--quiet"}}};
+    const std::string flags = std::string(chromium_flags) + " --user-data-dir=" + (work_dir() / "chromium").string();
+    for (const auto& [name, args] : pages) {
+        const fs::path html = dir / (name + ".html");
+        auto r = run_ridgeline(with(args, {"--html", html.string()}));
+        ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+        const std::string dom = run_capture("chromium" + flags + " --dump-dom file://" + html.string() + " 2>/dev/null");
+        ASSERT_FALSE(dom.empty()) << name << ": chromium did not render the page";
+        EXPECT_NE(dom.find("<svg"), std::string::npos) << name;
+        EXPECT_NE(dom.find("class=\"roof\""), std::string::npos) << name;
+        EXPECT_EQ(dom.find("[U+000A]"), std::string::npos) << name;
+        const std::size_t table = dom.find("<table"), pre = dom.find("<pre>");
+        ASSERT_TRUE(table != std::string::npos || pre != std::string::npos) << name << ": no table on the page";
+        if (pre != std::string::npos) {  // a text table keeps its lines: a header, a rule, a row per batch size
+            const std::string text = dom.substr(pre, dom.find("</pre>", pre) - pre);
+            EXPECT_GE(std::count(text.begin(), text.end(), '\n'), 4) << name << ": " << text;
+        }
+    }
 }
 
 TEST(Roofline, CompareTwoThreadCounts) {

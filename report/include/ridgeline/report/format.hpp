@@ -24,8 +24,9 @@ using core::with_commas;
 /// through it, so one name stays one cell and cannot move the terminal's cursor.
 using core::printable;
 
-/// The width the console reports fit (terminal columns): 120 by default, 0 for no limit (`--wide`). A process-wide
-/// setting of the presentation, set once by the command line.
+/// The width the console reports fit (terminal columns): default_table_width unless set, 0 for no limit (`--wide`).
+/// A process-wide setting of the presentation, set by each command line.
+inline constexpr std::size_t default_table_width = 120;
 std::size_t table_width();
 void set_table_width(std::size_t columns);
 
