@@ -286,7 +286,7 @@ struct sweep_command {
                 for (const auto& p : pts)
                     if (p.profile.roofline)
                         judged.push_back(profiler::roofs_for(core::layer_analysis{{}, {}, {}, p.cost()}, dt, *ceil, cache).bandwidth_gbs);
-                roof.cache_gbs = report::cache_levels(judged, roof.bandwidth_gbs);
+                roof.caches = report::cache_roofs(*ceil, judged);
                 c.roofs.push_back(roof);
             }
         for (const auto& p : pts) {

@@ -55,14 +55,17 @@ std::string xml_escape(const std::string& raw) {
     return out;
 }
 
-std::vector<double> cache_levels(std::vector<double> judged, double dram_gbs) {
-    std::sort(judged.begin(), judged.end(), std::greater<>());
-    std::vector<double> levels;
-    for (double g : judged) {
-        if (!(g > dram_gbs * 1.01)) continue;
-        if (levels.empty() || g < levels.back() / 1.15) levels.push_back(g);
+std::vector<cache_roof> cache_roofs(const backend_api::ceilings& c, const std::vector<double>& judged) {
+    const double dram = c.dram_roof_gbs();
+    if (std::none_of(judged.begin(), judged.end(), [&](double g) { return g > dram * 1.01; })) return {};
+    const bool gpu = c.backend.rfind("cuda", 0) == 0;
+    std::vector<cache_roof> out;
+    for (std::size_t i = 0; i < c.cache_level_bytes.size(); ++i) {
+        const double g = c.level_roof_gbs(i);
+        if (g > dram * 1.01) out.push_back({gpu ? "L2" : "L" + std::to_string(i + 1), g});
     }
-    return levels;
+    std::stable_sort(out.begin(), out.end(), [](const cache_roof& a, const cache_roof& b) { return a.gbs > b.gbs; });
+    return out;
 }
 
 void add_profile(chart& c, const profiler::profile_result& r, const std::string& series_name) {
@@ -76,7 +79,7 @@ void add_profile(chart& c, const profiler::profile_result& r, const std::string&
         std::vector<double> judged;
         for (const auto& p : r.layers)
             if (p.roofline && p.roofs_used.bandwidth_gbs > 0) judged.push_back(p.roofs_used.bandwidth_gbs);
-        roof.cache_gbs = cache_levels(judged, roof.bandwidth_gbs);
+        roof.caches = cache_roofs(*r.ceilings, judged);
         c.roofs.push_back(roof);
     }
     for (const auto& p : r.layers) {
@@ -131,6 +134,15 @@ public:
     };
     label_placer(double xmin, double ymin, double xmax, double ymax) : area_{xmin, ymin, xmax, ymax} {}
     void block(const box& b) { taken_.push_back(b); }
+    /// A line from (xa, ya) to (xb, yb): small boxes every 4 px along it, so that no label is drawn across it.
+    void block_segment(double xa, double ya, double xb, double yb) {
+        const double len = std::hypot(xb - xa, yb - ya);
+        const int steps = std::max(1, static_cast<int>(len / 4));
+        for (int k = 0; k <= steps; ++k) {
+            const double t = static_cast<double>(k) / steps, x = xa + t * (xb - xa), y = ya + t * (yb - ya);
+            taken_.push_back({x - 1.5, y - 1.5, x + 1.5, y + 1.5});
+        }
+    }
     static box text_box(double x, double y, const std::string& text, double font, const std::string& anchor) {
         const double w = 0.6 * font * static_cast<double>(text.size());
         const double x0 = anchor == "end" ? x - w : anchor == "middle" ? x - w / 2 : x;
@@ -168,12 +180,14 @@ struct svg_plot {
     double x0 = 0, x1 = 0, y0 = 0, y1 = 0;  // decades
     std::ostringstream o;
     label_placer labels{0, 0, 0, 0};
+    std::vector<std::string> unplaced_roofs;  // compute and GEMM roofs whose label found no free place
+    std::vector<std::string> bandwidth_key;   // every bandwidth roof's level and value, for the legend
 
     explicit svg_plot(const chart& ch) : c(ch) {
         // the legend's width follows its longest line, so that no run's name is clipped at the right edge
-        std::size_t legend_chars = 12;
+        std::size_t legend_chars = 25;  // "arrows: first run to the next" at 11 px
         for (std::size_t s = 0; s < c.series.size() && c.series.size() > 1; ++s)
-            legend_chars = std::max(legend_chars, c.series[s].size() + 10);
+            legend_chars = std::max(legend_chars, c.series[s].size() + 20);  // "NAME: GEMM 213 GFLOP/s"
         legend_w = std::max(150.0, 0.6 * 12 * static_cast<double>(legend_chars) + 20);
         right = legend_w + 20;
         W = left + plot_w + right;
@@ -181,6 +195,15 @@ struct svg_plot {
         ph = H - top - bottom;
         set_ranges();
         labels = label_placer(left + 2, top + 2, left + pw - 2, top + ph - 2);
+    }
+    /// A point's radius: its area shows its share of its series' time (a sweep's points, whole passes at each batch
+    /// size, are one size); 18 px for the whole time, at least 2.5 px.
+    [[nodiscard]] double radius(const chart_point& p) const {
+        if (c.connect) return 4.5;
+        double total = 0;
+        for (const auto& q : c.points)
+            if (q.series == p.series) total += q.time_ms;
+        return total > 0 ? std::clamp(18.0 * std::sqrt(p.time_ms / total), 2.5, 18.0) : 4.5;
     }
     [[nodiscard]] double X(double v) const { return left + (std::log10(v) - x0) / std::max(1e-9, x1 - x0) * pw; }
     [[nodiscard]] double Y(double v) const { return top + ph - (std::log10(v) - y0) / std::max(1e-9, y1 - y0) * ph; }
@@ -220,8 +243,14 @@ struct svg_plot {
 
     void frame();
     void roofs();
-    void roof(const chart_roof& r);
+    void roof_lines(const chart_roof& r);
+    void roof_labels(const chart_roof& r);
+    /// A straight line (a polyline of two points with `attrs`), blocked for the labels.
+    void line(const std::string& attrs, double xa, double ya, double xb, double yb);
+    bool put_label(const std::string& text, const std::vector<std::pair<double, double>>& at, const std::string& anchor);
     void points();
+    /// compare: an arrow from each layer's point in the first run to its point in each later run.
+    void arrows();
     void legend();
 };
 
@@ -252,78 +281,106 @@ void svg_plot::frame() {
     // points first in the placer's eyes: no label may cover one
     for (const auto& p : c.points)
         if (p.intensity > 0 && p.gflops > 0) {
-            const double x = X(p.intensity), y = Y(p.gflops);
-            labels.block({x - 5, y - 5, x + 5, y + 5});
+            const double x = X(p.intensity), y = Y(p.gflops), rp = radius(p) + 0.5;
+            labels.block({x - rp, y - rp, x + rp, y + rp});
         }
 }
 
 void svg_plot::roofs() {
+    // every series' lines first, each blocked for the labels, then the labels: no label of a roof or of a point
+    // is cut by any roof line
     for (const auto& r : c.roofs)
-        if (r.peak_gflops > 0 && r.bandwidth_gbs > 0) roof(r);
+        if (r.peak_gflops > 0 && r.bandwidth_gbs > 0) roof_lines(r);
+    for (const auto& r : c.roofs)
+        if (r.peak_gflops > 0 && r.bandwidth_gbs > 0) roof_labels(r);
 }
 
-void svg_plot::roof(const chart_roof& r) {
-    // a series' lines share its dash pattern; its labels carry its name when there are several
-    const char* dashes[] = {"", "6,4", "2,3", "10,3,2,3"};
+namespace {
+const char* series_dashes(int series) {
+    static const char* dashes[] = {"", "6,4", "2,3", "10,3,2,3"};
+    return dashes[series % 4];
+}
+}  // namespace
+
+void svg_plot::line(const std::string& attrs, double xa, double ya, double xb, double yb) {
+    o << "<polyline " << attrs << " points=\"" << f(xa) << "," << f(ya) << " " << f(xb) << "," << f(yb) << "\"/>\n";
+    labels.block_segment(xa, ya, xb, yb);
+}
+
+void svg_plot::roof_lines(const chart_roof& r) {
+    // a series' lines share its dash pattern
+    const std::string dash = series_dashes(r.series);
     const double xa = std::pow(10, x0), xb = std::pow(10, x1);
     auto diagonal = [&](double gbs, const std::string& cls, double width, const std::string& color) {
         const double ridge = r.peak_gflops / gbs;
         const double ya = std::max(gbs * xa, std::pow(10, y0));
         const double xs = ya / gbs;
-        o << "<polyline class=\"" << cls << "\" data-series=\"" << r.series << "\" data-gbs=\"" << fixed(gbs, 1)
-          << "\" fill=\"none\" stroke=\"" << color << "\" stroke-width=\"" << width << "\" stroke-dasharray=\""
-          << dashes[r.series % 4] << "\" points=\"" << f(X(xs)) << "," << f(Y(ya)) << " " << f(X(std::min(ridge, xb)))
-          << "," << f(Y(std::min(r.peak_gflops, gbs * xb))) << "\"/>\n";
-        return std::pair{xs, ridge};
+        line("class=\"" + cls + "\" data-series=\"" + std::to_string(r.series) + "\" data-gbs=\"" + fixed(gbs, 1) +
+                 "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"" + fixed(width, 1) + "\" stroke-dasharray=\"" + dash + "\"",
+             X(xs), Y(ya), X(std::min(ridge, xb)), Y(std::min(r.peak_gflops, gbs * xb)));
     };
-    const std::string who = c.series.size() > 1 ? c.series[static_cast<std::size_t>(r.series)] + ": " : "";
     const double ridge = r.peak_gflops / r.bandwidth_gbs;
     // compute roof, from the highest bandwidth line's ridge to the right edge
-    const double top_gbs = r.cache_gbs.empty() ? r.bandwidth_gbs : std::max(r.bandwidth_gbs, r.cache_gbs.front());
-    const double first_ridge = r.peak_gflops / top_gbs;
-    o << "<polyline class=\"roof\" data-series=\"" << r.series << "\" fill=\"none\" stroke=\"#222\" stroke-width=\"1.6\""
-      << " stroke-dasharray=\"" << dashes[r.series % 4] << "\" points=\"" << f(X(std::max(first_ridge, xa))) << ","
-      << f(Y(r.peak_gflops)) << " " << f(X(xb)) << "," << f(Y(r.peak_gflops)) << "\"/>\n";
-    // DRAM and the cache levels that judged layers
+    const double top_gbs = r.caches.empty() ? r.bandwidth_gbs : std::max(r.bandwidth_gbs, r.caches.front().gbs);
+    line("class=\"roof\" data-series=\"" + std::to_string(r.series) +
+             "\" fill=\"none\" stroke=\"#222\" stroke-width=\"1.6\" stroke-dasharray=\"" + dash + "\"",
+         X(std::max(r.peak_gflops / top_gbs, xa)), Y(r.peak_gflops), X(xb), Y(r.peak_gflops));
+    // DRAM and the cache levels
     diagonal(r.bandwidth_gbs, "roof", 1.6, "#222");
-    for (double g : r.cache_gbs) diagonal(g, "roof cache-roof", 1.0, "#777");
+    for (const auto& level : r.caches) diagonal(level.gbs, "roof cache-roof", 1.0, "#777");
     o << "<circle class=\"ridge\" cx=\"" << f(X(ridge)) << "\" cy=\"" << f(Y(r.peak_gflops))
       << "\" r=\"3\" fill=\"#222\"><title>ridge point " << xml_escape(r.label) << ": " << fixed(ridge, 2)
       << " FLOP/B</title></circle>\n";
     // the library GEMM: a lower ceiling, dashed grey, never the roof
-    if (r.gemm_gflops > 0) {
-        o << "<line class=\"gemm-ceiling\" data-series=\"" << r.series << "\" x1=\"" << f(X(std::max(r.gemm_gflops / top_gbs, xa)))
-          << "\" y1=\"" << f(Y(r.gemm_gflops)) << "\" x2=\"" << f(X(xb)) << "\" y2=\"" << f(Y(r.gemm_gflops))
-          << "\" stroke=\"#999\" stroke-width=\"1\" stroke-dasharray=\"3,3\"/>\n";
-    }
-    // labels: the compute roof above its line at the right, the GEMM below its own, bandwidths on their lines
-    auto put = [&](const std::string& text, const std::string& cls, std::vector<std::pair<double, double>> at,
-                   const std::string& anchor) {
-        if (auto xy = labels.place(text, 11, anchor, at))
-            o << "<text class=\"" << cls << "\" x=\"" << f(xy->first) << "\" y=\"" << f(xy->second) << "\" text-anchor=\""
-              << anchor << "\" font-size=\"11\">" << xml_escape(text) << "</text>\n";
-    };
-    const double yr = Y(r.peak_gflops);
-    put(who + r.label + " " + fixed(r.peak_gflops, 0) + " GFLOP/s", "roof-label",
-        {{X(xb) - 4, yr - 5}, {X(xb) - 4, yr + 14}, {X(xb) - 4, yr - 19}, {X(xb) - 4, yr + 28}, {X(xb) - 160, yr - 5},
-         {X(xb) - 160, yr + 14}},
-        "end");
+    if (r.gemm_gflops > 0)
+        line("class=\"gemm-ceiling\" data-series=\"" + std::to_string(r.series) +
+                 "\" fill=\"none\" stroke=\"#999\" stroke-width=\"1\" stroke-dasharray=\"3,3\"",
+             X(std::max(r.gemm_gflops / top_gbs, xa)), Y(r.gemm_gflops), X(xb), Y(r.gemm_gflops));
+}
+
+bool svg_plot::put_label(const std::string& text, const std::vector<std::pair<double, double>>& at, const std::string& anchor) {
+    const auto xy = labels.place(text, 11, anchor, at);
+    if (xy)
+        o << "<text class=\"roof-label\" x=\"" << f(xy->first) << "\" y=\"" << f(xy->second) << "\" text-anchor=\"" << anchor
+          << "\" font-size=\"11\">" << xml_escape(text) << "</text>\n";
+    return xy.has_value();
+}
+
+void svg_plot::roof_labels(const chart_roof& r) {
+    // the compute roof above its line at the right, the GEMM below its own, each bandwidth beside its line; a
+    // series' labels carry its name when there are several; a label with no free place is named in the legend
+    const std::string who = c.series.size() > 1 ? c.series[static_cast<std::size_t>(r.series)] + ": " : "";
+    const double xb = std::pow(10, x1), yr = Y(r.peak_gflops);
+    const std::string peak = who + r.label + " " + fixed(r.peak_gflops, 0) + " GFLOP/s";
+    if (!put_label(peak,
+                   {{X(xb) - 4, yr - 5}, {X(xb) - 4, yr + 14}, {X(xb) - 4, yr - 19}, {X(xb) - 4, yr + 28},
+                    {X(xb) - 160, yr - 5}, {X(xb) - 160, yr + 14}, {X(xb) - 300, yr - 5}, {X(xb) - 300, yr + 14}},
+                   "end"))
+        unplaced_roofs.push_back(peak);
     if (r.gemm_gflops > 0) {
         const double yg = Y(r.gemm_gflops);
-        put(who + "GEMM " + fixed(r.gemm_gflops, 0) + " GFLOP/s (lower ceiling)", "roof-label",
-            {{X(xb) - 4, yg + 14}, {X(xb) - 4, yg + 28}, {X(xb) - 4, yg - 5}, {X(xb) - 200, yg + 14}}, "end");
+        const std::string gemm = who + "GEMM " + fixed(r.gemm_gflops, 0) + " GFLOP/s (lower ceiling)";
+        if (!put_label(gemm, {{X(xb) - 4, yg + 14}, {X(xb) - 4, yg + 28}, {X(xb) - 4, yg - 5}, {X(xb) - 200, yg + 14},
+                              {X(xb) - 300, yg + 14}, {X(xb) - 4, yg + 42}},
+                       "end"))
+            unplaced_roofs.push_back(who + "GEMM " + fixed(r.gemm_gflops, 0) + " GFLOP/s");
     }
-    std::vector<double> all{r.bandwidth_gbs};
-    all.insert(all.end(), r.cache_gbs.begin(), r.cache_gbs.end());
-    for (double g : all) {
+    // each bandwidth roof tagged by its level beside its line (its value in the legend): above-left of a point of
+    // the line (ending there) or below-right of it (starting there); as the line rises to the right, neither box
+    // meets it, and a tag that finds no free place is still named, with its value, in the legend
+    std::vector<cache_roof> all = r.caches;
+    all.push_back({"DRAM", r.bandwidth_gbs});
+    for (const auto& [level, g] : all) {
         const double gr = r.peak_gflops / g;
-        std::vector<std::pair<double, double>> at;
-        // along the line, left of its ridge, above it (the line rises to the right)
-        for (double t : {0.25, 0.4, 0.55, 0.1, 0.7}) {
+        std::vector<std::pair<double, double>> above, below;
+        for (double t : {0.45, 0.6, 0.3, 0.75, 0.2, 0.9, 0.38, 0.52, 0.68, 0.1, 0.82, 0.25, 0.97}) {
             const double xl = std::pow(10, x0 + t * (std::log10(std::min(gr, xb)) - x0));
-            if (g * xl > std::pow(10, y0)) at.push_back({X(xl) + 2, Y(g * xl) - 6});
+            if (g * xl <= std::pow(10, y0)) continue;
+            above.push_back({X(xl) - 4, Y(g * xl) - 5});
+            below.push_back({X(xl) + 4, Y(g * xl) + 13});
         }
-        put(who + fixed(g, g < 100 ? 1 : 0) + " GB/s" + (g == r.bandwidth_gbs ? " DRAM" : ""), "roof-label", at, "start");
+        if (!put_label(who + level, above, "end")) put_label(who + level, below, "start");
+        bandwidth_key.push_back(who + level + " " + fixed(g, g < 100 ? 1 : 0) + " GB/s");
     }
 }
 
@@ -344,19 +401,21 @@ void svg_plot::points() {
                 o << "<polyline class=\"path\" fill=\"none\" stroke=\"#888\" stroke-width=\"1\" points=\"" << pts << "\"/>\n";
         }
     }
+    if (c.series.size() > 1 && !c.connect) arrows();
     std::ostringstream point_labels;
     for (std::size_t k = 0; k < order.size(); ++k) {
         const std::size_t i = order[k];
         const auto& p = c.points[i];
         if (!labelled[i] || !(p.intensity > 0) || !(p.gflops > 0)) continue;
-        const double x = X(p.intensity), y = Y(p.gflops);
+        const double x = X(p.intensity), y = Y(p.gflops), rp = radius(p);
+        const double w = 6.0 * static_cast<double>(p.label.size());
         if (auto xy = labels.place(p.label, 10, "start",
-                                   {{x + 7, y - 6}, {x + 7, y + 12}, {x + 7, y + 3}, {x - 7 - 6.0 * static_cast<double>(p.label.size()), y - 6},
-                                    {x - 7 - 6.0 * static_cast<double>(p.label.size()), y + 12}, {x + 7, y - 16}, {x + 7, y + 22}}))
+                                   {{x + rp + 2, y - 6}, {x + rp + 2, y + 12}, {x + rp + 2, y + 3}, {x - rp - 2 - w, y - 6},
+                                    {x - rp - 2 - w, y + 12}, {x + rp + 2, y - rp - 10}, {x + rp + 2, y + rp + 16}}))
             point_labels << "<text class=\"label\" x=\"" << f(xy->first) << "\" y=\"" << f(xy->second) << "\" font-size=\"10\">"
                          << xml_escape(p.label) << "</text>\n";
     }
-    for (std::size_t i = 0; i < c.points.size(); ++i) {
+    for (const std::size_t i : order) {  // the largest first, so that a small point stays visible on a large one
         const auto& p = c.points[i];
         if (!(p.intensity > 0) || !(p.gflops > 0)) continue;
         const double x = X(p.intensity), y = Y(p.gflops);
@@ -366,18 +425,40 @@ void svg_plot::points() {
         if (c.series.size() > 1) tip << " (" << c.series[static_cast<std::size_t>(p.series)] << ")";
         const std::string cls = "point bound-" + bound_name(p.bound) + " series-" + std::to_string(p.series);
         const std::string attrs = " class=\"" + cls + "\" data-layer=\"" + xml_escape(p.label) + "\" fill=\"" +
-                                  bound_color(p.bound) + "\" fill-opacity=\"0.8\" stroke=\"#000\" stroke-width=\"0.5\"";
+                                  bound_color(p.bound) + "\" fill-opacity=\"0.7\" stroke=\"#000\" stroke-width=\"0.5\"";
+        const double rp = radius(p), side = rp * 1.77;  // a square of the circle's area: side sqrt(pi) r
         switch (p.series % 3) {
-            case 0: o << "<circle" << attrs << " cx=\"" << f(x) << "\" cy=\"" << f(y) << "\" r=\"4.5\">"; break;
-            case 1: o << "<rect" << attrs << " x=\"" << f(x - 4) << "\" y=\"" << f(y - 4) << "\" width=\"8\" height=\"8\">"; break;
-            default:
-                o << "<polygon" << attrs << " points=\"" << f(x) << "," << f(y - 5) << " " << f(x - 5) << "," << f(y + 4) << " "
-                  << f(x + 5) << "," << f(y + 4) << "\">";
+            case 0: o << "<circle" << attrs << " cx=\"" << f(x) << "\" cy=\"" << f(y) << "\" r=\"" << f(rp) << "\">"; break;
+            case 1:
+                o << "<rect" << attrs << " x=\"" << f(x - side / 2) << "\" y=\"" << f(y - side / 2) << "\" width=\"" << f(side)
+                  << "\" height=\"" << f(side) << "\">";
+                break;
+            default:  // a triangle of about the circle's area
+                o << "<polygon" << attrs << " points=\"" << f(x) << "," << f(y - 1.3 * rp) << " " << f(x - 1.35 * rp) << ","
+                  << f(y + rp) << " " << f(x + 1.35 * rp) << "," << f(y + rp) << "\">";
         }
         o << "<title>" << xml_escape(tip.str()) << "</title></" << (p.series % 3 == 0 ? "circle" : p.series % 3 == 1 ? "rect" : "polygon")
           << ">\n";
     }
     o << point_labels.str();
+}
+
+void svg_plot::arrows() {
+    o << "<defs><marker id=\"arrowhead\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"6\" "
+         "markerHeight=\"6\" orient=\"auto-start-reverse\"><path d=\"M 0 0 L 10 5 L 0 10 z\" fill=\"#555\"/></marker></defs>\n";
+    for (const auto& from : c.points) {
+        if (from.series != 0 || !(from.intensity > 0) || !(from.gflops > 0)) continue;
+        for (const auto& to : c.points) {
+            if (to.series == 0 || to.label != from.label || !(to.intensity > 0) || !(to.gflops > 0)) continue;
+            const double xa = X(from.intensity), ya = Y(from.gflops), xb = X(to.intensity), yb = Y(to.gflops);
+            const double len = std::hypot(xb - xa, yb - ya), ra = radius(from), rb = radius(to) + 1;
+            if (len <= ra + rb + 2) continue;  // the two points touch: no room for an arrow
+            const double ux = (xb - xa) / len, uy = (yb - ya) / len;
+            o << "<line class=\"arrow\" data-layer=\"" << xml_escape(from.label) << "\" x1=\"" << f(xa + ux * ra) << "\" y1=\""
+              << f(ya + uy * ra) << "\" x2=\"" << f(xb - ux * rb) << "\" y2=\"" << f(yb - uy * rb)
+              << "\" stroke=\"#555\" stroke-width=\"0.8\" stroke-opacity=\"0.7\" marker-end=\"url(#arrowhead)\"/>\n";
+        }
+    }
 }
 
 void svg_plot::legend() {
@@ -390,6 +471,10 @@ void svg_plot::legend() {
         ly += 18;
         o << "<circle cx=\"" << lx + 5 << "\" cy=\"" << ly << "\" r=\"4.5\" fill=\"" << bound_color(b) << "\"/><text class=\"legend\" x=\""
           << lx + 15 << "\" y=\"" << ly + 4 << "\">" << to_string(b) << "</text>\n";
+    }
+    if (!c.connect) {
+        ly += 18;
+        o << "<text class=\"legend\" x=\"" << lx << "\" y=\"" << ly + 4 << "\" font-size=\"11\">area: share of the time</text>\n";
     }
     ly += 26;
     o << "<text class=\"legend\" x=\"" << lx << "\" y=\"" << ly << "\" font-weight=\"bold\">roofs</text>\n";
@@ -405,15 +490,36 @@ void svg_plot::legend() {
     o << "<line x1=\"" << lx << "\" y1=\"" << ly - 4 << "\" x2=\"" << lx + 22 << "\" y2=\"" << ly - 4
       << "\" stroke=\"#999\" stroke-dasharray=\"3,3\"/><text class=\"legend\" x=\"" << lx + 28 << "\" y=\"" << ly
       << "\">GEMM (lower)</text>\n";
+    ly += 4;
+    for (const std::string& text : bandwidth_key) {  // the bandwidth roofs' values, fastest first
+        ly += 16;
+        o << "<text class=\"legend\" x=\"" << lx << "\" y=\"" << ly << "\" font-size=\"11\">" << xml_escape(text) << "</text>\n";
+    }
+    for (const std::string& text : unplaced_roofs) {  // a roof is always named, on its line or here
+        ly += 16;
+        o << "<text class=\"legend roof-label\" x=\"" << lx << "\" y=\"" << ly << "\" font-size=\"11\">" << xml_escape(text)
+          << "</text>\n";
+    }
     if (c.series.size() > 1) {
         ly += 28;
-        o << "<text class=\"legend\" x=\"" << lx << "\" y=\"" << ly << "\" font-weight=\"bold\">runs</text>\n";
-        const char* shapes[] = {"circle", "square", "triangle"};
+        o << "<text class=\"legend\" x=\"" << lx << "\" y=\"" << ly << "\" font-weight=\"bold\">runs (marker, roofs)</text>\n";
         for (std::size_t s = 0; s < c.series.size(); ++s) {
             ly += 18;
-            o << "<text class=\"legend\" x=\"" << lx << "\" y=\"" << ly << "\">" << shapes[s % 3] << ": " << xml_escape(c.series[s])
-              << "</text>\n";
+            const double cx = lx + 5, cy = ly - 4;
+            switch (s % 3) {
+                case 0: o << "<circle cx=\"" << f(cx) << "\" cy=\"" << f(cy) << "\" r=\"4.5\""; break;
+                case 1: o << "<rect x=\"" << f(cx - 4) << "\" y=\"" << f(cy - 4) << "\" width=\"8\" height=\"8\""; break;
+                default:
+                    o << "<polygon points=\"" << f(cx) << "," << f(cy - 5) << " " << f(cx - 5) << "," << f(cy + 4) << " " << f(cx + 5)
+                      << "," << f(cy + 4) << "\"";
+            }
+            o << " fill=\"#bbb\" stroke=\"#000\" stroke-width=\"0.5\"/>";
+            o << "<line x1=\"" << lx + 14 << "\" y1=\"" << f(cy) << "\" x2=\"" << lx + 36 << "\" y2=\"" << f(cy)
+              << "\" stroke=\"#222\" stroke-width=\"1.6\" stroke-dasharray=\"" << series_dashes(static_cast<int>(s)) << "\"/>";
+            o << "<text class=\"legend\" x=\"" << lx + 42 << "\" y=\"" << ly << "\">" << xml_escape(c.series[s]) << "</text>\n";
         }
+        ly += 18;
+        o << "<text class=\"legend\" x=\"" << lx << "\" y=\"" << ly << "\" font-size=\"11\">arrows: first run to the next</text>\n";
     }
 }
 

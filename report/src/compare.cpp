@@ -384,7 +384,7 @@ chart compare_chart(const std::vector<compare_run>& runs) {
                     std::vector<double> judged;
                     for (const auto& l : r.layers)
                         if (l.roofs.bandwidth_gbs > 0) judged.push_back(l.roofs.bandwidth_gbs);
-                    roof.cache_gbs = cache_levels(judged, roof.bandwidth_gbs);
+                    roof.caches = cache_roofs(*r.ceilings, judged);
                     c.roofs.push_back(roof);
                 }
         for (const auto& l : r.layers) {

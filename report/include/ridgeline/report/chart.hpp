@@ -22,20 +22,27 @@ struct chart_point {
     int series = 0;
 };
 
+struct cache_roof {
+    std::string level;  // "L1", "L2", "L3"
+    double gbs = 0;
+};
+
 struct chart_roof {
     std::string label;  // "fp32"
     double peak_gflops = 0;    // the compute roof (the FMA peak on the CPU)
     double bandwidth_gbs = 0;  // DRAM
     int series = 0;
     double gemm_gflops = 0;    // the library GEMM: a lower ceiling, drawn dashed (0: none)
-    /// The bandwidth roofs of the cache levels that judged layers (with a hot cache), drawn as thinner
-    /// diagonals, so no point sits above the roof it was judged against.
-    std::vector<double> cache_gbs;
+    /// The cache levels' bandwidth roofs (with a hot cache, where layers were judged against them), each named
+    /// by its level ("L1", "L2", ...), fastest first, drawn as thinner diagonals (the cache-aware roofline).
+    std::vector<cache_roof> caches;
 };
 
-/// The distinct cache-level roofs among `judged` (the bandwidth roofs layers were judged against): values
-/// above `dram_gbs`, those within 15% of each other merged into their highest, highest first.
-std::vector<double> cache_levels(std::vector<double> judged, double dram_gbs);
+/// The cache levels' roofs of `c` to draw when any of `judged` (the bandwidth roofs layers were judged against)
+/// is above the DRAM roof (a hot cache): each level of cache_level_bytes whose roof (level_roof_gbs) is above the
+/// DRAM roof, named L1, L2, ... in order on a CPU (derived: cpu_ceilings lists L1d, then L2 where an L3 follows,
+/// then the last level) and L2 on a GPU (its one level); fastest first. None for a cold cache or without levels.
+std::vector<cache_roof> cache_roofs(const backend_api::ceilings& c, const std::vector<double>& judged);
 
 struct chart {
     std::string title;
