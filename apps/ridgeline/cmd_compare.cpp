@@ -28,7 +28,8 @@ struct compare_command {
             const std::string svg = report::render_svg(ch);
             if (!svg_path.empty()) core::write_file_atomic(svg_path, svg);
             if (!html_path.empty())
-                core::write_file_atomic(html_path, report::render_html(ch.title, svg, report::compare_table_html(c)));
+                core::write_file_atomic(html_path, report::render_html(ch.title, svg, report::compare_table_html(c), "",
+                                                                         report::compare_table(c)));
         }
         return 0;
     }

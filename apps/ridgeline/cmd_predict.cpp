@@ -113,7 +113,8 @@ struct predict_command {
             if (!svg_path.empty()) core::write_file_atomic(svg_path, svg);
             if (!html_path.empty())
                 core::write_file_atomic(html_path, report::render_html("predict " + p["model"].get<std::string>(), svg,
-                                                                         report::predict_table_html(p)));
+                                                                         report::predict_table_html(p), "",
+                                                                         report::predict_table(p)));
         }
         return 0;
     }

@@ -145,7 +145,10 @@ struct profile_command {
             const std::string svg = report::render_svg(c);
             if (!svg_path.empty()) core::write_file_atomic(svg_path, svg);
             if (!html_path.empty())
-                core::write_file_atomic(html_path, report::render_html(c.title, svg, report::profile_table_html(r)));
+                core::write_file_atomic(html_path,
+                                        report::render_html(c.title, svg, report::profile_table_html(r),
+                                                            report::profile_facts_html(r, report::profile_warnings(r)),
+                                                            report::profile_table(r, m.skipped, m.folded, shown)));
         }
         out.echo_table([&] { return report::profile_table(r, m.skipped, m.folded, shown); });
         if (!trace_path.empty()) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -535,18 +536,24 @@ std::string render_svg(const chart& c) {
     return plot.o.str();
 }
 
-std::string render_html(const std::string& title, const std::string& svg, const std::string& table_html) {
+std::string render_html(const std::string& title, const std::string& svg, const std::string& table_html,
+                        const std::string& facts_html, const std::string& report_text) {
     std::ostringstream o;
     o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << xml_escape(title) << "</title>\n"
       << "<style>body{font-family:sans-serif;margin:16px;color:#222}h1{font-size:18px}"
          ".wrap{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}"
          "table{border-collapse:collapse;font-size:12px}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}"
-         "td:first-child,th:first-child,td.op{text-align:left}th{background:#f3f3f3;position:sticky;top:0}"
+         "td:first-child,th:first-child,td.op,th.op{text-align:left}th{background:#f3f3f3;position:sticky;top:0}"
          ".tablebox{max-height:540px;overflow:auto}"
          ".b-compute{color:#d62728}.b-memory{color:#1f77b4}.b-overhead{color:#7f7f7f}.b-ambiguous{color:#ff7f0e}"
-         ".b-mistrusted{color:#9467bd;font-weight:bold}</style></head>\n<body>\n<h1>"
-      << xml_escape(title) << "</h1>\n<div class=\"wrap\">\n<div class=\"chart\">\n"
-      << svg << "</div>\n<div class=\"tablebox\">\n" << table_html << "</div>\n</div>\n"
+         ".b-mistrusted{color:#9467bd;font-weight:bold}.facts{font-size:13px}.facts li.warning{color:#b00}"
+         "pre{font-size:12px}</style></head>\n<body>\n<h1>"
+      << xml_escape(title) << "</h1>\n" << facts_html << "<div class=\"wrap\">\n<div class=\"chart\">\n"
+      << svg << "</div>\n<div class=\"tablebox\">\n" << table_html << "</div>\n</div>\n";
+    if (!report_text.empty())
+        o << "<details class=\"report\" open><summary>the report as the terminal shows it</summary><pre>"
+          << pre_escape(report_text) << "</pre></details>\n";
+    o
       << "<p style=\"font-size:11px;color:#666\">ridgeline roofline: compute roofs per data type, the bandwidth roof "
          "and the ridge point; one point per measured layer, coloured by its bound (docs/roofline.md). "
       << xml_escape(std::string(core::rule_legend())) << "; hover a rule for the whole reason; ~ after a bound: its "
@@ -557,7 +564,7 @@ std::string render_html(const std::string& title, const std::string& svg, const 
 
 std::string profile_table_html(const profiler::profile_result& r) {
     std::ostringstream o;
-    o << "<table class=\"layers\"><thead><tr><th>layer</th><th>op</th><th>median</th><th>GFLOP/s</th><th>GB/s</th>"
+    o << "<table class=\"layers\"><thead><tr><th>layer</th><th class=\"op\">op</th><th>median</th><th>CI95</th><th>GFLOP/s</th><th>GB/s</th>"
          "<th>FLOP/B</th><th>bound</th><th>rule</th><th>% roof</th></tr></thead><tbody>\n";
     for (const auto& p : r.layers) {
         if (!p.has_time()) continue;
@@ -567,7 +574,8 @@ std::string profile_table_html(const profiler::profile_result& r) {
                                                       : std::string();
         const layer_rates shown = shown_rates(p);
         o << "<tr><td>" << xml_escape(p.analysis.layer.name) << "</td><td class=\"op\">" << core::kind_of(p.analysis.layer.op)
-          << "</td><td>" << time_ms(p.time->stats.median) << "</td><td>" << (shown.hidden ? "?" : fixed(shown.gflops, 2))
+          << "</td><td>" << time_ms(p.time->stats.median) << "</td><td>" << xml_escape(ci_text(*p.time)) << "</td><td>"
+          << (shown.hidden ? "?" : fixed(shown.gflops, 2))
           << "</td><td>" << (shown.hidden ? "?" : fixed(shown.gbs, 2)) << "</td><td>" << (ai ? fixed(*ai, 2) : "-")
           << "</td><td class=\"b-" << bound << "\">" << bound << (p.twins && p.twins->disagree ? "~" : "")
           << "</td><td title=\"" << xml_escape(p.roofline ? p.roofline->reason : std::string()) << "\">"
@@ -575,6 +583,29 @@ std::string profile_table_html(const profiler::profile_result& r) {
           << (std::isfinite(shown.roof_fraction) ? fixed(100 * shown.roof_fraction, 0) + "%" : "") << "</td></tr>\n";
     }
     o << "</tbody></table>\n";
+    return o.str();
+}
+
+std::string profile_facts_html(const profiler::profile_result& r, const std::vector<std::string>& warnings) {
+    std::ostringstream o;
+    o << "<ul class=\"facts\">\n<li>end to end: ";
+    if (r.end_to_end && r.end_to_end_state == profiler::run_state::measured)
+        o << time_ms(r.end_to_end->stats.median) << " median (" << xml_escape(ci_text(*r.end_to_end)) << ", "
+          << r.end_to_end->samples << " samples)";
+    else
+        o << xml_escape(std::string(to_string(r.end_to_end_state))) << (r.end_to_end_reason.empty() ? "" : " (" + xml_escape(r.end_to_end_reason) + ")");
+    o << "; sum of layer medians " << time_ms(r.sum_of_layers_ms) << "</li>\n<li>time by bound:";
+    std::map<std::string, double> by_bound;
+    for (const auto& p : r.layers)
+        if (p.has_time())
+            by_bound[p.roofline ? std::string(to_string(p.roofline->bound)) : "no verdict"] += p.time->stats.median;
+    for (const auto& [bound, ms] : by_bound)
+        o << " " << xml_escape(bound) << " " << time_ms(ms) << (r.sum_of_layers_ms > 0 ? " (" + fixed(100 * ms / r.sum_of_layers_ms, 0) + "%)" : "");
+    const auto& t = r.analysis.totals;
+    o << "</li>\n<li>" << r.layers.size() << " layers: params " << with_commas(t.params) << ", MACs "
+      << with_commas(t.macs) << ", FLOPs " << with_commas(t.flops) << ", bytes " << with_commas(t.bytes) << "</li>\n";
+    for (const auto& w : warnings) o << "<li class=\"warning\">warning: " << xml_escape(w) << "</li>\n";
+    o << "</ul>\n";
     return o.str();
 }
 

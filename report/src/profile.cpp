@@ -317,8 +317,6 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
     return j;
 }
 
-namespace {
-
 std::string ci_text(const backend_api::timing_result& t) {
     const auto& s = t.stats;
     if (!(s.median > 0)) return "-";
@@ -330,6 +328,8 @@ std::string ci_text(const backend_api::timing_result& t) {
     return "±" + fixed(half, half < 0.1 ? 2 : half < 10 ? 1 : 0) + "%" +
            (t.disturbed ? "!" : t.noise_target_met ? "" : "*");
 }
+
+namespace {
 
 /// Up to three significant digits, no trailing zeros: 2, 0.05, 0.005 (the noise target of the header).
 std::string significant(double v) { return fmt::format("{:.3g}", v); }

@@ -278,6 +278,15 @@ TEST(Roofline, EveryCommandsHtmlPageRendersInChromium) {
         EXPECT_NE(dom.find("<svg"), std::string::npos) << name;
         EXPECT_NE(dom.find("class=\"roof\""), std::string::npos) << name;
         EXPECT_EQ(dom.find("[U+000A]"), std::string::npos) << name;
+        // the page carries what the terminal report does: the end to end (sweep: each batch's step) and the CIs
+        if (name != "sweep") {
+            EXPECT_NE(dom.find("end to end"), std::string::npos) << name;
+        }
+        if (name == "profile") {
+            EXPECT_NE(dom.find("<th>CI95</th>"), std::string::npos);
+            EXPECT_NE(dom.find("time by bound:"), std::string::npos);
+            EXPECT_NE(dom.find("sum of layer medians"), std::string::npos);
+        }
         const std::size_t table = dom.find("<table"), pre = dom.find("<pre>");
         ASSERT_TRUE(table != std::string::npos || pre != std::string::npos) << name << ": no table on the page";
         if (pre != std::string::npos) {  // a text table keeps its lines: a header, a rule, a row per batch size

@@ -61,12 +61,18 @@ void add_profile(chart& c, const profiler::profile_result& r, const std::string&
 /// for later series) with a data-layer attribute and a <title> tooltip.
 std::string render_svg(const chart& c);
 
-/// One self-contained HTML page (inline SVG and CSS, no network): title, the chart, and `table_html`
-/// (rows of an HTML table) beside it.
-std::string render_html(const std::string& title, const std::string& svg, const std::string& table_html);
+/// One self-contained HTML page (inline SVG and CSS, no network): title, `facts_html` (the run's headline: end to
+/// end, totals, warnings; may be empty), the chart, `table_html` (an HTML table or a <pre>) beside it, and
+/// `report_text` (the command's table report as the terminal shows it, with every footer: end to end, totals,
+/// warnings, the CIs; may be empty) under them.
+std::string render_html(const std::string& title, const std::string& svg, const std::string& table_html,
+                        const std::string& facts_html = "", const std::string& report_text = "");
 
-/// HTML table of a profile's layers (name, op, median, GFLOP/s, GB/s, bound, % of roof).
+/// HTML table of a profile's layers (name, op, median, CI95, GFLOP/s, GB/s, bound, % of roof).
 std::string profile_table_html(const profiler::profile_result& r);
+/// A profile's headline for its HTML page: the end to end (median, CI, samples, or why there is none), the sum of
+/// the layers' medians, the time by bound, the totals and every warning.
+std::string profile_facts_html(const profiler::profile_result& r, const std::vector<std::string>& warnings);
 
 /// Escapes &, <, >, " for HTML/XML text and attributes.
 std::string xml_escape(const std::string& s);

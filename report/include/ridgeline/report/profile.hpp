@@ -38,6 +38,9 @@ layer_rates shown_rates(const profiler::layer_profile& p);
 /// The deciding rule of a verdict as the table writes it: its code (core::roofline_point::rule) and, for an
 /// ambiguous layer, its two candidates ("~4D O|M": overhead or memory; "~ridge C|M").
 std::string rule_text(const core::roofline_point& p);
+/// A time's 95% CI as the tables show it: "±1.7%" (half-width over the median), "*" where the noise target was
+/// not met, "!" alone for a time other work disturbed, "-" without a median.
+std::string ci_text(const backend_api::timing_result& t);
 
 /// What other work did to a run, one line each, for stderr, the table's footer and the JSON `warnings`:
 /// layers disturbed by other work, a disturbed end-to-end pass, and an end-to-end time that disagrees with the
