@@ -193,7 +193,12 @@ struct sweep_command {
             out.emit(table(name, pts, f));
         out.echo_table([&] { return table(name, pts, f); });
         if (!svg_path.empty() || !html_path.empty()) {
-            const std::string svg = report::render_svg(chart(name, sel.chosen->name(), pts, ceil, dt, o.timing.cache));
+            report::chart c = chart(name, sel.chosen->name(), pts, ceil, dt, o.timing.cache);
+            if (f.valid && f.throughput_gflops > 0) {  // the fitted time, drawn in the time panel
+                c.fit_t0_ms = f.t0_ms;
+                c.fit_gflops = f.throughput_gflops;
+            }
+            const std::string svg = report::render_svg(c);
             if (!svg_path.empty()) core::write_file_atomic(svg_path, svg);
             if (!html_path.empty())
                 core::write_file_atomic(html_path, report::render_html("sweep of " + name + " on " + sel.chosen->name(), svg,
@@ -280,7 +285,8 @@ struct sweep_command {
         const std::string dtype(core::to_string(dt));
         if (ceil)
             if (auto g = ceil->compute_roof_gflops(dt)) {
-                report::chart_roof roof{dtype, *g, ceil->bandwidth_gbs, 0, 0.0, {}};
+                report::chart_roof roof{dtype, *g, ceil->bandwidth_gbs, 0, 0.0, {}, 0.0};
+                roof.dispatch_ms = ceil->dispatch_ms(cache == backend_api::cache_mode::cold);
                 if (ceil->gemm_gflops.count(dtype) && ceil->gemm_gflops.at(dtype) < *g) roof.gemm_gflops = ceil->gemm_gflops.at(dtype);
                 std::vector<double> judged;
                 for (const auto& p : pts)

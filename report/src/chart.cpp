@@ -1,5 +1,6 @@
 #include "ridgeline/report/chart.hpp"
 #include "ridgeline/report/profile.hpp"
+#include "chart_parts.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +13,8 @@
 #include "ridgeline/report/format.hpp"
 
 namespace ridgeline::report {
+
+using namespace chart_parts;
 
 std::string pre_escape(const std::string& text) {
     std::string out;
@@ -74,7 +77,8 @@ void add_profile(chart& c, const profiler::profile_result& r, const std::string&
     c.series.push_back(series_name);
     const std::string dt(core::to_string(r.analysis.data_type));
     if (r.ceilings && r.ceilings->peak_gflops.count(dt)) {
-        chart_roof roof{dt, r.ceilings->peak_gflops.at(dt), r.ceilings->bandwidth_gbs, s, 0.0, {}};
+        chart_roof roof{dt, r.ceilings->peak_gflops.at(dt), r.ceilings->bandwidth_gbs, s, 0.0, {}, 0.0};
+        roof.dispatch_ms = r.ceilings->dispatch_ms(r.timing.cache == backend_api::cache_mode::cold);
         if (r.ceilings->gemm_gflops.count(dt) && r.ceilings->gemm_gflops.at(dt) < roof.peak_gflops)
             roof.gemm_gflops = r.ceilings->gemm_gflops.at(dt);
         std::vector<double> judged;
@@ -95,81 +99,6 @@ void add_profile(chart& c, const profiler::profile_result& r, const std::string&
     }
 }
 
-namespace {
-
-const char* bound_color(std::optional<core::bound_class> b) {
-    if (!b) return "#9467bd";
-    switch (*b) {
-        case core::bound_class::compute: return "#d62728";
-        case core::bound_class::memory: return "#1f77b4";
-        case core::bound_class::overhead: return "#7f7f7f";
-        case core::bound_class::ambiguous: return "#ff7f0e";
-        default: return "#9467bd";
-    }
-}
-
-std::string bound_name(std::optional<core::bound_class> b) { return b ? std::string(to_string(*b)) : "unknown"; }
-
-std::string tick_label(double v) {
-    if (v >= 1e6) return fixed(v / 1e6, 0) + "M";
-    if (v >= 1e3) return fixed(v / 1e3, 0) + "k";
-    if (v >= 1) return fixed(v, 0);
-    if (v >= 0.01) return fixed(v, 2);
-    return fixed(v, 3);
-}
-
-std::string f(double v) { return fixed(v, 1); }
-
-}  // namespace
-
-namespace {
-
-/// Places text labels so that none overlaps another or a placed mark: a label's box is estimated from its
-/// length (0.6 em per character, the average advance of a sans-serif font; Roofline.ChartLabelsDoNotOverlap
-/// measures the real boxes in Chromium).
-class label_placer {
-public:
-    struct box {
-        double x0, y0, x1, y1;
-        [[nodiscard]] bool overlaps(const box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
-    };
-    label_placer(double xmin, double ymin, double xmax, double ymax) : area_{xmin, ymin, xmax, ymax} {}
-    void block(const box& b) { taken_.push_back(b); }
-    /// A line from (xa, ya) to (xb, yb): small boxes every 4 px along it, so that no label is drawn across it.
-    void block_segment(double xa, double ya, double xb, double yb) {
-        const double len = std::hypot(xb - xa, yb - ya);
-        const int steps = std::max(1, static_cast<int>(len / 4));
-        for (int k = 0; k <= steps; ++k) {
-            const double t = static_cast<double>(k) / steps, x = xa + t * (xb - xa), y = ya + t * (yb - ya);
-            taken_.push_back({x - 1.5, y - 1.5, x + 1.5, y + 1.5});
-        }
-    }
-    static box text_box(double x, double y, const std::string& text, double font, const std::string& anchor) {
-        const double w = 0.6 * font * static_cast<double>(text.size());
-        const double x0 = anchor == "end" ? x - w : anchor == "middle" ? x - w / 2 : x;
-        return {x0 - 1, y - font, x0 + w + 1, y + 0.3 * font};
-    }
-    /// The first candidate (x, y) where the text fits inside the area without overlap; taken and returned.
-    std::optional<std::pair<double, double>> place(const std::string& text, double font, const std::string& anchor,
-                                                   const std::vector<std::pair<double, double>>& candidates) {
-        for (const auto& [x, y] : candidates) {
-            const box b = text_box(x, y, text, font, anchor);
-            if (b.x0 < area_.x0 || b.x1 > area_.x1 || b.y0 < area_.y0 || b.y1 > area_.y1) continue;
-            bool free = true;
-            for (const auto& t : taken_) free = free && !b.overlaps(t);
-            if (!free) continue;
-            taken_.push_back(b);
-            return std::pair{x, y};
-        }
-        return std::nullopt;
-    }
-
-private:
-    box area_;
-    std::vector<box> taken_;
-};
-
-}  // namespace
 
 namespace {
 
@@ -177,7 +106,9 @@ namespace {
 /// share it.
 struct svg_plot {
     const chart& c;
-    double legend_w = 150, plot_w = 612, left = 78, right = 170, top = 40, bottom = 58, H = 540, W = 0, pw = 0, ph = 0;
+    // H1: the roofline panel's height; H: the whole chart's, the time panel (time_h) under the roofline
+    double legend_w = 150, plot_w = 612, left = 78, right = 170, top = 40, bottom = 58, H1 = 540, time_h = 0, H = 540,
+           W = 0, pw = 0, ph = 0;
     double x0 = 0, x1 = 0, y0 = 0, y1 = 0;  // decades
     std::ostringstream o;
     label_placer labels{0, 0, 0, 0};
@@ -193,19 +124,13 @@ struct svg_plot {
         right = legend_w + 20;
         W = left + plot_w + right;
         pw = plot_w;
-        ph = H - top - bottom;
+        ph = H1 - top - bottom;
+        time_h = has_time_panel(c) ? 330 : 0;
+        H = H1 + time_h;
         set_ranges();
         labels = label_placer(left + 2, top + 2, left + pw - 2, top + ph - 2);
     }
-    /// A point's radius: its area shows its share of its series' time (a sweep's points, whole passes at each batch
-    /// size, are one size); 18 px for the whole time, at least 2.5 px.
-    [[nodiscard]] double radius(const chart_point& p) const {
-        if (c.connect) return 4.5;
-        double total = 0;
-        for (const auto& q : c.points)
-            if (q.series == p.series) total += q.time_ms;
-        return total > 0 ? std::clamp(18.0 * std::sqrt(p.time_ms / total), 2.5, 18.0) : 4.5;
-    }
+    [[nodiscard]] double radius(const chart_point& p) const { return point_radius(c, p); }
     [[nodiscard]] double X(double v) const { return left + (std::log10(v) - x0) / std::max(1e-9, x1 - x0) * pw; }
     [[nodiscard]] double Y(double v) const { return top + ph - (std::log10(v) - y0) / std::max(1e-9, y1 - y0) * ph; }
 
@@ -275,7 +200,7 @@ void svg_plot::frame() {
     }
     o << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
       << "\" fill=\"none\" stroke=\"#333\"/>\n";
-    o << "<text x=\"" << left + pw / 2 << "\" y=\"" << H - 14
+    o << "<text x=\"" << left + pw / 2 << "\" y=\"" << H1 - 14
       << "\" text-anchor=\"middle\">arithmetic intensity (executed FLOP/byte)</text>\n";
     o << "<text transform=\"translate(18," << top + ph / 2 << ") rotate(-90)\" text-anchor=\"middle\">performance (executed GFLOP/s)</text>\n";
 
@@ -296,12 +221,6 @@ void svg_plot::roofs() {
         if (r.peak_gflops > 0 && r.bandwidth_gbs > 0) roof_labels(r);
 }
 
-namespace {
-const char* series_dashes(int series) {
-    static const char* dashes[] = {"", "6,4", "2,3", "10,3,2,3"};
-    return dashes[series % 4];
-}
-}  // namespace
 
 void svg_plot::line(const std::string& attrs, double xa, double ya, double xb, double yb) {
     o << "<polyline " << attrs << " points=\"" << f(xa) << "," << f(ya) << " " << f(xb) << "," << f(yb) << "\"/>\n";
@@ -412,7 +331,9 @@ void svg_plot::points() {
         const double w = 6.0 * static_cast<double>(p.label.size());
         if (auto xy = labels.place(p.label, 10, "start",
                                    {{x + rp + 2, y - 6}, {x + rp + 2, y + 12}, {x + rp + 2, y + 3}, {x - rp - 2 - w, y - 6},
-                                    {x - rp - 2 - w, y + 12}, {x + rp + 2, y - rp - 10}, {x + rp + 2, y + rp + 16}}))
+                                    {x - rp - 2 - w, y + 12}, {x + rp + 2, y - rp - 10}, {x + rp + 2, y + rp + 16},
+                                    {x - w / 2, y + rp + 13}, {x - w / 2, y - rp - 4}, {x - w / 2, y + rp + 25},
+                                    {x - w / 2, y - rp - 16}}))
             point_labels << "<text class=\"label\" x=\"" << f(xy->first) << "\" y=\"" << f(xy->second) << "\" font-size=\"10\">"
                          << xml_escape(p.label) << "</text>\n";
     }
@@ -532,6 +453,7 @@ std::string render_svg(const chart& c) {
     plot.roofs();
     plot.points();
     plot.legend();
+    if (plot.time_h > 0) time_panel(plot.o, c, plot.left, plot.H1 + 40, plot.pw, plot.time_h - 40 - plot.bottom);
     plot.o << "</svg>\n";
     return plot.o.str();
 }

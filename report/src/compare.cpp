@@ -378,7 +378,8 @@ chart compare_chart(const std::vector<compare_run>& runs) {
         if (r.ceilings)
             for (const auto& [dt, peak] : r.ceilings->peak_gflops)
                 if (r.dtype_given && dt == r.dtype) {
-                    chart_roof roof{dt, peak, r.ceilings->bandwidth_gbs, static_cast<int>(s), 0.0, {}};
+                    chart_roof roof{dt, peak, r.ceilings->bandwidth_gbs, static_cast<int>(s), 0.0, {}, 0.0};
+                    roof.dispatch_ms = r.ceilings->dispatch_overhead_ms;
                     if (const auto g = r.ceilings->gemm_gflops.find(dt); g != r.ceilings->gemm_gflops.end() && g->second < peak)
                         roof.gemm_gflops = g->second;
                     std::vector<double> judged;

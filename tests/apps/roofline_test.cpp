@@ -282,6 +282,14 @@ TEST(Roofline, EveryCommandsHtmlPageRendersInChromium) {
         if (name != "sweep") {
             EXPECT_NE(dom.find("end to end"), std::string::npos) << name;
         }
+        // the time panel: each point's time against its work over the compute and overhead floors (the dispatch
+        // cost); a sweep's fitted time through its batch sizes
+        EXPECT_NE(dom.find("class=\"floor compute-floor\""), std::string::npos) << name;
+        EXPECT_NE(dom.find("class=\"floor overhead-floor\""), std::string::npos) << name;
+        EXPECT_NE(dom.find("class=\"time-point "), std::string::npos) << name;
+        if (name == "sweep") {
+            EXPECT_NE(dom.find("class=\"fit\""), std::string::npos);
+        }
         if (name == "profile") {
             EXPECT_NE(dom.find("<th>CI95</th>"), std::string::npos);
             EXPECT_NE(dom.find("time by bound:"), std::string::npos);

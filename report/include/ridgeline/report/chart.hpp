@@ -36,6 +36,7 @@ struct chart_roof {
     /// The cache levels' bandwidth roofs (with a hot cache, where layers were judged against them), each named
     /// by its level ("L1", "L2", ...), fastest first, drawn as thinner diagonals (the cache-aware roofline).
     std::vector<cache_roof> caches;
+    double dispatch_ms = 0;  // the fixed cost of one op: the time panel's overhead floor (0: not known)
 };
 
 /// The cache levels' roofs of `c` to draw when any of `judged` (the bandwidth roofs layers were judged against)
@@ -51,14 +52,18 @@ struct chart {
     std::vector<chart_point> points;
     bool connect = false;  // draw each series' points joined in order (sweeps)
     int label_top = 8;     // label the N largest points by time
+    /// A sweep's fitted time, t = fit_t0_ms + FLOPs / fit_gflops (drawn in the time panel; 0: none).
+    double fit_t0_ms = 0, fit_gflops = 0;
 };
 
 /// Adds a profile's roofs (its data type's) and measured layers (those with a time, flops, bytes and a rate
 /// that is shown) as series `series`.
 void add_profile(chart& c, const profiler::profile_result& r, const std::string& series_name);
 
-/// The chart as a standalone SVG document. Every point is a <circle class="point ..."> (or other marker
-/// for later series) with a data-layer attribute and a <title> tooltip.
+/// The chart as a standalone SVG document: the roofline, and under it the time panel (each point's median against
+/// its executed FLOPs, with each roof's compute floor and overhead floor, the time-based roofline of Wang et al.,
+/// arXiv 2009.04598). Every point is a <circle class="point ..."> (or other marker for later series) with a
+/// data-layer attribute and a <title> tooltip; its twin in the time panel has class "time-point".
 std::string render_svg(const chart& c);
 
 /// One self-contained HTML page (inline SVG and CSS, no network): title, `facts_html` (the run's headline: end to
