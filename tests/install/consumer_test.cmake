@@ -2,7 +2,9 @@
 # configures, builds and runs examples/profile_linear against it as an outside project would
 # (find_package(ridgeline CONFIG REQUIRED)), and checks what it prints. Leaves nothing behind.
 #   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DCXX=... -DCXX_FLAGS=...
-#         -DLINKER_FLAGS=... -P consumer_test.cmake
+#         -DLINKER_FLAGS=... [-DPYTHON=... -DPYTHON_DIR=...] -P consumer_test.cmake
+# With PYTHON (the interpreter the module was built for) and PYTHON_DIR (its install folder under the prefix), the
+# installed `ridgeline` package is imported from the prefix alone and summarises a layer.
 foreach(v BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CXX)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "consumer_test.cmake: -D${v}= is missing")
@@ -60,4 +62,14 @@ foreach(pattern "backend cpu\n" "macs 33554432\n" "verification passed\n" "media
     message(FATAL_ERROR "profile_linear's output does not match '${pattern}'")
   endif()
 endforeach()
+
+if(DEFINED PYTHON AND DEFINED PYTHON_DIR)
+  # linear 64 -> 32 at 8 x 64: params 64 * 32 + 32 = 2,080 (no ';' in the code: CMake would split the argument)
+  run("importing the installed ridgeline package" ${CMAKE_COMMAND} -E env "PYTHONPATH=${prefix}/${PYTHON_DIR}"
+      ${PYTHON} -c "print('params', (r := __import__('ridgeline')).summary(layer='linear:in_features=64,out_features=32', input=(8, 64))['totals']['params'], r.__file__)")
+  if(NOT run_output MATCHES "^params 2080 ${prefix}/")
+    file(REMOVE_RECURSE "${WORK_DIR}")
+    message(FATAL_ERROR "the installed ridgeline package printed '${run_output}', not 'params 2080' from ${prefix}")
+  endif()
+endif()
 file(REMOVE_RECURSE "${WORK_DIR}")
