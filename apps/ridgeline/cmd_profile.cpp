@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <optional>
+#include <signal.h>
 #include <cstdio>
 #include <memory>
 
@@ -34,6 +36,31 @@ extern "C" void on_signal(int sig) {
     g_stop.store(true);
     std::signal(sig, SIG_DFL);  // a second Ctrl-C ends the process at once
 }
+
+/// While it lives, SIGINT and SIGTERM stop the run cleanly (what was measured is reported, marked incomplete);
+/// the handlers before it come back after it (a shell's default, or the Python interpreter's, whose Ctrl-C must
+/// keep raising KeyboardInterrupt when ridgeline runs inside it). Each run starts with the stop flag clear.
+class stop_on_signals {
+public:
+    stop_on_signals() {
+        g_stop.store(false);
+        g_signal.store(0);
+        struct sigaction sa {};
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old_int_);
+        sigaction(SIGTERM, &sa, &old_term_);
+    }
+    ~stop_on_signals() {
+        sigaction(SIGINT, &old_int_, nullptr);
+        sigaction(SIGTERM, &old_term_, nullptr);
+    }
+    stop_on_signals(const stop_on_signals&) = delete;
+    stop_on_signals& operator=(const stop_on_signals&) = delete;
+
+private:
+    struct sigaction old_int_ {}, old_term_ {};
+};
 
 /// Progress on stderr: a bar redrawn in place on a terminal, plain log lines otherwise.
 class progress_printer {
@@ -200,8 +227,7 @@ struct profile_command {
         o.max_memory_bytes = memory_limit;
         // from here on SIGINT/SIGTERM stop the run cleanly (the ceilings measurement included): what was
         // measured is reported and written, marked incomplete
-        std::signal(SIGINT, on_signal);
-        std::signal(SIGTERM, on_signal);
+        std::optional<stop_on_signals> stop_guard(std::in_place);
         if (!no_roofline) {
             try {
                 profiler::obtained_ceilings got = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet, &g_stop);
@@ -216,8 +242,7 @@ struct profile_command {
         progress_printer progress(out.quiet);
         o.on_progress = [&](const profiler::progress_event& e) { progress(e); };
         const profiler::profile_result r = profiler::profile_model(a, *sel.chosen, o);
-        std::signal(SIGINT, SIG_DFL);
-        std::signal(SIGTERM, SIG_DFL);
+        stop_guard.reset();
         progress.finish();
         if (r.ceilings_raised && r.ceilings) {
             // the raised sweep points are what the machine did: later runs start from them

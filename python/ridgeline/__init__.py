@@ -39,8 +39,11 @@ class Error(Exception):
 
 
 def run(*args):
-    """Runs ``ridgeline ARGS...`` and returns what it writes as its report (a str); raises Error on a failure."""
+    """Runs ``ridgeline ARGS...`` and returns what it writes as its report (a str); raises Error on a failure, and
+    KeyboardInterrupt where Ctrl-C stopped a profile (its partial report is dropped)."""
     code, out, error = _ridgeline.run([str(a) for a in args])
+    if code == 130:  # SIGINT (Ctrl-C) stopped a profile: what the command line exits with, as Python's own
+        raise KeyboardInterrupt(error or "ridgeline: interrupted")
     if code != 0:
         raise Error(error or f"ridgeline {' '.join(map(str, args))} exited with {code}", code)
     return out.decode("utf-8")

@@ -92,6 +92,31 @@ class Errors(unittest.TestCase):
         self.assertIn("leave format= out", str(e.exception))
 
 
+INTERRUPTED = r"""
+import os, signal, threading, ridgeline
+threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    ridgeline.profile(model="resnet101", quick=True, device="cpu", quiet=True)
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("KeyboardInterrupt")
+# Python's own Ctrl-C handling is back, and the next run is not stopped by the last one's flag
+print("handler restored", signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+print("params", ridgeline.summary(layer="linear:in_features=64,out_features=32", input=(8, 64))["totals"]["params"])
+print("profiled", ridgeline.profile(layer="linear:in_features=64,out_features=32", input=(8, 64), quick=True,
+                                    device="cpu", quiet=True)["complete"])
+"""
+
+
+class Interrupt(unittest.TestCase):
+    def test_ctrl_c_raises_keyboard_interrupt_and_leaves_python_as_it_was(self):
+        r = subprocess.run([sys.executable, "-c", INTERRUPTED], capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.splitlines(),
+                         ["KeyboardInterrupt", "handler restored True", "params 2080", "profiled True"], r.stderr)
+
+
 class ProfilePredictCompare(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
