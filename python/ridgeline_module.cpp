@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -23,6 +24,10 @@ std::tuple<int, py::bytes, std::string> run(const std::vector<std::string>& args
     int rc = 1;
     {
         py::gil_scoped_release no_gil;  // a profile takes seconds; other Python threads go on
+        // run_cli is one run at a time per process (its sinks and settings are the process's): a second thread's
+        // call waits for the first to end
+        static std::mutex one_at_a_time;
+        const std::lock_guard<std::mutex> lock(one_at_a_time);
         rc = ridgeline::app::run_cli(
             argv, [&](std::string_view text) { report.append(text); },
             [&](const std::string& message) { error = message; });

@@ -62,6 +62,25 @@ class Summary(unittest.TestCase):
         self.assertEqual(ridgeline.summary(hf_config=config)["totals"]["params"], 1100048384)
 
 
+class Threads(unittest.TestCase):
+    def test_calls_from_several_threads_each_get_their_own_report(self):
+        import threading
+
+        results = {}
+
+        def call(i):  # a different layer per thread: each report must be its own call's
+            r = ridgeline.summary(layer=f"linear:in_features=64,out_features={i + 1}", input=(8, 64))
+            results[i] = r["totals"]["params"]
+
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        # params of linear 64 -> n: 64 * n + n
+        self.assertEqual(results, {i: 65 * (i + 1) for i in range(6)})
+
+
 class Errors(unittest.TestCase):
     def test_an_unknown_model_raises_with_the_command_lines_message(self):
         with self.assertRaises(ridgeline.Error) as e:
