@@ -41,5 +41,7 @@ PYBIND11_MODULE(_ridgeline, m) {
     m.doc() = "ridgeline's command line in this process: run(args) -> (exit code, report bytes, error line)";
     m.def("run", &run, py::arg("args"),
           "Runs `ridgeline ARGS...` here: returns (exit code, the report as bytes, the one-line error or '')");
+    m.def("options", &ridgeline::app::long_options, py::arg("command"),
+          "The long options of COMMAND as (name, is_flag) pairs ((\"--quick\", True)); empty for an unknown command");
     m.attr("version") = RIDGELINE_VERSION;
 }

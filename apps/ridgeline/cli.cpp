@@ -12,6 +12,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "cli.hpp"
 #include "cli_common.hpp"
@@ -110,6 +111,15 @@ std::string unknown_option_message(const CLI::App& cli) {
     return "";
 }
 
+/// --help and --version: their text where the report goes (standard output, or run_cli's sink).
+int print_exit(const CLI::App& cli, const CLI::Error& e) {
+    std::ostringstream out, err;
+    const int rc = cli.exit(e, out, err);
+    ridgeline::app::write_report(out.str());
+    if (!err.str().empty()) std::fputs(err.str().c_str(), stderr);
+    return rc;
+}
+
 /// The "ridgeline" logger on stderr, made once per process: "ridgeline: warning: ...", printable.
 void use_ridgeline_logger() {
     if (auto existing = spdlog::get("ridgeline")) {
@@ -156,11 +166,11 @@ int run_parsed(int argc, char** argv) {
     try {
         cli.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
-        return cli.exit(e);
+        return print_exit(cli, e);
     } catch (const CLI::CallForAllHelp& e) {
-        return cli.exit(e);
+        return print_exit(cli, e);
     } catch (const CLI::CallForVersion& e) {
-        return cli.exit(e);
+        return print_exit(cli, e);
     } catch (const CLI::ExtrasError& e) {
         if (const std::string m = unknown_option_message(cli); !m.empty()) {
             print_error(m);
@@ -228,6 +238,18 @@ int run_cli(const std::vector<std::string>& args, std::function<void(std::string
     set_report_sink({});
     g_error_sink = {};
     return rc;
+}
+
+std::vector<std::pair<std::string, bool>> long_options(const std::string& command) {
+    CLI::App cli;
+    std::vector<std::function<int()>> runners;
+    register_commands(cli, runners);
+    std::vector<std::pair<std::string, bool>> options;
+    for (const CLI::App* sub : cli.get_subcommands({}))
+        if (sub->get_name() == command)
+            for (const CLI::Option* o : sub->get_options())
+                for (const auto& l : o->get_lnames()) options.emplace_back("--" + l, o->get_expected_max() == 0);
+    return options;
 }
 
 }  // namespace ridgeline::app

@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ridgeline::app {
@@ -16,5 +17,9 @@ namespace ridgeline::app {
 /// Warnings and progress still go to standard error. Not thread-safe: one run at a time per process.
 int run_cli(const std::vector<std::string>& args, std::function<void(std::string_view)> report = {},
             std::function<void(const std::string&)> error = {});
+
+/// The long options of `command` ("--quick"), each with whether it is a flag (takes no value); empty for an unknown
+/// command. The Python module turns True into a flag only where the option is one.
+std::vector<std::pair<std::string, bool>> long_options(const std::string& command);
 
 }  // namespace ridgeline::app

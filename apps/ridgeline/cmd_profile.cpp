@@ -232,12 +232,20 @@ struct profile_command {
             try {
                 profiler::obtained_ceilings got = obtain_ceilings(*sel.chosen, recalibrate, quick, out.quiet, &g_stop);
                 warnings.insert(warnings.end(), got.warnings.begin(), got.warnings.end());
+                const bool disturbed = got.ceilings.disturbed;
                 o.ceilings = std::move(got).roofs_for_verdicts();
+                if (disturbed)
+                    o.no_ceilings_reason = "the ceilings measured now were disturbed by other work (roofs it pushed down "
+                                           "would make every verdict wrong; a quieter machine helps)";
             } catch (const backend_api::unsupported& e) {
                 spdlog::warn("no roofline verdicts: {}", e.what());
+                o.no_ceilings_reason = e.what();
             } catch (const backend_api::ceilings_interrupted&) {
                 // nothing cached; profile_model sees the stop flag and measures nothing
+                o.no_ceilings_reason = "interrupted while the ceilings were measured";
             }
+        } else {
+            o.no_ceilings_reason = "not asked for (--no-roofline)";
         }
         progress_printer progress(out.quiet);
         o.on_progress = [&](const profiler::progress_event& e) { progress(e); };

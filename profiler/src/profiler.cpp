@@ -607,6 +607,7 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
     r.seed = o.seed;
     r.memory = core::memory_of(analysis);
     r.ceilings = o.ceilings;
+    if (!r.ceilings) r.no_ceilings_reason = o.no_ceilings_reason.empty() ? "none were given" : o.no_ceilings_reason;
     r.training = core::estimate_training(analysis, r.memory);
     auto stopped = [&] { return o.stop && o.stop->load(); };
     const auto t0 = std::chrono::steady_clock::now();

@@ -562,6 +562,8 @@ void profile_roofs(std::ostream& out, const profiler::profile_result& r) {
             << "; tolerances compute "
             << fixed(100.0 * c.compute_tolerance(dt), 1) << "%, bandwidth " << fixed(100.0 * c.bandwidth_tolerance(), 1)
             << "%\n";
+    } else {  // an empty bound column is explained where it is read
+        out << "roofs: none, so no bound verdicts: " << r.no_ceilings_reason << "\n";
     }
 }
 

@@ -105,10 +105,36 @@ class Errors(unittest.TestCase):
         self.assertIn("no-such-report.json", str(e.exception))
         self.assertEqual(e.exception.exit_code, 1)
 
+    def test_true_for_an_option_that_takes_a_value(self):
+        # --svg takes a FILE: True would swallow the next option as its file name
+        with self.assertRaises(ridgeline.Error) as e:
+            ridgeline.profile(layer=LINEAR, input=(8, 64), svg=True, no_verify=True)
+        self.assertIn("svg= of ridgeline profile takes a value, not True", str(e.exception))
+
+    def test_bytes_and_dicts_are_named_as_given_not_by_their_temporary_file(self):
+        with self.assertRaises(ridgeline.Error) as e:
+            ridgeline.summary(onnx=b"")
+        self.assertTrue(str(e.exception).startswith("the onnx= bytes: the file is empty"), str(e.exception))
+
+    def test_a_nul_character_is_refused_not_cut_short(self):
+        with self.assertRaises(ridgeline.Error) as e:
+            ridgeline.summary(model="resnet18\0garbage")
+        self.assertIn("NUL", str(e.exception))
+
+    def test_errors_cross_processes(self):
+        import pickle
+
+        e = pickle.loads(pickle.dumps(ridgeline.Error("m", 2)))
+        self.assertEqual((str(e), e.exit_code), ("m", 2))
+
+    def test_help_and_version_come_back_as_text(self):
+        self.assertTrue(ridgeline.run("--version").startswith("ridgeline "))
+        self.assertIn("Usage: ridgeline summary", ridgeline.run("summary", "--help"))
+
     def test_format_is_not_an_option_here(self):
         with self.assertRaises(ridgeline.Error) as e:
             ridgeline.summary(model="resnet18", format="csv")
-        self.assertIn("leave format= out", str(e.exception))
+        self.assertIn("format= is not taken by ridgeline.summary", str(e.exception))
 
 
 INTERRUPTED = r"""
@@ -189,6 +215,7 @@ class FromTorch(unittest.TestCase):
         self.assertEqual([l["params"] for l in by_op["conv2d"]], [224])
         self.assertEqual([l["macs"] for l in by_op["linear"]], [40960])
         self.assertEqual(r["totals"]["params"], 224 + 20490)
+        self.assertEqual(r["model"], "Sequential")  # the module's class names the model
         # every layer that does work is measured and matches the reference (Flatten is a view: no work, no check)
         for op in ("conv2d", "relu", "linear"):
             for layer in by_op[op]:

@@ -184,6 +184,8 @@ struct profile_options {
     std::shared_ptr<const backend_api::graph_data> weights;
     /// The device's ceilings: when given, every measured layer gets a roofline verdict.
     std::optional<backend_api::ceilings> ceilings;
+    /// Without ceilings: why (not asked for, the backend has none, disturbed); the report says it beside the table.
+    std::string no_ceilings_reason;
     std::function<void(const progress_event&)> on_progress;
     const std::atomic<bool>* stop = nullptr;
 };
@@ -222,6 +224,7 @@ struct profile_result {
     bool complete = true;
     std::vector<std::string> not_measured;
     std::optional<backend_api::ceilings> ceilings;
+    std::string no_ceilings_reason;  // profile_options::no_ceilings_reason, where ceilings is empty
     /// When a layer beat its memory roof by more than the tolerance (hot cache), the sweep points behind that
     /// roof were measured again right after the layers (a shared host's cache bandwidth drifts by 10-20% from one
     /// minute to the next, and a roof measured in a slow minute is not the machine's): each raised point is
