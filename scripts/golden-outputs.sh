@@ -34,7 +34,7 @@ run() {
     echo "exit $rc" > "$work/out/$name.exit"
 }
 
-models=$(ridgeline models | awk 'NR > 2 && NF { print $1 }')
+models=$(ridgeline models --wide | awk 'NR > 2 && NF { print $1 }')  # --wide: one line per model
 for m in $models; do
     for f in table json csv; do run "summary.model.$m.$f" summary --model "$m" --format "$f"; done
     run "export.model.$m" export --model "$m"

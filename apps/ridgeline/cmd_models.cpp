@@ -38,13 +38,13 @@ struct models_command {
         t.add_column("default input", al::left);
         t.add_column("params", al::right);
         t.add_column("MACs", al::right);
-        t.add_column("description", al::left);
-        t.add_column("source", al::left);
+        t.add_column("source", al::left, {0, true, false});  // elided in its middle where the row is too wide
+        t.add_column("description", al::left, {0, false, true});  // the sentence wraps to fit 120 columns
         for (const auto& e : core::zoo_models()) {
             const auto a = core::analyze(core::build_zoo_model(e.name), core::dtype::fp32);
             t.add_row({e.name, e.default_input.to_string() + (e.token_input ? " (token ids)" : ""),
                        report::with_commas(a.totals.params), report::si(static_cast<double>(a.totals.macs)),
-                       e.description, e.source});
+                       e.source, e.description});
         }
         out.emit(t.render());
         return 0;
