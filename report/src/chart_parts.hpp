@@ -61,7 +61,11 @@ public:
         }
     }
     static box text_box(double x, double y, const std::string& text, double font, const std::string& anchor) {
-        const double w = 0.6 * font * static_cast<double>(text.size());
+        // 0.6 em a character, the average advance of a sans-serif font; capitals and digits are wider (DejaVu Sans:
+        // "DRAM" is 0.72 em a letter, which the average put under its real box beside "L3")
+        double em = 0;
+        for (unsigned char ch : text) em += (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ? 0.75 : 0.6;
+        const double w = font * em;
         const double x0 = anchor == "end" ? x - w : anchor == "middle" ? x - w / 2 : x;
         return {x0 - 1, y - font, x0 + w + 1, y + 0.3 * font};
     }

@@ -76,7 +76,8 @@ TEST(Advice, AnActivationRightAfterAConvIsAPostOpUnlessTheConvHasAnotherReader) 
         r.layers.back().roofline = verdict(core::bound_class::memory, 0.9);
         r.sum_of_layers_ms += 1.0;
     }
-    const report::advice* post = find(report::advise(r), "post_op");
+    const auto advised = report::advise(r);  // kept: find() points into it
+    const report::advice* post = find(advised, "post_op");
     ASSERT_NE(post, nullptr);
     EXPECT_EQ(post->layers, std::vector<std::string>{"act"});
     // a disturbed activation is no evidence
