@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string_view>
 
 #include "ridgeline/report/format.hpp"
 #include "ridgeline/report/profile.hpp"
@@ -74,18 +75,21 @@ void fusion_rules(const profiler::profile_result& r, std::vector<advice>& out) {
     }
     const double sum = r.sum_of_layers_ms;
     auto share = [&](double ms) { return time_ms(ms) + (sum > 0 ? ", " + pct(ms / sum) + " of the layers' time" : ""); };
+    // "20 batch norms (bn1, ... and 17 more) follow"
+    auto follow = [](const advice& a, std::string_view noun) {
+        return counted(static_cast<std::int64_t>(a.layers.size()), noun) + " (" + some_of(a.layers) +
+               (a.layers.size() == 1 ? ") follows" : ") follow");
+    };
     if (!fold.layers.empty()) {
-        fold.text = counted(static_cast<std::int64_t>(fold.layers.size()), "batch norm") + " (" + some_of(fold.layers) +
-                    (fold.layers.size() == 1 ? ") follows" : ") follow") +
-                    " a convolution that nothing else reads: a deployment engine (ONNX Runtime, TensorRT, "
-                    "oneDNN's graph API) folds them into its weights, and their " + share(fold.time_ms) + ", with them";
+        fold.text = follow(fold, "batch norm") +
+                    " a convolution that nothing else reads: a deployment engine (ONNX Runtime, TensorRT, oneDNN's "
+                    "graph API) folds them into its weights, and their " + share(fold.time_ms) + ", with them";
         out.push_back(fold);
     }
     if (!post.layers.empty()) {
-        post.text = counted(static_cast<std::int64_t>(post.layers.size()), "activation") + " (" + some_of(post.layers) +
-                    (post.layers.size() == 1 ? ") follows" : ") follow") +
-                    " a convolution or linear layer that nothing else reads: run as its post-op (oneDNN, cuDNN, "
-                    "a cuBLASLt epilogue) their passes over memory, " + share(post.time_ms) + ", go";
+        post.text = follow(post, "activation") +
+                    " a convolution or linear layer that nothing else reads: run as its post-op (oneDNN, cuDNN, a "
+                    "cuBLASLt epilogue) their passes over memory, " + share(post.time_ms) + ", go";
         out.push_back(post);
     }
 }
