@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 
+#include "ridgeline/core/fusion.hpp"
 #include "ridgeline/core/file.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/zoo.hpp"
@@ -193,6 +194,17 @@ void model_options::add_to(CLI::App& cmd) {
 }
 
 core::dtype model_options::data_type() const { return core::parse_dtype(dtype); }
+
+void model_options::add_fuse_to(CLI::App& cmd) {
+    cmd.add_flag("--fuse", fuse,
+                 "The model as a deployment engine runs it: batch norms folded into the convolution before them, bias, "
+                 "activations and residual adds as the producer's post-ops; each group one row (docs/conventions.md)");
+}
+
+core::model_analysis model_options::analyze(const core::model& m, std::optional<core::dtype> dt) const {
+    core::model_analysis a = core::analyze(m, dt ? *dt : data_type());
+    return fuse ? core::fuse(a) : a;
+}
 
 std::string model_options::source() const {
     if (!model.empty()) return "zoo:" + model;

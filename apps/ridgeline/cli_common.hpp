@@ -57,8 +57,13 @@ struct model_options {
     std::vector<std::string> inputs;
     std::optional<std::int64_t> batch;
     std::string dtype = "fp32";
+    bool fuse = false;  // --fuse: the model as a deployment engine runs it (core/fusion.hpp)
 
     void add_to(CLI::App& cmd);
+    /// --fuse, for the commands that take it (summary, profile, predict).
+    void add_fuse_to(CLI::App& cmd);
+    /// The model analysed in `dt` (data_type() by default), rewritten by core::fuse under --fuse.
+    [[nodiscard]] core::model_analysis analyze(const core::model& m, std::optional<core::dtype> dt = std::nullopt) const;
     /// Builds the model; throws usage_error for option mistakes and core::error for bad models and files.
     [[nodiscard]] built_model build() const;
     /// Whether the model is a transformer that takes --phase (a built-in transformer or --hf-config).

@@ -48,7 +48,7 @@ struct predict_command {
         if (named && !j.source.empty() && j.source != ours)
             throw core::error("predict: \"" + from + "\" profiles " + j.source + ", not " + ours);
         const built_model m = model.build();
-        const core::model_analysis a = core::analyze(m.model, core::parse_dtype(dtype));
+        const core::model_analysis a = model.analyze(m.model, core::parse_dtype(dtype));
         std::map<std::string, const core::layer_analysis*> by_name;
         for (const auto& l : a.layers) by_name[l.layer.name] = &l;
         const std::string what = model.source();
@@ -138,6 +138,7 @@ void register_predict(CLI::App& cli, runner_list& runners) {
     sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page: the chart beside the prediction")
         ->check(file_name());
     cmd->model.add_to(*sub);
+    cmd->model.add_fuse_to(*sub);
     cmd->sub_ = sub;
     cmd->out.add_to(*sub, {"table", "json"});
     runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });

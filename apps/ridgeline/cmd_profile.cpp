@@ -195,7 +195,7 @@ struct profile_command {
         for (const std::string* path : {&out.output, &svg_path, &html_path, &trace_path})
             if (!path->empty()) core::check_output_path(*path);  // fail now, not after minutes of measuring
         const built_model m = model.build();
-        const core::model_analysis a = core::analyze(m.model, model.data_type());
+        const core::model_analysis a = model.analyze(m.model);
         auto sel = profiler::select_backend(device, threads);
         if (!sel.notice.empty() && !out.quiet) spdlog::info("{}", sel.notice);
         // other work on the machine is measured per sample (docs/timing.md): the thread count stays what the user
@@ -306,6 +306,7 @@ void register_profile(CLI::App& cli, runner_list& runners) {
     CLI::App* sub = cli.add_subcommand("profile", "Time every layer on a device, verified against the reference");
     cmd->sub_ = sub;
     cmd->model.add_to(*sub);
+    cmd->model.add_fuse_to(*sub);
     sub->add_option("--device,-d", cmd->device, "auto (the best available), cpu, cpu-ref, cuda, cuda:N");
     sub->add_option("--threads,-t", cmd->threads, "CPU threads (default: every CPU this process may use)")
         ->check(integer_range(0, 4096));

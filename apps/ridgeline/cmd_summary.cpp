@@ -17,7 +17,7 @@ struct summary_command {
 
     int run() const {
         const built_model m = model.build();
-        const core::model_analysis a = core::analyze(m.model, model.data_type());
+        const core::model_analysis a = model.analyze(m.model);
         report::run_info info{command_line(), model.source(), m.skipped, m.folded};
         info.warnings = m.warnings;  // --shapes-only: the counts are exact, say so anyway
         for (const auto& w : m.warnings) spdlog::warn("{}", w);  // warnings reach stderr under --quiet too
@@ -37,6 +37,7 @@ void register_summary(CLI::App& cli, runner_list& runners) {
     auto cmd = std::make_shared<summary_command>();
     CLI::App* sub = cli.add_subcommand("summary", "Parameters, MACs, FLOPs, bytes and arithmetic intensity per layer");
     cmd->model.add_to(*sub);
+    cmd->model.add_fuse_to(*sub);
     cmd->out.add_to(*sub);
     sub->footer(
         "Examples:\n"

@@ -124,7 +124,7 @@ struct sweep_command {
         mo.per_layer = false;
         const auto r = profiler::profile_model(a, b, mo);
         profiler::layer_profile p;
-        p.analysis = core::layer_analysis{{}, {}, {}, a.totals};
+        p.analysis = core::layer_analysis{{}, {}, {}, a.totals, {}};
         p.analysis.layer.name = a.model_name;
         p.state = r.end_to_end ? profiler::run_state::measured : r.end_to_end_state;
         p.reason = r.end_to_end_reason;
@@ -291,7 +291,7 @@ struct sweep_command {
                 std::vector<double> judged;
                 for (const auto& p : pts)
                     if (p.profile.roofline)
-                        judged.push_back(profiler::roofs_for(core::layer_analysis{{}, {}, {}, p.cost()}, dt, *ceil, cache).bandwidth_gbs);
+                        judged.push_back(profiler::roofs_for(core::layer_analysis{{}, {}, {}, p.cost(), {}}, dt, *ceil, cache).bandwidth_gbs);
                 roof.caches = report::cache_roofs(*ceil, judged);
                 c.roofs.push_back(roof);
             }

@@ -108,6 +108,57 @@ std::int64_t fan_in(const core::shape& s) {
     return f;
 }
 
+/// The parameters of layer `l` into `d` (random, or `given`'s where it has them): see make_graph_data.
+void add_params(graph_data& d, const core::layer& l, core::dtype dt, std::uint64_t seed, const graph_data* given) {
+    const auto params = core::parameters_of(l.op);
+    std::int64_t weight_fan_in = 1;
+    for (const auto& p : params)
+        if (p.name == "weight") weight_fan_in = fan_in(p.dims);
+    for (const auto& p : params) {
+        const std::string key = param_key(l, p.name);
+        if (d.tensors.count(key)) continue;  // tied: generated once
+        if (given) {
+            auto it = given->tensors.find(key);
+            if (it != given->tensors.end()) {
+                if (it->second.data.size() != static_cast<std::size_t>(p.dims.numel()))
+                    throw core::error(core::where(l) + ": given " + p.name + " \"" + key + "\" has " +
+                                      std::to_string(it->second.data.size()) + " values, expected " +
+                                      std::to_string(p.dims.numel()));
+                host_tensor t{p.dims, it->second.data};
+                round_to(t.data, dt);
+                d.tensors.emplace(key, std::move(t));
+                continue;
+            }
+        }
+        if (const auto* e = std::get_if<core::embedding>(&l.op); e && p.name == "indices") {
+            // the ids an embedding holds: valid rows of its table
+            std::mt19937_64 rng(mix(seed, key));
+            std::uniform_int_distribution<std::int64_t> dist(0, e->num_embeddings - 1);
+            host_tensor t{p.dims, std::vector<float>(static_cast<std::size_t>(p.dims.numel()))};
+            for (auto& x : t.data) x = static_cast<float>(dist(rng));
+            d.tensors.emplace(key, std::move(t));
+            continue;
+        }
+        const bool norm = std::holds_alternative<core::batch_norm2d>(l.op) ||
+                          std::holds_alternative<core::layer_norm>(l.op);
+        float lo = -1.0f, hi = 1.0f;
+        if (norm && (p.name == "weight" || p.name == "running_var")) {
+            lo = 0.5f;
+            hi = 1.5f;
+        } else if (norm) {
+            lo = -0.5f;
+            hi = 0.5f;
+        } else if (!std::holds_alternative<core::embedding>(l.op)) {
+            const float bound = 1.0f / std::sqrt(static_cast<float>(std::max<std::int64_t>(1, weight_fan_in)));
+            lo = -bound;
+            hi = bound;
+        }
+        host_tensor t{p.dims, uniform(p.dims.numel(), lo, hi, mix(seed, key))};
+        round_to(t.data, dt);
+        d.tensors.emplace(key, std::move(t));
+    }
+}
+
 }  // namespace
 
 graph_data make_graph_data(const core::model_analysis& graph, core::dtype dt, std::uint64_t seed,
@@ -135,56 +186,8 @@ graph_data make_graph_data(const core::model_analysis& graph, core::dtype dt, st
         }
         d.tensors.emplace(in.name, std::move(t));
     }
-    for (const auto& la : graph.layers) {
-        const core::layer& l = la.layer;
-        const auto params = core::parameters_of(l.op);
-        std::int64_t weight_fan_in = 1;
-        for (const auto& p : params)
-            if (p.name == "weight") weight_fan_in = fan_in(p.dims);
-        for (const auto& p : params) {
-            const std::string key = param_key(l, p.name);
-            if (d.tensors.count(key)) continue;  // tied: generated once
-            if (given) {
-                auto it = given->tensors.find(key);
-                if (it != given->tensors.end()) {
-                    if (it->second.data.size() != static_cast<std::size_t>(p.dims.numel()))
-                        throw core::error(core::where(l) + ": given " + p.name + " \"" + key + "\" has " +
-                                          std::to_string(it->second.data.size()) + " values, expected " +
-                                          std::to_string(p.dims.numel()));
-                    host_tensor t{p.dims, it->second.data};
-                    round_to(t.data, dt);
-                    d.tensors.emplace(key, std::move(t));
-                    continue;
-                }
-            }
-            if (const auto* e = std::get_if<core::embedding>(&l.op); e && p.name == "indices") {
-                // the ids an embedding holds: valid rows of its table
-                std::mt19937_64 rng(mix(seed, key));
-                std::uniform_int_distribution<std::int64_t> dist(0, e->num_embeddings - 1);
-                host_tensor t{p.dims, std::vector<float>(static_cast<std::size_t>(p.dims.numel()))};
-                for (auto& x : t.data) x = static_cast<float>(dist(rng));
-                d.tensors.emplace(key, std::move(t));
-                continue;
-            }
-            const bool norm = std::holds_alternative<core::batch_norm2d>(l.op) ||
-                              std::holds_alternative<core::layer_norm>(l.op);
-            float lo = -1.0f, hi = 1.0f;
-            if (norm && (p.name == "weight" || p.name == "running_var")) {
-                lo = 0.5f;
-                hi = 1.5f;
-            } else if (norm) {
-                lo = -0.5f;
-                hi = 0.5f;
-            } else if (!std::holds_alternative<core::embedding>(l.op)) {
-                const float bound = 1.0f / std::sqrt(static_cast<float>(std::max<std::int64_t>(1, weight_fan_in)));
-                lo = -bound;
-                hi = bound;
-            }
-            host_tensor t{p.dims, uniform(p.dims.numel(), lo, hi, mix(seed, key))};
-            round_to(t.data, dt);
-            d.tensors.emplace(key, std::move(t));
-        }
-    }
+    for (const auto& row : graph.layers)
+        for (const core::layer_analysis* la : core::work_layers(row)) add_params(d, la->layer, dt, seed, given);
     return d;
 }
 

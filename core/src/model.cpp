@@ -122,8 +122,16 @@ model single_layer_model(const op& o, const std::vector<shape>& inputs, const st
     return b.build();
 }
 
+std::vector<const layer_analysis*> work_layers(const layer_analysis& la) {
+    if (la.fused.empty()) return {&la};
+    std::vector<const layer_analysis*> members;
+    for (const auto& m : la.fused) members.push_back(&m);
+    return members;
+}
+
 std::string layer_signature(const layer_analysis& l, dtype dt) {
     std::string s = to_string(l.layer.op);
+    for (std::size_t i = 1; i < l.fused.size(); ++i) s += "+" + to_string(l.fused[i].layer.op);
     for (const shape& in : l.input_shapes) s += "|" + in.to_string();
     return s + "|" + std::string(to_string(dt));
 }
@@ -224,7 +232,7 @@ model_analysis analyze(const model& m, dtype dt) {
         }
         tensors.emplace(l.name, out);
         a.totals += c;
-        a.layers.push_back({l, std::move(in), std::move(out), c});
+        a.layers.push_back({l, std::move(in), std::move(out), c, {}});
     }
     a.totals.params = 0;
     a.totals.buffers = 0;

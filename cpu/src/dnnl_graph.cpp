@@ -26,8 +26,15 @@ void dnnl_graph::build(const core::model_analysis& graph, const backend_api::gra
         slots_[in.name] = s;
     }
     step_layer_.assign(steps_.size(), no_layer);
+    outputs_ = graph.outputs;
+    for (std::size_t i = 0; i < graph.layers.size(); ++i) {
+        for (const auto& t : graph.layers[i].layer.inputs) last_reader_[t] = i;
+        if (core::is_view(graph.layers[i].layer.op) && !graph.layers[i].layer.inputs.empty())
+            viewed_.insert(graph.layers[i].layer.inputs[0]);
+    }
     for (std::size_t i = 0; i < graph.layers.size(); ++i) {
         const auto& la = graph.layers[i];
+        current_layer_ = i;
         try {
             add_layer(la);
         } catch (const dnnl::error& e) {
@@ -35,7 +42,6 @@ void dnnl_graph::build(const core::model_analysis& graph, const backend_api::gra
         }
         step_layer_.resize(steps_.size(), i);  // the steps this layer added are its work
     }
-    outputs_ = graph.outputs;
     for (const auto& o : graph.outputs) {
         output_shapes_.push_back(find_shape(graph, o));
         // an output that is a view aliases another buffer (maybe a model input), and a held tensor (parameter) is
@@ -107,6 +113,10 @@ void dnnl_graph::poison_outputs() {
                 std::memset(p, 0xff, n);
         }
     }
+    // a sum post-op's output that starts from a model input: the input again, not NaN (the producer writes every
+    // element, and the run adds to what the buffer holds)
+    for (auto& [dst, addend] : addends_) dnnl::reorder(addend, dst).execute(stream_, addend, dst);
+    stream_.wait();
 }
 
 std::vector<backend_api::host_tensor> dnnl_graph::outputs() {
@@ -152,7 +162,9 @@ memory dnnl_graph::upload(const backend_api::host_tensor& host, const memory::de
 
 memory dnnl_graph::upload_param(const core::layer& l, const std::string& param, const memory::desc& md,
                                 const std::optional<dims>& host_dims) {
-    const auto& host = data_->tensors.at(backend_api::param_key(l, param));
+    const std::string key = backend_api::param_key(l, param);
+    const auto folded = folded_.find(key);
+    const auto& host = folded != folded_.end() ? folded->second : data_->tensors.at(key);
     if (host_dims) {
         // the host tensor viewed with other dims (same element order)
         backend_api::host_tensor view{core::shape(std::vector<std::int64_t>(host_dims->begin(), host_dims->end())),
@@ -214,10 +226,12 @@ void dnnl_graph::set_output(const std::string& name, memory m, bool strided, boo
 dnnl::primitive_attr dnnl_graph::attr() const {
     dnnl::primitive_attr a;
     a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (post_ops_pending_) a.set_post_ops(post_ops_);
     return a;
 }
 
 void dnnl_graph::add_layer(const core::layer_analysis& la) {
+    if (!la.fused.empty()) return add_fused(la);
     std::visit([&](const auto& op) { add(la, op); }, la.layer.op);
 }
 
@@ -238,7 +252,7 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::linear& op) {
     dnnl::inner_product_forward::primitive_desc pd(d, attr(), engine_);
     record(pd);
     memory w = upload_param(la.layer, "weight", pd.weights_desc());
-    memory dst(dst_md, engine_);
+    memory dst = producer_dst(dst_md);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
     if (op.bias) args[DNNL_ARG_BIAS] = upload_param(la.layer, "bias", pd.bias_desc());
@@ -288,7 +302,7 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::matmul&) {
     if (!pd) pd = try_make(dense(la.layer.inputs[0]), dense(la.layer.inputs[1]));
     if (!pd) throw backend_api::unsupported(core::where(la.layer) + ": oneDNN matmul declined these shapes");
     record(*pd);
-    memory dst(dst_md, engine_);
+    memory dst = producer_dst(dst_md);
     steps_.push_back({dnnl::matmul(*pd),
                       {{DNNL_ARG_SRC, pending_a_},
                        {DNNL_ARG_WEIGHTS, pending_b_},
@@ -393,7 +407,7 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::conv2d& op) {
     record(pd);
     const memory src = to_layout_dense_first(la.layer.inputs[0], pd.src_desc());
     memory w = upload_param(la.layer, "weight", pd.weights_desc(), w_dims);
-    memory dst(pd.dst_desc(), engine_);
+    memory dst = producer_dst(pd.dst_desc());
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
     if (op.bias) args[DNNL_ARG_BIAS] = upload_param(la.layer, "bias", pd.bias_desc());

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -22,6 +23,17 @@
 #include "ridgeline/backend_api/backend.hpp"
 
 namespace ridgeline::cpu::dnnl_detail {
+
+/// An eltwise primitive's algorithm and parameters.
+struct eltwise_spec {
+    dnnl::algorithm alg;
+    float alpha = 0;
+    float beta = 0;
+};
+
+/// oneDNN's eltwise for the activations a group runs as post-ops (core::is_fusable_activation); throws
+/// backend_api::unsupported for any other op.
+eltwise_spec activation_eltwise(const core::op& o);
 
 /// A tensor of the graph.
 struct slot {
@@ -86,6 +98,7 @@ private:
 
     // ------------------------------------------------------------ elementwise
     void eltwise(const core::layer_analysis& la, dnnl::algorithm alg, float alpha, float beta);
+    void activation(const core::layer_analysis& la);
     void add(const core::layer_analysis& la, const core::relu&);
     void add(const core::layer_analysis& la, const core::relu6&);
     void add(const core::layer_analysis& la, const core::gelu& op);
@@ -145,6 +158,28 @@ private:
     void add(const core::layer_analysis& la, const core::rotary& op);
     void add(const core::layer_analysis& la, const core::attention& op);
     void add(const core::layer_analysis& la, const core::kv_cache& op);
+
+    // ------------------------------------------------------------ fused groups (dnnl_graph_fused.cpp)
+    /// A group (core/fusion.hpp) as its producer's primitive: a folded batch norm in its weights and bias, the sum
+    /// and activations as post-ops.
+    void add_fused(const core::layer_analysis& la);
+    void fold_batch_norm(const core::layer& conv_layer, const core::conv2d& conv, const core::layer& bn_layer,
+                         const core::batch_norm2d& bn);
+    /// The producer's output buffer for descriptor `md`; with a sum post-op pending, one that holds the addend when
+    /// the producer runs: the addend's own buffer where nothing reads it later, else a copy (a step before the
+    /// producer; made once for a model input, and restored by poison_outputs).
+    memory producer_dst(const memory::desc& md);
+    /// Whether the layer being added is the last to read tensor `name`, which is no output and has no view.
+    [[nodiscard]] bool dead_after(const std::string& name) const;
+    dnnl::post_ops post_ops_;
+    bool post_ops_pending_ = false;
+    std::string sum_operand_;
+    std::vector<std::string> producer_inputs_;  // what the group's producer reads (never written in place)
+    std::map<std::string, backend_api::host_tensor> folded_;  // weights and bias with a batch norm folded in, by key
+    std::vector<std::pair<memory, memory>> addends_;  // (a producer's output, the model input it starts from)
+    std::map<std::string, std::size_t> last_reader_;  // tensor -> the last layer (index) reading it
+    std::set<std::string> viewed_;                    // tensors a view layer aliases
+    std::size_t current_layer_ = 0;
 
     dnnl::engine& engine_;
     dnnl::stream& stream_;

@@ -23,29 +23,31 @@ void dnnl_graph::eltwise(const core::layer_analysis& la, dnnl::algorithm alg, fl
     set_output(la.layer.name, dst);
 }
 
-void dnnl_graph::add(const core::layer_analysis& la, const core::relu&) {
-    eltwise(la, dnnl::algorithm::eltwise_relu, 0, 0);
+eltwise_spec activation_eltwise(const core::op& o) {
+    using alg = dnnl::algorithm;
+    if (std::holds_alternative<core::relu>(o)) return {alg::eltwise_relu, 0, 0};
+    if (std::holds_alternative<core::relu6>(o)) return {alg::eltwise_clip_v2, 0, 6};
+    if (const auto* g = std::get_if<core::gelu>(&o))
+        return {g->tanh_approximation ? alg::eltwise_gelu_tanh : alg::eltwise_gelu_erf, 0, 0};
+    if (std::holds_alternative<core::tanh_op>(o)) return {alg::eltwise_tanh, 0, 0};
+    if (std::holds_alternative<core::sigmoid>(o)) return {alg::eltwise_logistic, 0, 0};
+    if (std::holds_alternative<core::hardswish>(o)) return {alg::eltwise_hardswish, 0, 0};  // x * min(max(x + 3, 0), 6) / 6
+    if (std::holds_alternative<core::silu>(o)) return {alg::eltwise_swish, 1.0f, 0};  // x * sigmoid(alpha * x)
+    throw backend_api::unsupported(std::string(core::kind_of(o)) + " is not an activation oneDNN runs as an eltwise");
 }
 
-void dnnl_graph::add(const core::layer_analysis& la, const core::relu6&) {
-    eltwise(la, dnnl::algorithm::eltwise_clip_v2, 0, 6);
+void dnnl_graph::activation(const core::layer_analysis& la) {
+    const eltwise_spec e = activation_eltwise(la.layer.op);
+    eltwise(la, e.alg, e.alpha, e.beta);
 }
 
-void dnnl_graph::add(const core::layer_analysis& la, const core::gelu& op) {
-    eltwise(la, op.tanh_approximation ? dnnl::algorithm::eltwise_gelu_tanh : dnnl::algorithm::eltwise_gelu_erf, 0, 0);
-}
-
-void dnnl_graph::add(const core::layer_analysis& la, const core::tanh_op&) {
-    eltwise(la, dnnl::algorithm::eltwise_tanh, 0, 0);
-}
-
-void dnnl_graph::add(const core::layer_analysis& la, const core::sigmoid&) {
-    eltwise(la, dnnl::algorithm::eltwise_logistic, 0, 0);
-}
-
-void dnnl_graph::add(const core::layer_analysis& la, const core::hardswish&) {
-    eltwise(la, dnnl::algorithm::eltwise_hardswish, 0, 0);  // oneDNN: x * min(max(x + 3, 0), 6) / 6
-}
+void dnnl_graph::add(const core::layer_analysis& la, const core::relu&) { activation(la); }
+void dnnl_graph::add(const core::layer_analysis& la, const core::relu6&) { activation(la); }
+void dnnl_graph::add(const core::layer_analysis& la, const core::gelu&) { activation(la); }
+void dnnl_graph::add(const core::layer_analysis& la, const core::tanh_op&) { activation(la); }
+void dnnl_graph::add(const core::layer_analysis& la, const core::sigmoid&) { activation(la); }
+void dnnl_graph::add(const core::layer_analysis& la, const core::hardswish&) { activation(la); }
+void dnnl_graph::add(const core::layer_analysis& la, const core::silu&) { activation(la); }
 
 void dnnl_graph::add(const core::layer_analysis& la, const core::hardsigmoid&) {
     // oneDNN 2.6 has no hardsigmoid (2.7 adds one): x / 6 + 0.5 (eltwise_linear), then clamp to [0, 1]
@@ -60,10 +62,6 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::hardsigmoid&) {
     steps_.push_back({dnnl::eltwise_forward(pd),
                       {{DNNL_ARG_SRC, y}, {DNNL_ARG_DST, y}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}},
                       {}});
-}
-
-void dnnl_graph::add(const core::layer_analysis& la, const core::silu&) {
-    eltwise(la, dnnl::algorithm::eltwise_swish, 1.0f, 0);  // oneDNN: x * sigmoid(alpha * x)
 }
 
 void dnnl_graph::add(const core::layer_analysis& la, const core::scale& op) {

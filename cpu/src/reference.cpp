@@ -671,24 +671,4 @@ backend_api::host_tensor reference_forward(const core::layer& l, const std::vect
     return std::visit([&io](const auto& op) { return forward(op, io); }, l.op);
 }
 
-std::vector<backend_api::host_tensor> reference_graph_outputs(const core::model_analysis& graph,
-                                                           const backend_api::graph_data& data) {
-    std::map<std::string, backend_api::host_tensor> values;  // every layer's output by name
-    auto lookup = [&](const std::string& name) -> const backend_api::host_tensor* {
-        const auto it = values.find(name);
-        return it != values.end() ? &it->second : &data.tensors.at(name);
-    };
-    for (const auto& la : graph.layers) {
-        std::vector<const backend_api::host_tensor*> inputs;
-        for (const auto& t : la.layer.inputs) inputs.push_back(lookup(t));
-        std::map<std::string, const backend_api::host_tensor*> params;
-        for (const auto& p : core::parameters_of(la.layer.op))
-            params[p.name] = &data.tensors.at(backend_api::param_key(la.layer, p.name));
-        values[la.layer.name] = reference_forward(la.layer, inputs, params, la.output_shape);
-    }
-    std::vector<backend_api::host_tensor> out;
-    for (const auto& o : graph.outputs) out.push_back(*lookup(o));
-    return out;
-}
-
 }  // namespace ridgeline::cpu

@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 
+#include "ridgeline/core/fusion.hpp"
 #include "ridgeline/report/format.hpp"
 
 namespace ridgeline::report {
@@ -92,7 +93,7 @@ void add_profile(chart& c, const profiler::profile_result& r, const std::string&
         const auto& cost = p.analysis.cost;
         if (cost.executed_flops() <= 0 || cost.bytes <= 0) continue;  // no point on a FLOP/s chart
         if (shown_rates(p).hidden) continue;  // mistrusted or disturbed: no rate to plot
-        c.points.push_back({p.analysis.layer.name,
+        c.points.push_back({core::group_label(p.analysis),
                             static_cast<double>(cost.executed_flops()) / static_cast<double>(cost.bytes),
                             p.achieved_gflops(), p.time->stats.median,
                             p.roofline ? std::optional(p.roofline->bound) : std::nullopt, s});
@@ -495,7 +496,7 @@ std::string profile_table_html(const profiler::profile_result& r) {
                                   : p.time->disturbed ? std::string(to_string(core::bound_class::disturbed))
                                                       : std::string();
         const layer_rates shown = shown_rates(p);
-        o << "<tr><td>" << xml_escape(p.analysis.layer.name) << "</td><td class=\"op\">" << core::kind_of(p.analysis.layer.op)
+        o << "<tr><td>" << xml_escape(core::group_label(p.analysis)) << "</td><td class=\"op\">" << core::kind_of(p.analysis.layer.op)
           << "</td><td>" << time_ms(p.time->stats.median) << "</td><td>" << xml_escape(ci_text(*p.time)) << "</td><td>"
           << (shown.hidden ? "?" : fixed(shown.gflops, 2))
           << "</td><td>" << (shown.hidden ? "?" : fixed(shown.gbs, 2)) << "</td><td>" << (ai ? fixed(*ai, 2) : "-")

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "ridgeline/core/fusion.hpp"
 #include "ridgeline/config.hpp"
 #include "ridgeline/report/ceilings.hpp"
 #include "ridgeline/report/format.hpp"
@@ -108,7 +109,7 @@ std::vector<std::string> profile_warnings(const profiler::profile_result& r) {
                       [](auto* a, auto* b) { return a->time->stats.median > b->time->stats.median; });
             std::vector<std::string> names;
             for (std::size_t i = 0; i < timed.size() && i < 3; ++i)
-                names.push_back(timed[i]->analysis.layer.name + " " + time_ms(timed[i]->time->stats.median) + " (" +
+                names.push_back(core::group_label(timed[i]->analysis) + " " + time_ms(timed[i]->time->stats.median) + " (" +
                                 fixed(100.0 * timed[i]->time->stolen_fraction, 1) + "% stolen, " +
                                 std::to_string(timed[i]->time->disturbed_samples) + " disturbed samples)");
             w.push_back("the sum of the layer medians (" + time_ms(r.sum_of_layers_ms) + ") is " + fixed(ratio, 1) +
@@ -368,7 +369,7 @@ text_table layer_table(const profiler::profile_result& r, const view_options& vi
         const auto& p = r.layers[order[k]];
         const auto& c = p.analysis.cost;
         auto ai = c.arithmetic_intensity();
-        std::vector<std::string> row{p.analysis.layer.name,
+        std::vector<std::string> row{core::group_label(p.analysis),
                                      std::string(core::kind_of(p.analysis.layer.op)),
                                      p.analysis.output_shape.to_string(),
                                      with_commas(c.params) + (p.analysis.layer.tied.empty() ? "" : "^"),
@@ -699,7 +700,7 @@ std::string profile_csv(const profiler::profile_result& r, const view_options& v
         std::string inputs;
         for (const auto& i : l.layer.inputs) inputs += (inputs.empty() ? "" : ";") + i;
         auto ai = l.cost.arithmetic_intensity();
-        out << csv_field(l.layer.name) << ',' << core::kind_of(l.layer.op) << ',' << csv_field(core::to_string(l.layer.op))
+        out << csv_field(core::group_label(l)) << ',' << core::kind_of(l.layer.op) << ',' << csv_field(core::to_string(l.layer.op))
             << ',' << csv_field(inputs) << ',' << shapes_text(l.input_shapes) << ',' << l.output_shape.to_string() << ','
             << l.cost.params << ',' << l.cost.buffers << ',' << l.cost.macs << ',' << l.cost.flops << ',' << l.cost.bytes
             << ',' << (ai ? shortest(*ai) : "") << ',' << to_string(p.state) << ',';

@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "ridgeline/core/fusion.hpp"
 #include "ridgeline/config.hpp"
 #include "ridgeline/report/format.hpp"
 
@@ -68,6 +69,21 @@ nlohmann::json layer_json(const core::layer_analysis& l) {
         {"arithmetic_intensity", intensity_json(l.cost)},
     };
     if (!l.layer.tied.empty()) j["tied"] = l.layer.tied;
+    if (!l.fused.empty()) {
+        nlohmann::json members = nlohmann::json::array();
+        for (std::size_t k = 0; k < l.fused.size(); ++k) {
+            const core::layer_analysis& m = l.fused[k];
+            members.push_back({{"name", m.layer.name},
+                               {"op", std::string(core::kind_of(m.layer.op))},
+                               {"layer", core::to_string(m.layer.op)},
+                               {"rule", k == 0 ? std::string("producer") : std::string(core::to_string(core::rule_of(l, k)))},
+                               {"macs", m.cost.macs},
+                               {"flops", m.cost.flops},
+                               {"bytes", m.cost.bytes}});
+        }
+        j["label"] = core::group_label(l);
+        j["fused"] = members;
+    }
     return j;
 }
 
@@ -77,7 +93,7 @@ nlohmann::json summary_json(const core::model_analysis& a, const run_info& info)
         inputs.push_back({{"name", in.name}, {"shape", shape_json(in.dims)}, {"dtype", in.indices ? "int64" : std::string(core::to_string(a.data_type))}});
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : a.layers) layers.push_back(layer_json(l));
-    return {
+    nlohmann::json j = {
         {"schema", "ridgeline.summary/1"},
         {"ridgeline_version", RIDGELINE_VERSION},
         {"model", a.model_name},
@@ -95,6 +111,8 @@ nlohmann::json summary_json(const core::model_analysis& a, const run_info& info)
         {"folded_nodes", skipped_nodes_json(info.folded_nodes)},
         {"warnings", info.warnings},
     };
+    if (const std::string f = core::describe_fusion(a); !f.empty()) j["fusion"] = f;
+    return j;
 }
 
 nlohmann::json skipped_nodes_json(const std::vector<skipped_node>& skipped) {
@@ -130,6 +148,7 @@ std::string folded_nodes_footer(const std::vector<skipped_node>& folded) {
 std::string model_heading(const core::model_analysis& a) {
     std::string s = "model " + a.model_name;
     if (a.run) s += " (" + core::describe(*a.run) + ")";
+    if (const std::string f = core::describe_fusion(a); !f.empty()) s += ", fused as a deployment runs it (" + f + ")";
     return s;
 }
 
@@ -174,7 +193,7 @@ std::string summary_table(const core::model_analysis& a, const std::vector<skipp
     std::vector<std::string> tied;  // layers whose parameters another layer holds too (counted once in the total)
     for (const auto& l : a.layers) {
         if (!l.layer.tied.empty()) tied.push_back(l.layer.name);
-        t.add_row({l.layer.name, std::string(core::kind_of(l.layer.op)), l.output_shape.to_string(),
+        t.add_row({core::group_label(l), std::string(core::kind_of(l.layer.op)), l.output_shape.to_string(),
                    with_commas(l.cost.params) + (l.layer.tied.empty() ? "" : "^"), si(static_cast<double>(l.cost.macs)),
                    si(static_cast<double>(l.cost.flops)), si(static_cast<double>(l.cost.bytes), "B"),
                    intensity(l.cost)});
@@ -210,7 +229,7 @@ std::string summary_csv(const core::model_analysis& a) {
         std::string inputs;
         for (const auto& i : l.layer.inputs) inputs += (inputs.empty() ? "" : ";") + i;
         auto ai = l.cost.arithmetic_intensity();
-        out << csv_field(l.layer.name) << ',' << core::kind_of(l.layer.op) << ',' << csv_field(core::to_string(l.layer.op))
+        out << csv_field(core::group_label(l)) << ',' << core::kind_of(l.layer.op) << ',' << csv_field(core::to_string(l.layer.op))
             << ',' << csv_field(inputs) << ',' << shapes_text(l.input_shapes) << ',' << l.output_shape.to_string() << ','
             << l.cost.params << ',' << l.cost.buffers << ',' << l.cost.macs << ',' << l.cost.flops << ','
             << l.cost.bytes << ',' << (ai ? shortest(*ai) : std::string()) << ',' << l.cost.executed_macs() << ','

@@ -10,6 +10,7 @@
 #include "ridgeline/config.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/file.hpp"
+#include "ridgeline/core/fusion.hpp"
 #include "ridgeline/report/profile.hpp"
 
 namespace ridgeline::report {
@@ -68,7 +69,7 @@ void add_pass(nlohmann::json& events, const profiler::profile_result& r, const p
         events.push_back({{"ph", "X"},
                           {"pid", pid},
                           {"tid", layers_tid},
-                          {"name", p.analysis.layer.name},
+                          {"name", core::group_label(p.analysis)},
                           {"cat", args["op"]},
                           {"ts", from_us},
                           {"dur", dur_us},

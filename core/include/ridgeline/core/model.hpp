@@ -83,13 +83,20 @@ private:
     std::string current_;
 };
 
-/// One layer after shape inference and costing.
+/// One layer after shape inference and costing; or a fused group (core/fusion.hpp): then `fused` holds its members as
+/// analysed before the rewrite (the producer first), `layer` is the producer with the group's inputs (the producer's,
+/// then each later member's operand from outside the group, in member order), `output_shape` the last member's, and
+/// `cost` the members' counts with only the bytes that cross the group's boundary.
 struct layer_analysis {
     core::layer layer;
     shapes input_shapes;
     shape output_shape;
     core::cost cost;
+    std::vector<layer_analysis> fused;
 };
+
+/// The layers whose work a row does: a fused group's members, else the layer itself.
+std::vector<const layer_analysis*> work_layers(const layer_analysis& la);
 
 /// What makes two layers the same work: the op's kind and canonical attributes, the input shapes and the data
 /// type ("conv2d:in_channels=512,...|1x512x7x7|fp32"); not the name, nor which layers feed it. Layers of one model

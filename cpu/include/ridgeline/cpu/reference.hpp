@@ -25,7 +25,7 @@ backend_api::host_tensor reference_forward(const core::layer& l, const std::vect
                                         const core::shape& out_shape);
 
 /// Every layer of `graph` in order on the reference loops, from the model inputs and parameters in `data`: the
-/// graph's outputs (graph.outputs order). Leaves the OpenMP thread count as it is (constructing a cpu-ref backend
+/// graph's outputs (graph.outputs order). A fused group (core/fusion.hpp) runs as its members, one after another. Leaves the OpenMP thread count as it is (constructing a cpu-ref backend
 /// sets it), so a profiler may verify on it between timings. Throws what reference_forward throws.
 std::vector<backend_api::host_tensor> reference_graph_outputs(const core::model_analysis& graph,
                                                            const backend_api::graph_data& data);

@@ -1,0 +1,134 @@
+// The model as a deployment runs it (core/fusion.hpp): which layers join a group, the group's inputs, counts and
+// boundary bytes, and what stays apart.
+#include <gtest/gtest.h>
+
+#include "ridgeline/core/fusion.hpp"
+#include "ridgeline/core/zoo.hpp"
+
+using namespace ridgeline::core;
+
+namespace {
+
+/// A basic residual block on x [1,16,8,8]: conv1 -> bn1 -> relu1 -> conv2 -> bn2 -> add(bn2, x) -> relu2, the
+/// convolutions 16 -> 16, 3x3, padding 1, no bias (torchvision's BasicBlock).
+model residual_block() {
+    model_builder b("block");
+    b.input("x", shape{1, 16, 8, 8});
+    const op conv = parse_op("conv2d:in_channels=16,out_channels=16,kernel_size=3,padding=1,bias=false");
+    b.then("block.conv1", conv);
+    b.then("block.bn1", parse_op("batch_norm2d:num_features=16"));
+    b.then("block.relu1", parse_op("relu"));
+    b.then("block.conv2", conv);
+    const std::string bn2 = b.then("block.bn2", parse_op("batch_norm2d:num_features=16"));
+    b.add("block.add", parse_op("add"), {bn2, "x"});
+    b.then("block.relu2", parse_op("relu"));
+    return b.build();
+}
+
+}  // namespace
+
+TEST(Fusion, AResidualBlockBecomesTwoGroupsWithTheirBoundaryBytes) {
+    const model_analysis plain = analyze(residual_block(), dtype::fp32);
+    const model_analysis f = fuse(plain);
+    ASSERT_EQ(f.layers.size(), 2u);
+    const layer_analysis& g1 = f.layers[0];
+    const layer_analysis& g2 = f.layers[1];
+    EXPECT_EQ(g1.layer.name, "block.conv1");
+    EXPECT_EQ(group_label(g1), "block.conv1+bn1+relu1");
+    EXPECT_EQ(group_label(g2), "block.conv2+bn2+add+relu2");
+    EXPECT_EQ(g1.layer.inputs, (std::vector<std::string>{"x"}));
+    // the second group reads the first (renamed from relu1 to the group's name) and the skip, its add's other operand
+    EXPECT_EQ(g2.layer.inputs, (std::vector<std::string>{"block.conv1", "x"}));
+    EXPECT_EQ(outside_operand(g2, 2), std::optional<std::size_t>(1));  // member 2 is the add
+    EXPECT_EQ(outside_operand(g2, 1), std::nullopt);                   // the batch norm reads the convolution only
+    EXPECT_EQ(rule_of(g2, 1), fusion_rule::fold_batch_norm);
+    EXPECT_EQ(rule_of(g2, 2), fusion_rule::sum_post_op);
+    EXPECT_EQ(rule_of(g2, 3), fusion_rule::activation_post_op);
+    EXPECT_EQ(f.outputs, (std::vector<std::string>{"block.conv2"}));
+    EXPECT_EQ(g2.output_shape, (shape{1, 16, 8, 8}));
+    // counts are the members' sums: conv macs 16*16*9 per output position * 64 positions = 147,456; params 2,304
+    // weights + 32 gamma/beta; buffers 32 running mean/var
+    EXPECT_EQ(g1.cost.macs, 147456);
+    EXPECT_EQ(g1.cost.params, 2304 + 32);
+    EXPECT_EQ(g1.cost.buffers, 32);
+    EXPECT_EQ(g1.cost.flops, plain.layers[0].cost.flops + plain.layers[1].cost.flops + plain.layers[2].cost.flops);
+    // bytes cross the boundary only: input 1,024 + weights 2,304 + folded bias 16 + output 1,024 elements, 4 bytes
+    EXPECT_EQ(g1.cost.bytes, (1024 + 2304 + 16 + 1024) * 4);
+    // the second group reads the skip too: + 1,024 elements
+    EXPECT_EQ(g2.cost.bytes, (1024 + 1024 + 2304 + 16 + 1024) * 4);
+    // totals: the same params, buffers and MACs; bytes the rows'
+    EXPECT_EQ(f.totals.params, plain.totals.params);
+    EXPECT_EQ(f.totals.buffers, plain.totals.buffers);
+    EXPECT_EQ(f.totals.macs, plain.totals.macs);
+    EXPECT_EQ(f.totals.flops, plain.totals.flops);
+    EXPECT_EQ(f.totals.bytes, g1.cost.bytes + g2.cost.bytes);
+    EXPECT_EQ(describe_fusion(f),
+              "2 fused groups: 2 batch norms folded, 2 activations as post-ops and 1 residual add as sum post-ops");
+    // a group is other work than its producer alone: twins never mix the two
+    EXPECT_NE(layer_signature(g1, dtype::fp32), layer_signature(plain.layers[0], dtype::fp32));
+}
+
+TEST(Fusion, ATensorWithAnotherReaderEndsTheGroup) {
+    // conv -> relu, and the convolution's output is also a model output: a deployment must write it, so no group
+    model_builder b("m");
+    b.input("x", shape{1, 8, 4, 4});
+    const std::string c = b.then("conv", parse_op("conv2d:in_channels=8,out_channels=8,kernel_size=1"));
+    b.then("relu", parse_op("relu"));
+    b.add("other", parse_op("sigmoid"), {c});
+    const model_analysis f = fuse(analyze(b.build(), dtype::fp32));
+    ASSERT_EQ(f.layers.size(), 3u);
+    for (const auto& la : f.layers) EXPECT_TRUE(la.fused.empty()) << la.layer.name;
+    EXPECT_EQ(describe_fusion(f), "");
+}
+
+TEST(Fusion, ABatchNormAfterAnActivationIsNotFolded) {
+    // conv -> relu -> bn: the batch norm cannot fold through the relu; it stays a layer, reading the group
+    model_builder b("m");
+    b.input("x", shape{1, 8, 4, 4});
+    b.then("conv", parse_op("conv2d:in_channels=8,out_channels=8,kernel_size=1"));
+    b.then("relu", parse_op("relu"));
+    b.then("bn", parse_op("batch_norm2d:num_features=8"));
+    const model_analysis f = fuse(analyze(b.build(), dtype::fp32));
+    ASSERT_EQ(f.layers.size(), 2u);
+    EXPECT_EQ(group_label(f.layers[0]), "conv+relu");
+    EXPECT_EQ(f.layers[1].layer.name, "bn");
+    EXPECT_EQ(f.layers[1].layer.inputs, (std::vector<std::string>{"conv"}));
+}
+
+TEST(Fusion, BroadcastAndSelfAddsStayApart) {
+    // linear -> add(y, bias row [32]) broadcasts: not a sum post-op; a linear -> gelu is an activation post-op
+    model_builder b("m");
+    b.input("row", shape{32});
+    b.input("x", shape{2, 8, 32});  // the current tensor: fc reads it
+    const std::string y = b.then("fc", parse_op("linear:in_features=32,out_features=32"));
+    b.add("shift", parse_op("add"), {y, "row"});
+    b.add("fc2", parse_op("linear:in_features=32,out_features=32"), {"shift"});
+    b.then("act", parse_op("gelu"));
+    const std::string z = b.then("fc3", parse_op("linear:in_features=32,out_features=32"));
+    b.add("twice", parse_op("add"), {z, z});  // add(z, z) reads the producer twice
+    const model_analysis f = fuse(analyze(b.build(), dtype::fp32));
+    std::string labels;
+    for (const auto& la : f.layers) labels += group_label(la) + " ";
+    ASSERT_EQ(f.layers.size(), 5u) << labels;
+    EXPECT_TRUE(f.layers[0].fused.empty());  // fc
+    EXPECT_TRUE(f.layers[1].fused.empty());  // shift
+    EXPECT_EQ(group_label(f.layers[2]), "fc2+act");
+    EXPECT_TRUE(f.layers[3].fused.empty());  // fc3
+    EXPECT_EQ(f.layers[4].layer.inputs, (std::vector<std::string>{"fc3", "fc3"}));
+    // the linear's output [2,8,32] written and read inside: 512 elements x 2 x 4 bytes leave the members' sum
+    const model_analysis plain = analyze(b.build(), dtype::fp32);
+    EXPECT_EQ(f.layers[2].cost.bytes, plain.layers[2].cost.bytes + plain.layers[3].cost.bytes - 512 * 2 * 4);
+}
+
+TEST(Fusion, Resnet18FusesAsOnnxRuntimeDoes) {
+    // torchvision's resnet18: the stem conv+bn+relu; per basic block (8) conv1+bn1+relu and conv2+bn2+add+relu; per
+    // downsample (3) conv+bn: 1 + 16 + 3 = 20 groups; 20 batch norms, 1 + 16 relus, 8 residual adds; the fc alone
+    const model_analysis plain = analyze(build_zoo_model("resnet18"), dtype::fp32);
+    const model_analysis f = fuse(plain);
+    EXPECT_EQ(describe_fusion(f),
+              "20 fused groups: 20 batch norms folded, 17 activations as post-ops and 8 residual adds as sum post-ops");
+    EXPECT_EQ(f.totals.params, 11689512);  // torchvision's count, unchanged by fusing
+    EXPECT_EQ(f.totals.macs, plain.totals.macs);
+    EXPECT_LT(f.totals.bytes, plain.totals.bytes);
+    EXPECT_EQ(f.outputs.size(), 1u);
+}

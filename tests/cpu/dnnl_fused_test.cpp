@@ -1,0 +1,92 @@
+// Fused groups on oneDNN (cpu/src/dnnl_graph_fused.cpp) against their members run one by one on the reference
+// loops: a folded batch norm, activation post-ops, and a residual sum whose addend is a model input (copied once,
+// restored by poison_outputs), a tensor nothing reads later (written in place), or one read later (copied).
+#include <gtest/gtest.h>
+
+#include "ridgeline/core/fusion.hpp"
+#include "ridgeline/cpu/cpu_backends.hpp"
+#include "ridgeline/cpu/reference.hpp"
+#include "ridgeline/profiler/profiler.hpp"
+
+using namespace ridgeline;
+
+namespace {
+
+/// stem conv+relu -> s; s -> conv1+bn1+relu -> conv2+bn2 -> add(., s) -> relu (s is dead after the add: in place);
+/// then add(., x) with the model input x (its addend copied once); then a transformer-style tail: linear -> gelu (h),
+/// linear -> add(., h) where h is read again later (its addend copied every run).
+core::model residual_and_linear_model() {
+    core::model_builder b("fused");
+    b.input("x", core::shape{2, 16, 6, 6});
+    b.then("stem", core::parse_op("conv2d:in_channels=16,out_channels=16,kernel_size=1"));
+    const std::string s = b.then("stem_relu", core::parse_op("relu"));
+    const core::op conv = core::parse_op("conv2d:in_channels=16,out_channels=16,kernel_size=3,padding=1,bias=false");
+    b.then("conv1", conv);
+    b.then("bn1", core::parse_op("batch_norm2d:num_features=16"));
+    b.then("relu1", core::parse_op("relu6"));
+    b.then("conv2", conv);
+    const std::string bn2 = b.then("bn2", core::parse_op("batch_norm2d:num_features=16"));
+    b.add("add", core::parse_op("add"), {bn2, s});
+    b.then("relu2", core::parse_op("relu"));
+    b.then("conv3", core::parse_op("conv2d:in_channels=16,out_channels=16,kernel_size=1"));
+    const std::string c3 = b.then("bn3", core::parse_op("batch_norm2d:num_features=16,affine=false"));
+    b.add("add_x", core::parse_op("add"), {"x", c3});
+    b.then("flat", core::parse_op("reshape:shape=2x16x36"));
+    b.then("fc1", core::parse_op("linear:in_features=36,out_features=36"));
+    const std::string h = b.then("act", core::parse_op("gelu"));
+    const std::string f2 = b.then("fc2", core::parse_op("linear:in_features=36,out_features=36"));
+    const std::string sum = b.add("res", core::parse_op("add"), {f2, h});
+    b.add("out", core::parse_op("mul"), {sum, h});  // h read after the sum
+    return b.build();
+}
+
+profiler::verification_result run_and_verify(backend_api::backend& b, const core::model_analysis& g, core::dtype dt,
+                                             std::string* notes = nullptr) {
+    const auto data = backend_api::make_graph_data(g, dt, 11);
+    auto fast = b.prepare(g, data);
+    if (notes) *notes = fast->notes();
+    fast->run();  // a pass before the checked one: a sum that accumulates in place must start again from its addend
+    fast->poison_outputs();
+    fast->run();
+    return profiler::compare_outputs(fast->outputs(), cpu::reference_graph_outputs(g, data),
+                                     profiler::verification_tolerance(dt));
+}
+
+}  // namespace
+
+TEST(DnnlFused, GroupsMatchTheirMembersOnTheReference) {
+    auto b = cpu::make_dnnl_backend(0);
+    for (const core::dtype dt : {core::dtype::fp32, core::dtype::bf16}) {
+        const core::model_analysis plain = core::analyze(residual_and_linear_model(), dt);
+        const core::model_analysis g = core::fuse(plain);
+        if (!b->supports(g.layers[0], dt).supported) continue;  // bf16 needs AVX-512 (oneDNN 2.6)
+        // stem+relu, conv1+bn1+relu1, conv2+bn2+add+relu2, conv3+bn3+add_x, fc1+act, fc2+res
+        EXPECT_EQ(core::describe_fusion(g),
+                  "6 fused groups: 3 batch norms folded, 4 activations as post-ops and 3 residual adds as sum post-ops");
+        std::string notes;
+        const auto v = run_and_verify(*b, g, dt, &notes);
+        EXPECT_EQ(v.state, profiler::verification_state::passed) << core::to_string(dt) << ": " << v.message;
+        EXPECT_NE(notes.find("sum in place"), std::string::npos) << notes;  // conv2's sum writes into s
+        EXPECT_EQ(notes.find("ref:"), std::string::npos) << notes;          // no scalar reference kernels
+        // each group alone, as the profiler times it: its inputs are model inputs (the sum's addend copied once)
+        for (const auto& la : g.layers) {
+            if (la.fused.empty()) continue;
+            const auto one = backend_api::single_layer_graph(la, g);
+            const auto w = run_and_verify(*b, one, dt);
+            EXPECT_EQ(w.state, profiler::verification_state::passed)
+                << core::group_label(la) << " " << core::to_string(dt) << ": " << w.message;
+        }
+    }
+}
+
+TEST(DnnlFused, TheReferenceRunsAGroupAsItsMembers) {
+    // the fused graph and the plain one give the same outputs on the reference loops, for the same data
+    const core::model_analysis plain = core::analyze(residual_and_linear_model(), core::dtype::fp32);
+    const core::model_analysis g = core::fuse(plain);
+    const auto data = backend_api::make_graph_data(plain, core::dtype::fp32, 5);
+    const auto fused_data = backend_api::make_graph_data(g, core::dtype::fp32, 5);
+    EXPECT_EQ(fused_data.tensors.size(), data.tensors.size());  // every member's parameters, by the same keys
+    const auto v = profiler::compare_outputs(cpu::reference_graph_outputs(g, fused_data),
+                                             cpu::reference_graph_outputs(plain, data), 0.0);
+    EXPECT_EQ(v.state, profiler::verification_state::passed) << v.message;
+}
