@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli_common.hpp"
+#include "ridgeline/core/fusion.hpp"
 #include "ridgeline/core/file.hpp"
 #include "ridgeline/core/error.hpp"
 #include "commands.hpp"
@@ -48,7 +49,11 @@ struct predict_command {
         if (named && !j.source.empty() && j.source != ours)
             throw core::error("predict: \"" + from + "\" profiles " + j.source + ", not " + ours);
         const built_model m = model.build();
-        const core::model_analysis a = model.analyze(m.model, core::parse_dtype(dtype));
+        // a fused report is of the fused model, with or without --fuse here
+        const bool fused = model.fuse || std::any_of(j.layers.begin(), j.layers.end(),
+                                                     [](const report::layer_record& l) { return !l.fused.empty(); });
+        core::model_analysis a = core::analyze(m.model, core::parse_dtype(dtype));
+        if (fused) a = core::fuse(a);
         std::map<std::string, const core::layer_analysis*> by_name;
         for (const auto& l : a.layers) by_name[l.layer.name] = &l;
         const std::string what = model.source();

@@ -171,6 +171,7 @@ nlohmann::json compare_layer(const layer_record& base, const compared_runs& cr) 
                             {"op", base.op},
                             {"flops", static_cast<std::int64_t>(base.flops)},
                             {"bytes", static_cast<std::int64_t>(base.bytes)}};
+    if (!base.fused.empty()) entry["label"] = base.label;  // a fused group: its members, as a profile shows them
     nlohmann::json per = nlohmann::json::array();
     for (std::size_t i = 0; i < cr.runs.size(); ++i) {
         const layer_record& l = *cr.by_name[i].at(base.name);
@@ -310,7 +311,7 @@ std::string compare_table(const nlohmann::json& c) {
     int changed = 0;
     for (const auto& l : c["layers"]) {
         const auto& r = l["runs"];
-        std::vector<std::string> row{l["name"].get<std::string>(), l["op"].get<std::string>(),
+        std::vector<std::string> row{l.value("label", l["name"].get<std::string>()), l["op"].get<std::string>(),
                                      time_ms(r[0]["median_ms"].get<double>()), pct(r[0]["roof_fraction"])};
         for (std::size_t i = 1; i < r.size(); ++i) {
             const auto& x = r[i];

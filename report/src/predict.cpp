@@ -228,14 +228,27 @@ std::optional<core::gpu_estimate> class_estimate(const layer_record& l, const st
         why = "the report gives no shapes for it: no op-class model";
         return std::nullopt;
     }
+    // a fused group is modelled as its producer (the layer string), reading the producer's inputs (the first of the
+    // group's) and moving the group's bytes: its post-ops run in the producer's epilogue
+    std::vector<core::shape> inputs = l.input_shapes;
+    std::int64_t expected_flops = l.flops;
+    if (!l.fused.empty()) {
+        const int arity = std::visit([](const auto& op) { return std::decay_t<decltype(op)>::min_inputs; }, o);
+        if (static_cast<std::size_t>(arity) > inputs.size()) {
+            why = "its group reads fewer inputs than its producer takes: no op-class model";
+            return std::nullopt;
+        }
+        inputs.resize(static_cast<std::size_t>(arity));
+        expected_flops = l.fused.front().flops;
+    }
     // the shapes must be the ones its counts were made from: an edited report's shapes would model another layer
     // (a 64x3x512x512 input under a 1x3x32x32 conv's FLOPs), and shapes past int64 would wrap
     try {
-        const core::model_analysis a = core::analyze(core::single_layer_model(o, l.input_shapes), core::parse_dtype(dt));
+        const core::model_analysis a = core::analyze(core::single_layer_model(o, inputs), core::parse_dtype(dt));
         const std::int64_t flops = a.layers.at(0).cost.flops;
-        if (flops != l.flops || a.layers.at(0).output_shape != l.output_shape) {
+        if (flops != expected_flops || a.layers.at(0).output_shape != l.output_shape) {
             why = "its shapes give " + with_commas(flops) + " FLOPs and an output of " +
-                  a.layers.at(0).output_shape.to_string() + ", its counts " + with_commas(l.flops) + " and " +
+                  a.layers.at(0).output_shape.to_string() + ", its counts " + with_commas(expected_flops) + " and " +
                   l.output_shape.to_string() + ": the report's shapes and counts disagree (edited?)";
             return std::nullopt;
         }
@@ -248,7 +261,7 @@ std::optional<core::gpu_estimate> class_estimate(const layer_record& l, const st
     c.flops = l.flops;
     c.bytes = l.bytes;
     c.skipped_macs = l.macs - l.executed_macs;
-    return core::estimate_on_gpu(o, l.input_shapes, l.output_shape, core::parse_dtype(dt), c, s);
+    return core::estimate_on_gpu(o, inputs, l.output_shape, core::parse_dtype(dt), c, s);
 }
 
 namespace {
@@ -394,6 +407,7 @@ void predict_layer(const layer_record& l, prediction_pass& pass) {
           {"compute_tolerance", judged.compute_tolerance},
           {"bandwidth_tolerance", judged.bandwidth_tolerance},
           {"compute_checked", true}}}});
+    if (!l.fused.empty()) pass.layers.back()["label"] = l.label;  // a group: its members, as the source's table shows them
 }
 
 /// The change of cache state of the whole pass (core::pass_cache_shift_ms): a pass flushed once (cold) pays the cold
@@ -660,7 +674,7 @@ std::string predict_table(const nlohmann::json& p) {
     for (const auto& l : p["layers"]) {
         const std::string sb = l["source_bound"].is_string() ? l["source_bound"].get<std::string>() : "-";
         const std::string tb = l["bound"].get<std::string>();
-        t.add_row({l["name"].get<std::string>(), l["op"].get<std::string>(), time_ms(l["source_time"]["median_ms"].get<double>()),
+        t.add_row({l.value("label", l["name"].get<std::string>()), l["op"].get<std::string>(), time_ms(l["source_time"]["median_ms"].get<double>()),
                    sb, pct(l["source_roof_fraction"]), time_ms(l["time"]["median_ms"].get<double>()), interval(l["time"]),
                    l["speedup"].is_number() ? fixed(l["speedup"].get<double>(), 2) + "x" : std::string("-"),
                    (l["bound_changed"].get<bool>() ? sb + " -> " + tb : tb) +
@@ -720,7 +734,7 @@ std::string predict_table_html(const nlohmann::json& p) {
     for (const auto& l : p["layers"]) {
         const std::string sb = l["source_bound"].is_string() ? l["source_bound"].get<std::string>() : "-";
         const std::string tb = l["bound"].get<std::string>();
-        o << "<tr><td>" << xml_escape(l["name"].get<std::string>()) << "</td><td>"
+        o << "<tr><td>" << xml_escape(l.value("label", l["name"].get<std::string>())) << "</td><td>"
           << time_ms(l["source_time"]["median_ms"].get<double>()) << "</td><td>" << time_ms(l["time"]["median_ms"].get<double>())
           << "</td><td>" << xml_escape(interval(l["time"])) << "</td><td>"
           << (l["speedup"].is_number() ? fixed(l["speedup"].get<double>(), 2) + "x" : std::string("-")) << "</td><td>"

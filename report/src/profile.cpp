@@ -453,7 +453,7 @@ text_table group_table(const profiler::profile_result& r, const view_options& vi
 void profile_heading(std::ostream& out, const profiler::profile_result& r) {
     const auto& d = r.device;
     out << model_heading(r.analysis) << "  " << inputs_text(r.analysis.inputs) << "  dtype "
-        << core::to_string(r.analysis.data_type) << "\n";
+        << core::to_string(r.analysis.data_type) << "\n" << fusion_line(r.analysis);
     out << "device " << d.backend << ": " << d.name;
     if (d.kind == backend_api::device_kind::gpu)
         out << ", " << d.cores << " SMs, " << d.isa;  // a GPU has no host threads to show

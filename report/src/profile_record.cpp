@@ -117,6 +117,20 @@ void check_layer(const field_check& c, const nlohmann::json& l, const std::strin
     for (const char* k : {"op", "layer", "state"})
         if (l.contains(k)) c.expect(l[k].is_string(), at + "." + k, "a string", l[k]);
     if (l.contains("bound")) c.expect(l["bound"].is_string() || l["bound"].is_null(), at + ".bound", "a string or null", l["bound"]);
+    if (l.contains("label")) c.expect(l["label"].is_string(), at + ".label", "a string", l["label"]);
+    if (l.contains("fused")) {
+        c.expect(l["fused"].is_array() && !l["fused"].empty(), at + ".fused", "a list of the group's members", l["fused"]);
+        for (std::size_t k = 0; k < l["fused"].size(); ++k) {
+            const nlohmann::json& m = l["fused"][k];
+            const std::string mat = at + ".fused[" + std::to_string(k) + "]";
+            c.expect(m.is_object(), mat, "an object", m);
+            for (const char* f : {"name", "op", "layer", "rule"})
+                c.expect(m.contains(f) && m[f].is_string(), mat + "." + f, "a string", m.value(f, nlohmann::json(nullptr)));
+            for (const char* f : {"macs", "flops", "bytes"})
+                c.expect(m.contains(f) && m[f].is_number_integer() && m[f].get<std::int64_t>() >= 0, mat + "." + f,
+                         "a count (a non-negative integer below 2^63)", m.value(f, nlohmann::json(nullptr)));
+        }
+    }
     if (l.contains("roofs")) {
         c.expect(l["roofs"].is_object() || l["roofs"].is_null(), at + ".roofs", "an object or null", l["roofs"]);
         if (l["roofs"].is_object())
@@ -260,6 +274,11 @@ layer_record layer_of(const nlohmann::json& l) {
             r.input_shapes.push_back(in);
         }
     if (l.contains("output_shape") && !shape_of(l.at("output_shape"), r.output_shape)) r.output_shape = core::shape{};
+    if (l.contains("fused"))
+        for (const auto& m : l.at("fused"))
+            r.fused.push_back({text(m, "name"), text(m, "op"), text(m, "layer"), text(m, "rule"), count(m, "macs"),
+                               count(m, "flops"), count(m, "bytes")});
+    r.label = l.contains("label") ? text(l, "label") : r.name;
     return r;
 }
 

@@ -148,8 +148,12 @@ std::string folded_nodes_footer(const std::vector<skipped_node>& folded) {
 std::string model_heading(const core::model_analysis& a) {
     std::string s = "model " + a.model_name;
     if (a.run) s += " (" + core::describe(*a.run) + ")";
-    if (const std::string f = core::describe_fusion(a); !f.empty()) s += ", fused as a deployment runs it (" + f + ")";
     return s;
+}
+
+std::string fusion_line(const core::model_analysis& a) {
+    const std::string f = core::describe_fusion(a);
+    return f.empty() ? std::string() : "fused as a deployment runs it: " + f + "\n";
 }
 
 nlohmann::json pass_json(const core::model_analysis& a) {
@@ -203,7 +207,8 @@ std::string summary_table(const core::model_analysis& a, const std::vector<skipp
                si(static_cast<double>(a.totals.macs)), si(static_cast<double>(a.totals.flops)),
                si(static_cast<double>(a.totals.bytes), "B"), intensity(a.totals)});
     std::ostringstream out;
-    out << model_heading(a) << "  " << inputs_text(a.inputs) << "  dtype " << core::to_string(a.data_type) << "\n\n";
+    out << model_heading(a) << "  " << inputs_text(a.inputs) << "  dtype " << core::to_string(a.data_type) << "\n"
+        << fusion_line(a) << "\n";
     out << t.render();
     out << "\nparams " << with_commas(a.totals.params) << "  buffers " << with_commas(a.totals.buffers) << "  MACs "
         << with_commas(a.totals.macs) << "  FLOPs " << with_commas(a.totals.flops) << "  bytes "

@@ -41,6 +41,13 @@ struct layer_record {
     std::string layer;  // its layer string ("conv2d:in_channels=3,..."): the op and its attributes
     std::vector<core::shape> input_shapes;
     core::shape output_shape;
+    /// A fused group's member (core/fusion.hpp; the JSON's "fused"): the producer first (rule "producer").
+    struct member {
+        std::string name, op, layer, rule;
+        std::int64_t macs = 0, flops = 0, bytes = 0;
+    };
+    std::vector<member> fused;  // empty for a plain layer
+    std::string label;          // "layer1.0.conv2+bn2+add+relu" for a group (the JSON's "label"); else the name
     /// The FLOPs its kernel executes: flops less the padding taps' 2 x (macs - executed_macs).
     [[nodiscard]] double executed_flops() const {
         return static_cast<double>(flops) - 2.0 * (static_cast<double>(macs) - static_cast<double>(executed_macs));

@@ -70,6 +70,9 @@ std::string shapes_text(const core::shapes& s);
 std::string inputs_text(const std::vector<core::model_input>& inputs);
 /// "model llama-3-8b (decode step over a KV cache of 1024 tokens)": a report's first words.
 std::string model_heading(const core::model_analysis& a);
+
+/// "fused as a deployment runs it: 20 fused groups: ...\n" for a model core::fuse rewrote; empty otherwise.
+std::string fusion_line(const core::model_analysis& a);
 /// {"phase", "batch", "seq", "kv_len", "kv_cache_bytes"} of a transformer's pass, or null.
 nlohmann::json pass_json(const core::model_analysis& a);
 
