@@ -11,6 +11,7 @@
 #include "ridgeline/core/memory.hpp"
 
 using namespace ridgeline::core;
+using ridgeline::test::expect_layer;
 using ridgeline::test::one_layer;
 
 namespace {
@@ -29,11 +30,8 @@ std::string error_of(const std::string& layer, const std::vector<shape>& in) {
 TEST(TransformerCost, RmsNorm) {
     // [2, 7, 4096]: 57,344 elements; flops 4 each = 229,376 (square, accumulate, normalise, weight);
     // params 4,096 (the weight); bytes (57,344 in + 57,344 out + 4,096 weight) * 4 = 475,136
-    const auto l = one_layer("rms_norm:normalized_shape=4096", {{2, 7, 4096}});
-    EXPECT_EQ(l.cost.flops, 229376);
-    EXPECT_EQ(l.cost.params, 4096);
-    EXPECT_EQ(l.cost.bytes, 475136);
-    EXPECT_EQ(l.cost.macs, 0);
+    expect_layer(one_layer("rms_norm:normalized_shape=4096", {{2, 7, 4096}}),
+                 {.params = 4096, .macs = 0, .flops = 229376, .bytes = 475136});
     // without the weight: 3 per element, no parameters
     const auto n = one_layer("rms_norm:normalized_shape=4096,elementwise_affine=false", {{2, 7, 4096}});
     EXPECT_EQ(n.cost.flops, 3 * 57344);
@@ -114,12 +112,8 @@ TEST(TransformerCost, PairCountsAgreeWithTheMaskItself) {
 TEST(TransformerCost, KvCacheCountsItsBufferAndMovesOnlyTheNewEntries) {
     // batch 2, 8 kv heads of 128, 1,024 cached: the buffer holds 2*8*1025*128 = 2,099,200 elements (buffers);
     // the step reads and writes the new entries 2*8*1*128 = 2,048: bytes 2 * 2,048 * 4 = 16,384
-    const auto l = one_layer("kv_cache:batch=2,num_heads=8,head_dim=128,past=1024", {{2, 8, 1, 128}});
-    EXPECT_EQ(l.output_shape, (shape{2, 8, 1025, 128}));
-    EXPECT_EQ(l.cost.buffers, 2099200);
-    EXPECT_EQ(l.cost.params, 0);
-    EXPECT_EQ(l.cost.bytes, 16384);
-    EXPECT_EQ(l.cost.flops, 0);
+    expect_layer(one_layer("kv_cache:batch=2,num_heads=8,head_dim=128,past=1024", {{2, 8, 1, 128}}),
+                 {.params = 0, .buffers = 2099200, .flops = 0, .bytes = 16384, .out = shape{2, 8, 1025, 128}});
 }
 
 TEST(TransformerCost, TheMemorySummaryNamesTheKvCache) {

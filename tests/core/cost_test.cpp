@@ -5,66 +5,55 @@
 #include "ridgeline/core/error.hpp"
 
 using namespace ridgeline::core;
+using ridgeline::test::expect_layer;
 using ridgeline::test::one_layer;
 
 TEST(Cost, StridedConvWithoutBias) {
     // out: floor((64 + 2 - 2 - 1)/2) + 1 = 32 -> 1x32x32x32
     // macs = 32*32*32 outputs * 16*3*3 = 32768*144 = 4,718,592; params 32*16*9 = 4,608
     // bytes = (16*64*64 + 4,608 + 32*32*32) * 4 = (65,536 + 4,608 + 32,768) * 4 = 411,648
-    auto l = one_layer("conv2d:in_channels=16,out_channels=32,kernel_size=3,stride=2,padding=1,bias=false",
-                       {{1, 16, 64, 64}});
-    EXPECT_EQ(l.output_shape, (shape{1, 32, 32, 32}));
-    EXPECT_EQ(l.cost.macs, 4718592);
-    EXPECT_EQ(l.cost.params, 4608);
-    EXPECT_EQ(l.cost.bytes, 411648);
-    EXPECT_EQ(l.cost.flops, 2 * 4718592);  // no bias: exactly 2*macs
+    expect_layer(one_layer("conv2d:in_channels=16,out_channels=32,kernel_size=3,stride=2,padding=1,bias=false",
+                           {{1, 16, 64, 64}}),
+                 {.params = 4608,
+                  .macs = 4718592,
+                  .flops = 2 * 4718592,  // no bias: exactly 2*macs
+                  .bytes = 411648,
+                  .out = shape{1, 32, 32, 32}});
 }
 
 TEST(Cost, LinearWithBias) {
     // macs 17*49 = 833; flops 2*833 + 49 bias adds = 1,715; params 833 + 49 = 882
     // bytes (17 + 882 + 49) * 4 = 3,792
-    auto l = one_layer("linear:in_features=17,out_features=49", {{1, 17}});
-    EXPECT_EQ(l.cost.macs, 833);
-    EXPECT_EQ(l.cost.flops, 1715);
-    EXPECT_EQ(l.cost.params, 882);
-    EXPECT_EQ(l.cost.bytes, 3792);
+    expect_layer(one_layer("linear:in_features=17,out_features=49", {{1, 17}}),
+                 {.params = 882, .macs = 833, .flops = 1715, .bytes = 3792});
 }
 
 TEST(Cost, SmallConvWithBias) {
     // out 1x5x4x4; macs 5*16*3*9 = 2,160; flops 4,320 + 80 = 4,400; params 135 + 5 = 140
     // bytes (108 + 140 + 80) * 4 = 1,312
-    auto l = one_layer("conv2d:in_channels=3,out_channels=5,kernel_size=3", {{1, 3, 6, 6}});
-    EXPECT_EQ(l.output_shape, (shape{1, 5, 4, 4}));
-    EXPECT_EQ(l.cost.macs, 2160);
-    EXPECT_EQ(l.cost.flops, 4400);
-    EXPECT_EQ(l.cost.params, 140);
-    EXPECT_EQ(l.cost.bytes, 1312);
+    expect_layer(one_layer("conv2d:in_channels=3,out_channels=5,kernel_size=3", {{1, 3, 6, 6}}),
+                 {.params = 140, .macs = 2160, .flops = 4400, .bytes = 1312, .out = shape{1, 5, 4, 4}});
 }
 
 TEST(Cost, DepthwiseConvCountsGroups) {
     // groups 7: weight 7x1x3x3 = 63 + bias 7 = 70; macs 7*32*32*(7/7)*9 = 64,512
-    auto l = one_layer("conv2d:in_channels=7,out_channels=7,kernel_size=3,padding=1,groups=7", {{1, 7, 32, 32}});
-    EXPECT_EQ(l.cost.params, 70);
-    EXPECT_EQ(l.cost.macs, 64512);
+    expect_layer(one_layer("conv2d:in_channels=7,out_channels=7,kernel_size=3,padding=1,groups=7", {{1, 7, 32, 32}}),
+                 {.params = 70, .macs = 64512});
 }
 
 TEST(Cost, PaddedConvWithBias) {
     // macs 64*32*32*16*9 = 9,437,184; params 9,216 + 64 = 9,280
     // bytes (16,384 + 9,280 + 65,536) * 4 = 364,800
-    auto l = one_layer("conv2d:in_channels=16,out_channels=64,kernel_size=3,padding=1", {{1, 16, 32, 32}});
-    EXPECT_EQ(l.cost.macs, 9437184);
-    EXPECT_EQ(l.cost.params, 9280);
-    EXPECT_EQ(l.cost.bytes, 364800);
+    expect_layer(one_layer("conv2d:in_channels=16,out_channels=64,kernel_size=3,padding=1", {{1, 16, 32, 32}}),
+                 {.params = 9280, .macs = 9437184, .bytes = 364800});
 }
 
 TEST(Cost, SamePaddingEvenKernelPastInt32) {
     // k=4 'same': pads 1 before, 2 after -> 1024x1024 output
     // macs 4*1024*1024*16*16 = 1,073,741,824 = 2^30; flops 2^31 = 2,147,483,648 (one past INT32_MAX)
-    auto l = one_layer("conv2d:in_channels=16,out_channels=4,kernel_size=4,padding=same,bias=false",
-                       {{1, 16, 1024, 1024}});
-    EXPECT_EQ(l.output_shape, (shape{1, 4, 1024, 1024}));
-    EXPECT_EQ(l.cost.macs, 1073741824LL);
-    EXPECT_EQ(l.cost.flops, 2147483648LL);
+    expect_layer(one_layer("conv2d:in_channels=16,out_channels=4,kernel_size=4,padding=same,bias=false",
+                           {{1, 16, 1024, 1024}}),
+                 {.macs = 1073741824LL, .flops = 2147483648LL, .out = shape{1, 4, 1024, 1024}});
 }
 
 TEST(Cost, LinearCountsTheWholeBatch) {
@@ -76,12 +65,8 @@ TEST(Cost, LinearCountsTheWholeBatch) {
 TEST(Cost, LinearOnRank3TreatsLeadingDimsAsRows) {
     // rows 8*16 = 128: macs 128*64*32 = 262,144; flops 524,288 + 128*32 = 528,384; params 2,048 + 32 = 2,080
     // bytes (8,192 + 2,080 + 4,096) * 4 = 57,472
-    auto l = one_layer("linear:in_features=64,out_features=32", {{8, 16, 64}});
-    EXPECT_EQ(l.output_shape, (shape{8, 16, 32}));
-    EXPECT_EQ(l.cost.macs, 262144);
-    EXPECT_EQ(l.cost.flops, 528384);
-    EXPECT_EQ(l.cost.params, 2080);
-    EXPECT_EQ(l.cost.bytes, 57472);
+    expect_layer(one_layer("linear:in_features=64,out_features=32", {{8, 16, 64}}),
+                 {.params = 2080, .macs = 262144, .flops = 528384, .bytes = 57472, .out = shape{8, 16, 32}});
 }
 
 TEST(Cost, ContainerAddsNothingOfItsOwn) {
@@ -98,19 +83,14 @@ TEST(Cost, ContainerAddsNothingOfItsOwn) {
 
 TEST(Cost, SamePaddingOddKernelKeepsTheSize) {
     // output 1x8x32x32; macs 8*1024*3*9 = 221,184
-    auto l = one_layer("conv2d:in_channels=3,out_channels=8,kernel_size=3,padding=same", {{1, 3, 32, 32}});
-    EXPECT_EQ(l.output_shape, (shape{1, 8, 32, 32}));
-    EXPECT_EQ(l.cost.macs, 221184);
+    expect_layer(one_layer("conv2d:in_channels=3,out_channels=8,kernel_size=3,padding=same", {{1, 3, 32, 32}}),
+                 {.macs = 221184, .out = shape{1, 8, 32, 32}});
 }
 
 TEST(Cost, MaxPoolHasNoMacsAndMovesInputPlusOutput) {
     // output 1x16x16x16; bytes (16,384 + 4,096) * 4 = 81,920; flops (2*2-1) * 4,096 = 12,288
-    auto l = one_layer("max_pool2d:kernel_size=2,stride=2", {{1, 16, 32, 32}});
-    EXPECT_EQ(l.output_shape, (shape{1, 16, 16, 16}));
-    EXPECT_EQ(l.cost.macs, 0);
-    EXPECT_EQ(l.cost.params, 0);
-    EXPECT_EQ(l.cost.bytes, 81920);
-    EXPECT_EQ(l.cost.flops, 12288);
+    expect_layer(one_layer("max_pool2d:kernel_size=2,stride=2", {{1, 16, 32, 32}}),
+                 {.params = 0, .macs = 0, .flops = 12288, .bytes = 81920, .out = shape{1, 16, 16, 16}});
 }
 
 TEST(Cost, TinyTorchConventionVectors) {
@@ -146,11 +126,7 @@ TEST(Cost, BytesFollowTheDataType) {
 TEST(Cost, ElementwiseRules) {
     const shape x{2, 8, 4, 4};  // 256 elements
     // batch_norm2d: 2 flops/element = 512; params 2*8 = 16, buffers 16; bytes (256+16+16+256)*4 = 2,176
-    auto bnl = one_layer("batch_norm2d:num_features=8", {x});
-    EXPECT_EQ(bnl.cost.flops, 512);
-    EXPECT_EQ(bnl.cost.params, 16);
-    EXPECT_EQ(bnl.cost.buffers, 16);
-    EXPECT_EQ(bnl.cost.bytes, 2176);
+    expect_layer(one_layer("batch_norm2d:num_features=8", {x}), {.params = 16, .buffers = 16, .flops = 512, .bytes = 2176});
     EXPECT_EQ(one_layer("relu", {x}).cost.flops, 256);
     EXPECT_EQ(one_layer("relu6", {x}).cost.flops, 256);
     EXPECT_EQ(one_layer("gelu", {x}).cost.flops, 5 * 256);
@@ -177,24 +153,14 @@ TEST(Cost, ElementwiseRules) {
     EXPECT_EQ(one_layer("mean:dim=2x3,keepdim=true", {x}).output_shape, (shape{2, 8, 1, 1}));
     EXPECT_EQ(one_layer("sum:keepdim=true", {x}).output_shape, (shape{1, 1, 1, 1}));  // every dim, kept
     // add with broadcasting: 2x8x4x4 + 1x8x1x1 -> 256 flops; bytes (256 + 8 + 256) * 4 = 2,080
-    auto ad = one_layer("add", {x, {1, 8, 1, 1}});
-    EXPECT_EQ(ad.output_shape, x);
-    EXPECT_EQ(ad.cost.flops, 256);
-    EXPECT_EQ(ad.cost.bytes, 2080);
+    expect_layer(one_layer("add", {x, {1, 8, 1, 1}}), {.flops = 256, .bytes = 2080, .out = x});
     // layer_norm over 4: 8 flops/element = 2,048; params 2*4 = 8
-    auto lnl = one_layer("layer_norm:normalized_shape=4", {x});
-    EXPECT_EQ(lnl.cost.flops, 2048);
-    EXPECT_EQ(lnl.cost.params, 8);
+    expect_layer(one_layer("layer_norm:normalized_shape=4", {x}), {.params = 8, .flops = 2048});
     // bias=false (nn.LayerNorm(bias=False)): the weight alone, 4 params; 7 flops/element = 1,792; bytes (256 in +
     // 256 out + 4 weight) * 4 = 2,064
-    auto nob = one_layer("layer_norm:normalized_shape=4,bias=false", {x});
-    EXPECT_EQ(nob.cost.flops, 1792);
-    EXPECT_EQ(nob.cost.params, 4);
-    EXPECT_EQ(nob.cost.bytes, 2064);
+    expect_layer(one_layer("layer_norm:normalized_shape=4,bias=false", {x}), {.params = 4, .flops = 1792, .bytes = 2064});
     // without affine parameters there is no bias either (as nn.LayerNorm): 6 flops/element, no params
-    auto plain = one_layer("layer_norm:normalized_shape=4,elementwise_affine=false", {x});
-    EXPECT_EQ(plain.cost.flops, 1536);
-    EXPECT_EQ(plain.cost.params, 0);
+    expect_layer(one_layer("layer_norm:normalized_shape=4,elementwise_affine=false", {x}), {.params = 0, .flops = 1536});
 }
 
 TEST(Cost, PoolingRules) {
@@ -233,10 +199,8 @@ TEST(Cost, PoolingWithAnEnormousStrideDoesNotOverflow) {
 
 TEST(Cost, MatmulAndViews) {
     // 2x12x128x64 @ 2x12x64x128: macs 2*12*128*128*64 = 25,165,824
-    auto mm = one_layer("matmul", {{2, 12, 128, 64}, {2, 12, 64, 128}});
-    EXPECT_EQ(mm.output_shape, (shape{2, 12, 128, 128}));
-    EXPECT_EQ(mm.cost.macs, 25165824);
-    EXPECT_EQ(mm.cost.flops, 2 * 25165824);
+    expect_layer(one_layer("matmul", {{2, 12, 128, 64}, {2, 12, 64, 128}}),
+                 {.macs = 25165824, .flops = 2 * 25165824, .out = shape{2, 12, 128, 128}});
     // broadcast batch: 1x64x32 @ 3x32x16 -> 3x64x16, macs 3*64*16*32 = 98,304
     EXPECT_EQ(one_layer("matmul", {{1, 64, 32}, {3, 32, 16}}).cost.macs, 98304);
     for (const char* v : {"reshape:shape=0x-1", "transpose:dim0=0,dim1=1", "flatten", "slice:dim=1,end=2"}) {

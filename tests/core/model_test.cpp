@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "helpers.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/zoo.hpp"
 
@@ -118,11 +119,7 @@ TEST(Model, SameModelTwiceGivesIdenticalCounts) {
 // ReLU / add: flops C*S*S. fc: 512*1000 macs, 513,000 params.
 // bytes (fp32) = 4 * (input elements + params + buffers + output elements).
 TEST(Model, Resnet18EveryLayerByHand) {
-    struct expect {
-        std::int64_t params, buffers, macs, flops, bytes;
-        shape out;
-    };
-    std::map<std::string, expect> want;
+    std::map<std::string, ridgeline::test::expected_layer> want;
     // stem
     want["conv1"] = {9408, 0, 64 * 112 * 112 * 147LL, 2 * 64 * 112 * 112 * 147LL,
                      4 * (3 * 224 * 224 + 9408 + 64 * 112 * 112LL), shape{1, 64, 112, 112}};
@@ -161,12 +158,7 @@ TEST(Model, Resnet18EveryLayerByHand) {
         SCOPED_TRACE(l.layer.name);
         auto it = want.find(l.layer.name);
         ASSERT_NE(it, want.end());
-        EXPECT_EQ(l.cost.params, it->second.params);
-        EXPECT_EQ(l.cost.buffers, it->second.buffers);
-        EXPECT_EQ(l.cost.macs, it->second.macs);
-        EXPECT_EQ(l.cost.flops, it->second.flops);
-        EXPECT_EQ(l.cost.bytes, it->second.bytes);
-        EXPECT_EQ(l.output_shape, it->second.out);
+        ridgeline::test::expect_layer(l, it->second);  // every field: the map gives them all
     }
     // totals: conv macs 118,013,952 + 4*115,605,504 + 3*(57,802,752 + 3*115,605,504 + 6,422,528) + fc 512,000
     EXPECT_EQ(a.totals.macs, 1814073344);
