@@ -191,32 +191,34 @@ pool_params base_pool(const core::shape& in, const core::shape& out) {
 
 }  // namespace
 
-pool_params max_pool_params(const core::max_pool2d& op, const core::shape& in, const core::shape& out) {
+namespace {
+
+/// A pooling window (avg_pool2d has no dilation: {1, 1}) and the right-hand pads it needs.
+pool_params window_pool(const core::shape& in, const core::shape& out, core::pair2d kernel, core::pair2d stride,
+                        core::pair2d padding, core::pair2d dilation) {
     pool_params p = base_pool(in, out);
-    p.kernel_h = op.kernel_size.h;
-    p.kernel_w = op.kernel_size.w;
-    p.stride_h = op.stride.h;
-    p.stride_w = op.stride.w;
-    p.pad_h = op.padding.h;
-    p.pad_w = op.padding.w;
-    p.dilation_h = op.dilation.h;
-    p.dilation_w = op.dilation.w;
+    p.kernel_h = kernel.h;
+    p.kernel_w = kernel.w;
+    p.stride_h = stride.h;
+    p.stride_w = stride.w;
+    p.pad_h = padding.h;
+    p.pad_w = padding.w;
+    p.dilation_h = dilation.h;
+    p.dilation_w = dilation.w;
     p.pad_bottom = right_pad(p.in_h, p.out_h, p.kernel_h, p.stride_h, p.pad_h, p.dilation_h);
     p.pad_right = right_pad(p.in_w, p.out_w, p.kernel_w, p.stride_w, p.pad_w, p.dilation_w);
     return p;
 }
 
+}  // namespace
+
+pool_params max_pool_params(const core::max_pool2d& op, const core::shape& in, const core::shape& out) {
+    return window_pool(in, out, op.kernel_size, op.stride, op.padding, op.dilation);
+}
+
 pool_params avg_pool_params(const core::avg_pool2d& op, const core::shape& in, const core::shape& out) {
-    pool_params p = base_pool(in, out);
-    p.kernel_h = op.kernel_size.h;
-    p.kernel_w = op.kernel_size.w;
-    p.stride_h = op.stride.h;
-    p.stride_w = op.stride.w;
-    p.pad_h = op.padding.h;
-    p.pad_w = op.padding.w;
+    pool_params p = window_pool(in, out, op.kernel_size, op.stride, op.padding, {1, 1});
     p.count_include_pad = op.count_include_pad;
-    p.pad_bottom = right_pad(p.in_h, p.out_h, p.kernel_h, p.stride_h, p.pad_h, 1);
-    p.pad_right = right_pad(p.in_w, p.out_w, p.kernel_w, p.stride_w, p.pad_w, 1);
     return p;
 }
 
