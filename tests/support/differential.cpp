@@ -232,17 +232,24 @@ layer_case gen_batch_norm2d(draw& d) {
     return {a.text("batch_norm2d"), {image(d.dim(3, 1), c, d.dim(9, 3), d.dim(9, 3))}};
 }
 
-layer_case gen_layer_norm(draw& d) {
-    const core::shape x = d.any_shape(1, 4, 12, 4);
+/// What layer_norm and rms_norm draw alike: an input, its last k dimensions as normalized_shape, an eps of
+/// `eps_choices` (always written), and elementwise_affine (returned: 70% true).
+bool draw_norm(draw& d, core::shape& x, attrs& a, std::vector<std::string> eps_choices) {
+    x = d.any_shape(1, 4, 12, 4);
     const auto k = static_cast<std::size_t>(d.between(1, static_cast<i64>(x.rank())));
     std::string ns;
     for (std::size_t i = x.rank() - k; i < x.rank(); ++i) ns += (ns.empty() ? "" : "x") + std::to_string(x[i]);
-    attrs a;
     a.add("normalized_shape", ns);
-    a.maybe(d, "eps", d.pick(std::vector<std::string>{"1e-05", "1e-12", "0.01"}), false);
+    a.maybe(d, "eps", d.pick(eps_choices), false);
     const bool affine = d.coin(0.7);
     a.maybe(d, "elementwise_affine", bool_text(affine), affine);
-    if (affine) {
+    return affine;
+}
+
+layer_case gen_layer_norm(draw& d) {
+    core::shape x;
+    attrs a;
+    if (draw_norm(d, x, a, {"1e-05", "1e-12", "0.01"})) {
         const bool bias = d.coin(0.7);
         a.maybe(d, "bias", bool_text(bias), bias);
     }
@@ -250,15 +257,9 @@ layer_case gen_layer_norm(draw& d) {
 }
 
 layer_case gen_rms_norm(draw& d) {
-    const core::shape x = d.any_shape(1, 4, 12, 4);
-    const auto k = static_cast<std::size_t>(d.between(1, static_cast<i64>(x.rank())));
-    std::string ns;
-    for (std::size_t i = x.rank() - k; i < x.rank(); ++i) ns += (ns.empty() ? "" : "x") + std::to_string(x[i]);
+    core::shape x;
     attrs a;
-    a.add("normalized_shape", ns);
-    a.maybe(d, "eps", d.pick(std::vector<std::string>{"1e-06", "1e-05", "0.01"}), false);
-    const bool affine = d.coin(0.7);
-    a.maybe(d, "elementwise_affine", bool_text(affine), affine);
+    draw_norm(d, x, a, {"1e-06", "1e-05", "0.01"});
     return {a.text("rms_norm"), {x}};
 }
 
