@@ -53,6 +53,19 @@ endif()
 EOF
 }
 
+write_header_only() {  # package target title: the Config file of a header-only library with no definitions
+  mkdir -p "$dest/lib/cmake/$1"
+  cat > "$dest/lib/cmake/$1/$1Config.cmake" <<EOF
+# $3, header-only (packed by scripts/gpu-pack-deps.sh)
+if(NOT TARGET $2)
+  add_library($2 INTERFACE IMPORTED)
+  set_target_properties($2 PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "\${CMAKE_CURRENT_LIST_DIR}/../../../include")
+endif()
+set($1_FOUND TRUE)
+EOF
+}
+
 mkdir -p "$dest/lib/cmake/fmt"
 cat > "$dest/lib/cmake/fmt/fmtConfig.cmake" <<'EOF'
 # fmt, header-only (packed by scripts/gpu-pack-deps.sh)
@@ -82,28 +95,10 @@ set(spdlog_FOUND TRUE)
 EOF
 write_version "$dest/lib/cmake/spdlog" spdlog "$spdlog_version"
 
-mkdir -p "$dest/lib/cmake/nlohmann_json"
-cat > "$dest/lib/cmake/nlohmann_json/nlohmann_jsonConfig.cmake" <<'EOF'
-# nlohmann/json, header-only (packed by scripts/gpu-pack-deps.sh)
-if(NOT TARGET nlohmann_json::nlohmann_json)
-  add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)
-  set_target_properties(nlohmann_json::nlohmann_json PROPERTIES
-    INTERFACE_INCLUDE_DIRECTORIES "${CMAKE_CURRENT_LIST_DIR}/../../../include")
-endif()
-set(nlohmann_json_FOUND TRUE)
-EOF
+write_header_only nlohmann_json nlohmann_json::nlohmann_json "nlohmann/json"
 write_version "$dest/lib/cmake/nlohmann_json" nlohmann_json "$json_version"
 
-mkdir -p "$dest/lib/cmake/CLI11"
-cat > "$dest/lib/cmake/CLI11/CLI11Config.cmake" <<'EOF'
-# CLI11, header-only (packed by scripts/gpu-pack-deps.sh)
-if(NOT TARGET CLI11::CLI11)
-  add_library(CLI11::CLI11 INTERFACE IMPORTED)
-  set_target_properties(CLI11::CLI11 PROPERTIES
-    INTERFACE_INCLUDE_DIRECTORIES "${CMAKE_CURRENT_LIST_DIR}/../../../include")
-endif()
-set(CLI11_FOUND TRUE)
-EOF
+write_header_only CLI11 CLI11::CLI11 CLI11
 write_version "$dest/lib/cmake/CLI11" CLI11 "$cli11_version"
 
 mkdir -p "$dest/lib/cmake/GTest"
