@@ -6,22 +6,28 @@
 
 namespace ridgeline::cuda::detail {
 
-library_error describe(cudaError_t e) {
+namespace {
+
+/// The library's name and text of an error, or when it has none "<type> <code>" and `unknown`.
+library_error named(const char* name, const char* text, const char* type, int code, const char* unknown) {
     library_error r;
-    const char* name = cudaGetErrorName(e);
-    const char* text = cudaGetErrorString(e);
-    r.name = name ? name : "cudaError " + std::to_string(static_cast<int>(e));
-    r.text = text ? text : "unknown CUDA runtime error";
+    r.name = name ? name : type + (" " + std::to_string(code));
+    r.text = text ? text : unknown;
+    return r;
+}
+
+}  // namespace
+
+library_error describe(cudaError_t e) {
+    library_error r = named(cudaGetErrorName(e), cudaGetErrorString(e), "cudaError", static_cast<int>(e),
+                            "unknown CUDA runtime error");
     if (e == cudaErrorMemoryAllocation) r.kind = error_kind::out_of_memory;
     return r;
 }
 
 library_error describe(cublasStatus_t s) {
-    library_error r;
-    const char* name = cublasGetStatusName(s);
-    const char* text = cublasGetStatusString(s);
-    r.name = name ? name : "cublasStatus " + std::to_string(static_cast<int>(s));
-    r.text = text ? text : "unknown cuBLAS status";
+    library_error r = named(cublasGetStatusName(s), cublasGetStatusString(s), "cublasStatus", static_cast<int>(s),
+                            "unknown cuBLAS status");
     if (s == CUBLAS_STATUS_ALLOC_FAILED) r.kind = error_kind::out_of_memory;
     if (s == CUBLAS_STATUS_NOT_SUPPORTED) r.kind = error_kind::unsupported;
     return r;
