@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,17 @@ std::string external(std::vector<std::pair<std::string, std::string>> keys) {
         e->set_value(v);
     }
     b.node("Conv", {"x", "w"}, {"y"}, "/conv/Conv");
+    b.output("y");
+    return bytes_of(b);
+}
+
+/// x -> Conv (an initializer w, `group` when given) -> y.
+std::string one_conv(const ints& x, const ints& w, std::optional<std::int64_t> group = std::nullopt) {
+    onnx_builder b;
+    b.input("x", x);
+    b.init_n("w", w);
+    auto& c = b.node("Conv", {"x", "w"}, {"y"}, "/conv/Conv");
+    if (group) onnx_builder::set(c, "group", *group);
     b.output("y");
     return bytes_of(b);
 }
@@ -207,40 +219,10 @@ void onnx_models() {
               {"initializer \"w\"", "\"/etc/passwd\"", "outside the model's folder"});
     onnx_file("external_data_is_a_folder", external({{"location", "sub"}}), {"initializer \"w\"", "\"sub\""}, {},
               {{"sub/placeholder", "x"}});
-    {
-        onnx_builder b;
-        b.input("x", {1, 6, 8, 8});
-        b.init_n("w", {3, 3, 3, 3});
-        auto& c = b.node("Conv", {"x", "w"}, {"y"}, "/conv/Conv");
-        onnx_builder::set(c, "group", std::int64_t{2});
-        b.output("y");
-        onnx_file("conv_groups_do_not_divide", bytes_of(b), {"model.onnx", "Conv"});
-    }
-    {
-        onnx_builder b;
-        b.input("x", {1, 3, 8, 8});
-        b.init_n("w", {4, 3, 3, 3});
-        auto& c = b.node("Conv", {"x", "w"}, {"y"}, "/conv/Conv");
-        onnx_builder::set(c, "group", std::int64_t{4611686018427387904LL});
-        b.output("y");
-        onnx_file("conv_groups_overflow", bytes_of(b), {"model.onnx"});
-    }
-    {
-        onnx_builder b;
-        b.input("x", {1, 3, 2, 2});
-        b.init_n("w", {4, 3, 5, 5});
-        b.node("Conv", {"x", "w"}, {"y"}, "/conv/Conv");
-        b.output("y");
-        onnx_file("conv_kernel_larger_than_input", bytes_of(b), {"model.onnx"});
-    }
-    {
-        onnx_builder b;
-        b.input("x", {1, 4, 8, 8});
-        b.init_n("w", {4, 3, 3, 3});
-        b.node("Conv", {"x", "w"}, {"y"}, "/conv/Conv");
-        b.output("y");
-        onnx_file("conv_channel_mismatch", bytes_of(b), {"model.onnx"});
-    }
+    onnx_file("conv_groups_do_not_divide", one_conv({1, 6, 8, 8}, {3, 3, 3, 3}, 2), {"model.onnx", "Conv"});
+    onnx_file("conv_groups_overflow", one_conv({1, 3, 8, 8}, {4, 3, 3, 3}, 4611686018427387904LL), {"model.onnx"});
+    onnx_file("conv_kernel_larger_than_input", one_conv({1, 3, 2, 2}, {4, 3, 5, 5}), {"model.onnx"});
+    onnx_file("conv_channel_mismatch", one_conv({1, 4, 8, 8}, {4, 3, 3, 3}), {"model.onnx"});
     {
         onnx_builder b(17);
         b.input("x", {2, 4});
