@@ -27,22 +27,23 @@ void json_models() {
                {"$.inputs[0].name: expected a string, got 7"});
     model_file("input_shape_missing", R"({"inputs": [{"name": "x"}], "layers": [{"name": "r", "op": "relu"}]})",
                {"$.inputs[0]: missing required field \"shape\""});
-    model_file("input_shape_zero", net(R"([{"name": "r", "op": "relu"}])", "[1, 0, 4]"),
-               {"$.inputs[0].shape[1]: expected a positive integer, got 0"});
-    model_file("input_shape_negative", net(R"([{"name": "r", "op": "relu"}])", "[1, -3]"),
-               {"$.inputs[0].shape[1]: expected a positive integer, got -3"});
-    model_file("input_shape_fraction", net(R"([{"name": "r", "op": "relu"}])", "[1, 2.5]"),
-               {"$.inputs[0].shape[1]: expected a positive integer, got 2.5"});
-    model_file("input_shape_beyond_int64", net(R"([{"name": "r", "op": "relu"}])", "[1, 9223372036854775808]"),
-               {"$.inputs[0].shape[1]: expected a positive integer"});
-    model_file("input_shape_huge_float", net(R"([{"name": "r", "op": "relu"}])", "[1, 1e300]"),
-               {"$.inputs[0].shape[1]: expected a positive integer"});
-    model_file("input_shape_product_overflows", net(R"([{"name": "r", "op": "relu"}])", "[4294967296, 4294967296]"),
-               {"does not fit in int64"});
-    model_file("input_shape_string_bad", net(R"([{"name": "r", "op": "relu"}])", R"("1x0")"),
-               {"$.inputs[0].shape", "dimension 1 is 0"});
-    model_file("input_shape_empty_array", net(R"([{"name": "r", "op": "relu"}])", "[]"),
-               {"$.inputs[0].shape: expected a non-empty array"});
+    // one relu on an input shape that is not one: the entry's name (after "input_shape_"), the shape as written, the
+    // words of the error
+    struct bad_shape {
+        std::string name, shape;
+        std::vector<std::string> words;
+    };
+    for (const bad_shape& c : std::vector<bad_shape>{
+             {"zero", "[1, 0, 4]", {"$.inputs[0].shape[1]: expected a positive integer, got 0"}},
+             {"negative", "[1, -3]", {"$.inputs[0].shape[1]: expected a positive integer, got -3"}},
+             {"fraction", "[1, 2.5]", {"$.inputs[0].shape[1]: expected a positive integer, got 2.5"}},
+             {"beyond_int64", "[1, 9223372036854775808]", {"$.inputs[0].shape[1]: expected a positive integer"}},
+             {"huge_float", "[1, 1e300]", {"$.inputs[0].shape[1]: expected a positive integer"}},
+             {"product_overflows", "[4294967296, 4294967296]", {"does not fit in int64"}},
+             {"string_bad", R"("1x0")", {"$.inputs[0].shape", "dimension 1 is 0"}},
+             {"empty_array", "[]", {"$.inputs[0].shape: expected a non-empty array"}},
+         })
+        model_file("input_shape_" + c.name, net(R"([{"name": "r", "op": "relu"}])", c.shape), c.words);
     model_file("input_dtype_unknown",
                R"({"inputs": [{"name": "x", "shape": [1, 4], "dtype": "int8"}], "layers": [{"name": "r", "op": "relu"}]})",
                {"$.inputs[0].dtype", "int8"});
