@@ -13,28 +13,29 @@ using u32 = std::uint32_t;
 using i64 = std::int64_t;
 
 TEST(IndexMath, ASplitHasAHeadUpToTheFirst16ByteBoundaryThenVectorsThenATail) {
-    // 37 floats at an aligned address: no head, 37 / 4 = 9 vectors of 4, a tail of 37 - 36 = 1
-    vector_split s = split_for_vectors(0x1000, 37, 4);
-    EXPECT_EQ(s.head, 0);
-    EXPECT_EQ(s.vectors, 9);
-    EXPECT_EQ(s.tail, 1);
-    EXPECT_EQ(s.width, 4);
-    // 4 bytes past a boundary: 12 bytes (3 floats) to the next, then (37 - 3) / 4 = 8 vectors, a tail of 2
-    s = split_for_vectors(0x1004, 37, 4);
-    EXPECT_EQ(s.head, 3);
-    EXPECT_EQ(s.vectors, 8);
-    EXPECT_EQ(s.tail, 2);
-    // bf16 (2 bytes) at 2 bytes past: 14 bytes = 7 elements of head; 8 per vector: (100 - 7) / 8 = 11, tail 5
-    s = split_for_vectors(0x2002, 100, 2);
-    EXPECT_EQ(s.head, 7);
-    EXPECT_EQ(s.vectors, 11);
-    EXPECT_EQ(s.tail, 5);
-    EXPECT_EQ(s.width, 8);
-    // fewer elements than the head: everything is head
-    s = split_for_vectors(0x2002, 5, 2);
-    EXPECT_EQ(s.head, 5);
-    EXPECT_EQ(s.vectors, 0);
-    EXPECT_EQ(s.tail, 0);
+    struct split_case {
+        std::uint64_t address;
+        i64 count;
+        int element_bytes;
+        i64 head, vectors, tail;
+        int width;  // elements per 16-byte vector
+    };
+    for (const split_case& c : {
+             // 37 floats at an aligned address: no head, 37 / 4 = 9 vectors of 4, a tail of 37 - 36 = 1
+             split_case{0x1000, 37, 4, 0, 9, 1, 4},
+             // 4 bytes past a boundary: 12 bytes (3 floats) to the next, then (37 - 3) / 4 = 8 vectors, a tail of 2
+             split_case{0x1004, 37, 4, 3, 8, 2, 4},
+             // bf16 (2 bytes) at 2 bytes past: 14 bytes = 7 elements of head; 8 per vector: (100 - 7) / 8 = 11, tail 5
+             split_case{0x2002, 100, 2, 7, 11, 5, 8},
+             // fewer elements than the head: everything is head
+             split_case{0x2002, 5, 2, 5, 0, 0, 8},
+         }) {
+        const vector_split s = split_for_vectors(c.address, c.count, c.element_bytes);
+        EXPECT_EQ(s.head, c.head) << c.address << " " << c.count;
+        EXPECT_EQ(s.vectors, c.vectors) << c.address << " " << c.count;
+        EXPECT_EQ(s.tail, c.tail) << c.address << " " << c.count;
+        EXPECT_EQ(s.width, c.width) << c.address << " " << c.count;
+    }
     EXPECT_EQ(split_for_vectors(0x1000, 0, 4).head, 0);
 }
 
