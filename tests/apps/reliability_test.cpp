@@ -59,6 +59,14 @@ void expect_partial_report(const fs::path& path) {
     EXPECT_EQ(j["end_to_end"]["state"], "not_measured");
 }
 
+/// `profile --model M --device cpu --no-roofline --format F --output OUT`, sent `signal` once stderr shows `trigger`.
+ridgeline::test::process_result profile_interrupted(const std::string& model, const std::string& format,
+                                                    const fs::path& out, int signal, const std::string& trigger) {
+    return ridgeline::test::run_ridgeline_signalled_at(
+        {"profile", "--model", model, "--device", "cpu", "--no-roofline", "--format", format, "--output", out.string()},
+        signal, trigger);
+}
+
 }  // namespace
 
 TEST(Interruption, SigtermWritesAValidPartialReportAndExits143) {
@@ -66,9 +74,7 @@ TEST(Interruption, SigtermWritesAValidPartialReportAndExits143) {
     const fs::path out = dir / "partial.json";
     // without --quiet, stderr (not a terminal) has one progress line per layer: the signal lands after the
     // fourth layer has started, however slow the machine or the sanitizer
-    const auto r = ridgeline::test::run_ridgeline_signalled_at(
-        {"profile", "--model", "resnet50", "--device", "cpu", "--no-roofline", "--format", "json", "--output", out.string()},
-        SIGTERM, "[4/");
+    const auto r = profile_interrupted("resnet50", "json", out, SIGTERM, "[4/");
     EXPECT_EQ(r.exit_code, 143) << r.err.substr(0, 3000);
     EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err.substr(0, 3000);
     expect_partial_report(out);
@@ -79,9 +85,7 @@ TEST(Interruption, SigtermWritesAValidPartialReportAndExits143) {
 TEST(Interruption, SigintDuringTableOutputExits130) {
     const fs::path dir = fresh_dir("sigint-table");
     const fs::path csv = dir / "partial.csv";
-    const auto r = ridgeline::test::run_ridgeline_signalled_at(
-        {"profile", "--model", "resnet18", "--device", "cpu", "--no-roofline", "--format", "csv", "--output", csv.string()},
-        SIGINT, "[3/");
+    const auto r = profile_interrupted("resnet18", "csv", csv, SIGINT, "[3/");
     EXPECT_EQ(r.exit_code, 130) << r.err.substr(0, 3000);
     const std::string text = read_all(csv);
     EXPECT_NE(text.find(",measured,"), std::string::npos) << text.substr(0, 1000);
