@@ -81,6 +81,12 @@ std::string fixed(double v, int decimals) {
     return print_fixed(v, decimals);
 }
 
+std::string significant(double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    return buf;
+}
+
 std::string time_ms(double ms) {
     if (!std::isfinite(ms)) return "-";
     const double a = std::fabs(ms);

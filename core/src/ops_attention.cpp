@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "op_helpers.hpp"
+#include "ridgeline/core/format.hpp"
 
 namespace ridgeline::core {
 
@@ -14,11 +15,7 @@ namespace {
 
 constexpr const char* scaling_names[] = {"none", "linear", "dynamic", "yarn", "llama3"};
 
-std::string g(double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.6g", v);
-    return text;
-}
+std::string g(double v) { return significant(v, 6); }
 
 double positive(attribute_reader& r, const char* key, double fallback) {
     const double v = r.get_float(key, fallback);

@@ -1,5 +1,6 @@
 // batch_norm2d, layer_norm, rms_norm.
 #include "op_helpers.hpp"
+#include "ridgeline/core/format.hpp"
 #include <cstdio>
 
 namespace ridgeline::core {
@@ -9,11 +10,8 @@ using detail::fail;
 namespace {
 double read_eps(attribute_reader& r, double fallback) {
     const double eps = r.get_float("eps", fallback);
-    if (eps < 0) {
-        char text[32];  // 6 significant digits: -1e-10 is "-1e-10", not std::to_string's "-0.000000"
-        std::snprintf(text, sizeof text, "%.6g", eps);
-        r.fail("eps", std::string("is ") + text + ", it must be >= 0");
-    }
+    // 6 significant digits: -1e-10 is "-1e-10", not std::to_string's "-0.000000"
+    if (eps < 0) r.fail("eps", "is " + significant(eps, 6) + ", it must be >= 0");
     return eps;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "op_helpers.hpp"
+#include "ridgeline/core/format.hpp"
 
 namespace ridgeline::core {
 
@@ -17,11 +18,7 @@ std::string shape_text(const std::vector<std::int64_t>& v) {
     for (std::size_t i = 0; i < v.size(); ++i) t += (i ? "x" : "") + std::to_string(v[i]);
     return t;
 }
-std::string number_text(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
-}
+std::string number_text(double v) { return significant(v, 6); }
 }  // namespace
 
 // ------------------------------------------------------------------ pad

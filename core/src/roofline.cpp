@@ -6,6 +6,8 @@
 #include <limits>
 #include <ostream>
 
+#include "ridgeline/core/format.hpp"
+
 namespace ridgeline::core {
 
 namespace {
@@ -14,11 +16,7 @@ std::string pct(double v) {
     std::snprintf(buf, sizeof buf, "%.0f%%", v * 100.0);
     return buf;
 }
-std::string num(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-    return buf;
-}
+std::string num(double v) { return significant(v, 3); }
 }  // namespace
 
 std::string_view to_string(bound_class b) {

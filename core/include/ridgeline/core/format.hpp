@@ -28,6 +28,10 @@ std::string si(double v, std::string_view unit = {});
 /// Shortest text that reads back as the same double (std::to_chars).
 std::string shortest(double v);
 
+/// printf's %.*g: `digits` significant digits, trailing zeros dropped: significant(-1e-10, 6) -> "-1e-10",
+/// significant(0.0123456, 3) -> "0.0123".
+std::string significant(double v, int digits);
+
 /// Fixed decimals: fixed(12.345, 2) -> "12.35".
 std::string fixed(double v, int decimals);
 
