@@ -1,7 +1,6 @@
 // batch_norm2d, layer_norm, rms_norm.
 #include "op_helpers.hpp"
 #include "ridgeline/core/format.hpp"
-#include <cstdio>
 
 namespace ridgeline::core {
 
