@@ -1,6 +1,7 @@
 #include "ridgeline/backend_api/tensor.hpp"
 
 #include "ridgeline/backend_api/backend.hpp"
+#include "ridgeline/backend_api/require_supported.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -257,6 +258,13 @@ std::string device_fingerprint(const device_info& d) {
                     " threads|" + d.isa;
     for (const auto& [k, v] : d.details) s += "|" + k + "=" + v;
     return s;
+}
+
+void require_supported(const backend& b, const core::model_analysis& graph) {
+    for (const auto& la : graph.layers) {
+        const auto s = b.supports(la, graph.data_type);
+        if (!s.supported) throw unsupported(s.reason);
+    }
 }
 
 ceilings backend::measure_ceilings(const ceilings_options&) {

@@ -12,6 +12,7 @@
 #include "context.hpp"
 #include "index_math.hpp"
 #include "library_types.hpp"
+#include "ridgeline/backend_api/require_supported.hpp"
 #include "ridgeline/backend_api/timing.hpp"
 #include "ridgeline/core/fusion.hpp"
 #include "ridgeline/config.hpp"
@@ -114,10 +115,7 @@ public:
 
     std::unique_ptr<backend_api::prepared> prepare(const core::model_analysis& graph,
                                                 const backend_api::graph_data& data) override {
-        for (const auto& la : graph.layers) {
-            const auto s = supports(la, graph.data_type);
-            if (!s.supported) throw backend_api::unsupported(s.reason);
-        }
+        backend_api::require_supported(*this, graph);
         return build_graph(ctx_, graph, data);
     }
 
