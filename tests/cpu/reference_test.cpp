@@ -62,6 +62,21 @@ void expect_values(const host_tensor& out, const std::vector<double>& expected, 
         EXPECT_NEAR(out.data[i], expected[i], tolerance * std::max(1.0, std::abs(expected[i]))) << "element " << i;
 }
 
+/// Linear's formula in double: y[r, o] = b[o] (0 without a bias) + sum_k x[r, k] * W[o, k], rows in order.
+std::vector<double> linear_formula(const host_tensor& x, const host_tensor& w, const host_tensor* b, std::int64_t rows,
+                                   std::int64_t in_f, std::int64_t out_f) {
+    std::vector<double> expected;
+    for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t o = 0; o < out_f; ++o) {
+            double s = b ? b->data[static_cast<std::size_t>(o)] : 0;
+            for (std::int64_t k = 0; k < in_f; ++k)
+                s += double{x.data[static_cast<std::size_t>(r * in_f + k)]} *
+                     w.data[static_cast<std::size_t>(o * in_f + k)];
+            expected.push_back(s);
+        }
+    return expected;
+}
+
 // The 3x3 and 4x4 images several tests share.
 const std::vector<float> image3{1, -2, 3,  //
                                 0.5F, 4, -1,  //
@@ -93,16 +108,7 @@ TEST(ReferenceLinear, RandomRank3AgainstTheFormula) {
     const auto w = tensor({out_f, in_f}, random_values(out_f * in_f, 2));
     const auto out = run("linear:in_features=5,out_features=11,bias=false", {x}, {{"weight", w}});
     EXPECT_EQ(out.dims, (core::shape{2, 3, out_f}));
-    std::vector<double> expected;
-    for (std::int64_t r = 0; r < rows; ++r)
-        for (std::int64_t o = 0; o < out_f; ++o) {
-            double s = 0;  // y[r, o] = sum_k x[r, k] * W[o, k]
-            for (std::int64_t k = 0; k < in_f; ++k)
-                s += double{x.data[static_cast<std::size_t>(r * in_f + k)]} *
-                     w.data[static_cast<std::size_t>(o * in_f + k)];
-            expected.push_back(s);
-        }
-    expect_values(out, expected);
+    expect_values(out, linear_formula(x, w, nullptr, rows, in_f, out_f));
 }
 
 TEST(ReferenceLinear, RandomManyRowsAndBlocksAgainstTheFormula) {
@@ -112,16 +118,7 @@ TEST(ReferenceLinear, RandomManyRowsAndBlocksAgainstTheFormula) {
     const auto w = tensor({out_f, in_f}, random_values(out_f * in_f, 13));
     const auto b = tensor({out_f}, random_values(out_f, 14));
     const auto out = run("linear:in_features=7,out_features=70", {x}, {{"weight", w}, {"bias", b}});
-    std::vector<double> expected;
-    for (std::int64_t r = 0; r < rows; ++r)
-        for (std::int64_t o = 0; o < out_f; ++o) {
-            double s = b.data[static_cast<std::size_t>(o)];  // y[r, o] = b[o] + sum_k x[r, k] * W[o, k]
-            for (std::int64_t k = 0; k < in_f; ++k)
-                s += double{x.data[static_cast<std::size_t>(r * in_f + k)]} *
-                     w.data[static_cast<std::size_t>(o * in_f + k)];
-            expected.push_back(s);
-        }
-    expect_values(out, expected);
+    expect_values(out, linear_formula(x, w, &b, rows, in_f, out_f));
 }
 
 TEST(ReferenceMatmul, BroadcastBatchHandComputed) {
