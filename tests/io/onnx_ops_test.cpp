@@ -40,6 +40,18 @@ std::string import_error(onnx_builder& b, const std::string& file) {
     return "";
 }
 
+/// The import error of x -> Pad (pads as an initializer, `mode`) -> out at this opset.
+std::string pad_error(int opset, const std::vector<std::int64_t>& x, const std::vector<std::int64_t>& pads,
+                      const std::string& mode, const std::string& file) {
+    onnx_builder b(opset);
+    b.input("x", x);
+    b.init_ints("pads", {static_cast<std::int64_t>(pads.size())}, pads);
+    auto& pad = b.node("Pad", {"x", "pads"}, {"out"}, "/Pad");
+    onnx_builder::set(pad, "mode", mode);
+    b.output("out");
+    return import_error(b, file);
+}
+
 }  // namespace
 
 TEST(OnnxImportOps, PadOfZerosIsNoLayerAndZerosAroundHwFuseIntoTheirReader) {
@@ -93,22 +105,10 @@ TEST(OnnxImportOps, PadsNotFusedAreAPadLayer) {
     EXPECT_EQ(a.layers.back().output_shape, (core::shape{1, 3, 14, 18}));
     EXPECT_EQ(a.totals.flops, 0);
 
-    onnx_builder w(19);
-    w.input("x", {1, 2, 6, 6});
-    w.init_ints("hw1", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
-    auto& wrap = w.node("Pad", {"x", "hw1"}, {"out"}, "/Pad");
-    onnx_builder::set(wrap, "mode", std::string("wrap"));
-    w.output("out");
-    std::string what = import_error(w, "wrap_pad.onnx");
+    std::string what = pad_error(19, {1, 2, 6, 6}, {0, 0, 1, 1, 0, 0, 1, 1}, "wrap", "wrap_pad.onnx");
     EXPECT_NE(what.find("Pad \"/Pad\": Pad mode \"wrap\"; ridgeline maps constant, reflect and edge"),
               std::string::npos) << what;
-    onnx_builder f(14);
-    f.input("x", {1, 2, 3, 3});
-    f.init_ints("big", {8}, {0, 0, 3, 0, 0, 0, 0, 0});
-    auto& far = f.node("Pad", {"x", "big"}, {"out"}, "/Pad");
-    onnx_builder::set(far, "mode", std::string("reflect"));
-    f.output("out");
-    what = import_error(f, "far_reflect.onnx");
+    what = pad_error(14, {1, 2, 3, 3}, {0, 0, 3, 0, 0, 0, 0, 0}, "reflect", "far_reflect.onnx");
     EXPECT_NE(what.find("reflect padding 3, 0 of dimension 2 must be less than its size 3"), std::string::npos) << what;
 }
 
