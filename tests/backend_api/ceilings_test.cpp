@@ -141,20 +141,21 @@ TEST(Ceilings, SampleSpreadIsMedianOverBest) {
 }
 
 TEST(Ceilings, MergingKeepsTheHigherOfEachCeilingAndTheLowerDispatchCost) {
-    ceilings earlier, now;
+    // fp32's peak (and its avx2 FMA roof), triad, bandwidth, the working set at 48 KiB and 768 KiB, dispatch cost
+    const auto measured = [](double peak, double triad, double bandwidth, double at_48k, double at_768k,
+                             double dispatch_ms) {
+        ceilings c;
+        c.peak_gflops = {{"fp32", peak}};
+        c.fma_peak_by_isa_gflops = {{"fp32 avx2", peak}};
+        c.triad_gbs = triad;
+        c.bandwidth_gbs = bandwidth;
+        c.working_set_gbs = {{49'152, at_48k}, {786'432, at_768k}};
+        c.dispatch_overhead_ms = dispatch_ms;
+        return c;
+    };
+    ceilings earlier = measured(240, 40, 40, 300, 240, 0.001);
     earlier.measured_at = "2026-11-30T10:00:00Z";
-    earlier.peak_gflops = {{"fp32", 240}};
-    earlier.fma_peak_by_isa_gflops = {{"fp32 avx2", 240}};
-    earlier.triad_gbs = 40;
-    earlier.bandwidth_gbs = 40;
-    earlier.working_set_gbs = {{49'152, 300}, {786'432, 240}};
-    earlier.dispatch_overhead_ms = 0.001;
-    now.peak_gflops = {{"fp32", 236}};
-    now.fma_peak_by_isa_gflops = {{"fp32 avx2", 236}};
-    now.triad_gbs = 30;
-    now.bandwidth_gbs = 31;
-    now.working_set_gbs = {{49'152, 400}, {786'432, 228}};
-    now.dispatch_overhead_ms = 0.002;
+    ceilings now = measured(236, 30, 31, 400, 228, 0.002);
     backend_api::merge_ceilings(now, earlier);
     EXPECT_DOUBLE_EQ(now.peak_gflops.at("fp32"), 240);
     EXPECT_DOUBLE_EQ(now.fma_peak_by_isa_gflops.at("fp32 avx2"), 240);
