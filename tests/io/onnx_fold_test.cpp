@@ -26,41 +26,35 @@ using tp = onnx::TensorProto;
 
 namespace {
 
-/// A Constant node holding a float tensor.
-void constant_floats(onnx_builder& b, const std::string& out, const std::vector<std::int64_t>& dims,
-                     const std::vector<float>& v) {
+/// A Constant node whose value is a tensor of this element type and dims; the caller adds its data.
+onnx::TensorProto* constant_tensor(onnx_builder& b, const std::string& out, const std::vector<std::int64_t>& dims,
+                                   tp::DataType type) {
     auto& n = b.node("Constant", {}, {out});
     auto* a = n.add_attribute();
     a->set_name("value");
     a->set_type(onnx::AttributeProto::TENSOR);
     auto* t = a->mutable_t();
-    t->set_data_type(tp::FLOAT);
+    t->set_data_type(type);
     for (auto d : dims) t->add_dims(d);
+    return t;
+}
+
+/// A Constant node holding a float tensor.
+void constant_floats(onnx_builder& b, const std::string& out, const std::vector<std::int64_t>& dims,
+                     const std::vector<float>& v) {
+    auto* t = constant_tensor(b, out, dims, tp::FLOAT);
     for (auto x : v) t->add_float_data(x);
 }
 
 /// A Constant node holding an int64 tensor (dims {} is a scalar).
 void constant_ints(onnx_builder& b, const std::string& out, const std::vector<std::int64_t>& dims,
                    const std::vector<std::int64_t>& v) {
-    auto& n = b.node("Constant", {}, {out});
-    auto* a = n.add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    auto* t = a->mutable_t();
-    t->set_data_type(tp::INT64);
-    for (auto d : dims) t->add_dims(d);
+    auto* t = constant_tensor(b, out, dims, tp::INT64);
     for (auto x : v) t->add_int64_data(x);
 }
 
 /// A Constant node holding the bool scalar true (Dropout's training_mode).
-void constant_true(onnx_builder& b, const std::string& out) {
-    auto& n = b.node("Constant", {}, {out});
-    auto* a = n.add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    a->mutable_t()->set_data_type(tp::BOOL);
-    a->mutable_t()->add_int32_data(1);
-}
+void constant_true(onnx_builder& b, const std::string& out) { constant_tensor(b, out, {}, tp::BOOL)->add_int32_data(1); }
 
 /// nn.Linear(4, 6) on [1, 3, 4] then nn.GELU(), as torch.onnx.export writes them: MatMul, then the bias as a
 /// Constant node just before its Add, then the erf form with each constant just before its reader (after the
