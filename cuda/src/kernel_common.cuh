@@ -1,11 +1,13 @@
 #pragma once
 // What the backend's kernel files share (kernels.cu: reductions, pooling, data movement; kernels_stream.cu: the
 // streaming elementwise kernels and STREAM): the block size, float conversion of every storage type, the
-// grid-stride loop and the dispatch of a launch on the element type.
+// grid-stride loop, the dispatch of a launch on the element type, and the block-wide sum or max (kernels.cu and
+// kernels_attention.cu).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "kernels.hpp"
@@ -62,6 +64,32 @@ cudaError_t dispatch(elem t, F&& f) {
         case elem::bf16: f(__nv_bfloat16{}); break;
     }
     return cudaGetLastError();
+}
+
+/// Sum (or max) over the block; every thread gets the result. `scratch` holds 32 floats. A lane past the last
+/// warp adds 0 to a sum and -inf to a max (their identities).
+template <bool Max>
+__device__ float block_reduce(float v, float* scratch) {
+    for (int o = 16; o > 0; o >>= 1) {
+        const float other = __shfl_xor_sync(0xffffffffu, v, o);
+        v = Max ? fmaxf(v, other) : v + other;
+    }
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const int warps = (blockDim.x + 31) >> 5;
+    __syncthreads();  // scratch may still be read by a previous reduction
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < warps ? scratch[lane] : (Max ? -INFINITY : 0.0f);
+        for (int o = 16; o > 0; o >>= 1) {
+            const float other = __shfl_xor_sync(0xffffffffu, v, o);
+            v = Max ? fmaxf(v, other) : v + other;
+        }
+        if (lane == 0) scratch[0] = v;
+    }
+    __syncthreads();
+    return scratch[0];
 }
 
 }  // namespace ridgeline::cuda::kernels::detail

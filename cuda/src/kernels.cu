@@ -5,7 +5,6 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 
 #include "index_math.hpp"
@@ -19,31 +18,6 @@ using namespace detail;
 namespace {
 
 // ------------------------------------------------------------------ reductions (one block per row)
-
-/// Sum (or max) over the block; every thread gets the result. `scratch` holds 32 floats.
-template <bool Max>
-__device__ float block_reduce(float v, float* scratch) {
-    for (int o = 16; o > 0; o >>= 1) {
-        const float other = __shfl_xor_sync(0xffffffffu, v, o);
-        v = Max ? fmaxf(v, other) : v + other;
-    }
-    const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    const int warps = (blockDim.x + 31) >> 5;
-    __syncthreads();  // scratch may still be read by a previous reduction
-    if (lane == 0) scratch[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < warps ? scratch[lane] : (Max ? -FLT_MAX : 0.0f);
-        for (int o = 16; o > 0; o >>= 1) {
-            const float other = __shfl_xor_sync(0xffffffffu, v, o);
-            v = Max ? fmaxf(v, other) : v + other;
-        }
-        if (lane == 0) scratch[0] = v;
-    }
-    __syncthreads();
-    return scratch[0];
-}
 
 template <class T>
 __global__ void softmax_rows_kernel(const T* __restrict__ x, T* __restrict__ y, i64 size) {

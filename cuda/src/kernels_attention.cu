@@ -16,31 +16,6 @@ using namespace detail;
 
 namespace {
 
-/// Sum (or max) over the block; every thread gets the result. `scratch` holds 32 floats.
-template <bool Max>
-__device__ float block_reduce(float v, float* scratch) {
-    for (int o = 16; o > 0; o >>= 1) {
-        const float other = __shfl_xor_sync(0xffffffffu, v, o);
-        v = Max ? fmaxf(v, other) : v + other;
-    }
-    const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    const int warps = (blockDim.x + 31) >> 5;
-    __syncthreads();
-    if (lane == 0) scratch[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < warps ? scratch[lane] : (Max ? -INFINITY : 0.0f);
-        for (int o = 16; o > 0; o >>= 1) {
-            const float other = __shfl_xor_sync(0xffffffffu, v, o);
-            v = Max ? fmaxf(v, other) : v + other;
-        }
-        if (lane == 0) scratch[0] = v;
-    }
-    __syncthreads();
-    return scratch[0];
-}
-
 template <class T>
 __global__ void rms_norm_kernel(const T* __restrict__ x, T* __restrict__ y, const float* __restrict__ gamma, i64 inner,
                                 float eps) {
