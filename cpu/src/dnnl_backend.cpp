@@ -7,6 +7,7 @@
 #include <oneapi/dnnl/dnnl_version.h>
 
 #include "dnnl_graph.hpp"
+#include "ridgeline/backend_api/require_supported.hpp"
 #include "ridgeline/backend_api/timing.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
 #include "ridgeline/cpu/cpu_ceilings.hpp"
@@ -85,10 +86,7 @@ public:
 
     std::unique_ptr<backend_api::prepared> prepare(const core::model_analysis& graph,
                                                 const backend_api::graph_data& data) override {
-        for (const auto& la : graph.layers) {
-            const auto s = supports(la, graph.data_type);
-            if (!s.supported) throw backend_api::unsupported(s.reason);
-        }
+        backend_api::require_supported(*this, graph);
         auto g = std::make_unique<dnnl_graph>(engine_, stream_, graph.data_type);
         g->build(graph, data);
         return g;
