@@ -105,6 +105,7 @@ struct profile_command {
     bool quick = false;
     bool no_verify = false;
     bool no_end_to_end = false;
+    bool no_fusion_savings = false;
     bool every_layer = false;
     bool graph = false;
     bool no_roofline = false;
@@ -218,6 +219,8 @@ struct profile_command {
         o.timing = timing_settings();
         o.verify = !no_verify;
         o.end_to_end = !no_end_to_end;
+        // what fusing saves, on the backend that runs groups as one kernel (oneDNN's post-ops); not for one layer
+        o.fusion_savings = !no_fusion_savings && !model.fuse && model.layer.empty() && sel.chosen->name() == "cpu";
         o.graph_replay = graph;
         o.trace_passes = trace_path.empty() ? 0 : 20;
         o.every_layer = every_layer;
@@ -329,6 +332,9 @@ void register_profile(CLI::App& cli, runner_list& runners) {
     sub->add_flag("--quick", cmd->quick, "A fast look: >= 5 samples, 5% noise target, <= 0.2 s per layer");
     sub->add_flag("--no-verify", cmd->no_verify, "Do not compare outputs with the reference");
     sub->add_flag("--no-end-to-end", cmd->no_end_to_end, "Do not time the whole forward pass");
+    sub->add_flag("--no-fusion-savings", cmd->no_fusion_savings,
+                  "Do not time the groups a deployment would fuse (each once as one kernel, and the fused end to end; "
+                  "on the oneDNN backend, without --fuse)");
     sub->add_flag("--every-layer", cmd->every_layer,
                   "Measure every layer; by default a layer identical to one measured before (op, attributes, input "
                   "shapes, dtype) reports that measurement, marked '=' (then twins must agree: docs/roofline.md)");

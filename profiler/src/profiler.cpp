@@ -515,7 +515,7 @@ void record_trace(profile_result& r, backend_api::prepared& prep, backend& b, co
 
 /// The whole forward pass of `analysis` (and its graph replay where asked), into r's end-to-end fields: skipped
 /// before anything is allocated when it cannot fit the memory allowed.
-void profile_end_to_end(profile_result& r, const core::model_analysis& analysis, backend& b, const profile_options& o) {
+void time_end_to_end(profile_result& r, const core::model_analysis& analysis, backend& b, const profile_options& o) {
     const std::int64_t need = model_bytes_needed(analysis, b.device().kind != backend_api::device_kind::gpu);
     if (o.stop && o.stop->load()) {
         r.end_to_end_state = run_state::not_measured;
@@ -579,6 +579,11 @@ void profile_end_to_end(profile_result& r, const core::model_analysis& analysis,
 }
 
 }  // namespace
+
+void detail::profile_end_to_end(profile_result& r, const core::model_analysis& analysis, backend& b,
+                                const profile_options& o) {
+    time_end_to_end(r, analysis, b, o);
+}
 
 void require_kv_cache_fits(const core::model_analysis& analysis, backend& b, std::int64_t max_memory_bytes) {
     const std::int64_t cache = core::memory_of(analysis).kv_cache_bytes;
@@ -677,8 +682,9 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
     recheck_memory_roofs(r, b, o);
     if (o.end_to_end) {
         if (o.on_progress) o.on_progress(progress_event{n, n, "end to end", elapsed(), -1});
-        profile_end_to_end(r, analysis, b, o);
+        time_end_to_end(r, analysis, b, o);
     }
+    if (o.fusion_savings && !stopped()) detail::measure_fusion_savings(r, b, o);
     r.complete = r.not_measured.empty() && r.end_to_end_state != run_state::not_measured && !stopped();
     return r;
 }

@@ -260,6 +260,7 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
                         {{"state", std::string(to_string(r.graph_replay_state))},
                          {"reason", r.graph_replay_reason},
                          {"time", r.graph_replay ? time_json(*r.graph_replay) : nlohmann::json(nullptr)}}}};
+    if (r.fusion) j["fusion_savings"] = fusion_savings_json(r);
     j["sum_of_layers_ms"] = r.sum_of_layers_ms;
     j["advice"] = advice_json(advise(r));
     const auto& m = r.memory;
@@ -525,6 +526,7 @@ void profile_passes(std::ostream& out, const profiler::profile_result& r) {
         out << "graph replay: " << to_string(r.graph_replay_state)
             << (r.graph_replay_reason.empty() ? "" : " (" + r.graph_replay_reason + ")") << "\n";
     }
+    out << fusion_savings_text(r);
 }
 
 /// The time by bound and the roofs the layers were judged against.

@@ -142,6 +142,23 @@ struct layer_profile {
     [[nodiscard]] double achieved_gbs() const;
 };
 
+/// One group a deployment would fuse (core::fuse of the profiled model), timed once as one kernel
+/// (profile_options::fusion_savings), against the sum of its members' medians in the profile.
+struct fusion_saving {
+    core::layer_analysis group;  // the fused group (its members in group.fused)
+    layer_profile fused;         // the group timed and verified as one kernel (measured_as: a twin group's)
+    /// Sum of the members' medians in the profile; NaN where a member has no time (then no saving is claimed).
+    double members_ms = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// What fusing would save: every group, and the fused model's end-to-end pass.
+struct fusion_savings {
+    std::vector<fusion_saving> groups;
+    std::optional<backend_api::timing_result> end_to_end;  // the fused model's forward pass
+    run_state end_to_end_state = run_state::skipped;
+    std::string end_to_end_reason;
+};
+
 struct progress_event {
     std::size_t index = 0;  // 0-based layer index; == total for the end-to-end pass
     std::size_t total = 0;
@@ -175,6 +192,9 @@ struct profile_options {
     /// (backend_api::prepared::run_marked; at least 3, no more once 2 s have gone), kept in profile_result::trace;
     /// 0: none.
     std::size_t trace_passes = 0;
+    /// Without fusing (no group in the analysis): time each group core::fuse would make once as one kernel, and the
+    /// fused model's end to end (profile_result::fusion); the groups' twins report the first one's time.
+    bool fusion_savings = false;
     /// Measure every layer, twins included (then twins must agree: check_twins). false (the default): a layer with
     /// the signature of one measured before (core::layer_signature: the same op, attributes, input shapes and data
     /// type: a transformer's repeated blocks, resnet's repeated convolutions) reports that layer's measurement and
@@ -241,6 +261,8 @@ struct profile_result {
     std::size_t layers_reused = 0;
     std::size_t layers_measured = 0;
     bool twins_interrupted = false;  // stopped while twins were measured again: judged on what was measured
+    /// profile_options::fusion_savings, where the model has groups to fuse; empty otherwise.
+    std::optional<fusion_savings> fusion;
 };
 
 /// The roofs a layer is judged against: the compute roof of its data type, the bandwidth of its working set

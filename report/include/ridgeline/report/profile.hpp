@@ -23,6 +23,12 @@ nlohmann::json time_json(const backend_api::timing_result& t);
 
 nlohmann::json profile_json(const profiler::profile_result& r, const run_info& info);
 
+/// What fusing would save (profile_result::fusion), as the JSON's "fusion_savings": each group's label, members,
+/// fused median (null where disturbed or not timed), its members' medians summed, and the fused end to end; null
+/// without one. The table's lines: fusion_savings_text (empty without one).
+nlohmann::json fusion_savings_json(const profiler::profile_result& r);
+std::string fusion_savings_text(const profiler::profile_result& r);
+
 /// A layer's rates as every report shows them: hidden (NaN, with the reason) for a layer without a time, a
 /// `mistrusted` one (its time beats a roof: no rate can be believed) and a `disturbed` one (other work took
 /// its samples); %roof capped at 1 within the tolerance of the roof that set the floor (a layer there reads as at

@@ -1,0 +1,88 @@
+// `--fuse` and what fusing saves, as a user runs them on examples/tiny_cnn.onnx (conv1 -> bn1 -> relu1 -> pool ->
+// conv2 -> relu2 -> gap -> flatten -> fc; make_tiny_cnn_onnx.py writes it).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "process.hpp"
+
+using ridgeline::test::run_ridgeline;
+using json = nlohmann::json;
+
+namespace {
+const std::string tiny = std::string(RIDGELINE_SOURCE_DIR) + "/examples/tiny_cnn.onnx";
+}  // namespace
+
+TEST(CliFuse, SummaryCountsEachGroupOnceWithItsBoundaryBytes) {
+    const auto plain = run_ridgeline({"summary", "--onnx", tiny, "--format", "json"});
+    const auto fused = run_ridgeline({"summary", "--onnx", tiny, "--fuse", "--format", "json"});
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    ASSERT_EQ(fused.exit_code, 0) << fused.err;
+    const json p = json::parse(plain.out), f = json::parse(fused.out);
+    EXPECT_EQ(f["fusion"], "2 fused groups: 1 batch norm folded and 2 activations as post-ops");
+    EXPECT_FALSE(p.contains("fusion"));
+    ASSERT_EQ(p["layers"].size(), 9u);
+    ASSERT_EQ(f["layers"].size(), 6u);  // conv1+bn1+relu1 and conv2+relu2 are one row each
+    const json& g = f["layers"][0];
+    EXPECT_EQ(g["name"], "conv1");
+    EXPECT_EQ(g["label"], "conv1+bn1+relu1");
+    ASSERT_EQ(g["fused"].size(), 3u);
+    EXPECT_EQ(g["fused"][1]["rule"], "fold batch norm");
+    EXPECT_EQ(g["fused"][2]["rule"], "activation post-op");
+    // the group's MACs and FLOPs are its members'; its bytes: conv1's input 3x32x32 = 3,072, weights 432 + bias 16,
+    // output 16x32x32 = 16,384 elements (bn1's four vectors folded), 4 bytes each
+    EXPECT_EQ(g["macs"], p["layers"][0]["macs"]);
+    EXPECT_EQ(g["flops"].get<std::int64_t>(), p["layers"][0]["flops"].get<std::int64_t>() +
+                                                  p["layers"][1]["flops"].get<std::int64_t>() +
+                                                  p["layers"][2]["flops"].get<std::int64_t>());
+    EXPECT_EQ(g["bytes"], (3072 + 432 + 16 + 16384) * 4);
+    EXPECT_EQ(f["totals"]["params"], p["totals"]["params"]);
+    EXPECT_EQ(f["totals"]["macs"], p["totals"]["macs"]);
+    EXPECT_LT(f["totals"]["bytes"].get<std::int64_t>(), p["totals"]["bytes"].get<std::int64_t>());
+}
+
+TEST(CliFuse, AFusedProfileIsVerifiedAndAPlainOneSaysWhatFusingSaves) {
+    const auto fused = run_ridgeline({"profile", "--onnx", tiny, "--fuse", "--quick", "--quiet", "--no-roofline",
+                                      "--device", "cpu", "--format", "json"});
+    ASSERT_EQ(fused.exit_code, 0) << fused.err;
+    const json f = json::parse(fused.out);
+    EXPECT_EQ(f["end_to_end"]["state"], "measured");
+    EXPECT_FALSE(f.contains("fusion_savings"));  // nothing is left to fuse
+    for (const auto& l : f["layers"])
+        if (l["state"] == "measured") {
+            EXPECT_EQ(l["verification"]["state"], "passed") << l["name"];
+        }
+    EXPECT_EQ(f["layers"][0]["label"], "conv1+bn1+relu1");
+
+    const auto plain = run_ridgeline({"profile", "--onnx", tiny, "--quick", "--quiet", "--no-roofline", "--device",
+                                      "cpu", "--format", "json"});
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    const json p = json::parse(plain.out);
+    ASSERT_TRUE(p.contains("fusion_savings"));
+    const json& s = p["fusion_savings"];
+    ASSERT_EQ(s["groups"].size(), 2u);
+    EXPECT_EQ(s["groups"][0]["label"], "conv1+bn1+relu1");
+    EXPECT_EQ(s["groups"][0]["members"], json({"conv1", "bn1", "relu1"}));
+    for (const auto& g : s["groups"]) {
+        EXPECT_EQ(g["state"], "measured") << g["label"];
+        EXPECT_EQ(g["verification"], "passed") << g["label"];
+        EXPECT_GT(g["members_ms"].get<double>(), 0.0);
+    }
+    EXPECT_EQ(s["end_to_end"]["state"], "measured");
+    // --no-fusion-savings leaves it out
+    const auto without = run_ridgeline({"profile", "--onnx", tiny, "--quick", "--quiet", "--no-roofline", "--device",
+                                        "cpu", "--no-end-to-end", "--no-fusion-savings", "--format", "json"});
+    ASSERT_EQ(without.exit_code, 0) << without.err;
+    EXPECT_FALSE(json::parse(without.out).contains("fusion_savings"));
+}
+
+TEST(CliFuse, TheTableSaysWhatFusingSaves) {
+    const auto r = run_ridgeline({"profile", "--onnx", tiny, "--quick", "--no-roofline", "--device", "cpu"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("what fusing saves (2 groups a deployment fuses"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" fused ("), std::string::npos) << r.out;  // the end to end both ways, and the change
+    const auto f = run_ridgeline({"profile", "--onnx", tiny, "--quick", "--no-roofline", "--device", "cpu", "--fuse"});
+    ASSERT_EQ(f.exit_code, 0) << f.err;
+    EXPECT_NE(f.out.find("fused as a deployment runs it: 2 fused groups"), std::string::npos) << f.out;
+    EXPECT_NE(f.out.find("conv1+bn1+relu1"), std::string::npos) << f.out;
+}
