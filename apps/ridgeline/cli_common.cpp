@@ -197,8 +197,8 @@ core::dtype model_options::data_type() const { return core::parse_dtype(dtype); 
 
 void model_options::add_fuse_to(CLI::App& cmd) {
     cmd.add_flag("--fuse", fuse,
-                 "The model as a deployment engine runs it: batch norms folded into the convolution before them, bias, "
-                 "activations and residual adds as the producer's post-ops; each group one row (docs/conventions.md)");
+                 "The model as a deployment engine runs it: batch norms folded into the convolution before them, residual "
+                 "adds and activations as the producer's post-ops; each group one row (docs/conventions.md)");
 }
 
 core::model_analysis model_options::analyze(const core::model& m, std::optional<core::dtype> dt) const {

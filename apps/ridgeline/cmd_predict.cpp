@@ -32,6 +32,11 @@ struct predict_command {
     void check_model(const report::compare_run& source) const {
         const report::profile_record& j = source.report;
         const std::string& dtype = j.dtype;
+        const bool report_fused = std::any_of(j.layers.begin(), j.layers.end(),
+                                              [](const report::layer_record& l) { return !l.fused.empty(); });
+        if (model.fuse && !report_fused)
+            throw usage_error("predict: --fuse, but "" + from + "" was profiled without it (a prediction keeps the "
+                              "source's rows: profile with --fuse to predict the fused model)");
         if (dtype_given && model.dtype != dtype)
             throw usage_error("predict: --dtype " + model.dtype + ", but \"" + from + "\" was profiled in " + dtype +
                               " (a prediction keeps the source's data type)");
@@ -50,10 +55,8 @@ struct predict_command {
             throw core::error("predict: \"" + from + "\" profiles " + j.source + ", not " + ours);
         const built_model m = model.build();
         // a fused report is of the fused model, with or without --fuse here
-        const bool fused = model.fuse || std::any_of(j.layers.begin(), j.layers.end(),
-                                                     [](const report::layer_record& l) { return !l.fused.empty(); });
         core::model_analysis a = core::analyze(m.model, core::parse_dtype(dtype));
-        if (fused) a = core::fuse(a);
+        if (report_fused) a = core::fuse(a);
         std::map<std::string, const core::layer_analysis*> by_name;
         for (const auto& l : a.layers) by_name[l.layer.name] = &l;
         const std::string what = model.source();

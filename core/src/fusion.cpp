@@ -65,6 +65,7 @@ std::vector<std::vector<std::size_t>> find_groups(const model_analysis& a) {
         auto extends = [&](std::size_t j) -> std::optional<std::size_t> {
             const auto it = tail.find(in[j]);
             if (it == tail.end() || readers[in[j]] != 1) return std::nullopt;
+            if (groups[it->second].size() > max_post_ops) return std::nullopt;  // the producer and max_post_ops more
             return it->second;
         };
         std::optional<std::size_t> g;
@@ -76,14 +77,17 @@ std::vector<std::vector<std::size_t>> find_groups(const model_analysis& a) {
             g = extends(0);
         } else if (std::holds_alternative<add>(la.layer.op) && in.size() == 2 && in[0] != in[1] &&
                    la.input_shapes[0] == la.output_shape && la.input_shapes[1] == la.output_shape) {
-            auto has_sum = [&](const std::vector<std::size_t>& members) {
+            // one sum a group, and none after an activation (ONNX Runtime's Conv+Add(+Act) takes the activation after
+            // the sum only; oneDNN 2.6 runs an eltwise before a sum on its scalar reference kernel for some convolutions)
+            auto takes_sum = [&](const std::vector<std::size_t>& members) {
                 for (std::size_t m : members)
-                    if (std::holds_alternative<add>(a.layers[m].layer.op)) return true;
-                return false;
+                    if (std::holds_alternative<add>(a.layers[m].layer.op) || is_fusable_activation(a.layers[m].layer.op))
+                        return false;
+                return true;
             };
             for (std::size_t j = 0; j < 2 && !g; ++j) {
                 g = extends(j);
-                if (g && has_sum(groups[*g])) g.reset();  // one sum a group
+                if (g && !takes_sum(groups[*g])) g.reset();
             }
         }
         if (g) {
@@ -165,14 +169,46 @@ model_analysis fuse(const model_analysis& a) {
 }
 
 std::string group_label(const layer_analysis& la) {
-    std::string label = la.layer.name;
-    const std::size_t dot = label.rfind('.');
-    const std::string prefix = dot == std::string::npos ? std::string() : label.substr(0, dot + 1);
+    const std::string& producer = la.layer.name;
+    std::string label = producer;
     for (std::size_t k = 1; k < la.fused.size(); ++k) {
         const std::string& n = la.fused[k].layer.name;
-        label += "+" + (!prefix.empty() && n.rfind(prefix, 0) == 0 ? n.substr(prefix.size()) : n);
+        // the prefix the two names share, up to its last separator ("layer1.0.", "/layer1/layer1.0/")
+        std::size_t common = 0;
+        while (common < n.size() && common < producer.size() && n[common] == producer[common]) ++common;
+        const std::size_t cut = n.find_last_of("./", common == 0 ? 0 : common - 1);
+        const std::size_t keep = common == 0 || cut == std::string::npos ? 0 : cut + 1;
+        label += "+" + (keep < n.size() ? n.substr(keep) : n);
     }
     return label;
+}
+
+model_analysis unfuse(const model_analysis& a) {
+    std::map<std::string, std::string> renamed;  // a group (its producer's name) -> its last member's
+    for (const auto& la : a.layers)
+        if (!la.fused.empty()) renamed[la.layer.name] = la.fused.back().layer.name;
+    if (renamed.empty()) return a;
+    model_analysis u = a;
+    u.layers.clear();
+    auto rename = [&](std::vector<std::string>& names) {
+        for (auto& n : names)
+            if (const auto it = renamed.find(n); it != renamed.end()) n = it->second;
+    };
+    for (const auto& la : a.layers) {
+        if (la.fused.empty()) {
+            u.layers.push_back(la);
+            rename(u.layers.back().layer.inputs);
+            continue;
+        }
+        // the members keep the names they read before fuse (the rows outside were renamed to their groups)
+        for (const auto& m : la.fused) u.layers.push_back(m);
+    }
+    rename(u.outputs);
+    u.totals = {};
+    for (const auto& la : u.layers) u.totals += la.cost;
+    u.totals.params = a.totals.params;
+    u.totals.buffers = a.totals.buffers;
+    return u;
 }
 
 std::string describe_fusion(const model_analysis& fused) {

@@ -1,6 +1,7 @@
 #include "ridgeline/profiler/profiler.hpp"
 
 #include "profiler_detail.hpp"
+#include "ridgeline/core/fusion.hpp"
 
 #include <algorithm>
 #include <map>
@@ -613,7 +614,9 @@ profile_result profile_model(const core::model_analysis& analysis, backend& b, c
     r.memory = core::memory_of(analysis);
     r.ceilings = o.ceilings;
     if (!r.ceilings) r.no_ceilings_reason = o.no_ceilings_reason.empty() ? "none were given" : o.no_ceilings_reason;
-    r.training = core::estimate_training(analysis, r.memory);
+    // a training step runs the model unfused (folding a batch norm is an inference rewrite)
+    const core::model_analysis trained = core::unfuse(analysis);
+    r.training = core::estimate_training(trained, core::memory_of(trained));
     auto stopped = [&] { return o.stop && o.stop->load(); };
     const auto t0 = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };

@@ -98,6 +98,18 @@ void check_same_work(const std::vector<compare_run>& runs) {
                               ": the same layers do other work (compare one pass on other devices, threads or dtypes)");
         }
     }
+    // a fused report's groups carry their producers' names: beside an unfused report they would be other work
+    auto fused = [](const compare_run& r) {
+        return std::any_of(r.report.layers.begin(), r.report.layers.end(),
+                           [](const layer_record& l) { return !l.fused.empty(); });
+    };
+    for (std::size_t i = 1; i < runs.size(); ++i)
+        if (fused(runs[i]) != fused(runs[0]))
+            throw core::error("compare: \"" + (fused(runs[i]) ? runs[i].label : runs[0].label) +
+                              "\" profiles the model fused and \"" +
+                              (fused(runs[i]) ? runs[0].label : runs[i].label) +
+                              "\" does not: their rows are other work (compare runs profiled alike; an unfused profile says what "
+                              "fusing saves)");
     // the same names must do the same work: two configs saved under one name (hidden_size 64 and 512), or one model
     // at two batch sizes, have layers of the same names whose FLOPs differ (FLOPs do not depend on the dtype)
     for (std::size_t i = 1; i < runs.size(); ++i)

@@ -36,7 +36,8 @@ nlohmann::json fusion_savings_json(const profiler::profile_result& r) {
                           {"measured_as", g.fused.measured_as},
                           {"fused_ms", or_null(fused_ms(g))},
                           {"members_ms", std::isfinite(g.members_ms) ? nlohmann::json(g.members_ms) : nlohmann::json(nullptr)},
-                          {"verification", std::string(profiler::to_string(g.fused.verification.state))}});
+                          {"verification", std::string(profiler::to_string(g.fused.verification.state))},
+                          {"implementation", g.fused.implementation}});
     }
     return {{"groups", groups},
             {"end_to_end", {{"state", std::string(profiler::to_string(f.end_to_end_state))},
@@ -58,8 +59,10 @@ std::string fusion_savings_text(const profiler::profile_result& r) {
         << (theirs ? time_ms(f.end_to_end->stats.median) : std::string(profiler::to_string(f.end_to_end_state)) +
                                                                  (f.end_to_end_reason.empty() ? "" : " (" + f.end_to_end_reason + ")"))
         << " fused";
-    if (ours && theirs)
-        out << " (" << fixed(100.0 * (f.end_to_end->stats.median / r.end_to_end->stats.median - 1.0), 1) << "%)";
+    if (ours && theirs) {
+        const double change = 100.0 * (f.end_to_end->stats.median / r.end_to_end->stats.median - 1.0);
+        out << " (" << (change > 0 ? "+" : "") << fixed(change, 1) << "%)";
+    }
     // the groups whose members and fused kernel all have clean times
     double members = 0, fused = 0;
     int compared = 0, left_out = 0;
@@ -77,18 +80,26 @@ std::string fusion_savings_text(const profiler::profile_result& r) {
     }
     out << "; " << counted(compared, "group") << ": " << time_ms(members) << " as their members, " << time_ms(fused)
         << " fused";
-    if (left_out > 0) out << " (" << left_out << " without a clean time left out)";
+    if (left_out > 0) out << " (" << left_out << " left out: not timed, disturbed, or a member without a time)";
     out << "\n";
     std::sort(ranked.begin(), ranked.end(), [](const auto* a, const auto* b) {
         return a->members_ms - *fused_ms(*a) > b->members_ms - *fused_ms(*b);
     });
-    if (!ranked.empty()) {
-        out << "  most saved:";
-        for (std::size_t i = 0; i < ranked.size() && i < 3; ++i)
-            out << (i ? ";" : "") << " " << core::group_label(ranked[i]->group) << " " << time_ms(ranked[i]->members_ms)
-                << " -> " << time_ms(*fused_ms(*ranked[i]));
-        out << "\n";
-    }
+    // the three that save most, and the three a fused kernel slows most (oneDNN picks another kernel for some: its
+    // name is the JSON's implementation)
+    auto list = [&](const char* what, auto begin, auto end, bool saves) {
+        std::string items;
+        int shown = 0;
+        for (auto it = begin; it != end && shown < 3; ++it) {
+            const profiler::fusion_saving& g = **it;
+            if ((g.members_ms > *fused_ms(g)) != saves) continue;
+            items += std::string(shown++ ? ";" : "") + " " + core::group_label(g.group) + " " + time_ms(g.members_ms) +
+                     " -> " + time_ms(*fused_ms(g));
+        }
+        if (!items.empty()) out << "  " << what << ":" << items << "\n";
+    };
+    list("most saved", ranked.begin(), ranked.end(), true);
+    list("slower fused", ranked.rbegin(), ranked.rend(), false);
     return out.str();
 }
 

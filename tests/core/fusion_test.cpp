@@ -2,6 +2,8 @@
 // boundary bytes, and what stays apart.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "ridgeline/core/fusion.hpp"
 #include "ridgeline/core/zoo.hpp"
 
@@ -131,4 +133,52 @@ TEST(Fusion, Resnet18FusesAsOnnxRuntimeDoes) {
     EXPECT_EQ(f.totals.macs, plain.totals.macs);
     EXPECT_LT(f.totals.bytes, plain.totals.bytes);
     EXPECT_EQ(f.outputs.size(), 1u);
+}
+
+TEST(Fusion, ASumAfterAnActivationAndPastThePostOpLimitStaysApart) {
+    // conv -> relu -> add(., x): ONNX Runtime's Conv+Add(+Act) takes the activation after the sum only, so the add
+    // stays a layer; conv2 -> 33 relus: the producer and 32 post-ops (oneDNN's chain), the 33rd a layer of its own
+    model_builder b("m");
+    b.input("x", shape{1, 8, 4, 4});
+    b.then("conv", parse_op("conv2d:in_channels=8,out_channels=8,kernel_size=1"));
+    const std::string r = b.then("relu", parse_op("relu"));
+    b.add("add", parse_op("add"), {r, "x"});
+    b.then("conv2", parse_op("conv2d:in_channels=8,out_channels=8,kernel_size=1"));
+    for (int i = 0; i < 33; ++i) b.then("act" + std::to_string(i), parse_op("relu"));
+    const model_analysis f = fuse(analyze(b.build(), dtype::fp32));
+    ASSERT_EQ(f.layers.size(), 4u);
+    EXPECT_EQ(group_label(f.layers[0]), "conv+relu");
+    EXPECT_EQ(f.layers[1].layer.name, "add");
+    EXPECT_EQ(f.layers[2].fused.size(), 1u + max_post_ops);
+    EXPECT_EQ(f.layers[3].layer.name, "act32");
+    EXPECT_EQ(f.layers[3].layer.inputs, (std::vector<std::string>{"conv2"}));
+}
+
+TEST(Fusion, UnfuseGivesTheModelBackForATrainingStep) {
+    const model_analysis plain = analyze(build_zoo_model("resnet18"), dtype::fp32);
+    const model_analysis back = unfuse(fuse(plain));
+    // every layer back, reading what it read (a group's members stand where the group stood: another topological
+    // order, the downsample's convolution before the block's second)
+    ASSERT_EQ(back.layers.size(), plain.layers.size());
+    std::map<std::string, const layer_analysis*> by_name;
+    for (const auto& la : plain.layers) by_name[la.layer.name] = &la;
+    for (const auto& la : back.layers) {
+        ASSERT_TRUE(by_name.count(la.layer.name)) << la.layer.name;
+        EXPECT_EQ(la.layer.inputs, by_name.at(la.layer.name)->layer.inputs) << la.layer.name;
+        EXPECT_EQ(la.cost, by_name.at(la.layer.name)->cost) << la.layer.name;
+    }
+    EXPECT_EQ(back.outputs, plain.outputs);
+    EXPECT_EQ(back.totals, plain.totals);
+}
+
+TEST(Fusion, LabelsCutSharedPrefixesAtDotsAndSlashes) {
+    // an ONNX export's node names are paths: the members keep what follows the producer's shared folder
+    model_builder b("m");
+    b.input("x", shape{1, 8, 4, 4});
+    b.then("/layer1/layer1.0/conv2/Conv", parse_op("conv2d:in_channels=8,out_channels=8,kernel_size=1"));
+    b.then("/layer1/layer1.0/bn2/BatchNormalization", parse_op("batch_norm2d:num_features=8"));
+    b.then("/layer1/layer1.0/relu_1/Relu", parse_op("relu"));
+    const model_analysis f = fuse(analyze(b.build(), dtype::fp32));
+    ASSERT_EQ(f.layers.size(), 1u);
+    EXPECT_EQ(group_label(f.layers[0]), "/layer1/layer1.0/conv2/Conv+bn2/BatchNormalization+relu_1/Relu");
 }

@@ -9,10 +9,11 @@
 //                       TensorRT). Only directly after the convolution, before any post-op.
 //   sum post-op         -> add(x, skip) with skip of the output's shape (no broadcast): the residual is added in the
 //                       producer's output (oneDNN's sum/binary post-op, ONNX Runtime's FusedConv "Z" input, cuDNN's
-//                       convolution-bias-activation with z). One per group.
+//                       convolution-bias-activation with z). One per group, before any activation (ONNX Runtime's
+//                       Conv+Add+Act takes the activation after the sum only).
 //   activation post-op  -> relu, relu6, gelu, silu, hardswish, sigmoid, tanh (oneDNN's eltwise post-ops; ONNX
 //                       Runtime's ConvActivationFusion and MatMul/Gemm activation fusion; cuBLASLt's RELU/GELU
-//                       epilogues). Any number, after the sum too (a residual block's final relu).
+//                       epilogues), after the sum too (a residual block's final relu); max_post_ops members in all.
 // A group's counts are its members' sums (MACs, FLOPs, params, buffers); its bytes are only what crosses its
 // boundary (derived: each tensor between two members is written and read inside the kernel, so its write and read
 // leave the sum; a folded batch norm's four vectors become the convolution's bias). Source of the engines'
@@ -27,6 +28,9 @@
 #include "ridgeline/core/model.hpp"
 
 namespace ridgeline::core {
+
+/// Members after a group's producer, at most: oneDNN's post-op chain holds 32 (post_ops::append fails beyond), so a longer chain of activations starts a layer of its own.
+inline constexpr std::size_t max_post_ops = 32;
 
 /// A rewrite a deployment engine makes, one per member after a group's producer.
 enum class fusion_rule { fold_batch_norm, sum_post_op, activation_post_op };
@@ -53,8 +57,14 @@ model_analysis fuse(const model_analysis& a);
 std::optional<std::size_t> outside_operand(const layer_analysis& group, std::size_t k);
 
 /// "layer1.0.conv1+bn1+relu": the producer's name, then each later member's name without the prefix it shares with
-/// the producer's (up to the last '.'). A plain layer's own name.
+/// the producer's, cut at a separator ('.' or '/': "/layer1/layer1.0/conv2/Conv+bn2/BatchNormalization"). A plain
+/// layer's own name.
 std::string group_label(const layer_analysis& la);
+
+/// The model `fuse` rewrote, as it was before (the groups' members back in their places and names): what a training
+/// step runs (core::estimate_training), since folding a batch norm is an inference rewrite. `a` itself where nothing
+/// was fused.
+model_analysis unfuse(const model_analysis& a);
 
 /// What `fuse` did, counted by rule: "20 batch norms folded, 17 activations and 8 residual adds as post-ops" (empty
 /// when nothing was fused).
