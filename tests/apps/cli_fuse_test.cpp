@@ -11,6 +11,9 @@ using json = nlohmann::json;
 
 namespace {
 const std::string tiny = std::string(RIDGELINE_SOURCE_DIR) + "/examples/tiny_cnn.onnx";
+/// A time is measured, or disturbed where other work on the machine took its samples (a loaded CI host): either
+/// way it was timed.
+bool timed(const json& state) { return state == "measured" || state == "disturbed"; }
 }  // namespace
 
 TEST(CliFuse, SummaryCountsEachGroupOnceWithItsBoundaryBytes) {
@@ -46,10 +49,10 @@ TEST(CliFuse, AFusedProfileIsVerifiedAndAPlainOneSaysWhatFusingSaves) {
                                       "--device", "cpu", "--format", "json"});
     ASSERT_EQ(fused.exit_code, 0) << fused.err;
     const json f = json::parse(fused.out);
-    EXPECT_EQ(f["end_to_end"]["state"], "measured");
+    EXPECT_TRUE(timed(f["end_to_end"]["state"])) << f["end_to_end"];
     EXPECT_FALSE(f.contains("fusion_savings"));  // nothing is left to fuse
     for (const auto& l : f["layers"])
-        if (l["state"] == "measured") {
+        if (timed(l["state"])) {
             EXPECT_EQ(l["verification"]["state"], "passed") << l["name"];
         }
     EXPECT_EQ(f["layers"][0]["label"], "conv1+bn1+relu1");
@@ -64,11 +67,14 @@ TEST(CliFuse, AFusedProfileIsVerifiedAndAPlainOneSaysWhatFusingSaves) {
     EXPECT_EQ(s["groups"][0]["label"], "conv1+bn1+relu1");
     EXPECT_EQ(s["groups"][0]["members"], json({"conv1", "bn1", "relu1"}));
     for (const auto& g : s["groups"]) {
-        EXPECT_EQ(g["state"], "measured") << g["label"];
+        EXPECT_TRUE(timed(g["state"])) << g["label"];
         EXPECT_EQ(g["verification"], "passed") << g["label"];
-        EXPECT_GT(g["members_ms"].get<double>(), 0.0);
+        // the members' medians summed; null only where one of them was disturbed
+        if (!g["members_ms"].is_null()) {
+            EXPECT_GT(g["members_ms"].get<double>(), 0.0);
+        }
     }
-    EXPECT_EQ(s["end_to_end"]["state"], "measured");
+    EXPECT_TRUE(timed(s["end_to_end"]["state"])) << s["end_to_end"];
     // --no-fusion-savings leaves it out
     const auto without = run_ridgeline({"profile", "--onnx", tiny, "--quick", "--quiet", "--no-roofline", "--device",
                                         "cpu", "--no-end-to-end", "--no-fusion-savings", "--format", "json"});
@@ -80,7 +86,7 @@ TEST(CliFuse, TheTableSaysWhatFusingSaves) {
     const auto r = run_ridgeline({"profile", "--onnx", tiny, "--quick", "--no-roofline", "--device", "cpu"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("what fusing saves (2 groups a deployment fuses"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find(" fused ("), std::string::npos) << r.out;  // the end to end both ways, and the change
+    EXPECT_NE(r.out.find(" as profiled, "), std::string::npos) << r.out;  // the end to end both ways
     const auto f = run_ridgeline({"profile", "--onnx", tiny, "--quick", "--no-roofline", "--device", "cpu", "--fuse"});
     ASSERT_EQ(f.exit_code, 0) << f.err;
     EXPECT_NE(f.out.find("fused as a deployment runs it: 2 fused groups"), std::string::npos) << f.out;
