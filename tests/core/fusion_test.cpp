@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <utility>
 
 #include "ridgeline/core/fusion.hpp"
 #include "ridgeline/core/zoo.hpp"
@@ -26,6 +27,16 @@ model residual_block() {
     b.then("block.relu2", parse_op("relu"));
     return b.build();
 }
+
+/// A Sequential on x [1,8,4,4] of (name, layer string) pairs, fused.
+model_analysis fused_chain(const std::vector<std::pair<std::string, std::string>>& layers) {
+    model_builder b("m");
+    b.input("x", shape{1, 8, 4, 4});
+    for (const auto& [name, text] : layers) b.then(name, parse_op(text));
+    return fuse(analyze(b.build(), dtype::fp32));
+}
+
+const std::string conv_1x1 = "conv2d:in_channels=8,out_channels=8,kernel_size=1";
 
 }  // namespace
 
@@ -85,12 +96,7 @@ TEST(Fusion, ATensorWithAnotherReaderEndsTheGroup) {
 
 TEST(Fusion, ABatchNormAfterAnActivationIsNotFolded) {
     // conv -> relu -> bn: the batch norm cannot fold through the relu; it stays a layer, reading the group
-    model_builder b("m");
-    b.input("x", shape{1, 8, 4, 4});
-    b.then("conv", parse_op("conv2d:in_channels=8,out_channels=8,kernel_size=1"));
-    b.then("relu", parse_op("relu"));
-    b.then("bn", parse_op("batch_norm2d:num_features=8"));
-    const model_analysis f = fuse(analyze(b.build(), dtype::fp32));
+    const model_analysis f = fused_chain({{"conv", conv_1x1}, {"relu", "relu"}, {"bn", "batch_norm2d:num_features=8"}});
     ASSERT_EQ(f.layers.size(), 2u);
     EXPECT_EQ(group_label(f.layers[0]), "conv+relu");
     EXPECT_EQ(f.layers[1].layer.name, "bn");
@@ -173,12 +179,9 @@ TEST(Fusion, UnfuseGivesTheModelBackForATrainingStep) {
 
 TEST(Fusion, LabelsCutSharedPrefixesAtDotsAndSlashes) {
     // an ONNX export's node names are paths: the members keep what follows the producer's shared folder
-    model_builder b("m");
-    b.input("x", shape{1, 8, 4, 4});
-    b.then("/layer1/layer1.0/conv2/Conv", parse_op("conv2d:in_channels=8,out_channels=8,kernel_size=1"));
-    b.then("/layer1/layer1.0/bn2/BatchNormalization", parse_op("batch_norm2d:num_features=8"));
-    b.then("/layer1/layer1.0/relu_1/Relu", parse_op("relu"));
-    const model_analysis f = fuse(analyze(b.build(), dtype::fp32));
+    const model_analysis f = fused_chain({{"/layer1/layer1.0/conv2/Conv", conv_1x1},
+                                          {"/layer1/layer1.0/bn2/BatchNormalization", "batch_norm2d:num_features=8"},
+                                          {"/layer1/layer1.0/relu_1/Relu", "relu"}});
     ASSERT_EQ(f.layers.size(), 1u);
     EXPECT_EQ(group_label(f.layers[0]), "/layer1/layer1.0/conv2/Conv+bn2/BatchNormalization+relu_1/Relu");
 }
