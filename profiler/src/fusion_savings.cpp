@@ -28,8 +28,9 @@ void measure_fusion_savings(profile_result& r, backend_api::backend& b, const pr
         double sum = 0;
         for (const auto& m : g.fused) {
             const auto it = by_name.find(m.layer.name);
-            sum += it != by_name.end() && it->second->has_time() ? it->second->time->stats.median
-                                                                 : std::numeric_limits<double>::quiet_NaN();
+            // a member other work disturbed has no time to compare with: no saving is claimed from it
+            const bool clean = it != by_name.end() && it->second->has_time() && !it->second->time->disturbed;
+            sum += clean ? it->second->time->stats.median : std::numeric_limits<double>::quiet_NaN();
         }
         f.members_ms = sum;
         const std::string sig = core::layer_signature(g, fused.data_type);

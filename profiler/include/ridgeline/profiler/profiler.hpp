@@ -147,7 +147,8 @@ struct layer_profile {
 struct fusion_saving {
     core::layer_analysis group;  // the fused group (its members in group.fused)
     layer_profile fused;         // the group timed and verified as one kernel (measured_as: a twin group's)
-    /// Sum of the members' medians in the profile; NaN where a member has no time (then no saving is claimed).
+    /// Sum of the members' medians in the profile; NaN where a member has no clean time (none, or disturbed by other
+    /// work): then no saving is claimed.
     double members_ms = std::numeric_limits<double>::quiet_NaN();
 };
 
