@@ -50,7 +50,9 @@ struct time_split {
         return t;
     }
     [[nodiscard]] double at(const char* bound) const { return by_bound.count(bound) ? by_bound.at(bound) : 0.0; }
-    [[nodiscard]] bool compute_bound() const { return at("compute") > at("memory"); }
+    /// Compute leads: it takes more of the layers' time than memory and than the dispatches' fixed cost.
+    [[nodiscard]] bool compute_bound() const { return at("compute") > at("memory") && at("compute") > at("overhead"); }
+    [[nodiscard]] bool overhead_leads() const { return at("overhead") > at("memory") && at("overhead") >= at("compute"); }
     /// The share of the layers' time not judged compute, memory or overhead (ambiguous, mistrusted, disturbed).
     [[nodiscard]] double other() const {  // rounding can leave -1e-15 where nothing else is left: 0
         return std::max(0.0, total() - at("compute") - at("memory") - at("overhead"));
@@ -69,11 +71,12 @@ struct point {
     std::string state;  // "" or why the step has no time
 };
 
-/// The step's colour in the chart: compute where compute takes more of the layers' time than memory, else memory.
+/// The step's colour in the chart: the bound that takes most of the layers' time (compute, memory or overhead).
 std::optional<core::bound_class> step_bound(const time_split& t) {
     if (!(t.total() > 0)) return std::nullopt;
     if (!t.trusted()) return core::bound_class::disturbed;
-    return t.compute_bound() ? core::bound_class::compute : core::bound_class::memory;
+    if (t.compute_bound()) return core::bound_class::compute;
+    return t.overhead_leads() ? core::bound_class::overhead : core::bound_class::memory;
 }
 
 std::string pct(double part, double whole) {
@@ -155,13 +158,18 @@ std::string tokens_per_s(const point& p, const time_split& t) {
                                                      : "-";
 }
 
-/// The first point whose step is compute-bound (compute time above memory time), or none.
+/// Whether a point's step can be read: it has a time, was not disturbed and, for a prediction, every layer predicted.
+bool readable(const point& p, bool predicted) {
+    const time_split& t = predicted ? p.predicted : p.measured;
+    return p.state.empty() && (!predicted || p.has_prediction) && t.trusted();
+}
+
 std::optional<std::size_t> turn(const std::vector<point>& pts, bool predicted) {
-    for (std::size_t i = 0; i < pts.size(); ++i) {
-        const time_split& t = predicted ? pts[i].predicted : pts[i].measured;
-        if ((!predicted || pts[i].has_prediction) && t.trusted() && t.compute_bound()) return i;
-    }
-    return std::nullopt;
+    std::vector<std::optional<bool>> leads;
+    for (const auto& p : pts)
+        leads.push_back(readable(p, predicted) ? std::optional<bool>((predicted ? p.predicted : p.measured).compute_bound())
+                                               : std::nullopt);
+    return compute_turn(leads);
 }
 
 /// The sizes of the steps that cannot be read (disturbed by other work, or not all predicted), "1, 16"; "" if none.
@@ -187,10 +195,8 @@ std::string turn_text(const std::vector<point>& pts, bool predicted, bool over_b
                                              "machine or a rerun helps)");
     // the last size whose step can be read: what "up to" speaks of
     const point* last_read = nullptr;
-    for (const auto& p : pts) {
-        const time_split& t = predicted ? p.predicted : p.measured;
-        if (p.state.empty() && (!predicted || p.has_prediction) && t.trusted()) last_read = &p;
-    }
+    for (const auto& p : pts)
+        if (readable(p, predicted)) last_read = &p;
     if (!i && !last_read)
         return "no step " + where + " can be read" + caveat + ": no bound is named";
     if (!i) {
@@ -199,12 +205,19 @@ std::string turn_text(const std::vector<point>& pts, bool predicted, bool over_b
         const auto at = [&](const char* k) { return t.at(k); };
         // the step is named by what takes most of its time at the last size: on a small model the fixed cost of
         // each dispatch can outweigh both memory and compute
-        const bool overhead = at("overhead") > at("memory");
+        const bool overhead = t.overhead_leads();
+        std::string led;  // sizes where compute led before the lead went back: named, so "stays" is not read as "always"
+        for (const auto& q : pts) {
+            const time_split& qt = predicted ? q.predicted : q.measured;
+            if (readable(q, predicted) && qt.compute_bound())
+                led += (led.empty() ? "" : ", ") + std::to_string(over_batch ? q.batch : q.kv_len);
+        }
+        if (!led.empty()) led = "; compute led at " + axis + " " + led + " only";
         return std::string("the step stays ") + (overhead ? "overhead-bound " : "memory-bound ") + where + " up to " +
                axis + " " + std::to_string(over_batch ? last.batch : last.kv_len) +
-               " (no size where compute takes more of the layers' time than memory; at the last, " +
+               " (compute does not lead memory and overhead at the last size: " +
                (overhead ? "overhead " + pct(at("overhead"), t.total()) : "memory " + pct(at("memory"), t.total())) +
-               ")" + caveat;
+               led + ")" + caveat;
     }
     const point& p = pts[*i];
     const time_split& t = predicted ? p.predicted : p.measured;
@@ -287,6 +300,16 @@ std::vector<std::string> sweep_warnings(const std::vector<point>& pts, bool over
 }
 
 }  // namespace
+
+std::optional<std::size_t> compute_turn(const std::vector<std::optional<bool>>& compute_leads) {
+    std::optional<std::size_t> at;
+    for (std::size_t i = 0; i < compute_leads.size(); ++i) {
+        if (!compute_leads[i]) continue;  // not readable: neither starts nor ends a run
+        if (!*compute_leads[i]) at.reset();
+        else if (!at) at = i;
+    }
+    return at;
+}
 
 std::vector<std::int64_t> parse_size_list(const std::string& text, const std::string& flag, std::int64_t minimum) {
     std::vector<std::int64_t> out;

@@ -27,6 +27,12 @@ struct transformer_sweep_options {
 /// throws usage_error / core::error.
 int run_transformer_sweep(const transformer_sweep_options& s, const output_options& out);
 
+/// Where a sweep turns compute-bound. `compute_leads[i]`: whether point i's step is compute-bound (compute takes more
+/// of its layers' time than memory and than overhead), nothing where the step cannot be read (disturbed, not
+/// predicted). The first readable point from which every later readable point is compute-bound, or nothing: a lead
+/// that flips back (noise on a tiny model) never places the turn at a size a later one contradicts.
+std::optional<std::size_t> compute_turn(const std::vector<std::optional<bool>>& compute_leads);
+
 /// "1,8,32" -> sizes (each >= minimum); throws usage_error naming `flag`.
 std::vector<std::int64_t> parse_size_list(const std::string& text, const std::string& flag, std::int64_t minimum);
 
