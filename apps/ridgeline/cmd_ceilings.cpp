@@ -35,8 +35,7 @@ struct ceilings_command {
 }  // namespace
 
 void register_ceilings(CLI::App& cli, runner_list& runners) {
-    auto cmd = std::make_shared<ceilings_command>();
-    CLI::App* sub = cli.add_subcommand("ceilings", "Measure the device's peak FLOP/s, bandwidth and dispatch overhead");
+    auto [cmd, sub] = add_command<ceilings_command>(cli, runners, "ceilings", "Measure the device's peak FLOP/s, bandwidth and dispatch overhead");
     sub->add_option("--device,-d", cmd->device, "auto (the best available), cpu, cuda, cuda:N");
     sub->add_option("--threads,-t", cmd->threads, "CPU threads (default: every CPU this process may use)")
         ->check(integer_range(0, 4096));
@@ -45,7 +44,6 @@ void register_ceilings(CLI::App& cli, runner_list& runners) {
     cmd->out.add_to(*sub, {"table", "json"});
     sub->footer("The ceilings are cached per device fingerprint in $XDG_CACHE_HOME/ridgeline/ceilings (or "
                 "~/.cache/ridgeline/ceilings); `profile` uses them for its roofline verdicts.");
-    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
 }
 
 }  // namespace ridgeline::app

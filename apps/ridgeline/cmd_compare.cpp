@@ -37,8 +37,7 @@ struct compare_command {
 }  // namespace
 
 void register_compare(CLI::App& cli, runner_list& runners) {
-    auto cmd = std::make_shared<compare_command>();
-    CLI::App* sub = cli.add_subcommand("compare", "Profile reports of the same model side by side (the first is the baseline)");
+    auto [cmd, sub] = add_command<compare_command>(cli, runners, "compare", "Profile reports of the same model side by side (the first is the baseline)");
     // a missing file is reported when it is read, in ridgeline's own words (core::read_regular_file), exit 1
     sub->add_option("reports", cmd->files, "Profile JSON files (ridgeline profile --format json --output FILE)");
     sub->add_option("--svg", cmd->svg_path, "Write one roofline chart with every run's roofs and points")
@@ -46,7 +45,6 @@ void register_compare(CLI::App& cli, runner_list& runners) {
     sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page: the chart beside the comparison")
         ->check(file_name());
     cmd->out.add_to(*sub, {"table", "json"});
-    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
 }
 
 }  // namespace ridgeline::app

@@ -35,8 +35,7 @@ struct export_command {
 }  // namespace
 
 void register_export(CLI::App& cli, runner_list& runners) {
-    auto cmd = std::make_shared<export_command>();
-    CLI::App* sub = cli.add_subcommand("export", "Write a model in ridgeline's JSON model format (docs/model-format.md)");
+    auto [cmd, sub] = add_command<export_command>(cli, runners, "export", "Write a model in ridgeline's JSON model format (docs/model-format.md)");
     cmd->model.add_to(*sub);
     sub->add_option("--output,-o", cmd->output, "Write to FILE (atomically) instead of standard output")
         ->check(file_name());
@@ -45,7 +44,6 @@ void register_export(CLI::App& cli, runner_list& runners) {
         "  ridgeline export --model resnet18 --output resnet18.json\n"
         "  ridgeline export --onnx model.onnx --batch 8 --output model.json   (the graph; weights are not exported)\n"
         "  ridgeline summary --model-file resnet18.json");
-    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
 }
 
 }  // namespace ridgeline::app

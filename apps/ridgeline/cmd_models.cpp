@@ -53,10 +53,8 @@ struct models_command {
 }  // namespace
 
 void register_models(CLI::App& cli, runner_list& runners) {
-    auto cmd = std::make_shared<models_command>();
-    CLI::App* sub = cli.add_subcommand("models", "List the built-in models");
+    auto [cmd, sub] = add_command<models_command>(cli, runners, "models", "List the built-in models");
     cmd->out.add_to(*sub, {"table", "json"});
-    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
 }
 
 }  // namespace ridgeline::app

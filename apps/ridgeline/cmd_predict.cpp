@@ -131,8 +131,7 @@ struct predict_command {
 }  // namespace
 
 void register_predict(CLI::App& cli, runner_list& runners) {
-    auto cmd = std::make_shared<predict_command>();
-    CLI::App* sub = cli.add_subcommand(
+    auto [cmd, sub] = add_command<predict_command>(cli, runners,
         "predict", "A model's layers on a device you do not have: from a profile here and the other device's roofs");
     sub->add_option("--from", cmd->from, "Profile JSON from the device at hand (ridgeline profile --format json --output FILE)");
     sub->add_option("--to", cmd->to,
@@ -149,7 +148,6 @@ void register_predict(CLI::App& cli, runner_list& runners) {
     cmd->model.add_fuse_to(*sub);
     cmd->sub_ = sub;
     cmd->out.add_to(*sub, {"table", "json"});
-    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
 }
 
 }  // namespace ridgeline::app

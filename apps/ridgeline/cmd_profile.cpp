@@ -305,8 +305,7 @@ struct profile_command {
 }  // namespace
 
 void register_profile(CLI::App& cli, runner_list& runners) {
-    auto cmd = std::make_shared<profile_command>();
-    CLI::App* sub = cli.add_subcommand("profile", "Time every layer on a device, verified against the reference");
+    auto [cmd, sub] = add_command<profile_command>(cli, runners, "profile", "Time every layer on a device, verified against the reference");
     cmd->sub_ = sub;
     cmd->model.add_to(*sub);
     cmd->model.add_fuse_to(*sub);
@@ -371,7 +370,6 @@ void register_profile(CLI::App& cli, runner_list& runners) {
         "  ridgeline profile --model resnet50 --quick --format json --output resnet50.json\n"
         "  ridgeline profile --layer \"linear:in_features=1024,out_features=512\" --input 64x1024 --threads 1\n"
         "Exit codes: 0 ok, 1 error, 2 usage, 130/143 interrupted (partial report written, \"complete\": false)");
-    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
 }
 
 }  // namespace ridgeline::app

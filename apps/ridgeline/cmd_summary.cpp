@@ -34,8 +34,7 @@ struct summary_command {
 }  // namespace
 
 void register_summary(CLI::App& cli, runner_list& runners) {
-    auto cmd = std::make_shared<summary_command>();
-    CLI::App* sub = cli.add_subcommand("summary", "Parameters, MACs, FLOPs, bytes and arithmetic intensity per layer");
+    auto [cmd, sub] = add_command<summary_command>(cli, runners, "summary", "Parameters, MACs, FLOPs, bytes and arithmetic intensity per layer");
     cmd->model.add_to(*sub);
     cmd->model.add_fuse_to(*sub);
     cmd->out.add_to(*sub);
@@ -45,7 +44,6 @@ void register_summary(CLI::App& cli, runner_list& runners) {
         "  ridgeline summary --layer \"conv2d:in_channels=16,out_channels=32,kernel_size=3,stride=2,padding=1,bias=false\" "
         "--input 1x16x64x64\n"
         "  ridgeline summary --model bert_base --input 1x384 --format json --output bert.json");
-    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
 }
 
 }  // namespace ridgeline::app

@@ -353,8 +353,7 @@ struct sweep_command {
 }  // namespace
 
 void register_sweep(CLI::App& cli, runner_list& runners) {
-    auto cmd = std::make_shared<sweep_command>();
-    CLI::App* sub = cli.add_subcommand("sweep", "One layer or model over growing batch sizes: the roofline path and a fit");
+    auto [cmd, sub] = add_command<sweep_command>(cli, runners, "sweep", "One layer or model over growing batch sizes: the roofline path and a fit");
     sub->add_option("--layer,-l", cmd->layer, "One layer as a string (see README, Layer strings)");
     sub->add_option("--model,-m", cmd->model, "A built-in model (its end-to-end time is swept)");
     sub->add_option("--hf-config", cmd->hf_config, "A Hugging Face config.json (a transformer; with --phase)");
@@ -386,7 +385,6 @@ void register_sweep(CLI::App& cli, runner_list& runners) {
     cmd->out.add_to(*sub, {"table", "json"});
     sub->footer("Examples:\n  ridgeline sweep --layer \"linear:in_features=256,out_features=256\" --batch 1,8,32,128,512\n"
                 "  ridgeline sweep --model llama-3.2-1b --phase decode --kv-len 1024 --batch 1,4,16,64,256 --to h100");
-    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
 }
 
 }  // namespace ridgeline::app

@@ -34,8 +34,7 @@ struct weights_command {
 }  // namespace
 
 void register_weights(CLI::App& cli, runner_list& runners) {
-    auto cmd = std::make_shared<weights_command>();
-    CLI::App* sub = cli.add_subcommand("weights", "Statistics of a model file's real weights, per layer and in total");
+    auto [cmd, sub] = add_command<weights_command>(cli, runners, "weights", "Statistics of a model file's real weights, per layer and in total");
     cmd->model.add_to(*sub);
     cmd->out.add_to(*sub, {"table", "json"});
     sub->footer(
@@ -44,7 +43,6 @@ void register_weights(CLI::App& cli, runner_list& runners) {
         "Examples:\n"
         "  ridgeline weights --onnx resnet18.onnx\n"
         "  ridgeline weights --onnx resnet18.onnx --format json --output resnet18-weights.json");
-    runners.push_back([cmd, sub]() { return sub->parsed() ? cmd->run() : -1; });
 }
 
 }  // namespace ridgeline::app
