@@ -87,14 +87,18 @@ steady_timer::steady_timer() {
         best = std::min(best, b - a);
     }
     resolution_ns_ = static_cast<double>(std::max<std::int64_t>(best, 1));
-    // overhead: median of start/stop pairs around no work
-    std::vector<double> pairs;
-    for (int i = 0; i < 201; ++i) {
-        start();
-        pairs.push_back(stop_ms() * 1e6);
+    overhead_ns_ = median_empty_pair_ns(*this, 201);
+}
+
+double median_empty_pair_ns(device_timer& timer, int pairs) {
+    std::vector<double> ns;
+    for (int i = 0; i < pairs; ++i) {
+        timer.start();
+        ns.push_back(timer.stop_ms() * 1e6);
     }
-    std::nth_element(pairs.begin(), pairs.begin() + 100, pairs.end());
-    overhead_ns_ = pairs[100];
+    const auto mid = ns.begin() + pairs / 2;
+    std::nth_element(ns.begin(), mid, ns.end());
+    return *mid;
 }
 
 void steady_timer::start() { start_ns_ = now_ns(); }

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "context.hpp"
+#include "ridgeline/backend_api/timing.hpp"
 #include "ridgeline/cuda/cuda_backend.hpp"
 
 namespace ridgeline::cuda {
@@ -141,13 +142,7 @@ std::string gpu_disturbance_meter::source() const {
 
 event_timer::event_timer(device_context& ctx)
     : ctx_(ctx), start_(make_event()), stop_(make_event()), meter_(ctx) {
-    std::vector<double> pairs;
-    for (int i = 0; i < 101; ++i) {
-        start();
-        pairs.push_back(stop_ms() * 1e6);
-    }
-    std::nth_element(pairs.begin(), pairs.begin() + 50, pairs.end());
-    overhead_ns_ = pairs[50];
+    overhead_ns_ = backend_api::median_empty_pair_ns(*this, 101);
 }
 
 void event_timer::start() { RIDGELINE_CUDA_CHECK(cudaEventRecord(start_.get(), ctx_.s())); }

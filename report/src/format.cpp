@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "ridgeline/core/error.hpp"
+#include "ridgeline/core/format.hpp"
 
 namespace ridgeline::report {
 
@@ -37,11 +38,8 @@ std::string elide_middle(const std::string& s, std::size_t width) {
 std::vector<std::string> wrap_words(const std::string& s, std::size_t width) {
     std::vector<std::string> lines;
     std::string line;
-    std::size_t pos = 0;
-    while (pos < s.size()) {
-        const std::size_t sp = s.find(' ', pos);
-        const std::string word = s.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos);
-        pos = sp == std::string::npos ? s.size() : sp + 1;
+    for (const std::string_view w : core::split(s, ' ')) {
+        const std::string word(w);
         if (word.empty()) continue;
         if (!line.empty() && display_columns(line) + 1 + display_columns(word) > width) {
             lines.push_back(line);
@@ -175,11 +173,9 @@ std::string text_table::render(std::size_t width) const {
 std::string wrap_lines(const std::string& text, std::size_t width) {
     if (width == 0) return text;
     std::string out;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        const std::size_t nl = text.find('\n', pos);
-        const std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-        pos = nl == std::string::npos ? text.size() : nl + 1;
+    const std::vector<std::string_view> lines = core::split(text, '\n');  // "a\n" -> {"a", ""}: the newline kept
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const std::string line(lines[i]);
         if (display_columns(line) <= width) {
             out += line;
         } else {
@@ -192,7 +188,7 @@ std::string wrap_lines(const std::string& text, std::size_t width) {
             if (!rest.empty())
                 for (const auto& p : wrap_words(rest, width - indent.size() - 2)) out += "\n" + indent + "  " + p;
         }
-        if (nl != std::string::npos) out += "\n";
+        if (i + 1 < lines.size()) out += "\n";
     }
     return out;
 }

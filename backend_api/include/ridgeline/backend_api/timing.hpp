@@ -137,6 +137,10 @@ public:
     double now_s() override;
 };
 
+/// A timer's overhead (ns): the median of `pairs` (odd) start()/stop_ms() pairs around no work. For a timer's
+/// constructor, once its clock works.
+double median_empty_pair_ns(device_timer& timer, int pairs);
+
 /// A device_timer for synchronous host work: std::chrono::steady_clock, with resolution and overhead
 /// measured at construction; its disturbance meter reads the stolen time of this process's threads.
 class steady_timer final : public device_timer {
