@@ -173,10 +173,12 @@ std::string group_label(const layer_analysis& la) {
     std::string label = producer;
     for (std::size_t k = 1; k < la.fused.size(); ++k) {
         const std::string& n = la.fused[k].layer.name;
-        // the prefix the two names share, up to its last separator ("layer1.0.", "/layer1/layer1.0/")
+        // the prefix the two names share, up to its last separator ("layer1.0.", "/layer1/layer1.0/"): a path's
+        // folders where the name is a path (an ONNX node's), never a dot inside a folder's name ("features.0.")
         std::size_t common = 0;
         while (common < n.size() && common < producer.size() && n[common] == producer[common]) ++common;
-        const std::size_t cut = n.find_last_of("./", common == 0 ? 0 : common - 1);
+        const char* separators = n.find('/') != std::string::npos ? "/" : ".";
+        const std::size_t cut = n.find_last_of(separators, common == 0 ? 0 : common - 1);
         const std::size_t keep = common == 0 || cut == std::string::npos ? 0 : cut + 1;
         label += "+" + (keep < n.size() ? n.substr(keep) : n);
     }

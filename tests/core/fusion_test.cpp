@@ -184,4 +184,10 @@ TEST(Fusion, LabelsCutSharedPrefixesAtDotsAndSlashes) {
                                           {"/layer1/layer1.0/relu_1/Relu", "relu"}});
     ASSERT_EQ(f.layers.size(), 1u);
     EXPECT_EQ(group_label(f.layers[0]), "/layer1/layer1.0/conv2/Conv+bn2/BatchNormalization+relu_1/Relu");
+    // torchvision's efficientnet: the names share "/features/features.0/features.0." but a path is cut at its last
+    // shared folder, so the member reads "features.0.2/Relu", not "2/Relu"
+    const model_analysis e = fused_chain({{"/features/features.0/features.0.0/Conv", conv_1x1},
+                                          {"/features/features.0/features.0.2/Relu", "relu"}});
+    ASSERT_EQ(e.layers.size(), 1u);
+    EXPECT_EQ(group_label(e.layers[0]), "/features/features.0/features.0.0/Conv+features.0.2/Relu");
 }
