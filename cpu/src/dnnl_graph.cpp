@@ -1,6 +1,7 @@
 // The oneDNN lowering (dnnl_graph.hpp): tensors and layouts, dense ops, convolution, normalisation.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -41,6 +42,7 @@ void dnnl_graph::build(const core::model_analysis& graph, const backend_api::gra
             rethrow(e, core::where(la.layer));
         }
         step_layer_.resize(steps_.size(), i);  // the steps this layer added are its work
+        release_dead_buffers(i);
     }
     for (const auto& o : graph.outputs) {
         output_shapes_.push_back(find_shape(graph, o));
@@ -211,6 +213,41 @@ memory dnnl_graph::scratchpad(const dnnl::primitive_desc_base& pd) {
     const memory::desc md = pd.scratchpad_desc();
     workspace_ += static_cast<std::int64_t>(md.get_size());
     return memory(md, engine_);
+}
+
+memory dnnl_graph::fresh(const memory::desc& md) {
+    const std::size_t bytes = md.get_size();
+    drawn_buffer* best = nullptr;
+    for (auto& b : drawn_)
+        if (!b.in_use && b.bytes >= bytes && (!best || b.bytes < best->bytes)) best = &b;
+    if (!best) {
+        const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;  // oneDNN's alignment
+        void* p = std::aligned_alloc(64, rounded);
+        if (!p) throw std::bad_alloc();
+        drawn_.push_back({std::shared_ptr<void>(p, std::free), rounded, false});
+        best = &drawn_.back();
+    }
+    best->in_use = true;
+    return memory(md, engine_, best->data.get());
+}
+
+void dnnl_graph::release_dead_buffers(std::size_t layer) {
+    std::vector<std::pair<const char*, const char*>> live;  // the bytes of every tensor still to be read
+    for (const auto& [name, s] : slots_) {
+        const auto it = last_reader_.find(name);
+        const bool read_later = it != last_reader_.end() && it->second > layer;
+        if (!read_later && !s.constant && !s.holds_state &&
+            std::find(outputs_.begin(), outputs_.end(), name) == outputs_.end())
+            continue;
+        const auto* p = static_cast<const char*>(s.mem.get_data_handle());
+        live.emplace_back(p, p + std::max<std::size_t>(s.mem.get_desc().get_size(), 1));
+    }
+    for (auto& b : drawn_) {
+        if (!b.in_use) continue;
+        const auto* lo = static_cast<const char*>(b.data.get());
+        const auto* hi = lo + b.bytes;
+        b.in_use = std::any_of(live.begin(), live.end(), [&](const auto& r) { return r.first < hi && lo < r.second; });
+    }
 }
 
 void dnnl_graph::record(const dnnl::primitive_desc_base& pd) { notes_.emplace_back(pd.impl_info_str()); }
@@ -432,7 +469,7 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::batch_norm2d& o
     dnnl::batch_normalization_forward::primitive_desc pd(d, attr(), engine_);
     record(pd);
     const memory::desc stat = plain_md({op.num_features}, memory::data_type::f32);
-    memory dst(pd.dst_desc(), engine_);
+    memory dst = fresh(pd.dst_desc());
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
                                          {DNNL_ARG_DST, dst},
                                          {DNNL_ARG_MEAN, upload_param(la.layer, "running_mean", stat)},
@@ -460,7 +497,7 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::layer_norm& op)
                                               static_cast<float>(op.eps), flags);
     dnnl::layer_normalization_forward::primitive_desc pd(d, attr(), engine_);
     record(pd);
-    memory dst(pd.dst_desc(), engine_);
+    memory dst = fresh(pd.dst_desc());
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
     if (op.elementwise_affine) {

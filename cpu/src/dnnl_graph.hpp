@@ -4,7 +4,8 @@
 // dnnl_graph_attention.cpp: rms_norm, rotary, attention, kv_cache). Private to cpu/.
 //
 // A graph (a whole model, or one layer as a one-layer model) is prepared once: every tensor gets a
-// dnnl::memory, weights are reordered into the layouts the primitives prefer, scratchpads are allocated,
+// dnnl::memory (a producer's output in the buffer of a tensor no later layer reads, where one is free), weights are
+// reordered into the layouts the primitives prefer, scratchpads are allocated,
 // and the model inputs are stored directly in the layout their first consumer wants. run() then only
 // executes primitives (and ridgeline's own steps where oneDNN has none, named in notes()). Layouts flow between
 // layers as oneDNN chooses them (blocked nChw8c for convolutions, for example); a reorder step is added where a
@@ -13,6 +14,7 @@
 // data get a copy.
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -71,6 +73,21 @@ private:
     memory dense(const std::string& name);
     memory dense_or_blocked(const std::string& name);
     memory scratchpad(const dnnl::primitive_desc_base& pd);
+    /// A buffer for a tensor every run writes before anything reads it (a producer's output): the smallest free
+    /// buffer of a tensor no later layer reads, else a new one. As a deployment's memory planner does, a pass then
+    /// touches about the live activations rather than every tensor's bytes (docs/performance.md: mobilenet_v2
+    /// 26.7 MB of activations, 6.0 MB live at the peak). Only such outputs are drawn from here: a buffer written when
+    /// prepared (weights, a held addend, a KV cache) is its own.
+    memory fresh(const memory::desc& md);
+    /// After layer `layer` is built: frees each drawn buffer in which no tensor still to be read lies (read by a
+    /// later layer, a model output, a model input or held state).
+    void release_dead_buffers(std::size_t layer);
+    struct drawn_buffer {
+        std::shared_ptr<void> data;
+        std::size_t bytes = 0;
+        bool in_use = false;
+    };
+    std::vector<drawn_buffer> drawn_;
     void record(const dnnl::primitive_desc_base& pd);
     void set_output(const std::string& name, memory m, bool strided = false, bool view = false);
     /// A float32 result of one of ridgeline's own loops as the layer's output: itself in fp32, else a reorder to the

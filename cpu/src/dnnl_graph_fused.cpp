@@ -90,7 +90,7 @@ bool dnnl_graph::dead_after(const std::string& name) const {
 }
 
 memory dnnl_graph::producer_dst(const memory::desc& md) {
-    if (sum_operand_.empty()) return memory(md, engine_);
+    if (sum_operand_.empty()) return fresh(md);
     const std::string& name = sum_operand_;
     const slot& s = slots_.at(name);
     const memory::desc addend_md = s.mem.get_desc();
@@ -105,7 +105,7 @@ memory dnnl_graph::producer_dst(const memory::desc& md) {
     memory addend = addend_md.dims() == md.dims() ? dense_or_blocked(name) : dense(name);
     if (addend.get_desc().dims() != md.dims())
         addend = memory(addend.get_desc().reshape(md.dims()), engine_, addend.get_data_handle());
-    memory dst(md, engine_);
+    memory dst = s.constant ? memory(md, engine_) : fresh(md);  // a model input's copy is made once: its own
     dnnl::reorder copy(addend, dst);
     if (s.constant) {  // a model input: copied once; poison_outputs copies it again
         memory held(md, engine_);

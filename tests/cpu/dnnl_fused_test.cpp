@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "ridgeline/core/fusion.hpp"
+#include "ridgeline/core/transformer.hpp"
+#include "ridgeline/core/zoo.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
 #include "ridgeline/cpu/reference.hpp"
 #include "ridgeline/profiler/profiler.hpp"
@@ -89,4 +91,55 @@ TEST(DnnlFused, TheReferenceRunsAGroupAsItsMembers) {
     const auto v = profiler::compare_outputs(cpu::reference_graph_outputs(g, fused_data),
                                              cpu::reference_graph_outputs(plain, data), 0.0);
     EXPECT_EQ(v.state, profiler::verification_state::passed) << v.message;
+}
+
+TEST(DnnlFused, WholeModelsMatchTheReferenceWithDeadTensorsBuffersReused) {
+    // the end-to-end pass draws each producer's output from the buffers of tensors no later layer reads (a memory
+    // planner's reuse): resnet18's and mobilenet_v2's blocks (residual adds read a tensor three layers back, so a
+    // buffer freed too early shows), and two transformer blocks (BERT: post-norm layer norms; llama: rms_norm,
+    // rotary, GQA attention), plain and fused, each run twice (the second after poisoning the outputs) and compared
+    // with the reference loops run layer by layer
+    auto b = cpu::make_dnnl_backend(0);
+    core::transformer_config bert;
+    bert.family = core::transformer_family::bert;
+    bert.name = "tiny-bert";
+    bert.vocab_size = 50;
+    bert.hidden_size = 32;
+    bert.num_layers = 2;
+    bert.num_heads = 4;
+    bert.num_kv_heads = 4;
+    bert.head_dim = 8;
+    bert.intermediate_size = 64;
+    bert.max_position_embeddings = 16;
+    bert.hidden_act = "gelu";
+    bert.pre_norm = false;
+    bert.norm_eps = 1e-12;
+    core::transformer_config llama = bert;
+    llama.family = core::transformer_family::llama;
+    llama.name = "tiny-llama";
+    llama.num_kv_heads = 2;
+    llama.hidden_act = "silu";
+    llama.pre_norm = true;
+    llama.qkv_bias = llama.o_bias = llama.mlp_bias = false;
+    llama.tie_word_embeddings = false;
+    const core::transformer_run prefill{core::transformer_phase::prefill, 2, 8, 0};
+    const std::vector<std::pair<std::string, core::model>> models{
+        {"resnet18", core::build_zoo_model("resnet18", core::shape{1, 3, 32, 32})},
+        {"mobilenet_v2", core::build_zoo_model("mobilenet_v2", core::shape{1, 3, 32, 32})},
+        {"tiny-bert", core::build_transformer(bert, prefill)},
+        {"tiny-llama", core::build_transformer(llama, prefill)}};
+    for (const auto& [name, m] : models) {
+        const core::model_analysis plain = core::analyze(m, core::dtype::fp32);
+        for (const auto& g : {plain, core::fuse(plain)}) {
+            const auto data = backend_api::make_graph_data(g, core::dtype::fp32, 5);
+            auto fast = b->prepare(g, data);
+            fast->run();
+            fast->poison_outputs();
+            fast->run();
+            const auto v = profiler::compare_outputs(fast->outputs(), cpu::reference_graph_outputs(g, data),
+                                                     profiler::verification_tolerance(core::dtype::fp32, g));
+            EXPECT_EQ(v.state, profiler::verification_state::passed)
+                << name << (g.layers.size() < plain.layers.size() ? " fused" : "") << ": " << v.message;
+        }
+    }
 }
