@@ -18,6 +18,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "ridgeline/config.hpp"
+#include "ridgeline/git_revision.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/suggest.hpp"
 #include "ridgeline/report/format.hpp"

@@ -9,6 +9,7 @@
 
 #include "ridgeline/core/fusion.hpp"
 #include "ridgeline/config.hpp"
+#include "ridgeline/git_revision.hpp"
 #include "ridgeline/report/ceilings.hpp"
 #include "ridgeline/report/format.hpp"
 #include "ridgeline/report/advice.hpp"

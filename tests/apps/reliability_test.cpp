@@ -20,6 +20,7 @@
 
 #include "process.hpp"
 #include "ridgeline/config.hpp"
+#include "ridgeline/git_revision.hpp"
 #include "../support/scratch.hpp"
 
 namespace fs = std::filesystem;
