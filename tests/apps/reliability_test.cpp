@@ -146,7 +146,9 @@ TEST(AtomicOutput, SigkillWhileWritingLeavesThePreviousFileOrTheWholeNewOne) {
     const fs::path out = dir / "out.json";
     const std::string previous = "{\"previous\": \"a complete earlier report\"}\n";
     int caught_mid_write = 0;
-    for (int attempt = 0; attempt < 5; ++attempt) {
+    // at least 5 attempts, and on until one kills the writer in the act (at most 40): on a fast or busy machine the
+    // poll below can miss the temporary file's short life several times in a row (CI of 2026-12-06: 0 of 5)
+    for (int attempt = 0; attempt < 40 && (attempt < 5 || caught_mid_write == 0); ++attempt) {
         std::ofstream(out, std::ios::trunc) << previous;
         for (const auto& t : entries_with_prefix(dir, ".out.json.tmp-")) fs::remove(dir / t);
         const pid_t pid = spawn_quiet({"export", "--model-file", model.string(), "--output", out.string()});
