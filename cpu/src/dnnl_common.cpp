@@ -1,7 +1,12 @@
 // Shared helpers of the oneDNN backend (dnnl_common.hpp).
 #include "dnnl_common.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cstdint>
 #include <cstring>
+
+#include "dnnl_loops.hpp"
 
 #include "ridgeline/backend_api/backend.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
@@ -82,23 +87,43 @@ bool is_plain_dense(const memory::desc& md) {
     return s == row_major_strides(md.dims());
 }
 
-void strided_gather(const unsigned char* src, unsigned char* dst, const dims& d, const dims& s, std::size_t es) {
-    const std::size_t rank = d.size();
-    std::int64_t rows = 1;
-    for (std::size_t i = 0; i + 1 < rank; ++i) rows *= d[i];
-    const std::int64_t inner = rank > 0 ? d[rank - 1] : 1, inner_stride = rank > 0 ? s[rank - 1] : 1;
-#pragma omp parallel for schedule(static)
-    for (std::int64_t r = 0; r < rows; ++r) {
-        std::int64_t offset = 0, rest = r;
-        for (std::size_t i = rank - 1; i-- > 0;) {
-            offset += (rest % d[i]) * s[i];
-            rest /= d[i];
+namespace {
+
+/// The strided copy in elements of type U over a coalesced shape of (dst, src): a contiguous run as one copy, a
+/// strided one as a loop the compiler vectorises.
+template <class U>
+void strided_copy(const unsigned char* src, unsigned char* dst, const strided_shape& sh) {
+    const auto* x = reinterpret_cast<const U*>(src);
+    auto* y = reinterpret_cast<U*>(dst);
+    const std::int64_t step = sh.s[1].back();
+    for_each_run<2>(sh, [&](const std::array<std::int64_t, 2>& off, std::int64_t j0, std::int64_t j1) {
+        U* out = y + off[0];
+        const U* in = x + off[1];
+        if (step == 1) {
+            std::copy(in + j0, in + j1, out + j0);
+            return;
         }
-        unsigned char* out = dst + static_cast<std::size_t>(r * inner) * es;
-        for (std::int64_t j = 0; j < inner; ++j)
-            std::memcpy(out + static_cast<std::size_t>(j) * es,
-                        src + static_cast<std::size_t>(offset + j * inner_stride) * es, es);
+#pragma omp simd
+        for (std::int64_t j = j0; j < j1; ++j) out[j] = in[j * step];
+    });
+}
+
+}  // namespace
+
+void strided_gather(const unsigned char* src, unsigned char* dst, const dims& d, const dims& s, std::size_t es) {
+    if (es == 2 || es == 4 || es == 8) {
+        const strided_shape sh = coalesce(d, {row_major_strides(d), s});
+        if (es == 2) strided_copy<std::uint16_t>(src, dst, sh);
+        if (es == 4) strided_copy<std::uint32_t>(src, dst, sh);
+        if (es == 8) strided_copy<std::uint64_t>(src, dst, sh);
+        return;
     }
+    // other element sizes: bytes, the element's own bytes an innermost dimension of stride 1
+    dims db = d, sb = s;
+    for (auto& v : sb) v *= static_cast<std::int64_t>(es);
+    db.push_back(static_cast<std::int64_t>(es));
+    sb.push_back(1);
+    strided_copy<unsigned char>(src, dst, coalesce(db, {row_major_strides(db), sb}));
 }
 
 [[noreturn]] void rethrow(const dnnl::error& e, const std::string& where) {

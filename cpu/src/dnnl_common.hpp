@@ -34,7 +34,8 @@ memory::desc activation_md(const dims& d, memory::data_type dt);
 dims plain_strides(const memory::desc& md);
 bool is_plain_dense(const memory::desc& md);
 /// Copies the elements of a strided view (dims `d`, element strides `s` from `src`) into dense row-major `dst`:
-/// for the views oneDNN cannot describe. Row by row: the innermost dim in one loop, the outer index carried.
+/// for the views oneDNN cannot describe. The dimensions both step through as one are merged, and each innermost run
+/// is copied (contiguous) or looped (strided), split over the OpenMP threads (dnnl_loops.hpp).
 void strided_gather(const unsigned char* src, unsigned char* dst, const dims& d, const dims& s, std::size_t es);
 /// Translates a oneDNN error into a backend decision: "unimplemented" declines (backend_api::unsupported), anything
 /// else fails (backend_api::backend_error).

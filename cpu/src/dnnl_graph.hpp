@@ -1,6 +1,7 @@
 #pragma once
 // The oneDNN lowering of a graph (dnnl_graph.cpp: tensors, layouts, dense ops, convolution, normalisation;
-// dnnl_graph_ops.cpp: elementwise, binary, pooling, copies and views; dnnl_graph_resample.cpp: pad, interpolate;
+// dnnl_graph_ops.cpp: elementwise, binary, pooling, copies and views; dnnl_graph_reduce.cpp: mean, sum, amax;
+// dnnl_graph_resample.cpp: pad, expand, interpolate; ridgeline's own loops share dnnl_loops.hpp;
 // dnnl_graph_attention.cpp: rms_norm, rotary, attention, kv_cache). Private to cpu/.
 //
 // A graph (a whole model, or one layer as a one-layer model) is prepared once: every tensor gets a

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "dnnl_graph.hpp"
+#include "dnnl_loops.hpp"
 #include "ridgeline/core/error.hpp"
 
 namespace ridgeline::cpu::dnnl_detail {
@@ -151,45 +152,6 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::add&) { binary(
 
 void dnnl_graph::add(const core::layer_analysis& la, const core::mul&) { binary(la, dnnl::algorithm::binary_mul); }
 
-void dnnl_graph::reduce(const core::layer_analysis& la, dnnl::algorithm alg, const std::vector<std::int64_t>& dim) {
-    const memory src = dense(la.layer.inputs[0]);
-    dims kd = src.get_desc().dims();  // the output with keepdim: oneDNN's reduction keeps the rank
-    const auto r = core::reduced_dims(dim, kd.size(), core::where(la.layer));
-    for (std::size_t k = 0; k < kd.size(); ++k)
-        if (r[k]) kd[k] = 1;
-    if (kd == src.get_desc().dims()) {
-        // only dimensions of size 1 reduced: each output is its one input (oneDNN refuses such a reduction)
-        set_output(la.layer.name,
-                   memory(plain_md(to_dims(la.output_shape), src.get_desc().data_type()), engine_, src.get_data_handle()),
-                   false, true);
-        notes_.emplace_back("view (reduces dimensions of size 1)");
-        return;
-    }
-    memory dst(plain_md(kd, src.get_desc().data_type()), engine_);
-    dnnl::reduction::desc d(alg, src.get_desc(), dst.get_desc(), 0.0f, 0.0f);
-    dnnl::reduction::primitive_desc pd(d, attr(), engine_);
-    record(pd);
-    steps_.push_back({dnnl::reduction(pd),
-                      {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}},
-                      {}});
-    keep_.push_back(dst);
-    // without keepdim the 1s go: the same elements in the same order
-    set_output(la.layer.name,
-               memory(plain_md(to_dims(la.output_shape), src.get_desc().data_type()), engine_, dst.get_data_handle()));
-}
-
-void dnnl_graph::add(const core::layer_analysis& la, const core::mean_op& op) {
-    reduce(la, dnnl::algorithm::reduction_mean, op.dim);
-}
-
-void dnnl_graph::add(const core::layer_analysis& la, const core::sum_op& op) {
-    reduce(la, dnnl::algorithm::reduction_sum, op.dim);
-}
-
-void dnnl_graph::add(const core::layer_analysis& la, const core::amax& op) {
-    reduce(la, dnnl::algorithm::reduction_max, op.dim);
-}
-
 void dnnl_graph::add(const core::layer_analysis& la, const core::sub&) {
     binary(la, dnnl::algorithm::binary_sub, false);
 }
@@ -215,8 +177,9 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::pow_op& op) {
 }
 
 void dnnl_graph::add(const core::layer_analysis& la, const core::erf_op&) {
-    // oneDNN 2.6 has no erf (only gelu_erf): ridgeline's own loop over float32, std::erf per element, one thread;
-    // other data types are converted to float32 and back by reorders around it
+    // oneDNN 2.6 has no erf (only gelu_erf): ridgeline's own loop over float32, std::erf per element, split over the
+    // OpenMP threads (std::erf, a libm call, is compute-bound: tens of cycles an element); other data types are
+    // converted to float32 and back by reorders around it
     const dims d = to_dims(la.output_shape);
     const memory x = to_layout(la.layer.inputs[0], plain_md(d, memory::data_type::f32));
     memory y32(plain_md(d, memory::data_type::f32), engine_);
@@ -224,6 +187,7 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::erf_op&) {
     steps_.push_back({{}, {}, [x, y32, n] {
                           const auto* xp = static_cast<const float*>(x.get_data_handle());
                           auto* yp = static_cast<float*>(y32.get_data_handle());
+#pragma omp parallel for schedule(static)
                           for (std::size_t i = 0; i < n; ++i) yp[i] = std::erf(xp[i]);
                       }});
     notes_.emplace_back("ridgeline erf loop");
@@ -241,53 +205,76 @@ void dnnl_graph::set_output_from_f32(const std::string& name, const memory& y32)
     set_output(name, y);
 }
 
-void dnnl_graph::add(const core::layer_analysis& la, const core::where_op&) {
-    // oneDNN 2.6 has no select: ridgeline's own loop over float32 ("ridgeline where loop"), rows split over OpenMP
-    // threads, each input read through its broadcast strides; other data types through reorders around it
-    const dims out = to_dims(la.output_shape);
-    const std::size_t rank = out.size();
-    std::vector<memory> in;
-    std::vector<std::vector<std::int64_t>> stride;
-    for (std::size_t k = 0; k < 3; ++k) {
-        const core::shape& s = la.input_shapes[k];
-        in.push_back(to_layout(la.layer.inputs[k], plain_md(to_dims(s), memory::data_type::f32)));
-        std::vector<std::int64_t> st(rank, 0);
-        std::int64_t unit = 1;
-        for (std::size_t i = 0; i < s.rank(); ++i) {
-            const std::size_t din = s.rank() - 1 - i, dout = rank - 1 - i;
-            st[dout] = s[din] == 1 ? 0 : unit;
-            unit *= s[din];
-        }
-        stride.push_back(std::move(st));
+namespace {
+
+/// Whether a value, given by its bits, is > 0 (false for -0, NaN and negatives): a positive value's bits less one lie
+/// below those of +infinity, `inf` (float32 0x7f800000, bf16 0x7f80, fp16 0x7c00), and nothing else's do.
+template <class U, U inf>
+inline bool positive(U v) {
+    return static_cast<U>(v - 1) < inf;
+}
+
+/// y[j] = c[j] > 0 ? a[j] : b[j] over one run, an operand with a false flag read at its first element (broadcast);
+/// both values are read and one kept by a mask, so the loop has no branch and vectorises.
+template <class U, U inf, bool vc, bool va, bool vb>
+void select_run(const U* c, const U* a, const U* b, U* y, std::int64_t n) {
+#pragma omp simd
+    for (std::int64_t j = 0; j < n; ++j) {
+        const U keep = static_cast<U>(U{0} - static_cast<U>(positive<U, inf>(c[vc ? j : 0])));  // all ones: a
+        y[j] = static_cast<U>((a[va ? j : 0] & keep) | (b[vb ? j : 0] & static_cast<U>(~keep)));
     }
-    memory y32(plain_md(out, memory::data_type::f32), engine_);
-    steps_.push_back({{}, {}, [in, y32, out, stride, rank] {
-                          const auto* c = static_cast<const float*>(in[0].get_data_handle());
-                          const auto* a = static_cast<const float*>(in[1].get_data_handle());
-                          const auto* b = static_cast<const float*>(in[2].get_data_handle());
-                          auto* y = static_cast<float*>(y32.get_data_handle());
-                          const std::int64_t inner = out[rank - 1];
-                          std::int64_t rows = 1;
-                          for (std::size_t d = 0; d + 1 < rank; ++d) rows *= out[d];
-#pragma omp parallel for schedule(static)
-                          for (std::int64_t r = 0; r < rows; ++r) {
-                              std::int64_t rem = r, oc = 0, oa = 0, ob = 0;
-                              for (std::size_t d = rank - 1; d-- > 0;) {
-                                  const std::int64_t i = rem % out[d];
-                                  rem /= out[d];
-                                  oc += i * stride[0][d];
-                                  oa += i * stride[1][d];
-                                  ob += i * stride[2][d];
-                              }
-                              const std::int64_t sc = stride[0][rank - 1], sa = stride[1][rank - 1],
-                                                 sb = stride[2][rank - 1];
-                              float* row = y + r * inner;
-                              for (std::int64_t j = 0; j < inner; ++j)
-                                  row[j] = c[oc + j * sc] > 0 ? a[oa + j * sa] : b[ob + j * sb];
-                          }
+}
+
+/// where over a coalesced shape of (y, c, a, b): the run's variant picked once from the operands' innermost strides.
+template <class U, U inf>
+void select(const void* cp, const void* ap, const void* bp, void* yp, const strided_shape& sh) {
+    using run_fn = void (*)(const U*, const U*, const U*, U*, std::int64_t);
+    static constexpr run_fn runs[8] = {select_run<U, inf, false, false, false>, select_run<U, inf, false, false, true>,
+                                       select_run<U, inf, false, true, false>,  select_run<U, inf, false, true, true>,
+                                       select_run<U, inf, true, false, false>,  select_run<U, inf, true, false, true>,
+                                       select_run<U, inf, true, true, false>,   select_run<U, inf, true, true, true>};
+    const run_fn run = runs[(sh.s[1].back() != 0) * 4 + (sh.s[2].back() != 0) * 2 + (sh.s[3].back() != 0)];
+    const auto* c = static_cast<const U*>(cp);
+    const auto* a = static_cast<const U*>(ap);
+    const auto* b = static_cast<const U*>(bp);
+    auto* y = static_cast<U*>(yp);
+    for_each_run<4>(sh, [&](const std::array<std::int64_t, 4>& off, std::int64_t j0, std::int64_t j1) {
+        auto at = [&](std::size_t k) { return off[k] + (sh.s[k].back() != 0 ? j0 : 0); };
+        run(c + at(1), a + at(2), b + at(3), y + off[0] + j0, j1 - j0);
+    });
+}
+
+}  // namespace
+
+void dnnl_graph::add(const core::layer_analysis& la, const core::where_op&) {
+    // oneDNN 2.6 has no select: ridgeline's own loop ("ridgeline where loop") in the graph's data type (a select
+    // copies one of its inputs' values, so no conversion is needed), each input read through its broadcast strides,
+    // the dimensions merged where every operand steps through them as one (dnnl_loops.hpp), the runs vectorised
+    // and split over the OpenMP threads
+    const auto dt = to_dnnl(dt_);
+    const dims out = to_dims(la.output_shape);
+    std::vector<memory> in;
+    std::vector<dims> strides{row_major_strides(out)};
+    for (std::size_t k = 0; k < 3; ++k) {
+        const dims s = to_dims(la.input_shapes[k]);
+        in.push_back(to_layout(la.layer.inputs[k], plain_md(s, dt)));
+        strides.push_back(broadcast_strides(s, out.size()));
+    }
+    const strided_shape sh = coalesce(out, strides);
+    memory y(plain_md(out, dt), engine_);
+    steps_.push_back({{}, {}, [in, y, sh, dt] {
+                          const void* c = in[0].get_data_handle();
+                          const void* a = in[1].get_data_handle();
+                          const void* b = in[2].get_data_handle();
+                          if (dt == memory::data_type::f32)
+                              select<std::uint32_t, 0x7f800000u>(c, a, b, y.get_data_handle(), sh);
+                          else if (dt == memory::data_type::bf16)
+                              select<std::uint16_t, 0x7f80u>(c, a, b, y.get_data_handle(), sh);
+                          else
+                              select<std::uint16_t, 0x7c00u>(c, a, b, y.get_data_handle(), sh);
                       }});
     notes_.emplace_back("ridgeline where loop");
-    set_output_from_f32(la.layer.name, y32);
+    set_output(la.layer.name, y);
 }
 
 // ------------------------------------------------------------ pooling

@@ -1,9 +1,11 @@
 // The oneDNN lowering (dnnl_graph.hpp): pad, expand and interpolate. oneDNN 2.6 has no pad primitive and its resampling
 // rounds differently from PyTorch in some cases, so these are partly ridgeline's own loops, named in notes():
 // - pad, expand, and nearest interpolation that is not an integer upscale: "ridgeline index gather", one table of source
-//   offsets per output dimension (core::resample_coordinates for interpolate), rows split over OpenMP threads,
-//   the innermost row copied element by element from its table, or by one memcpy where it is a plain run;
-// - bilinear: "ridgeline bilinear loop", float32, the same tables (oneDNN's linear resampling computes the source
+//   offsets per output dimension (core::resample_coordinates for interpolate), rows split over OpenMP threads
+//   (dnnl_loops.hpp), the innermost table cut once into copies of contiguous runs, splats of a repeated element,
+//   fill stretches and element-by-element gathers;
+// - bilinear: "ridgeline bilinear loop", float32, the same tables, separable (each source row resampled along the
+//   width once, then the output rows blended from two of them; oneDNN's linear resampling computes the source
 //   coordinate as (o + 0.5) * in / out - 0.5, PyTorch as (in / out) * (o + 0.5) - 0.5, both in float32: at a few
 //   thousand pixels the weights differ by 1e-3, a relative error of 4e-4 on a 7000-wide row);
 // - oneDNN's resampling_forward for nearest with integer upscale factors, where its round((o + 0.5) / F - 0.5) is
@@ -14,6 +16,7 @@
 #include <utility>
 
 #include "dnnl_graph.hpp"
+#include "dnnl_loops.hpp"
 #include "ridgeline/core/error.hpp"
 
 namespace ridgeline::cpu::dnnl_detail {
@@ -21,50 +24,134 @@ namespace {
 
 using i64 = std::int64_t;
 
-/// y[i_0, ..., i_{r-1}] = x[sum_d table[d][i_d]] (offsets in elements), or `fill` where any table entry is -1.
-/// `run`: the innermost table is a contiguous run (x offsets t0, t0+1, ...) between [run_lo, run_hi).
-template <class T>
-void index_gather(const T* x, T* y, const std::vector<i64>& out, const std::vector<std::vector<i64>>& table, T fill,
-                  i64 run_lo, i64 run_hi) {
-    const std::size_t rank = out.size();
-    const i64 inner = out[rank - 1];
-    i64 rows = 1;
-    for (std::size_t d = 0; d + 1 < rank; ++d) rows *= out[d];
-    const std::vector<i64>& last = table[rank - 1];
-#pragma omp parallel for schedule(static)
-    for (i64 r = 0; r < rows; ++r) {
-        i64 rem = r, base = 0;
-        bool outside = false;
-        for (std::size_t d = rank - 1; d-- > 0;) {
-            const i64 t = table[d][static_cast<std::size_t>(rem % out[d])];
-            rem /= out[d];
-            if (t < 0) outside = true;
-            base += t;
-        }
-        T* row = y + r * inner;
-        if (outside) {
-            std::fill(row, row + inner, fill);
+/// A stretch [lo, hi) of the innermost output dimension and how a row fills it: a contiguous source run starting at
+/// element `src` of the row's source (copy), that one source element repeated (splat), the fill value (fill), or
+/// each element from its own table entry (gather).
+struct segment {
+    enum kind_t { copy, splat, fill, gather } kind;
+    i64 lo, hi, src;
+};
+
+/// The innermost table (source offsets, -1 for fill) as segments: runs and repeats of at least 8 elements as copies
+/// and splats (pad's interior, expand's broadcast innermost dimension), fill stretches, and the rest as gathers.
+std::vector<segment> segments_of(const std::vector<i64>& t) {
+    constexpr i64 min_len = 8;
+    const auto n = static_cast<i64>(t.size());
+    auto at = [&t](i64 j) { return t[static_cast<std::size_t>(j)]; };
+    std::vector<segment> out;
+    for (i64 j = 0; j < n;) {
+        i64 run = j + 1, same = j + 1;
+        if (at(j) < 0) {
+            while (run < n && at(run) < 0) ++run;
+            out.push_back({segment::fill, j, run, 0});
+            j = run;
             continue;
         }
-        for (i64 j = 0; j < run_lo; ++j) row[j] = last[j] < 0 ? fill : x[base + last[j]];
-        if (run_hi > run_lo)
-            std::memcpy(row + run_lo, x + base + last[run_lo], static_cast<std::size_t>(run_hi - run_lo) * sizeof(T));
-        for (i64 j = std::max(run_lo, run_hi); j < inner; ++j) row[j] = last[j] < 0 ? fill : x[base + last[j]];
+        while (run < n && at(run) == at(run - 1) + 1) ++run;
+        while (same < n && at(same) == at(j)) ++same;
+        if (std::max(run, same) - j >= min_len) {
+            const bool copy = run >= same;
+            out.push_back({copy ? segment::copy : segment::splat, j, copy ? run : same, at(j)});
+            j = copy ? run : same;
+        } else if (!out.empty() && out.back().kind == segment::gather && out.back().hi == j) {
+            out.back().hi = ++j;
+        } else {
+            out.push_back({segment::gather, j, j + 1, 0});
+            ++j;
+        }
     }
+    return out;
 }
 
-/// The longest stretch [lo, hi) of `t` where t[j] = t[lo] + (j - lo), all >= 0 (pad's interior).
-std::pair<i64, i64> contiguous_run(const std::vector<i64>& t) {
-    i64 best_lo = 0, best_hi = 0;
-    for (i64 lo = 0; lo < static_cast<i64>(t.size());) {
-        i64 hi = lo + 1;
-        if (t[static_cast<std::size_t>(lo)] >= 0)
-            while (hi < static_cast<i64>(t.size()) && t[static_cast<std::size_t>(hi)] == t[static_cast<std::size_t>(hi - 1)] + 1)
-                ++hi;
-        if (t[static_cast<std::size_t>(lo)] >= 0 && hi - lo > best_hi - best_lo) best_lo = lo, best_hi = hi;
-        lo = hi;
+/// y[i_0, ..., i_{r-1}] = x[sum_d table[d][i_d]] (offsets in elements), or `fill` where any table entry is -1: the
+/// outer tables give a row's source, the innermost table's segments fill the row (dnnl_loops.hpp splits the rows).
+template <class T>
+void index_gather(const T* x, T* y, const dims& out, const std::vector<std::vector<i64>>& table,
+                  const std::vector<segment>& segments, T fill) {
+    const std::size_t outer = out.size() - 1;
+    const i64 inner = out[outer];
+    const i64* last = table[outer].data();
+    for_each_piece(out, loop_piece, [&](const std::vector<i64>& index, i64 j0, i64 j1) {
+        i64 base = 0, row_index = 0;
+        bool outside = false;
+        for (std::size_t d = 0; d < outer; ++d) {
+            const i64 t = table[d][static_cast<std::size_t>(index[d])];
+            outside = outside || t < 0;
+            base += t;
+            row_index = row_index * out[d] + index[d];
+        }
+        T* row = y + row_index * inner;
+        if (outside) {
+            std::fill(row + j0, row + j1, fill);
+            return;
+        }
+        const T* src = x + base;
+        for (const segment& s : segments) {
+            const i64 lo = std::max(s.lo, j0), hi = std::min(s.hi, j1);
+            if (lo >= hi) continue;
+            switch (s.kind) {
+                case segment::copy:
+                    std::copy(src + s.src + (lo - s.lo), src + s.src + (hi - s.lo), row + lo);
+                    break;
+                case segment::splat:
+                    std::fill(row + lo, row + hi, src[s.src]);
+                    break;
+                case segment::fill:
+                    std::fill(row + lo, row + hi, fill);
+                    break;
+                case segment::gather:
+#pragma omp simd
+                    for (i64 j = lo; j < hi; ++j) row[j] = src[last[j]];
+                    break;
+            }
+        }
+    });
+}
+
+/// Bilinear resampling of `planes` planes ih x iw to oh x ow with PyTorch's tables. Each output row is h0 * A + h1 * B,
+/// A and B its two source rows resampled along the width (w0 * a[c0] + w1 * a[c1]): the direct formula's arithmetic
+/// in its order, so the same values. A resampled source row is kept while the next output rows read it (upsampling
+/// reads each two or three times), and the blend is a contiguous run the compiler vectorises. Items of 32 output
+/// rows of a plane split over the OpenMP threads.
+void bilinear(const float* x, float* y, i64 planes, i64 ih, i64 iw, const core::resample_axis& rows,
+              const core::resample_axis& cols) {
+    constexpr i64 block = 32;
+    const auto oh = static_cast<i64>(rows.index0.size()), ow = static_cast<i64>(cols.index0.size());
+    const i64 blocks = (oh + block - 1) / block;
+    const i64 *c0 = cols.index0.data(), *c1 = cols.index1.data();
+    const float* w1 = cols.lambda.data();
+#pragma omp parallel
+    {
+        std::vector<float> ra(static_cast<std::size_t>(ow)), rb(static_cast<std::size_t>(ow));
+        i64 ka = -1, kb = -1;  // the source rows (plane * ih + row) that ra and rb hold
+        auto resample = [&](i64 k, std::vector<float>& dst) {
+            const float* a = x + k * iw;
+            float* o = dst.data();
+#pragma omp simd
+            for (i64 c = 0; c < ow; ++c) o[c] = (1 - w1[c]) * a[c0[c]] + w1[c] * a[c1[c]];
+        };
+#pragma omp for schedule(static)
+        for (i64 item = 0; item < planes * blocks; ++item) {
+            const i64 p = item / blocks, r0 = item % blocks * block, r1 = std::min(oh, r0 + block);
+            for (i64 r = r0; r < r1; ++r) {
+                const auto ri = static_cast<std::size_t>(r);
+                const i64 a = p * ih + rows.index0[ri], b = p * ih + rows.index1[ri];
+                if (ka != a && kb == a) {
+                    std::swap(ra, rb);
+                    std::swap(ka, kb);
+                }
+                if (ka != a) resample(ka = a, ra);
+                if (kb != b && b == a) std::copy(ra.begin(), ra.end(), rb.begin());
+                if (kb != b && b != a) resample(b, rb);
+                kb = b;
+                const float h1 = rows.lambda[ri], h0 = 1 - h1;
+                const float *pa = ra.data(), *pb = rb.data();
+                float* o = y + (p * oh + r) * ow;
+#pragma omp simd
+                for (i64 c = 0; c < ow; ++c) o[c] = h0 * pa[c] + h1 * pb[c];
+            }
+        }
     }
-    return {best_lo, best_hi};
 }
 
 }  // namespace
@@ -86,19 +173,19 @@ void dnnl_graph::gather_by_tables(const core::layer_analysis& la, std::vector<st
     dnnl::reorder(fill32, fill_dt).execute(stream_, fill32, fill_dt);
     stream_.wait();
     memory y(plain_md(out, md.data_type()), engine_);
-    const auto [lo, hi] = contiguous_run(table.back());
+    const std::vector<segment> segments = segments_of(table.back());
     const std::size_t es = memory::data_type_size(md.data_type());
     if (es == 4) {
         const std::uint32_t f = *static_cast<const std::uint32_t*>(fill_dt.get_data_handle());
-        steps_.push_back({{}, {}, [x, y, out, table, f, lo = lo, hi = hi] {
+        steps_.push_back({{}, {}, [x, y, out, table, segments, f] {
                               index_gather(static_cast<const std::uint32_t*>(x.get_data_handle()),
-                                           static_cast<std::uint32_t*>(y.get_data_handle()), out, table, f, lo, hi);
+                                           static_cast<std::uint32_t*>(y.get_data_handle()), out, table, segments, f);
                           }});
     } else if (es == 2) {
         const std::uint16_t f = *static_cast<const std::uint16_t*>(fill_dt.get_data_handle());
-        steps_.push_back({{}, {}, [x, y, out, table, f, lo = lo, hi = hi] {
+        steps_.push_back({{}, {}, [x, y, out, table, segments, f] {
                               index_gather(static_cast<const std::uint16_t*>(x.get_data_handle()),
-                                           static_cast<std::uint16_t*>(y.get_data_handle()), out, table, f, lo, hi);
+                                           static_cast<std::uint16_t*>(y.get_data_handle()), out, table, segments, f);
                           }});
     } else {
         throw backend_api::unsupported(core::where(la.layer) + ": elements of " + std::to_string(es) + " bytes");
@@ -151,27 +238,10 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::interpolate& op
     const dims out = to_dims(la.output_shape);
     const memory src = to_layout(la.layer.inputs[0], plain_md(to_dims(x), memory::data_type::f32));
     memory y32(plain_md(out, memory::data_type::f32), engine_);
-    const i64 planes = x[0] * x[1], ih = x[2], iw = x[3], oh = op.size.h, ow = op.size.w;
-    steps_.push_back({{}, {}, [src, y32, rows, cols, planes, ih, iw, oh, ow] {
-                          const auto* xp = static_cast<const float*>(src.get_data_handle());
-                          auto* yp = static_cast<float*>(y32.get_data_handle());
-#pragma omp parallel for schedule(static)
-                          for (i64 p = 0; p < planes; ++p) {
-                              const float* xs = xp + p * ih * iw;
-                              float* ys = yp + p * oh * ow;
-                              for (i64 r = 0; r < oh; ++r) {
-                                  const auto ri = static_cast<std::size_t>(r);
-                                  const float h1 = rows.lambda[ri], h0 = 1 - h1;
-                                  const float* a = xs + rows.index0[ri] * iw;
-                                  const float* b = xs + rows.index1[ri] * iw;
-                                  for (i64 c = 0; c < ow; ++c) {
-                                      const auto ci = static_cast<std::size_t>(c);
-                                      const float w1 = cols.lambda[ci], w0 = 1 - w1;
-                                      const i64 c0 = cols.index0[ci], c1 = cols.index1[ci];
-                                      ys[r * ow + c] = h0 * (w0 * a[c0] + w1 * a[c1]) + h1 * (w0 * b[c0] + w1 * b[c1]);
-                                  }
-                              }
-                          }
+    const i64 planes = x[0] * x[1], ih = x[2], iw = x[3];
+    steps_.push_back({{}, {}, [src, y32, rows, cols, planes, ih, iw] {
+                          bilinear(static_cast<const float*>(src.get_data_handle()),
+                                   static_cast<float*>(y32.get_data_handle()), planes, ih, iw, rows, cols);
                       }});
     notes_.emplace_back("ridgeline bilinear loop");
     set_output_from_f32(la.layer.name, y32);

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# ridgeline's own CPU loops (where oneDNN 2.6.3 has no primitive) on large tensors, beside the DRAM level's STREAM:
+# each op's achieved GB/s (its minimal bytes, the layer's `bytes`: every input at its own size read once and the
+# output written once, over its median) as a % of STREAM copy and triad and of the DRAM bandwidth roof
+# (`ridgeline ceilings --format json`: copy_gbs, triad_gbs, bandwidth_gbs; docs/roofline.md). Every working set here
+# is past 4x the caches (the DRAM level) on a 2-core Zen 4 VM (32 MiB L3); the reductions and the embedding gather
+# run oneDNN's reduction and a memcpy per row, for comparison.
+# Binaries are interleaved op by op and round by round (this VM's neighbours move times by up to 2x from one minute to
+# the next); the table gives the lowest median of the rounds for each binary (the least disturbed).
+#   bench/own_loops.sh [rounds] [binary...]      (default: 3 rounds of build/ci/ridgeline)
+#   bench/own_loops.sh 3 /tmp/ridgeline-before build/ci/ridgeline
+#   OPS='where expand' bench/own_loops.sh        (only those ops, by the names below)
+set -euo pipefail
+rounds=${1:-3}
+shift $(( $# > 0 ? 1 : 0 ))
+bins=("$@")
+[ ${#bins[@]} -gt 0 ] || bins=(build/ci/ridgeline)
+py=/usr/bin/python3
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# name | layer | inputs (one --input each)
+cases=(
+  "where|where|1x1x1024x1024 4x20x1024x1024 1"        # GPT-2 Large's causal mask: condition and value broadcast
+  "where_full|where|4096x8192 4096x8192 4096x8192"
+  "expand|expand:size=4x20x1024x1024|1x1x1024x1024"
+  "expand_inner|expand:size=16384x8192|16384x1"
+  "pad|pad:pad=1x1x1x1|4x64x512x512"
+  "pad_reflect|pad:pad=2x2x2x2,mode=reflect|4x64x512x512"
+  "nearest|interpolate:size=768x768|4x64x512x512"
+  "bilinear|interpolate:size=768x768,mode=bilinear|4x64x512x512"
+  "slice_strided|slice:dim=1,step=2|8192x8191"
+  "rms_norm|rms_norm:normalized_shape=4096|16384x4096"
+  "rotary|rotary|4x32x2048x128"
+  "gather|embedding:num_embeddings=32000,embedding_dim=4096|8x2048"
+  "sum_last|sum:dim=-1|16384x8192"
+  "mean_first|mean:dim=0|16384x8192"
+  "amax_last|amax:dim=-1|16384x8192"
+)
+want=" ${OPS:-} "
+
+for b in "${bins[@]}"; do [ -x "$b" ] || { echo "own_loops.sh: $b is not an executable" >&2; exit 2; }; done
+"${bins[-1]}" ceilings --device cpu --format json --output "$out/ceilings.json" >/dev/null
+for ((i = 1; i <= rounds; i++)); do
+  for c in "${cases[@]}"; do
+    IFS='|' read -r name layer inputs <<<"$c"
+    [ "$want" = "  " ] || [[ "$want" == *" $name "* ]] || continue
+    args=()
+    for s in $inputs; do args+=(--input "$s"); done
+    for k in "${!bins[@]}"; do
+      "${bins[$k]}" profile --layer "$layer" "${args[@]}" --device cpu --no-verify --no-roofline --no-end-to-end \
+        --quiet --format json --output "$out/$name.$k.$i.json" >/dev/null 2>"$out/err" ||
+        { echo "own_loops.sh: $name failed on ${bins[$k]}:" >&2; cat "$out/err" >&2; exit 1; }
+    done
+  done
+  echo "round $i of $rounds done" >&2
+done
+
+"$py" - "$out" "${bins[@]}" <<'PY'
+import glob, json, os, sys
+out, bins = sys.argv[1], sys.argv[2:]
+c = json.load(open(os.path.join(out, "ceilings.json")))
+c = c.get("ceilings", c)
+copy, triad, roof = c["copy_gbs"], c["triad_gbs"], c["bandwidth_gbs"]
+print(f"DRAM level: STREAM copy {copy:.1f} GB/s, triad {triad:.1f} GB/s, roof (bandwidth_gbs) {roof:.1f} GB/s")
+for k, b in enumerate(bins):
+    print(f"binary {k}: {b}")
+head = f"{'op':<14}{'MB':>8}"
+for k in range(len(bins)):
+    head += f" | {k}: {'ms':>8} {'GB/s':>6} {'%copy':>6} {'%triad':>6} {'%roof':>6}"
+print(head + " | implementation")
+names = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(os.path.join(out, "*.0.*.json"))},
+               key=lambda n: min(os.path.getmtime(p) for p in glob.glob(os.path.join(out, n + ".0.*.json"))))
+for n in names:
+    line, impl = "", ""
+    for k in range(len(bins)):
+        layers = [json.load(open(p))["layers"][0] for p in glob.glob(os.path.join(out, f"{n}.{k}.*.json"))]
+        timed = [l for l in layers if l.get("time")]
+        if not timed:
+            line += f" | {k}: {'-':>8} {'':>6} {'':>6} {'':>6} {'':>6}"
+            continue
+        ms = min(l["time"]["median_ms"] for l in timed)
+        mb = timed[0]["bytes"] / 1e6
+        gbs = timed[0]["bytes"] / ms / 1e6
+        line += f" | {k}: {ms:8.2f} {gbs:6.1f} {100 * gbs / copy:6.0f} {100 * gbs / triad:6.0f} {100 * gbs / roof:6.0f}"
+        impl = timed[0].get("implementation", "")
+    print(f"{n:<14}{mb:8.0f}{line} | {impl}")
+PY

@@ -1,0 +1,145 @@
+#pragma once
+// The frame of ridgeline's own loops in the oneDNN backend (where, the index gathers of pad, expand and interpolate,
+// the strided copy): each walks its output as rows of a contiguous innermost run, hoists the index arithmetic out of
+// that run, and splits the runs over the profile's OpenMP threads, so that the compiler vectorises the run
+// (`#pragma omp simd`: GCC vectorises such loops at -O2, where its default cost model vectorises almost nothing) and
+// the loop streams at memory speed. Portable C++, no instruction-set intrinsics. Private to cpu/.
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "dnnl_common.hpp"
+
+namespace ridgeline::cpu::dnnl_detail {
+
+/// bf16 <-> float: a bf16 is the high half of a float32 (rounded to nearest even on the way down, as oneDNN does).
+inline float bf16_to_f32(std::uint16_t v) {
+    const std::uint32_t u = static_cast<std::uint32_t>(v) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+inline std::uint16_t f32_to_bf16(float f) {
+    std::uint32_t u;
+    std::memcpy(&u, &f, 4);
+    const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const std::uint32_t nan = (u >> 16) | 0x40;  // NaN stays NaN; a select, not a branch, so loops vectorise
+    return static_cast<std::uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+}
+
+/// Element i of float32 (T = float) or bf16 (T = std::uint16_t) data as a float, and back.
+template <class T>
+inline float load(const T* p, std::int64_t i) {
+    if constexpr (std::is_same_v<T, float>)
+        return p[i];
+    else
+        return bf16_to_f32(p[i]);
+}
+template <class T>
+inline void store(T* p, std::int64_t i, float v) {
+    if constexpr (std::is_same_v<T, float>)
+        p[i] = v;
+    else
+        p[i] = f32_to_bf16(v);
+}
+
+/// Output dims and each operand's element strides (0: broadcast). coalesce() merges adjacent dimensions that every
+/// operand steps through as one (stride[d] == stride[d+1] * dims[d+1]) and drops dimensions of size 1, so the
+/// innermost dimension is the longest run every operand reads with one stride.
+struct strided_shape {
+    dims d;
+    std::vector<dims> s;  // s[k][i]: operand k's stride along d[i]
+};
+
+inline strided_shape coalesce(const dims& d, const std::vector<dims>& s) {
+    strided_shape out{{}, std::vector<dims>(s.size())};
+    for (std::size_t i = 0; i < d.size(); ++i) {
+        if (d[i] == 1) continue;
+        bool merge = !out.d.empty();
+        for (std::size_t k = 0; k < s.size() && merge; ++k) merge = out.s[k].back() == s[k][i] * d[i];
+        if (merge) {
+            out.d.back() *= d[i];
+            for (std::size_t k = 0; k < s.size(); ++k) out.s[k].back() = s[k][i];
+            continue;
+        }
+        out.d.push_back(d[i]);
+        for (std::size_t k = 0; k < s.size(); ++k) out.s[k].push_back(s[k][i]);
+    }
+    if (out.d.empty()) {  // one element
+        out.d.push_back(1);
+        for (auto& sk : out.s) sk.push_back(0);
+    }
+    return out;
+}
+
+/// Element strides of a dense row-major tensor of dims `s` read broadcast into `rank` dimensions (NumPy's rule:
+/// aligned from the right; a dimension of size 1, and a missing leading one, read with stride 0).
+inline dims broadcast_strides(const dims& s, std::size_t rank) {
+    dims st(rank, 0);
+    std::int64_t unit = 1;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const std::size_t din = s.size() - 1 - i, dout = rank - 1 - i;
+        st[dout] = s[din] == 1 ? 0 : unit;
+        unit *= s[din];
+    }
+    return st;
+}
+
+/// The rows of an output of dims `d` (every dimension but the innermost), each cut into pieces of at most
+/// `max_piece` elements so that a few long rows still split over the threads. Calls fn(index, j0, j1) for every
+/// piece, `index` its row's outer index (d.size() - 1 entries), [j0, j1) its columns; the pieces are split statically
+/// over the OpenMP threads, each thread advancing its row index by one step (no division per row).
+template <class Fn>
+void for_each_piece(const dims& d, std::int64_t max_piece, Fn&& fn) {
+    const std::size_t outer = d.size() - 1;
+    const std::int64_t inner = d[outer];
+    std::int64_t rows = 1;
+    for (std::size_t i = 0; i < outer; ++i) rows *= d[i];
+    const std::int64_t per_row = std::max<std::int64_t>(1, (inner + max_piece - 1) / max_piece);
+    const std::int64_t piece = (inner + per_row - 1) / per_row, items = rows * per_row;
+    if (items == 0 || inner == 0) return;  // an empty tensor
+#pragma omp parallel
+    {
+        const std::int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+        const std::int64_t lo = items * t / n, hi = items * (t + 1) / n;
+        std::vector<std::int64_t> index(outer, 0);
+        std::int64_t rest = lo / per_row, p = lo % per_row;
+        for (std::size_t i = outer; i-- > 0;) {
+            index[i] = rest % d[i];
+            rest /= d[i];
+        }
+        for (std::int64_t item = lo; item < hi; ++item) {
+            fn(static_cast<const std::vector<std::int64_t>&>(index), p * piece, std::min(inner, (p + 1) * piece));
+            if (++p < per_row) continue;
+            p = 0;
+            for (std::size_t i = outer; i-- > 0;) {
+                if (++index[i] < d[i]) break;
+                index[i] = 0;
+            }
+        }
+    }
+}
+
+/// Pieces of 64 Ki elements: long enough that a piece's fixed cost vanishes, short enough that one row of a
+/// coalesced tensor (often the whole tensor) splits over every thread.
+inline constexpr std::int64_t loop_piece = 64 * 1024;
+
+/// for_each_piece over a coalesced shape of K operands: fn(off, j0, j1), off[k] operand k's element offset at the
+/// start of the row (its innermost stride, sh.s[k].back(), steps along the row).
+template <std::size_t K, class Fn>
+void for_each_run(const strided_shape& sh, Fn&& fn) {
+    const std::size_t outer = sh.d.size() - 1;
+    for_each_piece(sh.d, loop_piece, [&](const std::vector<std::int64_t>& index, std::int64_t j0, std::int64_t j1) {
+        std::array<std::int64_t, K> off{};
+        for (std::size_t i = 0; i < outer; ++i)
+            for (std::size_t k = 0; k < K; ++k) off[k] += index[i] * sh.s[k][i];
+        fn(static_cast<const std::array<std::int64_t, K>&>(off), j0, j1);
+    });
+}
+
+}  // namespace ridgeline::cpu::dnnl_detail

@@ -1,0 +1,245 @@
+// ridgeline's own loops in the oneDNN backend (cpu/src/dnnl_loops.hpp and its users): the paths the vectorised,
+// threaded loops take, each against the reference backend or against values derived by hand: broadcast operands
+// read by stride, runs shorter than a vector and tails past one, rows cut into pieces (64 Ki elements), views with an
+// offset, and bf16 where the loop runs it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ridgeline/cpu/cpu_backends.hpp"
+#include "ridgeline/cpu/reference.hpp"
+#include "ridgeline/profiler/profiler.hpp"
+
+using namespace ridgeline;
+
+namespace {
+
+std::unique_ptr<backend_api::backend>& cpu_backend() {
+    static std::unique_ptr<backend_api::backend> b = cpu::make_dnnl_backend(0);
+    return b;
+}
+
+bool runs(core::dtype dt) {
+    const auto g = core::analyze(core::single_layer_model(core::parse_op("relu"), {core::shape{4}}), dt);
+    return cpu_backend()->supports(g.layers[0], dt).supported;
+}
+
+/// The graph on the CPU backend (outputs poisoned first) against the reference backend, on random data.
+profiler::verification_result against_reference(const core::model_analysis& g, core::dtype dt) {
+    const auto data = backend_api::make_graph_data(g, dt, 11);
+    auto fast = cpu_backend()->prepare(g, data);
+    fast->poison_outputs();
+    fast->run();
+    auto ref = cpu::make_reference_backend(0)->prepare(g, data);
+    ref->run();
+    return profiler::compare_outputs(fast->outputs(), ref->outputs(), profiler::verification_tolerance(dt));
+}
+
+profiler::verification_result against_reference(const std::string& layer, const std::vector<core::shape>& inputs,
+                                                core::dtype dt = core::dtype::fp32) {
+    return against_reference(core::analyze(core::single_layer_model(core::parse_op(layer), inputs, "op", "t"), dt), dt);
+}
+
+/// The layer on the CPU backend on the given inputs (named input, or input0, input1, ... as single_layer_model names
+/// them), outputs poisoned first: its notes and output values.
+std::pair<std::string, std::vector<float>> run_on(const std::string& layer,
+                                                  const std::vector<backend_api::host_tensor>& in,
+                                                  core::dtype dt = core::dtype::fp32) {
+    std::vector<core::shape> shapes;
+    for (const auto& t : in) shapes.push_back(t.dims);
+    const auto g = core::analyze(core::single_layer_model(core::parse_op(layer), shapes, "op", "t"), dt);
+    backend_api::graph_data data;
+    for (std::size_t i = 0; i < in.size(); ++i)
+        data.tensors[in.size() == 1 ? "input" : "input" + std::to_string(i)] = in[i];
+    auto prep = cpu_backend()->prepare(g, data);
+    prep->poison_outputs();
+    prep->run();
+    return {prep->notes(), prep->outputs().at(0).data};
+}
+
+backend_api::host_tensor arange(core::shape s, float from = 0) {
+    backend_api::host_tensor t{s, {}};
+    for (std::int64_t i = 0; i < s.numel(); ++i) t.data.push_back(from + static_cast<float>(i));
+    return t;
+}
+
+void expect_passed(const profiler::verification_result& v) {
+    EXPECT_EQ(v.state, profiler::verification_state::passed) << v.message;
+    EXPECT_EQ(v.unwritten, 0);
+}
+
+}  // namespace
+
+// where(c, a, b) = c > 0 ? a : b, on the values' bits: c [3, 1] = [0.5, -0.0, NaN] broadcast over the rows of
+// a [3, 5] = arange(15), b [5] = 100 + arange(5) broadcast over the rows: row 0 takes a (0.5 > 0), rows 1 and 2 take b
+// (-0.0 > 0 and NaN > 0 are false): [0 1 2 3 4 | 100 .. 104 | 100 .. 104]. In bf16 the same (every value here is
+// exact in bf16's 8 significant bits).
+TEST(DnnlLoops, WhereSelectsByTheConditionsSignIncludingMinusZeroAndNaN) {
+    const backend_api::host_tensor c{core::shape{3, 1}, {0.5F, -0.0F, std::numeric_limits<float>::quiet_NaN()}};
+    const float want[] = {0, 1, 2, 3, 4, 100, 101, 102, 103, 104, 100, 101, 102, 103, 104};
+    for (const core::dtype dt : {core::dtype::fp32, core::dtype::bf16}) {
+        if (!runs(dt)) continue;
+        SCOPED_TRACE(core::to_string(dt));
+        const auto [notes, y] = run_on("where", {c, arange(core::shape{3, 5}), arange(core::shape{5}, 100)}, dt);
+        EXPECT_NE(notes.find("ridgeline where loop"), std::string::npos) << notes;
+        EXPECT_EQ(notes.find("reorder"), std::string::npos) << "where runs in the graph's type: " << notes;
+        ASSERT_EQ(y.size(), 15U);
+        for (std::size_t i = 0; i < 15; ++i) EXPECT_EQ(y[i], want[i]) << i;
+    }
+}
+
+// Every variant of the run (each operand contiguous or broadcast along the innermost dimension), runs shorter than a
+// vector (3), tails past one (131 * 67 = 8,777 merged elements), and rows longer than a piece (70,001 > 65,536: cut
+// in two, the broadcast operands' offsets kept), in fp32 and bf16.
+TEST(DnnlLoops, WhereMatchesTheReferenceOnEveryBroadcastPath) {
+    const std::vector<std::vector<core::shape>> cases = {
+        {{1, 1, 67, 131}, {2, 3, 67, 131}, {1}},        // GPT-2's mask: condition over the heads, a scalar value
+        {{2, 3, 1, 1}, {2, 3, 67, 131}, {131}},         // a condition per row, a value per column
+        {{2, 3, 67, 131}, {67, 1}, {2, 3, 67, 131}},    // the input broadcast along the run
+        {{3}, {5, 3}, {5, 1}},                          // runs of 3
+        {{70001}, {3, 70001}, {3, 1}},                  // rows in two pieces
+        {{3, 70001}, {3, 70001}, {3, 70001}},           // one merged run of 210,003
+    };
+    for (const core::dtype dt : {core::dtype::fp32, core::dtype::bf16}) {
+        if (!runs(dt)) continue;
+        for (const auto& in : cases) {
+            SCOPED_TRACE(std::string(core::to_string(dt)) + " " + in[0].to_string() + " " + in[1].to_string() + " " +
+                         in[2].to_string());
+            expect_passed(against_reference("where", in, dt));
+        }
+    }
+}
+
+// pad's table [-1, 0..9, -1] (value 7) is a fill, a copy of 10 (a run of at least 8) and a fill: [7, 0 .. 9, 7];
+// reflect pads with the mirror without its edge: arange(4) padded 2 and 2 is [2 1 | 0 1 2 3 | 2 1] (gathers of 2, a
+// run of 4, too short to copy, gathered too).
+TEST(DnnlLoops, PadFillsCopiesAndGathersByItsTable) {
+    const auto [notes, constant] = run_on("pad:pad=1x1,value=7", {arange(core::shape{1, 10})});
+    EXPECT_NE(notes.find("ridgeline index gather"), std::string::npos) << notes;
+    const std::vector<float> want_constant = {7, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 7};
+    EXPECT_EQ(constant, want_constant);
+    const std::vector<float> want_reflect = {2, 1, 0, 1, 2, 3, 2, 1};
+    EXPECT_EQ(run_on("pad:pad=2x2,mode=reflect", {arange(core::shape{1, 4})}).second, want_reflect);
+}
+
+// expand [2, 1] -> [2, 9]: the innermost table all 0, a splat of each row's one value: [0 x9, 1 x9].
+TEST(DnnlLoops, ExpandSplatsABroadcastInnermostDimension) {
+    const auto y = run_on("expand:size=2x9", {arange(core::shape{2, 1})}).second;
+    ASSERT_EQ(y.size(), 18U);
+    for (std::size_t i = 0; i < 18; ++i) EXPECT_EQ(y[i], i < 9 ? 0.0F : 1.0F) << i;
+}
+
+// The index gathers and the bilinear loop against the reference: rows past a piece (70,001 wide), a leading expanded
+// dimension, reflect and replicate edges around a long copy, nearest and bilinear up and down with planes whose rows
+// split into blocks of 32 (101 rows), in fp32 and bf16 (bilinear: through float32 and reorders).
+TEST(DnnlLoops, GathersMatchTheReference) {
+    const std::vector<std::pair<std::string, core::shape>> cases = {
+        {"expand:size=2x3x70001", {3, 1}},
+        {"expand:size=4x3x70001", {3, 70001}},
+        {"expand:size=5x2x37", {2, 1}},
+        {"pad:pad=3x2x1x0", {2, 3, 5, 70001}},
+        {"pad:pad=3x2x1x1,mode=reflect", {2, 3, 5, 40}},
+        {"pad:pad=0x5,mode=replicate", {3, 37}},
+        {"interpolate:size=101x45", {1, 2, 70, 30}},
+        {"interpolate:size=33x17", {2, 3, 70, 45}},
+        {"interpolate:size=101x45,mode=bilinear", {1, 2, 70, 30}},
+        {"interpolate:size=33x17,mode=bilinear,align_corners=true", {2, 3, 70, 45}},
+    };
+    for (const core::dtype dt : {core::dtype::fp32, core::dtype::bf16}) {
+        if (!runs(dt)) continue;
+        for (const auto& [layer, in] : cases) {
+            SCOPED_TRACE(std::string(core::to_string(dt)) + " " + layer + " on " + in.to_string());
+            expect_passed(against_reference(layer, {in}, dt));
+        }
+    }
+}
+
+// A slice oneDNN cannot describe (every third column of 3x8: strides 8 and 3 over 3x3, 3 * 3 > 8) is ridgeline's
+// strided copy, from the view's offset (start 1): arange(24) as 3x8 gives columns 1, 4, 7 of each row:
+// [1 4 7 | 9 12 15 | 17 20 23].
+TEST(DnnlLoops, StridedCopyReadsAViewFromItsOffset) {
+    const auto [notes, y] = run_on("slice:dim=1,start=1,step=3", {arange(core::shape{3, 8})});
+    EXPECT_NE(notes.find("ridgeline strided copy"), std::string::npos) << notes;
+    const std::vector<float> want = {1, 4, 7, 9, 12, 15, 17, 20, 23};
+    EXPECT_EQ(y, want);
+    // a longer one, in pieces: every second column of 3 x 140,001 (70,001 columns, 2 * 70,001 > 140,001)
+    expect_passed(against_reference("slice:dim=1,start=0,step=2", {core::shape{3, 140001}}));
+}
+
+// rms_norm's sum of squares runs in 8 partial sums and a tail: rows of 13 (8 + a tail of 5) and 4,100 (512 * 8 + 4),
+// with and without a weight, fp32 and bf16. A row [3, 4] has mean(x^2) = 12.5, so y = x / sqrt(12.5 + eps): with
+// eps 0.5, [3, 4] / sqrt(13) = [0.83205, 1.10940].
+TEST(DnnlLoops, RmsNormSumsInPartsAndATail) {
+    const auto y =
+        run_on("rms_norm:normalized_shape=2,eps=0.5,elementwise_affine=false", {arange(core::shape{1, 2}, 3)});
+    ASSERT_EQ(y.second.size(), 2U);
+    EXPECT_NEAR(y.second[0], 3 / std::sqrt(13.0), 1e-6);
+    EXPECT_NEAR(y.second[1], 4 / std::sqrt(13.0), 1e-6);
+    for (const core::dtype dt : {core::dtype::fp32, core::dtype::bf16}) {
+        if (!runs(dt)) continue;
+        for (const std::string layer : {"rms_norm:normalized_shape=13", "rms_norm:normalized_shape=4100",
+                                        "rms_norm:normalized_shape=4100,elementwise_affine=false"}) {
+            SCOPED_TRACE(std::string(core::to_string(dt)) + " " + layer);
+            const std::int64_t inner = layer.find("=13") != std::string::npos ? 13 : 4100;
+            expect_passed(against_reference(layer, {core::shape{5, inner}}, dt));
+        }
+    }
+}
+
+// rotary reads its input through its strides: contiguous along D (the vectorised run), and a view whose D is strided
+// (a transpose of the last two dimensions: stride 6 along D), both against the reference chain.
+TEST(DnnlLoops, RotaryReadsContiguousAndStridedRuns) {
+    for (const core::dtype dt : {core::dtype::fp32, core::dtype::bf16}) {
+        if (!runs(dt)) continue;
+        SCOPED_TRACE(core::to_string(dt));
+        expect_passed(against_reference("rotary", {core::shape{2, 3, 5, 38}}, dt));
+        core::model_builder b("strided");
+        b.input("x", core::shape{1, 2, 8, 6});
+        b.then("t", core::parse_op("transpose:dim0=2,dim1=3"));
+        b.then("rope", core::parse_op("rotary"));
+        expect_passed(against_reference(core::analyze(b.build(), dt), dt));
+    }
+}
+
+// The reduce loop: arange(12) as 3x4. sum over dim 0 is the column sums [0+4+8, 1+5+9, 2+6+10, 3+7+11] =
+// [12, 15, 18, 21] (the outermost group reduced: partial results per thread, combined); mean over dim 1 the row
+// means [(0+1+2+3)/4, (4+..+7)/4, (8+..+11)/4] = [1.5, 5.5, 9.5]; amax over every dimension 11, and NaN where an
+// element is NaN (torch.amax propagates it); a full reduction keeps its dimensions (ridgeline's tensors have rank
+// >= 1).
+TEST(DnnlLoops, ReduceLoopSumsColumnsAndRowsAndPropagatesNaN) {
+    const auto [notes, sum0] = run_on("sum:dim=0", {arange(core::shape{3, 4})});
+    EXPECT_NE(notes.find("ridgeline reduce loop"), std::string::npos) << notes;
+    EXPECT_EQ(sum0, (std::vector<float>{12, 15, 18, 21}));
+    EXPECT_EQ(run_on("mean:dim=1", {arange(core::shape{3, 4})}).second, (std::vector<float>{1.5F, 5.5F, 9.5F}));
+    EXPECT_EQ(run_on("amax:keepdim=true", {arange(core::shape{3, 4})}).second, (std::vector<float>{11}));
+    auto with_nan = arange(core::shape{3, 4});
+    with_nan.data[6] = std::numeric_limits<float>::quiet_NaN();
+    const auto m = run_on("amax:dim=1", {with_nan}).second;
+    ASSERT_EQ(m.size(), 3U);
+    EXPECT_EQ(m[0], 3.0F);
+    EXPECT_TRUE(std::isnan(m[1]));
+    EXPECT_EQ(m[2], 11.0F);
+}
+
+// Every grouping of kept (K) and reduced (R) dimensions against the reference: [K, R] with a tail past the 8 partial
+// sums (rows of 1,003), [R, K] (columns: per-thread partials), [K, R, K], [R, K, R], one group [R] of 300,001
+// (8 partials and a tail of 1), size-1 dimensions between (dropped), in fp32 and bf16.
+TEST(DnnlLoops, ReduceLoopMatchesTheReferenceOnEveryGrouping) {
+    const std::vector<std::pair<std::string, core::shape>> cases = {
+        {"sum:dim=-1", {37, 1003}},
+        {"mean:dim=0", {1003, 37}},
+        {"amax:dim=1", {5, 301, 7}},
+        {"sum:dim=0x2,keepdim=true", {9, 13, 11}},
+        {"mean:keepdim=true", {300001}},
+        {"amax:dim=0x3", {3, 1, 4, 5}},
+        {"sum:dim=1x2", {6, 17, 1, 19}},
+    };
+    for (const core::dtype dt : {core::dtype::fp32, core::dtype::bf16}) {
+        if (!runs(dt)) continue;
+        for (const auto& [layer, in] : cases) {
+            SCOPED_TRACE(std::string(core::to_string(dt)) + " " + layer + " on " + in.to_string());
+            expect_passed(against_reference(layer, {in}, dt));
+        }
+    }
+}
