@@ -24,20 +24,8 @@ void rms_rows(const T* x, T* y, const float* w, std::int64_t rows, std::int64_t 
     for (std::int64_t r = 0; r < rows; ++r) {
         const T* xr = x + r * inner;
         T* yr = y + r * inner;
-        // the sum of squares in 8 partial sums (a fixed inner loop GCC vectorises at -O2, where it does not vectorise
-        // an `omp simd reduction`), then the tail
-        float part[8] = {};
-        std::int64_t i0 = 0;
-        for (; i0 + 8 <= inner; i0 += 8)
-            for (std::int64_t k = 0; k < 8; ++k) {
-                const float v = load(xr, i0 + k);
-                part[k] += v * v;
-            }
-        for (; i0 < inner; ++i0) {
-            const float v = load(xr, i0);
-            part[0] += v * v;
-        }
-        const float sq = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+        const float sq =
+            fold_run(xr, inner, 0.0f, [](float v) { return v * v; }, [](float a, float b) { return a + b; });
         const float inv = 1.0f / std::sqrt(sq / static_cast<float>(inner) + eps);
         if (w) {
 #pragma omp simd

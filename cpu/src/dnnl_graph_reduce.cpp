@@ -2,7 +2,7 @@
 // for a reduction over an outer dimension (mean over dim 0 of 16384x8192: 2.3 s, 0.2 GB/s on a 2-core Zen 4 VM) and
 // its jit kernel over the innermost one at 14-17 GB/s, a quarter of that VM's DRAM roof. So float32 and bf16 run
 // ridgeline's own loop ("ridgeline reduce loop"): the input's dimensions merged into alternating groups of kept and
-// reduced ones (size-1 dimensions dropped), the innermost group a contiguous run, either reduced in 8 partial
+// reduced ones (size-1 dimensions dropped), the innermost group a contiguous run, either reduced in 32 partial
 // accumulators (a row reduction) or accumulated elementwise into a run of outputs (a column reduction), both loops the
 // compiler vectorises; the outermost group split over the OpenMP threads (disjoint outputs where it is kept, partial
 // results per thread combined after where it is reduced). Accumulation in float32 (as oneDNN's), the mean divided once
@@ -68,30 +68,28 @@ inline float combine(float acc, float v) {
         return acc + v;
 }
 
-/// op over a contiguous run of n values: 8 partial results (a fixed inner loop GCC vectorises at -O2), then the tail.
-template <reduce_kind K, class T>
-float reduce_run(const T* x, i64 n) {
-    float part[8];
-    for (float& v : part) v = identity<K>();
-    i64 i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (i64 k = 0; k < 8; ++k) part[k] = combine<K>(part[k], load(x, i + k));
-    for (; i < n; ++i) part[0] = combine<K>(part[0], load(x, i));
-    return combine<K>(combine<K>(combine<K>(part[0], part[4]), combine<K>(part[1], part[5])),
-                      combine<K>(combine<K>(part[2], part[6]), combine<K>(part[3], part[7])));
-}
-
 /// Group g of the plan over its indices [lo, hi), its input at x, its outputs' accumulators at acc.
 template <reduce_kind K, class T>
 void reduce_group(const reduce_plan& p, std::size_t g, const T* x, float* acc, i64 lo, i64 hi) {
     if (g + 1 == p.n.size()) {
         if (p.reduced[g]) {
-            acc[0] = combine<K>(acc[0], reduce_run<K>(x + lo, hi - lo));
+            const float run = fold_run(x + lo, hi - lo, identity<K>(), [](float v) { return v; }, combine<K>);
+            acc[0] = combine<K>(acc[0], run);
             return;
         }
 #pragma omp simd
         for (i64 j = lo; j < hi; ++j) acc[j] = combine<K>(acc[j], load(x, j));
         return;
+    }
+    if (p.reduced[g] && g + 2 == p.n.size()) {  // a column reduction: four rows a pass over the accumulators
+        const i64 m = p.n[g + 1], s = p.in_stride[g];
+        for (; lo + 4 <= hi; lo += 4) {
+            const T* r = x + lo * s;
+#pragma omp simd
+            for (i64 j = 0; j < m; ++j)
+                acc[j] = combine<K>(acc[j], combine<K>(combine<K>(load(r, j), load(r + s, j)),
+                                                       combine<K>(load(r + 2 * s, j), load(r + 3 * s, j))));
+        }
     }
     for (i64 i = lo; i < hi; ++i)
         reduce_group<K>(p, g + 1, x + i * p.in_stride[g], acc + i * p.out_stride[g], 0, p.n[g + 1]);
