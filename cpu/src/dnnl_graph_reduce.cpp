@@ -1,13 +1,16 @@
-// The oneDNN lowering (dnnl_graph.hpp): mean, sum and amax. oneDNN 2.6's reduction runs its scalar reference (ref:any)
-// for a reduction over an outer dimension (mean over dim 0 of 16384x8192: 2.3 s, 0.2 GB/s on a 2-core Zen 4 VM) and
-// its jit kernel over the innermost one at 14-17 GB/s, a quarter of that VM's DRAM roof. So float32 and bf16 run
-// ridgeline's own loop ("ridgeline reduce loop"): the input's dimensions merged into alternating groups of kept and
-// reduced ones (size-1 dimensions dropped), the innermost group a contiguous run, either reduced in 32 partial
-// accumulators (a row reduction) or accumulated elementwise into a run of outputs (a column reduction), both loops the
-// compiler vectorises; the outermost group split over the OpenMP threads (disjoint outputs where it is kept, partial
-// results per thread combined after where it is reduced). Accumulation in float32 (as oneDNN's), the mean divided once
-// at the end. Other data types run oneDNN's reduction.
+// The oneDNN lowering (dnnl_graph.hpp): mean, sum and amax. oneDNN 2.6's reduction runs a jit kernel over the
+// innermost dimensions, and its scalar reference (ref:any) for a reduction over an outer dimension (mean over dim 0 of
+// 16384x8192: 1.5-2.3 s, 0.2-0.4 GB/s on a 2-core Zen 4 VM, against 17-21 GB/s for its jit kernel over dim -1). Where
+// oneDNN would run its reference, float32 and bf16 run ridgeline's own loop ("ridgeline reduce loop"): the input's
+// dimensions merged into alternating groups of kept and reduced ones (size-1 dimensions dropped), the innermost group
+// a contiguous run, either reduced in 32 partial accumulators (a row reduction) or accumulated elementwise into a run
+// of outputs, four input rows a pass (a column reduction), both loops the compiler vectorises; the outermost group
+// split over the OpenMP threads (disjoint outputs where it is kept, partial results per thread combined after where it
+// is reduced). Accumulation in float32 (as oneDNN's), the mean divided once at the end. Elsewhere oneDNN's reduction
+// runs (its jit amax over the innermost dimension read 21.5 GB/s where this loop's NaN-propagating max, two compares
+// and a select per element in 16-byte vectors, read 15.5).
 #include <limits>
+#include <string>
 
 #include "dnnl_graph.hpp"
 #include "dnnl_loops.hpp"
@@ -156,7 +159,11 @@ void dnnl_graph::reduce(const core::layer_analysis& la, dnnl::algorithm alg, con
         return;
     }
     memory dst(plain_md(kd, dt), engine_);
-    if (dt == memory::data_type::f32 || dt == memory::data_type::bf16) {
+    const dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(alg, src.get_desc(), dst.get_desc(), 0.0f, 0.0f),
+                                             attr(), engine_);
+    const bool own = (dt == memory::data_type::f32 || dt == memory::data_type::bf16) &&
+                     std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+    if (own) {  // oneDNN has no jit kernel for this reduction
         const reduce_plan p = plan_of(in, r);
         const reduce_kind k = alg == dnnl::algorithm::reduction_max    ? reduce_kind::max
                               : alg == dnnl::algorithm::reduction_mean ? reduce_kind::mean
@@ -169,8 +176,6 @@ void dnnl_graph::reduce(const core::layer_analysis& la, dnnl::algorithm alg, con
                           }});
         notes_.emplace_back("ridgeline reduce loop");
     } else {
-        dnnl::reduction::desc d(alg, src.get_desc(), dst.get_desc(), 0.0f, 0.0f);
-        dnnl::reduction::primitive_desc pd(d, attr(), engine_);
         record(pd);
         steps_.push_back({dnnl::reduction(pd),
                           {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}},

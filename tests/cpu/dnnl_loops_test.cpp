@@ -69,6 +69,17 @@ void expect_passed(const profiler::verification_result& v) {
     EXPECT_EQ(v.unwritten, 0);
 }
 
+/// Each (layer, input) against the reference, in fp32 and in bf16 where this CPU runs it.
+void expect_match(const std::vector<std::pair<std::string, core::shape>>& cases) {
+    for (const core::dtype dt : {core::dtype::fp32, core::dtype::bf16}) {
+        if (!runs(dt)) continue;
+        for (const auto& [layer, in] : cases) {
+            SCOPED_TRACE(std::string(core::to_string(dt)) + " " + layer + " on " + in.to_string());
+            expect_passed(against_reference(layer, {in}, dt));
+        }
+    }
+}
+
 }  // namespace
 
 // where(c, a, b) = c > 0 ? a : b, on the values' bits: c [3, 1] = [0.5, -0.0, NaN] broadcast over the rows of
@@ -146,13 +157,7 @@ TEST(DnnlLoops, GathersMatchTheReference) {
         {"interpolate:size=101x45,mode=bilinear", {1, 2, 70, 30}},
         {"interpolate:size=33x17,mode=bilinear,align_corners=true", {2, 3, 70, 45}},
     };
-    for (const core::dtype dt : {core::dtype::fp32, core::dtype::bf16}) {
-        if (!runs(dt)) continue;
-        for (const auto& [layer, in] : cases) {
-            SCOPED_TRACE(std::string(core::to_string(dt)) + " " + layer + " on " + in.to_string());
-            expect_passed(against_reference(layer, {in}, dt));
-        }
-    }
+    expect_match(cases);
 }
 
 // A slice oneDNN cannot describe (every third column of 3x8: strides 8 and 3 over 3x3, 3 * 3 > 8) is ridgeline's
@@ -167,7 +172,7 @@ TEST(DnnlLoops, StridedCopyReadsAViewFromItsOffset) {
     expect_passed(against_reference("slice:dim=1,start=0,step=2", {core::shape{3, 140001}}));
 }
 
-// rms_norm's sum of squares runs in 8 partial sums and a tail: rows of 13 (8 + a tail of 5) and 4,100 (512 * 8 + 4),
+// rms_norm's sum of squares runs in 32 partial sums and a tail: rows of 13 (all tail) and 4,100 (128 * 32 + 4),
 // with and without a weight, fp32 and bf16. A row [3, 4] has mean(x^2) = 12.5, so y = x / sqrt(12.5 + eps): with
 // eps 0.5, [3, 4] / sqrt(13) = [0.83205, 1.10940].
 TEST(DnnlLoops, RmsNormSumsInPartsAndATail) {
@@ -202,11 +207,12 @@ TEST(DnnlLoops, RotaryReadsContiguousAndStridedRuns) {
     }
 }
 
-// The reduce loop: arange(12) as 3x4. sum over dim 0 is the column sums [0+4+8, 1+5+9, 2+6+10, 3+7+11] =
-// [12, 15, 18, 21] (the outermost group reduced: partial results per thread, combined); mean over dim 1 the row
-// means [(0+1+2+3)/4, (4+..+7)/4, (8+..+11)/4] = [1.5, 5.5, 9.5]; amax over every dimension 11, and NaN where an
-// element is NaN (torch.amax propagates it); a full reduction keeps its dimensions (ridgeline's tensors have rank
-// >= 1).
+// The reduce loop (where oneDNN would run its reference: an outer dimension reduced): arange(12) as 3x4. sum over
+// dim 0 is the column sums [0+4+8, 1+5+9, 2+6+10, 3+7+11] = [12, 15, 18, 21] (the outermost group reduced: partial
+// results per thread, combined); amax over dim 0 with element 6 (row 1, column 2) NaN is [8, 9, NaN, 11] (torch.amax
+// propagates NaN). mean over dim 1 (oneDNN's jit) the row means [(0+1+2+3)/4, (4+..+7)/4, (8+..+11)/4] =
+// [1.5, 5.5, 9.5]; amax over every dimension 11 (a full reduction keeps its dimensions: ridgeline's tensors have
+// rank >= 1).
 TEST(DnnlLoops, ReduceLoopSumsColumnsAndRowsAndPropagatesNaN) {
     const auto [notes, sum0] = run_on("sum:dim=0", {arange(core::shape{3, 4})});
     EXPECT_NE(notes.find("ridgeline reduce loop"), std::string::npos) << notes;
@@ -215,16 +221,19 @@ TEST(DnnlLoops, ReduceLoopSumsColumnsAndRowsAndPropagatesNaN) {
     EXPECT_EQ(run_on("amax:keepdim=true", {arange(core::shape{3, 4})}).second, (std::vector<float>{11}));
     auto with_nan = arange(core::shape{3, 4});
     with_nan.data[6] = std::numeric_limits<float>::quiet_NaN();
-    const auto m = run_on("amax:dim=1", {with_nan}).second;
-    ASSERT_EQ(m.size(), 3U);
-    EXPECT_EQ(m[0], 3.0F);
-    EXPECT_TRUE(std::isnan(m[1]));
-    EXPECT_EQ(m[2], 11.0F);
+    const auto [amax_notes, m] = run_on("amax:dim=0", {with_nan});
+    EXPECT_NE(amax_notes.find("ridgeline reduce loop"), std::string::npos) << amax_notes;
+    ASSERT_EQ(m.size(), 4U);
+    EXPECT_EQ(m[0], 8.0F);
+    EXPECT_EQ(m[1], 9.0F);
+    EXPECT_TRUE(std::isnan(m[2]));
+    EXPECT_EQ(m[3], 11.0F);
 }
 
-// Every grouping of kept (K) and reduced (R) dimensions against the reference: [K, R] with a tail past the 8 partial
-// sums (rows of 1,003), [R, K] (columns: per-thread partials), [K, R, K], [R, K, R], one group [R] of 300,001
-// (8 partials and a tail of 1), size-1 dimensions between (dropped), in fp32 and bf16.
+// Every grouping of kept (K) and reduced (R) dimensions against the reference (the reduce loop where oneDNN has no
+// jit kernel, oneDNN's elsewhere): [K, R] with a tail past the 32 partial sums (rows of 1,003 = 31 * 32 + 11),
+// [R, K] (columns: per-thread partials, four rows a pass and the remainder one by one), [K, R, K], [R, K, R],
+// one group [R] of 300,001 (32 partials and a tail of 1), size-1 dimensions between (dropped), in fp32 and bf16.
 TEST(DnnlLoops, ReduceLoopMatchesTheReferenceOnEveryGrouping) {
     const std::vector<std::pair<std::string, core::shape>> cases = {
         {"sum:dim=-1", {37, 1003}},
@@ -235,11 +244,5 @@ TEST(DnnlLoops, ReduceLoopMatchesTheReferenceOnEveryGrouping) {
         {"amax:dim=0x3", {3, 1, 4, 5}},
         {"sum:dim=1x2", {6, 17, 1, 19}},
     };
-    for (const core::dtype dt : {core::dtype::fp32, core::dtype::bf16}) {
-        if (!runs(dt)) continue;
-        for (const auto& [layer, in] : cases) {
-            SCOPED_TRACE(std::string(core::to_string(dt)) + " " + layer + " on " + in.to_string());
-            expect_passed(against_reference(layer, {in}, dt));
-        }
-    }
+    expect_match(cases);
 }
