@@ -10,6 +10,7 @@
 
 #include "ridgeline/backend_api/backend.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
+#include "ridgeline/cpu/cpu_info.hpp"
 
 namespace ridgeline::cpu::dnnl_detail {
 
@@ -87,24 +88,31 @@ bool is_plain_dense(const memory::desc& md) {
     return s == row_major_strides(md.dims());
 }
 
+std::int64_t& stream_threshold_bytes() {
+    static std::int64_t llc = host_cpu().llc_total_bytes > 0 ? host_cpu().llc_total_bytes : (32 << 20);
+    return llc;
+}
+
 namespace {
 
 /// The strided copy in elements of type U over a coalesced shape of (dst, src): a contiguous run as one copy, a
-/// strided one as a loop the compiler vectorises.
+/// strided one as a loop the compiler vectorises; an output past the last-level cache streamed (write_run).
 template <class U>
 void strided_copy(const unsigned char* src, unsigned char* dst, const strided_shape& sh) {
     const auto* x = reinterpret_cast<const U*>(src);
     auto* y = reinterpret_cast<U*>(dst);
     const std::int64_t step = sh.s[1].back();
+    const bool stream = stream_output(sh.elements() * static_cast<std::int64_t>(sizeof(U)));
     for_each_run<2>(sh, [&](const std::array<std::int64_t, 2>& off, std::int64_t j0, std::int64_t j1) {
-        U* out = y + off[0];
         const U* in = x + off[1];
-        if (step == 1) {
-            std::copy(in + j0, in + j1, out + j0);
-            return;
-        }
+        write_run(y + off[0], j0, j1, stream, [&](U* out, std::int64_t lo, std::int64_t hi) {
+            if (step == 1) {
+                std::copy(in + lo, in + hi, out);
+                return;
+            }
 #pragma omp simd
-        for (std::int64_t j = j0; j < j1; ++j) out[j] = in[j * step];
+            for (std::int64_t j = lo; j < hi; ++j) out[j - lo] = in[j * step];
+        });
     });
 }
 

@@ -17,47 +17,65 @@ namespace ridgeline::cpu::dnnl_detail {
 
 namespace {
 
-/// y = x / sqrt(mean(x^2) + eps) * w per row of `inner` values (the statistics in float32, as LlamaRMSNorm).
+/// y = x / sqrt(mean(x^2) + eps) * w per row of `inner` values (the statistics in float32, as LlamaRMSNorm); an
+/// output past the last-level cache streamed (write_run).
 template <class T>
 void rms_rows(const T* x, T* y, const float* w, std::int64_t rows, std::int64_t inner, float eps) {
-#pragma omp parallel for schedule(static)
-    for (std::int64_t r = 0; r < rows; ++r) {
-        const T* xr = x + r * inner;
-        T* yr = y + r * inner;
-        const float sq =
-            fold_run(xr, inner, 0.0f, [](float v) { return v * v; }, [](float a, float b) { return a + b; });
-        const float inv = 1.0f / std::sqrt(sq / static_cast<float>(inner) + eps);
-        if (w) {
+    const bool stream = stream_output(rows * inner * static_cast<std::int64_t>(sizeof(T)));
+#pragma omp parallel
+    {
+#pragma omp for schedule(static)
+        for (std::int64_t r = 0; r < rows; ++r) {
+            const T* xr = x + r * inner;
+            const float sq =
+                fold_run(xr, inner, 0.0f, [](float v) { return v * v; }, [](float a, float b) { return a + b; });
+            const float inv = 1.0f / std::sqrt(sq / static_cast<float>(inner) + eps);
+            write_run(y + r * inner, 0, inner, stream, [&](T* o, std::int64_t lo, std::int64_t hi) {
+                if (w) {
 #pragma omp simd
-            for (std::int64_t i = 0; i < inner; ++i) store(yr, i, load(xr, i) * inv * w[i]);
-        } else {
+                    for (std::int64_t i = lo; i < hi; ++i) store(o, i - lo, load(xr, i) * inv * w[i]);
+                } else {
 #pragma omp simd
-            for (std::int64_t i = 0; i < inner; ++i) store(yr, i, load(xr, i) * inv);
+                    for (std::int64_t i = lo; i < hi; ++i) store(o, i - lo, load(xr, i) * inv);
+                }
+            });
         }
+        stream_fence();
     }
 }
 
 /// Rotate-half RoPE over x [B, H, S, D] read through its element strides `xs` (a transposed view is read in place),
-/// written dense to y. `unit`: xs[3] is 1, so the run over D is contiguous and vectorises without gathers.
+/// written dense to y, each half of a row a run (write_run: streamed past the last-level cache). `unit`: xs[3] is 1,
+/// so the run over D is contiguous and vectorises without gathers.
 template <class T, bool unit>
 void rotary_rows(const T* x, const dims& xs, T* y, const float* cos, const float* sin, const dims& d) {
     const std::int64_t heads = d[1], seq = d[2], dim = d[3], half = dim / 2;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (std::int64_t b = 0; b < d[0]; ++b)
-        for (std::int64_t h = 0; h < heads; ++h)
-            for (std::int64_t s = 0; s < seq; ++s) {
-                const T* xr = x + b * xs[0] + h * xs[1] + s * xs[2];
-                T* yr = y + ((b * heads + h) * seq + s) * dim;
-                const float* c = cos + s * dim;
-                const float* sn = sin + s * dim;
-                const std::int64_t e = unit ? 1 : xs[3];
+    const bool stream = stream_output(d[0] * heads * seq * dim * static_cast<std::int64_t>(sizeof(T)));
+#pragma omp parallel
+    {
+#pragma omp for collapse(2) schedule(static)
+        for (std::int64_t b = 0; b < d[0]; ++b)
+            for (std::int64_t h = 0; h < heads; ++h)
+                for (std::int64_t s = 0; s < seq; ++s) {
+                    const T* xr = x + b * xs[0] + h * xs[1] + s * xs[2];
+                    T* yr = y + ((b * heads + h) * seq + s) * dim;
+                    const float* c = cos + s * dim;
+                    const float* sn = sin + s * dim;
+                    const std::int64_t e = unit ? 1 : xs[3];
+                    // y[i] = x1 c[i] - x2 s[i] and y[i + half] = x2 c[i + half] + x1 s[i + half], x1 = x[i], x2 = x[i + half]
+                    write_run(yr, 0, half, stream, [&](T* o, std::int64_t lo, std::int64_t hi) {
 #pragma omp simd
-                for (std::int64_t i = 0; i < half; ++i) {
-                    const float x1 = load(xr, i * e), x2 = load(xr, (i + half) * e);
-                    store(yr, i, x1 * c[i] - x2 * sn[i]);
-                    store(yr, i + half, x2 * c[i + half] + x1 * sn[i + half]);
+                        for (std::int64_t i = lo; i < hi; ++i)
+                            store(o, i - lo, load(xr, i * e) * c[i] - load(xr, (i + half) * e) * sn[i]);
+                    });
+                    write_run(yr, half, dim, stream, [&](T* o, std::int64_t lo, std::int64_t hi) {
+#pragma omp simd
+                        for (std::int64_t i = lo; i < hi; ++i)
+                            store(o, i - lo, load(xr, i * e) * c[i] + load(xr, (i - half) * e) * sn[i]);
+                    });
                 }
-            }
+        stream_fence();
+    }
 }
 
 }  // namespace

@@ -238,9 +238,12 @@ void select(const void* cp, const void* ap, const void* bp, void* yp, const stri
     const auto* a = static_cast<const U*>(ap);
     const auto* b = static_cast<const U*>(bp);
     auto* y = static_cast<U*>(yp);
+    const bool stream = stream_output(sh.elements() * static_cast<std::int64_t>(sizeof(U)));
     for_each_run<4>(sh, [&](const std::array<std::int64_t, 4>& off, std::int64_t j0, std::int64_t j1) {
-        auto at = [&](std::size_t k) { return off[k] + (sh.s[k].back() != 0 ? j0 : 0); };
-        run(c + at(1), a + at(2), b + at(3), y + off[0] + j0, j1 - j0);
+        write_run(y + off[0], j0, j1, stream, [&](U* out, std::int64_t lo, std::int64_t hi) {
+            auto at = [&](std::size_t k) { return off[k] + (sh.s[k].back() != 0 ? lo : 0); };
+            run(c + at(1), a + at(2), b + at(3), out, hi - lo);
+        });
     });
 }
 

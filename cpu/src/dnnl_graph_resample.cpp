@@ -71,6 +71,9 @@ void index_gather(const T* x, T* y, const dims& out, const std::vector<std::vect
     const std::size_t outer = out.size() - 1;
     const i64 inner = out[outer];
     const i64* last = table[outer].data();
+    i64 n = 1;
+    for (const i64 v : out) n *= v;
+    const bool stream = stream_output(n * static_cast<i64>(sizeof(T)));
     for_each_piece(out, loop_piece, [&](const std::vector<i64>& index, i64 j0, i64 j1) {
         i64 base = 0, row_index = 0;
         bool outside = false;
@@ -80,31 +83,35 @@ void index_gather(const T* x, T* y, const dims& out, const std::vector<std::vect
             base += t;
             row_index = row_index * out[d] + index[d];
         }
-        T* row = y + row_index * inner;
-        if (outside) {
-            std::fill(row + j0, row + j1, fill);
-            return;
-        }
         const T* src = x + base;
-        for (const segment& s : segments) {
-            const i64 lo = std::max(s.lo, j0), hi = std::min(s.hi, j1);
-            if (lo >= hi) continue;
-            switch (s.kind) {
-                case segment::copy:
-                    std::copy(src + s.src + (lo - s.lo), src + s.src + (hi - s.lo), row + lo);
-                    break;
-                case segment::splat:
-                    std::fill(row + lo, row + hi, src[s.src]);
-                    break;
-                case segment::fill:
-                    std::fill(row + lo, row + hi, fill);
-                    break;
-                case segment::gather:
-#pragma omp simd
-                    for (i64 j = lo; j < hi; ++j) row[j] = src[last[j]];
-                    break;
+        write_run(y + row_index * inner, j0, j1, stream, [&](T* row, i64 lo, i64 hi) {  // row[j - lo]: element j
+            if (outside) {
+                std::fill(row, row + (hi - lo), fill);
+                return;
             }
-        }
+            // the segments are in order: start at the first that ends past lo, stop at the first that starts at hi
+            auto first = std::partition_point(segments.begin(), segments.end(), [lo](const segment& s) { return s.hi <= lo; });
+            for (auto it = first; it != segments.end() && it->lo < hi; ++it) {
+                const segment& s = *it;
+                const i64 a = std::max(s.lo, lo), b = std::min(s.hi, hi);
+                T* o = row + (a - lo);
+                switch (s.kind) {
+                    case segment::copy:
+                        std::copy(src + s.src + (a - s.lo), src + s.src + (b - s.lo), o);
+                        break;
+                    case segment::splat:
+                        std::fill(o, o + (b - a), src[s.src]);
+                        break;
+                    case segment::fill:
+                        std::fill(o, o + (b - a), fill);
+                        break;
+                    case segment::gather:
+#pragma omp simd
+                        for (i64 j = a; j < b; ++j) o[j - a] = src[last[j]];
+                        break;
+                }
+            }
+        });
     });
 }
 
@@ -120,6 +127,7 @@ void bilinear(const float* x, float* y, i64 planes, i64 ih, i64 iw, const core::
     const i64 blocks = (oh + block - 1) / block;
     const i64 *c0 = cols.index0.data(), *c1 = cols.index1.data();
     const float* w1 = cols.lambda.data();
+    const bool stream = stream_output(planes * oh * ow * static_cast<i64>(sizeof(float)));
 #pragma omp parallel
     {
         std::vector<float> ra(static_cast<std::size_t>(ow)), rb(static_cast<std::size_t>(ow));
@@ -146,11 +154,13 @@ void bilinear(const float* x, float* y, i64 planes, i64 ih, i64 iw, const core::
                 kb = b;
                 const float h1 = rows.lambda[ri], h0 = 1 - h1;
                 const float *pa = ra.data(), *pb = rb.data();
-                float* o = y + (p * oh + r) * ow;
+                write_run(y + (p * oh + r) * ow, 0, ow, stream, [&](float* o, i64 lo, i64 hi) {
 #pragma omp simd
-                for (i64 c = 0; c < ow; ++c) o[c] = h0 * pa[c] + h1 * pb[c];
+                    for (i64 c = lo; c < hi; ++c) o[c - lo] = h0 * pa[c] + h1 * pb[c];
+                });
             }
         }
+        stream_fence();
     }
 }
 

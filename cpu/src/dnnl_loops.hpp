@@ -3,8 +3,13 @@
 // the strided copy): each walks its output as rows of a contiguous innermost run, hoists the index arithmetic out of
 // that run, and splits the runs over the profile's OpenMP threads, so that the compiler vectorises the run
 // (`#pragma omp simd`: GCC vectorises such loops at -O2, where its default cost model vectorises almost nothing) and
-// the loop streams at memory speed. Portable C++, no instruction-set intrinsics. Private to cpu/.
+// the loop streams at memory speed. An output larger than the last-level cache is written with non-temporal stores
+// (write_run), as oneDNN writes its large outputs; otherwise portable C++, no instruction-set intrinsics beyond
+// SSE2's streaming store, which every x86-64 CPU has (elsewhere a plain copy). Private to cpu/.
 #include <omp.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -65,12 +70,79 @@ float fold_run(const T* x, std::int64_t n, float init, Map map, Op op) {
     return part[0];
 }
 
+/// Whether a loop writing an output of `bytes` writes it with non-temporal stores: true past the last-level cache
+/// (cpu_info's llc_total_bytes, 32 MiB where unknown), where the output cannot stay cached for the next layer anyway
+/// and an ordinary store reads every line before writing it (a read for ownership: a copy whose counted 8 bytes an
+/// element move 12). oneDNN writes its large outputs the same way, and the DRAM roof's copy kernel measures such
+/// stores (cpu_ceilings_kernels.cpp), so a loop that streams can reach the roof; one that does not, about 2/3 of it.
+/// The threshold is a setting of the process, so that tests can set it to 0 and run every loop's streaming path on
+/// small tensors.
+std::int64_t& stream_threshold_bytes();
+inline bool stream_output(std::int64_t bytes) { return bytes > stream_threshold_bytes(); }
+
+/// Orders this thread's non-temporal stores before what follows (SSE2's sfence; nothing elsewhere): every thread that
+/// ran write_run with `stream` calls it once before its parallel region ends, so the next layer reads what it wrote.
+inline void stream_fence() {
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
+
+/// Copies `n` bytes from `src` to `dst` with non-temporal stores from dst's first 16-byte boundary on (a plain copy
+/// without SSE2). The thread calls stream_fence() before its parallel region ends.
+inline void stream_bytes(void* dst, const void* src, std::int64_t n) {
+    auto* d = static_cast<unsigned char*>(dst);
+    const auto* s = static_cast<const unsigned char*>(src);
+    std::int64_t i = std::min<std::int64_t>(n, static_cast<std::int64_t>(-reinterpret_cast<std::uintptr_t>(d) & 15));
+    if (i > 0) std::memcpy(d, s, static_cast<std::size_t>(i));
+#if defined(__SSE2__)
+    for (; i + 16 <= n; i += 16)
+        _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
+#endif
+    if (i < n) std::memcpy(d + i, s + i, static_cast<std::size_t>(n - i));
+}
+
+/// Writes elements [j0, j1) of a run whose element j lives at y[j], through make(out, lo, hi), which writes elements
+/// [lo, hi) to out[0, hi - lo). `stream` false: straight into y. `stream` true: the elements before y's first 16-byte
+/// boundary straight, the rest made in blocks of 4 KiB in a buffer that stays in L1 and copied out with non-temporal
+/// stores (stream_bytes); the caller's thread calls stream_fence() before its parallel region ends.
+template <class T, class Make>
+void write_run(T* y, std::int64_t j0, std::int64_t j1, bool stream, Make&& make) {
+    if (!stream || j0 >= j1) {
+        if (j0 < j1) make(y + j0, j0, j1);
+        return;
+    }
+    constexpr std::int64_t block = 4096 / static_cast<std::int64_t>(sizeof(T));
+    std::int64_t j = j0;
+    if (const auto mis = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(y + j) & 15); mis != 0) {
+        const std::int64_t head = std::min(j1, j + (16 - mis) / static_cast<std::int64_t>(sizeof(T)));
+        make(y + j, j, head);
+        j = head;
+        if ((reinterpret_cast<std::uintptr_t>(y + j) & 15) != 0) {  // elements that never meet a boundary
+            make(y + j, j, j1);
+            return;
+        }
+    }
+    alignas(64) T buf[block];
+    for (; j < j1; j += block) {
+        const std::int64_t e = std::min(j1, j + block);
+        make(buf, j, e);
+        stream_bytes(y + j, buf, (e - j) * static_cast<std::int64_t>(sizeof(T)));
+    }
+}
+
 /// Output dims and each operand's element strides (0: broadcast). coalesce() merges adjacent dimensions that every
 /// operand steps through as one (stride[d] == stride[d+1] * dims[d+1]) and drops dimensions of size 1, so the
 /// innermost dimension is the longest run every operand reads with one stride.
 struct strided_shape {
     dims d;
     std::vector<dims> s;  // s[k][i]: operand k's stride along d[i]
+
+    [[nodiscard]] std::int64_t elements() const {
+        std::int64_t n = 1;
+        for (const std::int64_t v : d) n *= v;
+        return n;
+    }
 };
 
 inline strided_shape coalesce(const dims& d, const std::vector<dims>& s) {
@@ -139,6 +211,7 @@ void for_each_piece(const dims& d, std::int64_t max_piece, Fn&& fn) {
                 index[i] = 0;
             }
         }
+        stream_fence();  // whether or not fn streamed: one fence a thread
     }
 }
 

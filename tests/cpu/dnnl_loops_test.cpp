@@ -1,11 +1,15 @@
 // ridgeline's own loops in the oneDNN backend (cpu/src/dnnl_loops.hpp and its users): the paths the vectorised,
 // threaded loops take, each against the reference backend or against values derived by hand: broadcast operands
 // read by stride, runs shorter than a vector and tails past one, rows cut into pieces (64 Ki elements), views with an
-// offset, and bf16 where the loop runs it.
+// offset, bf16 where the loop runs it, and outputs written with non-temporal stores (write_run).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+
+#include "dnnl_loops.hpp"  // cpu/src: write_run and the streaming threshold
 
 #include "ridgeline/cpu/cpu_backends.hpp"
 #include "ridgeline/cpu/reference.hpp"
@@ -103,7 +107,7 @@ TEST(DnnlLoops, WhereSelectsByTheConditionsSignIncludingMinusZeroAndNaN) {
 // Every variant of the run (each operand contiguous or broadcast along the innermost dimension), runs shorter than a
 // vector (3), tails past one (131 * 67 = 8,777 merged elements), and rows longer than a piece (70,001 > 65,536: cut
 // in two, the broadcast operands' offsets kept), in fp32 and bf16.
-TEST(DnnlLoops, WhereMatchesTheReferenceOnEveryBroadcastPath) {
+void expect_where_matches() {
     const std::vector<std::vector<core::shape>> cases = {
         {{1, 1, 67, 131}, {2, 3, 67, 131}, {1}},        // GPT-2's mask: condition over the heads, a scalar value
         {{2, 3, 1, 1}, {2, 3, 67, 131}, {131}},         // a condition per row, a value per column
@@ -121,6 +125,8 @@ TEST(DnnlLoops, WhereMatchesTheReferenceOnEveryBroadcastPath) {
         }
     }
 }
+
+TEST(DnnlLoops, WhereMatchesTheReferenceOnEveryBroadcastPath) { expect_where_matches(); }
 
 // pad's table [-1, 0..9, -1] (value 7) is a fill, a copy of 10 (a run of at least 8) and a fill: [7, 0 .. 9, 7];
 // reflect pads with the mirror without its edge: arange(4) padded 2 and 2 is [2 1 | 0 1 2 3 | 2 1] (gathers of 2, a
@@ -144,8 +150,7 @@ TEST(DnnlLoops, ExpandSplatsABroadcastInnermostDimension) {
 // The index gathers and the bilinear loop against the reference: rows past a piece (70,001 wide), a leading expanded
 // dimension, reflect and replicate edges around a long copy, nearest and bilinear up and down with planes whose rows
 // split into blocks of 32 (101 rows), in fp32 and bf16 (bilinear: through float32 and reorders).
-TEST(DnnlLoops, GathersMatchTheReference) {
-    const std::vector<std::pair<std::string, core::shape>> cases = {
+const std::vector<std::pair<std::string, core::shape>> gather_cases = {
         {"expand:size=2x3x70001", {3, 1}},
         {"expand:size=4x3x70001", {3, 70001}},
         {"expand:size=5x2x37", {2, 1}},
@@ -156,9 +161,9 @@ TEST(DnnlLoops, GathersMatchTheReference) {
         {"interpolate:size=33x17", {2, 3, 70, 45}},
         {"interpolate:size=101x45,mode=bilinear", {1, 2, 70, 30}},
         {"interpolate:size=33x17,mode=bilinear,align_corners=true", {2, 3, 70, 45}},
-    };
-    expect_match(cases);
-}
+};
+
+TEST(DnnlLoops, GathersMatchTheReference) { expect_match(gather_cases); }
 
 // A slice oneDNN cannot describe (every third column of 3x8: strides 8 and 3 over 3x3, 3 * 3 > 8) is ridgeline's
 // strided copy, from the view's offset (start 1): arange(24) as 3x8 gives columns 1, 4, 7 of each row:
@@ -245,4 +250,73 @@ TEST(DnnlLoops, ReduceLoopMatchesTheReferenceOnEveryGrouping) {
         {"sum:dim=1x2", {6, 17, 1, 19}},
     };
     expect_match(cases);
+}
+
+namespace {
+
+/// Sets the output size past which the loops stream for one scope (0: every output), restoring it after.
+struct stream_threshold_scope {
+    std::int64_t saved = cpu::dnnl_detail::stream_threshold_bytes();
+    explicit stream_threshold_scope(std::int64_t bytes) { cpu::dnnl_detail::stream_threshold_bytes() = bytes; }
+    ~stream_threshold_scope() { cpu::dnnl_detail::stream_threshold_bytes() = saved; }
+    stream_threshold_scope(const stream_threshold_scope&) = delete;
+    stream_threshold_scope& operator=(const stream_threshold_scope&) = delete;
+};
+
+/// write_run with `stream` on a buffer of n + 48 elements of T, the run written at element `at` from j0 to j1 with
+/// element j's value j + 1 (its bytes in T), the rest left at 0xEE: every element in [j0, j1) holds its value and
+/// none outside it changed.
+template <class T>
+void expect_run_written(std::int64_t at, std::int64_t j0, std::int64_t j1) {
+    std::vector<T> buf(static_cast<std::size_t>(j1 + at + 48));
+    std::memset(buf.data(), 0xEE, buf.size() * sizeof(T));
+    const std::vector<T> before = buf;
+    T* y = buf.data() + at;
+    cpu::dnnl_detail::write_run(y, j0, j1, true, [](T* out, std::int64_t lo, std::int64_t hi) {
+        for (std::int64_t j = lo; j < hi; ++j) out[j - lo] = static_cast<T>(j + 1);
+    });
+    cpu::dnnl_detail::stream_fence();
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(buf.size()); ++i) {
+        const std::int64_t j = i - at;
+        const T want = j >= j0 && j < j1 ? static_cast<T>(j + 1) : before[static_cast<std::size_t>(i)];
+        ASSERT_EQ(buf[static_cast<std::size_t>(i)], want) << "element " << i << " of a run [" << j0 << ", " << j1
+                                                           << ") at " << at << ", " << sizeof(T) << "-byte elements";
+    }
+}
+
+}  // namespace
+
+// write_run streaming: the elements before the first 16-byte boundary written directly, then blocks of 4 KiB through
+// the L1 buffer: every start offset within 16 bytes (1-byte elements: 0..15; 2-byte: 0..7; 4-byte: 0..3), runs
+// empty, shorter than the head, ending on a boundary, and past several blocks (4 KiB = 4,096 bytes: 1,024 floats;
+// 10,000 + 3 elements cross 9 or more blocks and end in a tail under 16 bytes), starting mid-row (j0 = 5).
+TEST(DnnlLoops, WriteRunStreamsEveryElementOnceAndNothingElse) {
+    for (const std::int64_t at : {0, 1, 2, 3, 5, 7, 8, 11, 15})
+        for (const auto& [j0, j1] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+                 {0, 0}, {0, 1}, {0, 3}, {5, 21}, {0, 64}, {5, 4101}, {0, 10003}}) {
+            expect_run_written<std::uint8_t>(at, j0, j1);
+            if (at < 8) expect_run_written<std::uint16_t>(at, j0, j1);
+            if (at < 4) expect_run_written<float>(at, j0, j1);
+        }
+}
+
+// With the threshold at 0 every own loop writes its output with non-temporal stores (write_run, stream_bytes): the
+// same cases as above against the reference (where on every broadcast path, the index gathers and bilinear, the
+// strided copy, rms_norm with and without a weight, rotary contiguous and strided, the embedding gather), so the
+// streaming path of each is checked on small tensors as well as on the large ones that take it by default.
+TEST(DnnlLoops, StreamedOutputsMatchTheReference) {
+    const stream_threshold_scope all(0);
+    expect_where_matches();
+    expect_match(gather_cases);
+    expect_match({{"slice:dim=1,start=0,step=2", {3, 140001}},
+                  {"rms_norm:normalized_shape=4100", {5, 4100}},
+                  {"rms_norm:normalized_shape=13,elementwise_affine=false", {5, 13}},
+                  {"rotary", {2, 3, 5, 38}}});
+    core::model_builder b("strided");
+    b.input("x", core::shape{1, 2, 8, 6});
+    b.then("t", core::parse_op("transpose:dim0=2,dim1=3"));
+    b.then("rope", core::parse_op("rotary"));
+    expect_passed(against_reference(core::analyze(b.build(), core::dtype::fp32), core::dtype::fp32));
+    // embedding rows of 37 floats (148 bytes: rows start off 16-byte boundaries) for 2 x 9 token ids
+    expect_passed(against_reference("embedding:num_embeddings=11,embedding_dim=37", {core::shape{2, 9}}));
 }
