@@ -6,7 +6,6 @@
 #include <limits>
 
 #include "dnnl_graph.hpp"
-#include "dnnl_loops.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
 
@@ -373,22 +372,11 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::embedding& op) 
     const std::int64_t* id_data = ids.data();
     notes_.emplace_back("ridgeline:gather");
     keep_.push_back(table);
-    // a row copy per token, streamed past the last-level cache (dnnl_loops.hpp)
-    const bool stream = stream_output(n * static_cast<std::int64_t>(row_bytes));
     steps_.push_back({{}, {}, [=] {
-#pragma omp parallel
-                          {
-#pragma omp for
-                              for (std::int64_t i = 0; i < n; ++i) {
-                                  unsigned char* o = out + static_cast<std::size_t>(i) * row_bytes;
-                                  const unsigned char* r = src + static_cast<std::size_t>(id_data[i]) * row_bytes;
-                                  if (stream)
-                                      stream_bytes(o, r, static_cast<std::int64_t>(row_bytes));
-                                  else
-                                      std::memcpy(o, r, row_bytes);
-                              }
-                              stream_fence();
-                          }
+#pragma omp parallel for
+                          for (std::int64_t i = 0; i < n; ++i)
+                              std::memcpy(out + static_cast<std::size_t>(i) * row_bytes,
+                                          src + static_cast<std::size_t>(id_data[i]) * row_bytes, row_bytes);
                       }});
     set_output(la.layer.name, dst);
 }

@@ -83,35 +83,37 @@ void index_gather(const T* x, T* y, const dims& out, const std::vector<std::vect
             base += t;
             row_index = row_index * out[d] + index[d];
         }
+        T* row = y + row_index * inner;
+        if (outside) {
+            std::fill(row + j0, row + j1, fill);
+            return;
+        }
         const T* src = x + base;
-        write_run(y + row_index * inner, j0, j1, stream, [&](T* row, i64 lo, i64 hi) {  // row[j - lo]: element j
-            if (outside) {
-                std::fill(row, row + (hi - lo), fill);
-                return;
-            }
-            // the segments are in order: start at the first that ends past lo, stop at the first that starts at hi
-            auto first = std::partition_point(segments.begin(), segments.end(), [lo](const segment& s) { return s.hi <= lo; });
-            for (auto it = first; it != segments.end() && it->lo < hi; ++it) {
-                const segment& s = *it;
-                const i64 a = std::max(s.lo, lo), b = std::min(s.hi, hi);
-                T* o = row + (a - lo);
-                switch (s.kind) {
-                    case segment::copy:
-                        std::copy(src + s.src + (a - s.lo), src + s.src + (b - s.lo), o);
-                        break;
-                    case segment::splat:
-                        std::fill(o, o + (b - a), src[s.src]);
-                        break;
-                    case segment::fill:
-                        std::fill(o, o + (b - a), fill);
-                        break;
-                    case segment::gather:
+        // the segments are in order: start at the first that ends past j0, stop at the first that starts at j1
+        auto first = std::partition_point(segments.begin(), segments.end(), [j0](const segment& s) { return s.hi <= j0; });
+        for (auto it = first; it != segments.end() && it->lo < j1; ++it) {
+            const segment& s = *it;
+            const i64 lo = std::max(s.lo, j0), hi = std::min(s.hi, j1);
+            switch (s.kind) {
+                case segment::copy:  // streamed past the last-level cache (dnnl_loops.hpp); fills and gathers not:
+                                     // on the Zen 4 VM they ran 1.2-1.7x slower streamed (docs/performance.md)
+                    if (stream)
+                        stream_bytes(row + lo, src + s.src + (lo - s.lo), (hi - lo) * static_cast<i64>(sizeof(T)));
+                    else
+                        std::copy(src + s.src + (lo - s.lo), src + s.src + (hi - s.lo), row + lo);
+                    break;
+                case segment::splat:
+                    std::fill(row + lo, row + hi, src[s.src]);
+                    break;
+                case segment::fill:
+                    std::fill(row + lo, row + hi, fill);
+                    break;
+                case segment::gather:
 #pragma omp simd
-                        for (i64 j = a; j < b; ++j) o[j - a] = src[last[j]];
-                        break;
-                }
+                    for (i64 j = lo; j < hi; ++j) row[j] = src[last[j]];
+                    break;
             }
-        });
+        }
     });
 }
 

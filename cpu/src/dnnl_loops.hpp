@@ -3,8 +3,9 @@
 // the strided copy): each walks its output as rows of a contiguous innermost run, hoists the index arithmetic out of
 // that run, and splits the runs over the profile's OpenMP threads, so that the compiler vectorises the run
 // (`#pragma omp simd`: GCC vectorises such loops at -O2, where its default cost model vectorises almost nothing) and
-// the loop streams at memory speed. An output larger than the last-level cache is written with non-temporal stores
-// (write_run), as oneDNN writes its large outputs; otherwise portable C++, no instruction-set intrinsics beyond
+// the loop streams at memory speed. A computed output or a copy larger than the last-level cache is written with
+// non-temporal stores (write_run, stream_bytes), as oneDNN writes its large outputs; fills and element gathers are
+// not (streamed, they ran slower: docs/performance.md). Otherwise portable C++, no instruction-set intrinsics beyond
 // SSE2's streaming store, which every x86-64 CPU has (elsewhere a plain copy). Private to cpu/.
 #include <omp.h>
 #if defined(__SSE2__)
