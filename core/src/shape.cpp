@@ -86,4 +86,17 @@ std::size_t normalize_dim(std::int64_t dim, std::size_t rank, std::string_view w
     return static_cast<std::size_t>(d);
 }
 
+std::vector<std::int64_t> broadcast_strides(const std::vector<std::int64_t>& in, const std::vector<std::int64_t>& out,
+                                            std::int64_t unit) {
+    std::vector<std::int64_t> s(out.size(), 0);
+    std::int64_t step = unit;
+    for (std::size_t i = 0; i < in.size() && i < out.size(); ++i) {
+        const std::size_t din = in.size() - 1 - i;
+        const std::size_t dout = out.size() - 1 - i;
+        s[dout] = in[din] == 1 ? 0 : step;
+        step *= in[din];
+    }
+    return s;
+}
+
 }  // namespace ridgeline::core

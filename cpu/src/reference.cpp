@@ -33,19 +33,7 @@ std::vector<i64> strides_of(const std::vector<i64>& dims) {
     return s;
 }
 
-/// Strides of a row-major tensor `in` seen through NumPy broadcasting as `out` (dims aligned on the
-/// right; a dimension of size 1, or a missing one, has stride 0). `unit` is the stride of in's last dim.
-std::vector<i64> broadcast_strides(const std::vector<i64>& in, const std::vector<i64>& out, i64 unit = 1) {
-    std::vector<i64> s(out.size(), 0);
-    i64 step = unit;
-    for (std::size_t i = 0; i < in.size(); ++i) {
-        const std::size_t din = in.size() - 1 - i;
-        const std::size_t dout = out.size() - 1 - i;
-        s[dout] = in[din] == 1 ? 0 : step;
-        step *= in[din];
-    }
-    return s;
-}
+using core::broadcast_strides;
 
 /// Calls f(i, offset_a, offset_b) for every element i of `out` in row-major order, where offset_x is
 /// base_x + sum_d index_d * strides_x[d]: the element of input x that output element i reads.

@@ -56,24 +56,6 @@ gemm_shape linear_gemm(std::int64_t rows, std::int64_t in_features, std::int64_t
     return g;
 }
 
-namespace {
-
-/// Strides, in units of whole matrices, of a batch shape `in` read as `out` under broadcasting.
-std::vector<std::int64_t> batch_strides(const std::vector<std::int64_t>& in, const std::vector<std::int64_t>& out,
-                                        std::int64_t matrix) {
-    std::vector<std::int64_t> s(out.size(), 0);
-    std::int64_t step = matrix;
-    for (std::size_t i = 0; i < in.size(); ++i) {
-        const std::size_t din = in.size() - 1 - i;
-        const std::size_t dout = out.size() - 1 - i;
-        s[dout] = in[din] == 1 ? 0 : step;
-        step *= in[din];
-    }
-    return s;
-}
-
-}  // namespace
-
 batched_gemm matmul_gemm(const core::shape& a, const core::shape& b, const core::shape& out) {
     if (a.rank() < 2 || b.rank() < 2 || out.rank() < 2)
         throw backend_api::backend_error("matmul: both inputs need rank >= 2 (got " + a.to_string() + " and " +
@@ -99,8 +81,8 @@ batched_gemm matmul_gemm(const core::shape& a, const core::shape& b, const core:
         bc(dc.begin(), dc.end() - 2);
     r.batch = 1;
     for (auto d : bc) r.batch *= d;
-    const auto sa = batch_strides(bb, bc, K * N);  // cuBLAS's A is the layer's B
-    const auto sb = batch_strides(ba, bc, M * K);  // cuBLAS's B is the layer's A
+    const auto sa = core::broadcast_strides(bb, bc, K * N);  // cuBLAS's A is the layer's B
+    const auto sb = core::broadcast_strides(ba, bc, M * K);  // cuBLAS's B is the layer's A
     r.offset_a.assign(static_cast<std::size_t>(r.batch), 0);
     r.offset_b.assign(static_cast<std::size_t>(r.batch), 0);
     std::vector<std::int64_t> index(bc.size(), 0);
@@ -269,17 +251,7 @@ strided_view slice_view(const strided_view& v, const core::slice& op, std::int64
 }
 
 std::vector<std::int64_t> broadcast_strides(const core::shape& in, const core::shape& out) {
-    const auto& di = in.dims();
-    const auto& dout = out.dims();
-    std::vector<std::int64_t> s(dout.size(), 0);
-    std::int64_t step = 1;
-    for (std::size_t i = 0; i < di.size() && i < dout.size(); ++i) {
-        const std::size_t a = di.size() - 1 - i;
-        const std::size_t b = dout.size() - 1 - i;
-        s[b] = di[a] == 1 ? 0 : step;
-        step *= di[a];
-    }
-    return s;
+    return core::broadcast_strides(in.dims(), out.dims());
 }
 
 strided_walk coalesce(const strided_walk& w) {

@@ -51,4 +51,10 @@ shape parse_shape(std::string_view text);
 /// as prefix) when out of range.
 std::size_t normalize_dim(std::int64_t dim, std::size_t rank, std::string_view where);
 
+/// Strides of a row-major tensor of dims `in` read as dims `out` under NumPy broadcasting: dims aligned on the
+/// right, 0 where `in` has size 1 or no dim. `unit` is the stride of in's last dim (1 for elements; a whole
+/// matrix's size for the batch dims of a batched matmul).
+std::vector<std::int64_t> broadcast_strides(const std::vector<std::int64_t>& in, const std::vector<std::int64_t>& out,
+                                            std::int64_t unit = 1);
+
 }  // namespace ridgeline::core
