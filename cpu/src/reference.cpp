@@ -521,28 +521,18 @@ host_tensor forward(const core::avg_pool2d& op, const layer_io& io) {
 
 /// torch.nn.AdaptiveAvgPool2d: output i averages input [floor(i*H/out), ceil((i+1)*H/out)), both axes.
 host_tensor forward(const core::adaptive_avg_pool2d&, const layer_io& io) {
-    const host_tensor& in = io.input(0);
-    host_tensor out = io.make_output();
-    const i64 height = in.dims[2], width = in.dims[3];
-    const i64 out_h = out.dims[2], out_w = out.dims[3];
-    const i64 planes = in.dims[0] * in.dims[1];
-    for (i64 p = 0; p < planes; ++p) {
-        const float* xp = in.data.data() + p * height * width;
-        float* yp = out.data.data() + p * out_h * out_w;
-        for (i64 oh = 0; oh < out_h; ++oh) {
-            const i64 h0 = (oh * height) / out_h;
-            const i64 h1 = ((oh + 1) * height + out_h - 1) / out_h;
-            for (i64 ow = 0; ow < out_w; ++ow) {
-                const i64 w0 = (ow * width) / out_w;
-                const i64 w1 = ((ow + 1) * width + out_w - 1) / out_w;
-                double sum = 0;
-                for (i64 ih = h0; ih < h1; ++ih)
-                    for (i64 iw = w0; iw < w1; ++iw) sum += xp[ih * width + iw];
-                yp[oh * out_w + ow] = static_cast<float>(sum / static_cast<double>((h1 - h0) * (w1 - w0)));
-            }
-        }
-    }
-    return out;
+    const i64 height = io.input(0).dims[2], width = io.input(0).dims[3];
+    const i64 out_h = io.out_shape()[2], out_w = io.out_shape()[3];
+    return pool_planes(io, [&](const float* xp, i64 oh, i64 ow) {
+        const i64 h0 = (oh * height) / out_h;
+        const i64 h1 = ((oh + 1) * height + out_h - 1) / out_h;
+        const i64 w0 = (ow * width) / out_w;
+        const i64 w1 = ((ow + 1) * width + out_w - 1) / out_w;
+        double sum = 0;
+        for (i64 ih = h0; ih < h1; ++ih)
+            for (i64 iw = w0; iw < w1; ++iw) sum += xp[ih * width + iw];
+        return static_cast<float>(sum / static_cast<double>((h1 - h0) * (w1 - w0)));
+    });
 }
 
 // ------------------------------------------------------------------ data movement and views
