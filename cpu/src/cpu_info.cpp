@@ -134,6 +134,11 @@ std::string cpu_info::isa() const {
     return s;
 }
 
+std::size_t cache_flush_bytes() {
+    const std::int64_t llc = host_cpu().llc_total_bytes;
+    return static_cast<std::size_t>(2 * (llc > 0 ? llc : std::int64_t{32} << 20));
+}
+
 const cpu_info& host_cpu() {
     static const cpu_info info = read_host();
     return info;

@@ -39,15 +39,7 @@ public:
 
     [[nodiscard]] backend_api::device_info device() const override {
         const cpu_info& c = host_cpu();
-        backend_api::device_info d;
-        d.backend = "cpu";
-        d.kind = backend_api::device_kind::cpu;
-        d.name = c.model_name;
-        d.cores = c.physical_cores;
-        d.threads = threads_;
-        d.isa = c.isa();
-        d.memory_bytes = c.memory_bytes;
-        d.last_level_cache_bytes = c.l3_bytes ? c.l3_bytes : c.l2_bytes;
+        backend_api::device_info d = host_device_info("cpu", threads_);
         d.details = {{"library", "oneDNN " + dnnl_version()},
                      {"onednn_isa", isa_name()},
                      {"threading", "OpenMP"},
@@ -96,11 +88,7 @@ public:
     backend_api::device_timer& timer() override { return timer_; }
 
     void flush_cache() override {
-        if (flush_.empty()) {
-            const auto& c = host_cpu();
-            const std::int64_t llc = c.llc_total_bytes > 0 ? c.llc_total_bytes : (32 << 20);
-            flush_.assign(static_cast<std::size_t>(2 * llc), 0);
-        }
+        if (flush_.empty()) flush_.assign(cache_flush_bytes(), 0);
         char* p = flush_.data();
         const auto n = static_cast<std::int64_t>(flush_.size());
 #pragma omp parallel for

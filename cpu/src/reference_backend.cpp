@@ -18,6 +18,20 @@ int set_threads(int threads) {
     return omp_get_max_threads();
 }
 
+backend_api::device_info host_device_info(const std::string& backend, int threads) {
+    const cpu_info& c = host_cpu();
+    backend_api::device_info d;
+    d.backend = backend;
+    d.kind = backend_api::device_kind::cpu;
+    d.name = c.model_name;
+    d.cores = c.physical_cores;
+    d.threads = threads;
+    d.isa = c.isa();
+    d.memory_bytes = c.memory_bytes;
+    d.last_level_cache_bytes = c.l3_bytes ? c.l3_bytes : c.l2_bytes;
+    return d;
+}
+
 namespace {
 
 class reference_graph final : public backend_api::prepared {
@@ -60,16 +74,7 @@ public:
     [[nodiscard]] std::string name() const override { return "cpu-ref"; }
 
     [[nodiscard]] backend_api::device_info device() const override {
-        const cpu_info& c = host_cpu();
-        backend_api::device_info d;
-        d.backend = "cpu-ref";
-        d.kind = backend_api::device_kind::cpu;
-        d.name = c.model_name;
-        d.cores = c.physical_cores;
-        d.threads = threads_;
-        d.isa = c.isa();
-        d.memory_bytes = c.memory_bytes;
-        d.last_level_cache_bytes = c.l3_bytes ? c.l3_bytes : c.l2_bytes;
+        backend_api::device_info d = host_device_info("cpu-ref", threads_);
         d.details = {{"implementation", "ridgeline reference loops (double accumulation)"}};
         return d;
     }
@@ -87,11 +92,7 @@ public:
     backend_api::device_timer& timer() override { return timer_; }
 
     void flush_cache() override {
-        if (flush_.empty()) {
-            const auto& c = host_cpu();
-            const std::int64_t llc = c.llc_total_bytes > 0 ? c.llc_total_bytes : (32 << 20);
-            flush_.assign(static_cast<std::size_t>(2 * llc), 0);
-        }
+        if (flush_.empty()) flush_.assign(cache_flush_bytes(), 0);
         for (std::size_t i = 0; i < flush_.size(); i += 64) flush_[i] = static_cast<char>(flush_[i] + 1);
     }
 

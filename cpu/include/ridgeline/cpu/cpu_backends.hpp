@@ -26,4 +26,8 @@ std::string dnnl_version();
 /// Returns the count in effect.
 int set_threads(int threads);
 
+/// The host as both CPU backends describe it (cpu_info.hpp): `backend` ("cpu", "cpu-ref"), `threads` in
+/// effect, model, cores, ISA flags, memory and last-level cache. `details` is left for the backend to fill.
+backend_api::device_info host_device_info(const std::string& backend, int threads);
+
 }  // namespace ridgeline::cpu

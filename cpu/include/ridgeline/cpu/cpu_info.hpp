@@ -1,6 +1,7 @@
 #pragma once
 // What the host CPU is: read from /proc/cpuinfo, /proc/meminfo and /sys (Linux).
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,6 +34,10 @@ struct cpu_info {
 
 /// Reads the host once and caches it.
 const cpu_info& host_cpu();
+
+/// How many bytes a cold-cache flush writes: twice the last-level cache this process can fill
+/// (llc_total_bytes), or twice 32 MiB when that is unknown.
+std::size_t cache_flush_bytes();
 
 /// MemAvailable now, in bytes (0 when unknown).
 std::int64_t available_memory_bytes();
