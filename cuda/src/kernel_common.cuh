@@ -18,34 +18,33 @@ constexpr int threads = 256;
 
 using i64 = std::int64_t;
 
+/// The conversions of a storage type to float and back (rounding to nearest): one specialisation per type the
+/// kernels store (float, __half, __nv_bfloat16); another type does not compile.
 template <class T>
-__device__ __forceinline__ float to_float(T v);
+struct storage;
 template <>
-__device__ __forceinline__ float to_float<float>(float v) {
-    return v;
-}
+struct storage<float> {
+    __device__ __forceinline__ static float to_float(float v) { return v; }
+    __device__ __forceinline__ static float from_float(float v) { return v; }
+};
 template <>
-__device__ __forceinline__ float to_float<__half>(__half v) {
-    return __half2float(v);
-}
+struct storage<__half> {
+    __device__ __forceinline__ static float to_float(__half v) { return __half2float(v); }
+    __device__ __forceinline__ static __half from_float(float v) { return __float2half_rn(v); }
+};
 template <>
-__device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) {
-    return __bfloat162float(v);
-}
+struct storage<__nv_bfloat16> {
+    __device__ __forceinline__ static float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+    __device__ __forceinline__ static __nv_bfloat16 from_float(float v) { return __float2bfloat16_rn(v); }
+};
 
 template <class T>
-__device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ float from_float<float>(float v) {
-    return v;
+__device__ __forceinline__ float to_float(T v) {
+    return storage<T>::to_float(v);
 }
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) {
-    return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-    return __float2bfloat16_rn(v);
+template <class T>
+__device__ __forceinline__ T from_float(float v) {
+    return storage<T>::from_float(v);
 }
 
 /// Blocks for a grid-stride loop over n elements.
