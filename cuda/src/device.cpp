@@ -179,6 +179,29 @@ kernels::elem elem_of(core::dtype dt) {
     return kernels::elem::f32;
 }
 
+namespace {
+
+/// values[0, n) rounded by `narrow` into storage type T, written unaligned at `bytes`.
+template <class T, class Narrow>
+void narrow_each(const float* values, std::size_t n, unsigned char* bytes, Narrow narrow) {
+    for (std::size_t i = 0; i < n; ++i) {
+        const T h = narrow(values[i]);
+        std::memcpy(bytes + sizeof(T) * i, &h, sizeof(T));
+    }
+}
+
+/// n values of storage type T read unaligned from `bytes`, widened by `widen` into out[0, n).
+template <class T, class Widen>
+void widen_each(const unsigned char* bytes, std::size_t n, float* out, Widen widen) {
+    for (std::size_t i = 0; i < n; ++i) {
+        T h;
+        std::memcpy(&h, bytes + sizeof(T) * i, sizeof(T));
+        out[i] = widen(h);
+    }
+}
+
+}  // namespace
+
 std::vector<unsigned char> to_storage(const float* values, std::size_t n, core::dtype dt) {
     const auto bytes = static_cast<std::size_t>(precision_of(dt).storage_bytes);
     std::vector<unsigned char> out(n * bytes);
@@ -188,16 +211,10 @@ std::vector<unsigned char> to_storage(const float* values, std::size_t n, core::
             if (n) std::memcpy(out.data(), values, n * sizeof(float));
             break;
         case core::dtype::fp16:
-            for (std::size_t i = 0; i < n; ++i) {
-                const __half h = __float2half_rn(values[i]);
-                std::memcpy(out.data() + 2 * i, &h, 2);
-            }
+            narrow_each<__half>(values, n, out.data(), [](float v) { return __float2half_rn(v); });
             break;
         case core::dtype::bf16:
-            for (std::size_t i = 0; i < n; ++i) {
-                const __nv_bfloat16 h = __float2bfloat16_rn(values[i]);
-                std::memcpy(out.data() + 2 * i, &h, 2);
-            }
+            narrow_each<__nv_bfloat16>(values, n, out.data(), [](float v) { return __float2bfloat16_rn(v); });
             break;
     }
     return out;
@@ -210,18 +227,10 @@ void from_storage(const unsigned char* bytes, std::size_t n, core::dtype dt, flo
             if (n) std::memcpy(out, bytes, n * sizeof(float));
             return;
         case core::dtype::fp16:
-            for (std::size_t i = 0; i < n; ++i) {
-                __half h;
-                std::memcpy(&h, bytes + 2 * i, 2);
-                out[i] = __half2float(h);
-            }
+            widen_each<__half>(bytes, n, out, [](__half h) { return __half2float(h); });
             return;
         case core::dtype::bf16:
-            for (std::size_t i = 0; i < n; ++i) {
-                __nv_bfloat16 h;
-                std::memcpy(&h, bytes + 2 * i, 2);
-                out[i] = __bfloat162float(h);
-            }
+            widen_each<__nv_bfloat16>(bytes, n, out, [](__nv_bfloat16 h) { return __bfloat162float(h); });
             return;
     }
 }
