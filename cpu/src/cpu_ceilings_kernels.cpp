@@ -27,51 +27,41 @@ constexpr int accumulators = 12;
 // instrumented by a sanitizer (the asan preset runs the roofline tests; see stream_slice). Every loop over
 // the accumulators is unrolled by pragma: without it g++ -O2 (the ci preset) keeps the accumulators in a
 // stack array and the kernel measures a store-to-load chain at about half the issue peak.
-__attribute__((target("fma"), no_sanitize("address", "undefined"))) float fma128_kernel(std::int64_t iters) {
-    __m128 acc[accumulators];
-    #pragma GCC unroll 12
-    for (int k = 0; k < accumulators; ++k) acc[k] = _mm_set1_ps(1.0f + 0.01f * static_cast<float>(k));
-    const __m128 b = _mm_set1_ps(0.999999f), c = _mm_set1_ps(1e-6f);
-    for (std::int64_t i = 0; i < iters; ++i)
-        #pragma GCC unroll 12
-        for (int k = 0; k < accumulators; ++k) acc[k] = _mm_fmadd_ps(acc[k], b, c);
-    __m128 s = acc[0];
-    #pragma GCC unroll 12
-    for (int k = 1; k < accumulators; ++k) s = _mm_add_ps(s, acc[k]);
-    return _mm_cvtss_f32(s);
-}
+//
+// The fp32 kernels differ only in the vector type, its intrinsics and the instruction set they are compiled for;
+// a target attribute cannot be a template argument (a template body calling an AVX-512 intrinsic does not
+// compile for the default target, and GCC refuses to inline it), so one macro writes the three.
+#define RIDGELINE_FMA_KERNEL(name, isa, vec, set1, fmadd, add, to_float)                                \
+    __attribute__((target(isa), no_sanitize("address", "undefined"))) float name(std::int64_t iters) {  \
+        vec acc[accumulators];                                                                         \
+        _Pragma("GCC unroll 12")                                                                       \
+        for (int k = 0; k < accumulators; ++k) acc[k] = set1(1.0f + 0.01f * static_cast<float>(k));    \
+        const vec b = set1(0.999999f), c = set1(1e-6f);                                                 \
+        for (std::int64_t i = 0; i < iters; ++i)                                                        \
+            _Pragma("GCC unroll 12")                                                                   \
+            for (int k = 0; k < accumulators; ++k) acc[k] = fmadd(acc[k], b, c);                       \
+        vec s = acc[0];                                                                                 \
+        _Pragma("GCC unroll 12")                                                                       \
+        for (int k = 1; k < accumulators; ++k) s = add(s, acc[k]);                                     \
+        return to_float(s);                                                                             \
+    }
 
-__attribute__((target("avx2,fma"), no_sanitize("address", "undefined"))) float fma256_kernel(std::int64_t iters) {
-    __m256 acc[accumulators];
-    #pragma GCC unroll 12
-    for (int k = 0; k < accumulators; ++k) acc[k] = _mm256_set1_ps(1.0f + 0.01f * static_cast<float>(k));
-    const __m256 b = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-6f);
-    for (std::int64_t i = 0; i < iters; ++i)
-        #pragma GCC unroll 12
-        for (int k = 0; k < accumulators; ++k) acc[k] = _mm256_fmadd_ps(acc[k], b, c);
-    __m256 s = acc[0];
-    #pragma GCC unroll 12
-    for (int k = 1; k < accumulators; ++k) s = _mm256_add_ps(s, acc[k]);
-    return _mm_cvtss_f32(_mm256_castps256_ps128(s));
-}
-
-__attribute__((target("avx512f"), no_sanitize("address", "undefined"))) float fma512_kernel(std::int64_t iters) {
-    __m512 acc[accumulators];
-    #pragma GCC unroll 12
-    for (int k = 0; k < accumulators; ++k) acc[k] = _mm512_set1_ps(1.0f + 0.01f * static_cast<float>(k));
-    const __m512 b = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-6f);
-    for (std::int64_t i = 0; i < iters; ++i)
-        #pragma GCC unroll 12
-        for (int k = 0; k < accumulators; ++k) acc[k] = _mm512_fmadd_ps(acc[k], b, c);
-    __m512 s = acc[0];
-    #pragma GCC unroll 12
-    for (int k = 1; k < accumulators; ++k) s = _mm512_add_ps(s, acc[k]);
+/// The sum of a 512-bit vector's 16 lanes.
+__attribute__((target("avx512f"), no_sanitize("address", "undefined"))) float lane_sum(__m512 s) {
     alignas(64) float lanes[16];
     _mm512_store_ps(lanes, s);
     float total = 0;
     for (float x : lanes) total += x;
     return total;
 }
+
+/// The first lane of a 256-bit vector.
+__attribute__((target("avx2"))) float first_lane(__m256 s) { return _mm_cvtss_f32(_mm256_castps256_ps128(s)); }
+
+RIDGELINE_FMA_KERNEL(fma128_kernel, "fma", __m128, _mm_set1_ps, _mm_fmadd_ps, _mm_add_ps, _mm_cvtss_f32)
+RIDGELINE_FMA_KERNEL(fma256_kernel, "avx2,fma", __m256, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, first_lane)
+RIDGELINE_FMA_KERNEL(fma512_kernel, "avx512f", __m512, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps, lane_sum)
+#undef RIDGELINE_FMA_KERNEL
 
 /// One vdpbf16ps: 16 lanes x 2 bf16 products accumulated = 64 FLOP.
 __attribute__((target("avx512f,avx512bf16"), no_sanitize("address", "undefined"))) float bf16_kernel(std::int64_t iters) {
@@ -86,11 +76,7 @@ __attribute__((target("avx512f,avx512bf16"), no_sanitize("address", "undefined")
     __m512 s = acc[0];
     #pragma GCC unroll 12
     for (int k = 1; k < accumulators; ++k) s = _mm512_add_ps(s, acc[k]);
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, s);
-    float total = 0;
-    for (float x : lanes) total += x;
-    return total;
+    return lane_sum(s);
 }
 
 const fma_variant variants[] = {
