@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "context.hpp"
@@ -55,6 +56,50 @@ kernels::index_map to_map(const strided_walk& w, const std::string& where);
 /// Bytes of free device memory the algorithm searches may use as scratch: a quarter of what is free,
 /// between 32 MiB and 1 GiB.
 std::size_t search_workspace_bytes();
+
+/// The layers that are one launch of ridgeline's elementwise, binary or reduction kernel (kernels.hpp): which kernel,
+/// its parameter, and its name in the profile's notes ("ridgeline:<name>"). cuda_graph adds each the same way.
+struct unary_launch {
+    kernels::unary_op op;
+    float alpha;
+    const char* name;
+};
+struct binary_launch {
+    kernels::binary_op op;
+    const char* name;
+};
+struct reduce_launch {  // over the op's `dim`
+    kernels::reduce_op op;
+    const char* name;
+};
+inline unary_launch launch_of(const core::relu&) { return {kernels::unary_op::relu, 0, "relu"}; }
+inline unary_launch launch_of(const core::relu6&) { return {kernels::unary_op::relu6, 0, "relu6"}; }
+inline unary_launch launch_of(const core::gelu& op) {
+    return op.tanh_approximation ? unary_launch{kernels::unary_op::gelu_tanh, 0, "gelu_tanh"}
+                                 : unary_launch{kernels::unary_op::gelu_erf, 0, "gelu"};
+}
+inline unary_launch launch_of(const core::tanh_op&) { return {kernels::unary_op::tanh, 0, "tanh"}; }
+inline unary_launch launch_of(const core::sigmoid&) { return {kernels::unary_op::sigmoid, 0, "sigmoid"}; }
+inline unary_launch launch_of(const core::hardswish&) { return {kernels::unary_op::hardswish, 0, "hardswish"}; }
+inline unary_launch launch_of(const core::hardsigmoid&) { return {kernels::unary_op::hardsigmoid, 0, "hardsigmoid"}; }
+inline unary_launch launch_of(const core::silu&) { return {kernels::unary_op::silu, 0, "silu"}; }
+inline unary_launch launch_of(const core::scale& op) {
+    return {kernels::unary_op::scale, static_cast<float>(op.factor), "scale"};
+}
+inline unary_launch launch_of(const core::erf_op&) { return {kernels::unary_op::erf, 0, "erf"}; }
+inline unary_launch launch_of(const core::sqrt_op&) { return {kernels::unary_op::sqrt, 0, "sqrt"}; }
+inline unary_launch launch_of(const core::exp_op&) { return {kernels::unary_op::exp, 0, "exp"}; }
+inline unary_launch launch_of(const core::neg&) { return {kernels::unary_op::neg, 0, "neg"}; }
+inline unary_launch launch_of(const core::pow_op& op) {
+    return {kernels::unary_op::pow, static_cast<float>(op.exponent), "pow"};
+}
+inline binary_launch launch_of(const core::add&) { return {kernels::binary_op::add, "add"}; }
+inline binary_launch launch_of(const core::mul&) { return {kernels::binary_op::mul, "mul"}; }
+inline binary_launch launch_of(const core::sub&) { return {kernels::binary_op::sub, "sub"}; }
+inline binary_launch launch_of(const core::div&) { return {kernels::binary_op::div, "div"}; }
+inline reduce_launch launch_of(const core::mean_op&) { return {kernels::reduce_op::mean, "mean"}; }
+inline reduce_launch launch_of(const core::sum_op&) { return {kernels::reduce_op::sum, "sum"}; }
+inline reduce_launch launch_of(const core::amax&) { return {kernels::reduce_op::max, "amax"}; }
 
 class cuda_graph final : public backend_api::prepared {
 public:
@@ -279,32 +324,23 @@ private:
 
     // ------------------------------------------------------------ elementwise
     void unary(const core::layer_analysis& la, kernels::unary_op op, float alpha, const char* name);
-    void add(const core::layer_analysis& la, const core::relu&);
-    void add(const core::layer_analysis& la, const core::relu6&);
-    void add(const core::layer_analysis& la, const core::gelu& op);
-    void add(const core::layer_analysis& la, const core::tanh_op&);
-    void add(const core::layer_analysis& la, const core::sigmoid&);
-    void add(const core::layer_analysis& la, const core::hardswish&);
-    void add(const core::layer_analysis& la, const core::hardsigmoid&);
-    void add(const core::layer_analysis& la, const core::silu&);
-    void add(const core::layer_analysis& la, const core::scale& op);
+    /// A layer that is one launch of a kernel (launch_of above).
+    template <class Op>
+        requires requires(const Op& op) { launch_of(op); }
+    void add(const core::layer_analysis& la, const Op& op) {
+        const auto l = launch_of(op);
+        if constexpr (std::is_same_v<decltype(l), const unary_launch>)
+            unary(la, l.op, l.alpha, l.name);
+        else if constexpr (std::is_same_v<decltype(l), const binary_launch>)
+            binary(la, l.op, l.name);
+        else
+            reduce(la, l.op, op.dim, l.name);
+    }
     void add(const core::layer_analysis& la, const core::softmax& op);
     void binary(const core::layer_analysis& la, kernels::binary_op op, const char* name);
-    void add(const core::layer_analysis& la, const core::add&);
-    void add(const core::layer_analysis& la, const core::mul&);
     /// mean / sum / amax: one thread per output walking its inputs (kernels::reduce).
     void reduce(const core::layer_analysis& la, kernels::reduce_op op, const std::vector<std::int64_t>& dim,
                 const char* name);
-    void add(const core::layer_analysis& la, const core::mean_op& op);
-    void add(const core::layer_analysis& la, const core::sum_op& op);
-    void add(const core::layer_analysis& la, const core::amax& op);
-    void add(const core::layer_analysis& la, const core::sub&);
-    void add(const core::layer_analysis& la, const core::div&);
-    void add(const core::layer_analysis& la, const core::erf_op&);
-    void add(const core::layer_analysis& la, const core::sqrt_op&);
-    void add(const core::layer_analysis& la, const core::exp_op&);
-    void add(const core::layer_analysis& la, const core::neg&);
-    void add(const core::layer_analysis& la, const core::pow_op& op);
     // ------------------------------------------------------------ pooling
     static kernels::pool_geometry geometry(const pool_params& p);
     template <class Launch>

@@ -20,35 +20,6 @@ void cuda_graph::unary(const core::layer_analysis& la, kernels::unary_op op, flo
     set_output(la, std::move(y));
 }
 
-void cuda_graph::add(const core::layer_analysis& la, const core::relu&) { unary(la, kernels::unary_op::relu, 0, "relu"); }
-
-void cuda_graph::add(const core::layer_analysis& la, const core::relu6&) { unary(la, kernels::unary_op::relu6, 0, "relu6"); }
-
-void cuda_graph::add(const core::layer_analysis& la, const core::gelu& op) {
-    if (op.tanh_approximation)
-        unary(la, kernels::unary_op::gelu_tanh, 0, "gelu_tanh");
-    else
-        unary(la, kernels::unary_op::gelu_erf, 0, "gelu");
-}
-
-void cuda_graph::add(const core::layer_analysis& la, const core::tanh_op&) { unary(la, kernels::unary_op::tanh, 0, "tanh"); }
-
-void cuda_graph::add(const core::layer_analysis& la, const core::sigmoid&) { unary(la, kernels::unary_op::sigmoid, 0, "sigmoid"); }
-
-void cuda_graph::add(const core::layer_analysis& la, const core::hardswish&) {
-    unary(la, kernels::unary_op::hardswish, 0, "hardswish");
-}
-
-void cuda_graph::add(const core::layer_analysis& la, const core::hardsigmoid&) {
-    unary(la, kernels::unary_op::hardsigmoid, 0, "hardsigmoid");
-}
-
-void cuda_graph::add(const core::layer_analysis& la, const core::silu&) { unary(la, kernels::unary_op::silu, 0, "silu"); }
-
-void cuda_graph::add(const core::layer_analysis& la, const core::scale& op) {
-    unary(la, kernels::unary_op::scale, static_cast<float>(op.factor), "scale");
-}
-
 void cuda_graph::add(const core::layer_analysis& la, const core::softmax& op) {
     const dev_tensor& x = dense(la.layer.inputs[0]);
     const axis_split a = split_at(la.input_shapes[0], op.dim);
@@ -86,10 +57,6 @@ void cuda_graph::binary(const core::layer_analysis& la, kernels::binary_op op, c
     set_output(la, std::move(y));
 }
 
-void cuda_graph::add(const core::layer_analysis& la, const core::add&) { binary(la, kernels::binary_op::add, "add"); }
-
-void cuda_graph::add(const core::layer_analysis& la, const core::mul&) { binary(la, kernels::binary_op::mul, "mul"); }
-
 void cuda_graph::reduce(const core::layer_analysis& la, kernels::reduce_op op, const std::vector<std::int64_t>& dim,
             const char* name) {
     const dev_tensor& x = dense(la.layer.inputs[0]);
@@ -114,28 +81,6 @@ void cuda_graph::reduce(const core::layer_analysis& la, kernels::reduce_op op, c
     steps_.push_back([=] { RIDGELINE_CUDA_CHECK(kernels::reduce(e, op, xp, yp, out_n, out_map, red_n, red_map, s)); });
     notes_.emplace_back(std::string("ridgeline:") + name);
     set_output(la, std::move(y));
-}
-
-void cuda_graph::add(const core::layer_analysis& la, const core::mean_op& op) { reduce(la, kernels::reduce_op::mean, op.dim, "mean"); }
-
-void cuda_graph::add(const core::layer_analysis& la, const core::sum_op& op) { reduce(la, kernels::reduce_op::sum, op.dim, "sum"); }
-
-void cuda_graph::add(const core::layer_analysis& la, const core::amax& op) { reduce(la, kernels::reduce_op::max, op.dim, "amax"); }
-
-void cuda_graph::add(const core::layer_analysis& la, const core::sub&) { binary(la, kernels::binary_op::sub, "sub"); }
-
-void cuda_graph::add(const core::layer_analysis& la, const core::div&) { binary(la, kernels::binary_op::div, "div"); }
-
-void cuda_graph::add(const core::layer_analysis& la, const core::erf_op&) { unary(la, kernels::unary_op::erf, 0, "erf"); }
-
-void cuda_graph::add(const core::layer_analysis& la, const core::sqrt_op&) { unary(la, kernels::unary_op::sqrt, 0, "sqrt"); }
-
-void cuda_graph::add(const core::layer_analysis& la, const core::exp_op&) { unary(la, kernels::unary_op::exp, 0, "exp"); }
-
-void cuda_graph::add(const core::layer_analysis& la, const core::neg&) { unary(la, kernels::unary_op::neg, 0, "neg"); }
-
-void cuda_graph::add(const core::layer_analysis& la, const core::pow_op& op) {
-    unary(la, kernels::unary_op::pow, static_cast<float>(op.exponent), "pow");
 }
 
 kernels::pool_geometry cuda_graph::geometry(const pool_params& p) {
