@@ -44,16 +44,14 @@ int to_int(std::int64_t v, std::string_view what) {
 }
 
 gemm_shape linear_gemm(std::int64_t rows, std::int64_t in_features, std::int64_t out_features) {
-    gemm_shape g;
-    g.trans_a = true;
-    g.trans_b = false;
-    g.m = out_features;
-    g.n = rows;
-    g.k = in_features;
-    g.lda = in_features;
-    g.ldb = in_features;
-    g.ldc = out_features;
-    return g;
+    return gemm_shape{.trans_a = true,
+                      .trans_b = false,
+                      .m = out_features,
+                      .n = rows,
+                      .k = in_features,
+                      .lda = in_features,
+                      .ldb = in_features,
+                      .ldc = out_features};
 }
 
 batched_gemm matmul_gemm(const core::shape& a, const core::shape& b, const core::shape& out) {
@@ -68,14 +66,7 @@ batched_gemm matmul_gemm(const core::shape& a, const core::shape& b, const core:
         throw backend_api::backend_error("matmul: shapes " + a.to_string() + " x " + b.to_string() + " -> " +
                                       out.to_string() + " do not agree");
     batched_gemm r;
-    r.gemm.trans_a = false;
-    r.gemm.trans_b = false;
-    r.gemm.m = N;
-    r.gemm.n = M;
-    r.gemm.k = K;
-    r.gemm.lda = N;
-    r.gemm.ldb = K;
-    r.gemm.ldc = N;
+    r.gemm = gemm_shape{.trans_a = false, .trans_b = false, .m = N, .n = M, .k = K, .lda = N, .ldb = K, .ldc = N};
     r.stride_c = M * N;
     const std::vector<std::int64_t> ba(da.begin(), da.end() - 2), bb(db.begin(), db.end() - 2),
         bc(dc.begin(), dc.end() - 2);
