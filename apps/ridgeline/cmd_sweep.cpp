@@ -217,23 +217,24 @@ struct sweep_command {
         if (model.empty() == hf_config.empty())
             throw usage_error(model.empty() ? "give --model NAME or --hf-config FILE" : "--model and --hf-config cannot be used together");
         if (!inputs.empty()) throw usage_error("a transformer's sweep takes --batch, --seq and --kv-len, not --input");
-        transformer_sweep_options s;
-        s.model = model;
-        s.hf_config = hf_config;
-        s.phase = phase.empty() ? "prefill" : phase;
-        s.batches = parse_batches(batches);
-        if (!kv_lens.empty()) s.kv_lens = parse_size_list(kv_lens, "--kv-len", 0);
-        s.seq = seq;
-        s.device = device;
-        s.dtype = dtype;
-        s.cache = cache;
-        s.to = to;
-        s.threads = threads;
-        s.quick = quick;
-        s.recalibrate = recalibrate;
-        s.max_memory_bytes = max_memory.empty() ? 0 : parse_bytes(max_memory);
-        s.svg_path = svg_path;
-        s.html_path = html_path;
+        // every field named (a new one that is not set here is a warning), parsed in this order
+        const transformer_sweep_options s{
+            .model = model,
+            .hf_config = hf_config,
+            .phase = phase.empty() ? "prefill" : phase,
+            .device = device,
+            .dtype = dtype,
+            .cache = cache,
+            .to = to,
+            .batches = parse_batches(batches),
+            .kv_lens = kv_lens.empty() ? std::vector<std::int64_t>{} : parse_size_list(kv_lens, "--kv-len", 0),
+            .seq = seq,
+            .threads = threads,
+            .quick = quick,
+            .recalibrate = recalibrate,
+            .max_memory_bytes = max_memory.empty() ? 0 : parse_bytes(max_memory),
+            .svg_path = svg_path,
+            .html_path = html_path};
         return run_transformer_sweep(s, out);
     }
 
