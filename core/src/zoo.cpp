@@ -41,7 +41,34 @@ op maxpool(i64 k, i64 s, i64 p = 0, bool ceil = false) {
 }
 op adaptive(i64 h, i64 w) { return adaptive_avg_pool2d{{h, w}}; }
 
+/// VGG's and AlexNet's head: average pool to pool x pool, flatten, then classifier = fc 4096, relu, fc 4096, relu,
+/// fc 1000 with the first fc at index `first` (the dropouts, not modelled, take the indices between: AlexNet has one
+/// before each of its first two fcs, VGG one after each relu).
+void classifier_head(model_builder& b, i64 channels, i64 pool, int first) {
+    const auto at = [](int index) { return "classifier." + std::to_string(index); };
+    b.then("avgpool", adaptive(pool, pool));
+    b.then("flatten", flatten{});
+    b.then(at(first), fc(channels * pool * pool, 4096));
+    b.then(at(first + 1), relu{});
+    b.then(at(first + 3), fc(4096, 4096));
+    b.then(at(first + 4), relu{});
+    b.then(at(6), fc(4096, 1000));
+}
+
 // ------------------------------------------------------------------ ResNet
+/// The end of a residual block: `main` (the block's last layer) plus its input `x`, which a 1x1 conv and a batch
+/// norm ("downsample") bring to `out` channels and the block's stride where the shape changes; then the relu.
+void join_residual(model_builder& b, const std::string& p, const std::string& x, const std::string& main, i64 inplanes,
+                   i64 out, i64 stride, const std::string& relu_name) {
+    std::string identity = x;
+    if (stride != 1 || inplanes != out) {
+        b.add(p + "downsample.0", conv(inplanes, out, 1, stride), {x});
+        identity = b.then(p + "downsample.1", bn(out));
+    }
+    b.add(p + "add", add{}, {main, identity});
+    b.then(p + relu_name, relu{});
+}
+
 void basic_block(model_builder& b, const std::string& p, i64 inplanes, i64 planes, i64 stride) {
     const std::string x = b.current();
     b.then(p + "conv1", conv(inplanes, planes, 3, stride, 1));
@@ -49,13 +76,7 @@ void basic_block(model_builder& b, const std::string& p, i64 inplanes, i64 plane
     b.then(p + "relu1", relu{});
     b.then(p + "conv2", conv(planes, planes, 3, 1, 1));
     const std::string main = b.then(p + "bn2", bn(planes));
-    std::string identity = x;
-    if (stride != 1 || inplanes != planes) {
-        b.add(p + "downsample.0", conv(inplanes, planes, 1, stride), {x});
-        identity = b.then(p + "downsample.1", bn(planes));
-    }
-    b.add(p + "add", add{}, {main, identity});
-    b.then(p + "relu2", relu{});
+    join_residual(b, p, x, main, inplanes, planes, stride, "relu2");
 }
 
 void bottleneck(model_builder& b, const std::string& p, i64 inplanes, i64 planes, i64 stride) {
@@ -69,13 +90,7 @@ void bottleneck(model_builder& b, const std::string& p, i64 inplanes, i64 planes
     b.then(p + "relu2", relu{});
     b.then(p + "conv3", conv(planes, out, 1));
     const std::string main = b.then(p + "bn3", bn(out));
-    std::string identity = x;
-    if (stride != 1 || inplanes != out) {
-        b.add(p + "downsample.0", conv(inplanes, out, 1, stride), {x});
-        identity = b.then(p + "downsample.1", bn(out));
-    }
-    b.add(p + "add", add{}, {main, identity});
-    b.then(p + "relu3", relu{});
+    join_residual(b, p, x, main, inplanes, out, stride, "relu3");
 }
 
 model resnet(const std::string& name, const shape& in, bool bottleneck_blocks, std::vector<int> blocks) {
@@ -122,13 +137,7 @@ model vgg(const std::string& name, const shape& in, const std::vector<int>& cfg,
         b.then(f(idx++), relu{});
         channels = v;
     }
-    b.then("avgpool", adaptive(7, 7));
-    b.then("flatten", flatten{});
-    b.then("classifier.0", fc(512 * 7 * 7, 4096));
-    b.then("classifier.1", relu{});
-    b.then("classifier.3", fc(4096, 4096));
-    b.then("classifier.4", relu{});
-    b.then("classifier.6", fc(4096, 1000));
+    classifier_head(b, 512, 7, 0);
     return b.build();
 }
 
@@ -152,13 +161,7 @@ model alexnet(const shape& in) {
     b.then("features.10", conv(256, 256, 3, 1, 1, true));
     b.then("features.11", relu{});
     b.then("features.12", maxpool(3, 2));
-    b.then("avgpool", adaptive(6, 6));
-    b.then("flatten", flatten{});
-    b.then("classifier.1", fc(256 * 6 * 6, 4096));
-    b.then("classifier.2", relu{});
-    b.then("classifier.4", fc(4096, 4096));
-    b.then("classifier.5", relu{});
-    b.then("classifier.6", fc(4096, 1000));
+    classifier_head(b, 256, 6, 1);
     return b.build();
 }
 
