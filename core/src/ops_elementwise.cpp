@@ -63,13 +63,23 @@ RIDGELINE_UNARY_COMMON(neg)
 RIDGELINE_UNARY_COMMON(pow_op)
 #undef RIDGELINE_UNARY_COMMON
 
-relu relu::read(attribute_reader&) { return {}; }
-void relu::write(attribute_writer&) const {}
-std::int64_t relu::flops_per_element() const { return 1; }
-
-relu6 relu6::read(attribute_reader&) { return {}; }
-void relu6::write(attribute_writer&) const {}
-std::int64_t relu6::flops_per_element() const { return 1; }
+// The ops without attributes: nothing to read or write, a fixed FLOP count per element.
+#define RIDGELINE_NO_ATTRIBUTES(T, flops)                            \
+    T T::read(attribute_reader&) { return {}; }                      \
+    void T::write(attribute_writer&) const {}                        \
+    std::int64_t T::flops_per_element() const { return flops; }
+RIDGELINE_NO_ATTRIBUTES(relu, 1)
+RIDGELINE_NO_ATTRIBUTES(relu6, 1)
+RIDGELINE_NO_ATTRIBUTES(tanh_op, 1)
+RIDGELINE_NO_ATTRIBUTES(sigmoid, 3)
+RIDGELINE_NO_ATTRIBUTES(hardswish, 4)
+RIDGELINE_NO_ATTRIBUTES(hardsigmoid, 3)
+RIDGELINE_NO_ATTRIBUTES(silu, 4)
+RIDGELINE_NO_ATTRIBUTES(erf_op, 1)
+RIDGELINE_NO_ATTRIBUTES(sqrt_op, 1)
+RIDGELINE_NO_ATTRIBUTES(exp_op, 1)
+RIDGELINE_NO_ATTRIBUTES(neg, 1)
+#undef RIDGELINE_NO_ATTRIBUTES
 
 gelu gelu::read(attribute_reader& r) {
     gelu g;
@@ -81,35 +91,6 @@ void gelu::write(attribute_writer& w) const {
 }
 std::int64_t gelu::flops_per_element() const { return tanh_approximation ? 9 : 5; }
 
-tanh_op tanh_op::read(attribute_reader&) { return {}; }
-void tanh_op::write(attribute_writer&) const {}
-std::int64_t tanh_op::flops_per_element() const { return 1; }
-
-sigmoid sigmoid::read(attribute_reader&) { return {}; }
-void sigmoid::write(attribute_writer&) const {}
-std::int64_t sigmoid::flops_per_element() const { return 3; }
-
-hardswish hardswish::read(attribute_reader&) { return {}; }
-void hardswish::write(attribute_writer&) const {}
-std::int64_t hardswish::flops_per_element() const { return 4; }
-
-hardsigmoid hardsigmoid::read(attribute_reader&) { return {}; }
-void hardsigmoid::write(attribute_writer&) const {}
-std::int64_t hardsigmoid::flops_per_element() const { return 3; }
-
-silu silu::read(attribute_reader&) { return {}; }
-void silu::write(attribute_writer&) const {}
-std::int64_t silu::flops_per_element() const { return 4; }
-
-#define RIDGELINE_ONE_FLOP_FUNCTION(T)                               \
-    T T::read(attribute_reader&) { return {}; }                      \
-    void T::write(attribute_writer&) const {}                        \
-    std::int64_t T::flops_per_element() const { return 1; }
-RIDGELINE_ONE_FLOP_FUNCTION(erf_op)
-RIDGELINE_ONE_FLOP_FUNCTION(sqrt_op)
-RIDGELINE_ONE_FLOP_FUNCTION(exp_op)
-RIDGELINE_ONE_FLOP_FUNCTION(neg)
-#undef RIDGELINE_ONE_FLOP_FUNCTION
 
 pow_op pow_op::read(attribute_reader& r) {
     pow_op p;
