@@ -333,6 +333,12 @@ CLI::Validator file_name() {
                           "FILE");
 }
 
+void add_chart_options(CLI::App& cmd, std::string& svg_path, std::string& html_path, const std::string& svg_help,
+                       const std::string& html_help) {
+    cmd.add_option("--svg", svg_path, svg_help)->check(file_name());
+    cmd.add_option("--html", html_path, html_help)->check(file_name());
+}
+
 void output_options::add_to(CLI::App& cmd, const std::vector<std::string>& formats) {
     cmd.add_option("--format,-f", format_name, "Output format")->check(CLI::IsMember(formats));
     cmd.add_option("--output,-o", output,

@@ -102,6 +102,11 @@ CLI::Validator byte_count();
 /// A CLI11 check for a file to write (--output, --svg, --html): not an empty name.
 CLI::Validator file_name();
 
+/// --svg FILE and --html FILE, in that order, each checked by file_name: the roofline chart and the
+/// self-contained HTML page a command also writes, with the command's own help text for each.
+void add_chart_options(CLI::App& cmd, std::string& svg_path, std::string& html_path, const std::string& svg_help,
+                       const std::string& html_help);
+
 /// A CLI11 check for a real-valued option: a finite number in [lo, hi]. (CLI::Range alone lets "nan"
 /// through, since every comparison with NaN is false.)
 CLI::Validator finite_range(double lo, double hi);

@@ -40,10 +40,8 @@ void register_compare(CLI::App& cli, runner_list& runners) {
     auto [cmd, sub] = add_command<compare_command>(cli, runners, "compare", "Profile reports of the same model side by side (the first is the baseline)");
     // a missing file is reported when it is read, in ridgeline's own words (core::read_regular_file), exit 1
     sub->add_option("reports", cmd->files, "Profile JSON files (ridgeline profile --format json --output FILE)");
-    sub->add_option("--svg", cmd->svg_path, "Write one roofline chart with every run's roofs and points")
-        ->check(file_name());
-    sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page: the chart beside the comparison")
-        ->check(file_name());
+    add_chart_options(*sub, cmd->svg_path, cmd->html_path, "Write one roofline chart with every run's roofs and points",
+                      "Write a self-contained HTML page: the chart beside the comparison");
     cmd->out.add_to(*sub, {"table", "json"});
 }
 

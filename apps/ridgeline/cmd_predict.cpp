@@ -140,10 +140,9 @@ void register_predict(CLI::App& cli, runner_list& runners) {
     sub->add_flag("--list-targets", cmd->list_targets, "Print the datasheet entries --to accepts");
     sub->add_option("--cache", cmd->cache, "Judge the target with a hot or cold cache (default: the source's)")
         ->check(CLI::IsMember({"hot", "cold"}));
-    sub->add_option("--svg", cmd->svg_path, "Write a roofline chart with both devices' roofs and each layer's point")
-        ->check(file_name());
-    sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page: the chart beside the prediction")
-        ->check(file_name());
+    add_chart_options(*sub, cmd->svg_path, cmd->html_path,
+                      "Write a roofline chart with both devices' roofs and each layer's point",
+                      "Write a self-contained HTML page: the chart beside the prediction");
     cmd->model.add_to(*sub);
     cmd->model.add_fuse_to(*sub);
     cmd->sub_ = sub;

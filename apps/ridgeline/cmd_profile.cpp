@@ -345,10 +345,8 @@ void register_profile(CLI::App& cli, runner_list& runners) {
                     "Skip (with the reason) any layer needing more than this many bytes, e.g. 512MB, 8GB (powers of "
                     "1000) or 8GiB (of 1024); a KV cache larger than this is refused (default: what the device has free)")
         ->check(byte_count());
-    sub->add_option("--svg", cmd->svg_path, "Also write the roofline chart as an SVG file")
-        ->check(file_name());
-    sub->add_option("--html", cmd->html_path, "Also write one self-contained HTML page: the chart beside the table")
-        ->check(file_name());
+    add_chart_options(*sub, cmd->svg_path, cmd->html_path, "Also write the roofline chart as an SVG file",
+                      "Also write one self-contained HTML page: the chart beside the table");
     sub->add_option("--trace", cmd->trace_path,
                     "Also write the end-to-end pass as Chrome trace events (Perfetto, chrome://tracing): a slice per "
                     "layer per traced pass; gzip when FILE ends in .gz")

@@ -379,10 +379,8 @@ void register_sweep(CLI::App& cli, runner_list& runners) {
                     "With --phase: memory the run may use (default: what the device has free); a KV cache larger than "
                     "this is refused before anything runs, a step that does not fit skips its end-to-end pass")
         ->check(byte_count());
-    sub->add_option("--svg", cmd->svg_path, "Write the roofline chart of the sweep as SVG")
-        ->check(file_name());
-    sub->add_option("--html", cmd->html_path, "Write a self-contained HTML page of the sweep")
-        ->check(file_name());
+    add_chart_options(*sub, cmd->svg_path, cmd->html_path, "Write the roofline chart of the sweep as SVG",
+                      "Write a self-contained HTML page of the sweep");
     cmd->out.add_to(*sub, {"table", "json"});
     sub->footer("Examples:\n  ridgeline sweep --layer \"linear:in_features=256,out_features=256\" --batch 1,8,32,128,512\n"
                 "  ridgeline sweep --model llama-3.2-1b --phase decode --kv-len 1024 --batch 1,4,16,64,256 --to h100");
