@@ -194,7 +194,7 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::attention& op) 
     } else if (la.input_shapes.size() == 4) {
         const core::shape& ms = la.input_shapes[3];
         const memory m = to_layout(la.layer.inputs[3], plain_md(to_dims(ms), memory::data_type::f32));
-        const dims st = broadcast_strides(to_dims(ms), 4);
+        const dims st = core::broadcast_strides(to_dims(ms), dims{batch, heads, sq, skv});
         steps_.push_back({{}, {}, [scores, m, st, batch, heads, sq, skv] {
                               auto* s = static_cast<float*>(scores.get_data_handle());
                               const auto* mp = static_cast<const float*>(m.get_data_handle());

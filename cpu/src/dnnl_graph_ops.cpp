@@ -261,7 +261,7 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::where_op&) {
     for (std::size_t k = 0; k < 3; ++k) {
         const dims s = to_dims(la.input_shapes[k]);
         in.push_back(to_layout(la.layer.inputs[k], plain_md(s, dt)));
-        strides.push_back(broadcast_strides(s, out.size()));
+        strides.push_back(core::broadcast_strides(s, out));  // NumPy broadcasting, by stride 0
     }
     const strided_shape sh = coalesce(out, strides);
     memory y(plain_md(out, dt), engine_);

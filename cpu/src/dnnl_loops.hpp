@@ -167,19 +167,6 @@ inline strided_shape coalesce(const dims& d, const std::vector<dims>& s) {
     return out;
 }
 
-/// Element strides of a dense row-major tensor of dims `s` read broadcast into `rank` dimensions (NumPy's rule:
-/// aligned from the right; a dimension of size 1, and a missing leading one, read with stride 0).
-inline dims broadcast_strides(const dims& s, std::size_t rank) {
-    dims st(rank, 0);
-    std::int64_t unit = 1;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const std::size_t din = s.size() - 1 - i, dout = rank - 1 - i;
-        st[dout] = s[din] == 1 ? 0 : unit;
-        unit *= s[din];
-    }
-    return st;
-}
-
 /// The rows of an output of dims `d` (every dimension but the innermost), each cut into pieces of at most
 /// `max_piece` elements so that a few long rows still split over the threads. Calls fn(index, j0, j1) for every
 /// piece, `index` its row's outer index (d.size() - 1 entries), [j0, j1) its columns; the pieces are split statically
