@@ -96,7 +96,7 @@ void index_gather(const T* x, T* y, const dims& out, const std::vector<std::vect
             const i64 lo = std::max(s.lo, j0), hi = std::min(s.hi, j1);
             switch (s.kind) {
                 case segment::copy:  // streamed past the last-level cache (dnnl_loops.hpp); fills and gathers not:
-                                     // on the Zen 4 VM they ran 1.2-1.7x slower streamed (docs/performance.md)
+                                     // on the Zen 4 VM they ran 1.2-1.5x slower streamed (docs/performance.md)
                     if (stream)
                         stream_bytes(row + lo, src + s.src + (lo - s.lo), (hi - lo) * static_cast<i64>(sizeof(T)));
                     else
