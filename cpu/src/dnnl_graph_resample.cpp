@@ -3,9 +3,10 @@
 // - pad, expand, and nearest interpolation that is not an integer upscale: "ridgeline index gather", one table of source
 //   offsets per output dimension (core::resample_coordinates for interpolate), rows split over OpenMP threads
 //   (dnnl_loops.hpp), the innermost table cut once into copies of contiguous runs, splats of a repeated element,
-//   fill stretches and element-by-element gathers;
+//   fill stretches and element-by-element gathers (vectorised where 16 outputs read within 32 source elements:
+//   dnnl_window_gather.hpp);
 // - bilinear: "ridgeline bilinear loop", float32, the same tables, separable (each source row resampled along the
-//   width once, then the output rows blended from two of them; oneDNN's linear resampling computes the source
+//   width once, by the same vectorised gathers, then the output rows blended from two of them; oneDNN's linear resampling computes the source
 //   coordinate as (o + 0.5) * in / out - 0.5, PyTorch as (in / out) * (o + 0.5) - 0.5, both in float32: at a few
 //   thousand pixels the weights differ by 1e-3, a relative error of 4e-4 on a 7000-wide row);
 // - oneDNN's resampling_forward for nearest with integer upscale factors, where its round((o + 0.5) / F - 0.5) is
@@ -17,6 +18,7 @@
 
 #include "dnnl_graph.hpp"
 #include "dnnl_loops.hpp"
+#include "dnnl_window_gather.hpp"
 #include "ridgeline/core/error.hpp"
 
 namespace ridgeline::cpu::dnnl_detail {
@@ -74,6 +76,9 @@ void index_gather(const T* x, T* y, const dims& out, const std::vector<std::vect
     i64 n = 1;
     for (const i64 v : out) n *= v;
     const bool stream = stream_output(n * static_cast<i64>(sizeof(T)));
+    const window_blocks windows = make_window_blocks({last}, inner);
+    // the scalar gather (2-byte elements, or no AVX-512F) streamed ran slower than plain: only the vectorised streams
+    const bool stream_gather = stream && sizeof(T) == 4 && window_gather_vectorised();
     for_each_piece(out, loop_piece, [&](const std::vector<i64>& index, i64 j0, i64 j1) {
         i64 base = 0, row_index = 0;
         bool outside = false;
@@ -95,8 +100,9 @@ void index_gather(const T* x, T* y, const dims& out, const std::vector<std::vect
             const segment& s = *it;
             const i64 lo = std::max(s.lo, j0), hi = std::min(s.hi, j1);
             switch (s.kind) {
-                case segment::copy:  // streamed past the last-level cache (dnnl_loops.hpp); fills and gathers not:
-                                     // on the Zen 4 VM they ran 1.2-1.5x slower streamed (docs/performance.md)
+                case segment::copy:  // streamed past the last-level cache (dnnl_loops.hpp), as the gathers; fills
+                                     // and splats not: on the Zen 4 VM they ran 1.2-1.5x slower streamed
+                                     // (docs/performance.md)
                     if (stream)
                         stream_bytes(row + lo, src + s.src + (lo - s.lo), (hi - lo) * static_cast<i64>(sizeof(T)));
                     else
@@ -108,9 +114,15 @@ void index_gather(const T* x, T* y, const dims& out, const std::vector<std::vect
                 case segment::fill:
                     std::fill(row + lo, row + hi, fill);
                     break;
-                case segment::gather:
+                case segment::gather:  // vectorised: made in L1 and streamed (write_run), docs/performance.md
+                    write_run(row, lo, hi, stream_gather, [&](T* o, i64 g0, i64 g1) {
+                        if constexpr (sizeof(T) == 4) {
+                            gather_u32(src, last, windows, o, g0, g1);
+                        } else {
 #pragma omp simd
-                    for (i64 j = lo; j < hi; ++j) row[j] = src[last[j]];
+                            for (i64 j = g0; j < g1; ++j) o[j - g0] = src[last[j]];
+                        }
+                    });
                     break;
             }
         }
@@ -130,15 +142,13 @@ void bilinear(const float* x, float* y, i64 planes, i64 ih, i64 iw, const core::
     const i64 *c0 = cols.index0.data(), *c1 = cols.index1.data();
     const float* w1 = cols.lambda.data();
     const bool stream = stream_output(planes * oh * ow * static_cast<i64>(sizeof(float)));
+    const window_blocks windows = make_window_blocks({c0, c1}, ow);
 #pragma omp parallel
     {
         std::vector<float> ra(static_cast<std::size_t>(ow)), rb(static_cast<std::size_t>(ow));
         i64 ka = -1, kb = -1;  // the source rows (plane * ih + row) that ra and rb hold
         auto resample = [&](i64 k, std::vector<float>& dst) {
-            const float* a = x + k * iw;
-            float* o = dst.data();
-#pragma omp simd
-            for (i64 c = 0; c < ow; ++c) o[c] = (1 - w1[c]) * a[c0[c]] + w1[c] * a[c1[c]];
+            lerp_gather(x + k * iw, c0, c1, w1, windows, dst.data(), 0, ow);
         };
 #pragma omp for schedule(static)
         for (i64 item = 0; item < planes * blocks; ++item) {

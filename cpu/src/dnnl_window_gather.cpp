@@ -1,0 +1,147 @@
+// Vectorised table gathers (dnnl_window_gather.hpp). Compiled with -ffp-contract=off (cpu/CMakeLists.txt), so that
+// the bilinear blend's multiplies and adds stay separate roundings in both paths.
+#include "dnnl_window_gather.hpp"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define RIDGELINE_WINDOW_AVX512 1
+#else
+#define RIDGELINE_WINDOW_AVX512 0
+#endif
+
+#include <algorithm>
+
+namespace ridgeline::cpu::dnnl_detail {
+
+namespace {
+
+using i64 = std::int64_t;
+constexpr i64 lanes = window_blocks::lanes;
+
+#if RIDGELINE_WINDOW_AVX512
+/// The window of block k as two vectors of 16 elements, each element loaded only where `reads` says an entry reads
+/// it (masked loads: nothing past the source is touched, AVX-512's fault suppression).
+struct window_pair {
+    __m512i lo, hi;
+};
+__attribute__((target("avx512f"))) inline window_pair load_window(const void* first, std::uint32_t reads) {
+    const auto* p = static_cast<const std::uint32_t*>(first);
+    return {_mm512_maskz_loadu_epi32(static_cast<__mmask16>(reads & 0xffffu), p),
+            _mm512_maskz_loadu_epi32(static_cast<__mmask16>(reads >> 16), p + lanes)};
+}
+
+/// gather_u32's full blocks from j (a multiple of lanes) while a whole block fits before j1; returns where it stopped.
+__attribute__((target("avx512f"))) i64 gather_u32_blocks(const std::uint32_t* src, const std::int64_t* index,
+                                                          const window_blocks& w, std::uint32_t* out, i64 j0, i64 j,
+                                                          i64 j1) {
+    for (; j + lanes <= j1; j += lanes) {
+        const auto k = static_cast<std::size_t>(j / lanes);
+        if (w.base[k] < 0) {
+            for (i64 i = j; i < j + lanes; ++i) out[i - j0] = src[index[i]];
+            continue;
+        }
+        const window_pair v = load_window(src + w.base[k], w.reads[k]);
+        const __m512i idx = _mm512_loadu_si512(w.rel.data() + k * lanes);
+        _mm512_storeu_si512(out + (j - j0), _mm512_permutex2var_epi32(v.lo, idx, v.hi));
+    }
+    return j;
+}
+
+/// lerp_gather's full blocks, as gather_u32_blocks.
+__attribute__((target("avx512f"))) i64 lerp_blocks(const float* a, const std::int64_t* i0, const std::int64_t* i1,
+                                                    const float* w1, const window_blocks& w, float* out, i64 c0, i64 c,
+                                                    i64 c1) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    for (; c + lanes <= c1; c += lanes) {
+        const auto k = static_cast<std::size_t>(c / lanes);
+        if (w.base[k] < 0) {
+            for (i64 i = c; i < c + lanes; ++i) out[i - c0] = (1 - w1[i]) * a[i0[i]] + w1[i] * a[i1[i]];
+            continue;
+        }
+        const window_pair v = load_window(a + w.base[k], w.reads[k]);
+        const std::int32_t* rel = w.rel.data() + k * 2 * lanes;
+        const __m512 x0 = _mm512_castsi512_ps(_mm512_permutex2var_epi32(v.lo, _mm512_loadu_si512(rel), v.hi));
+        const __m512 x1 = _mm512_castsi512_ps(_mm512_permutex2var_epi32(v.lo, _mm512_loadu_si512(rel + lanes), v.hi));
+        const __m512 t = _mm512_loadu_ps(w1 + c);
+        const __m512 r = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(one, t), x0), _mm512_mul_ps(t, x1));
+        _mm512_storeu_ps(out + (c - c0), r);
+    }
+    return c;
+}
+#endif
+
+/// The first multiple of lanes at or after j, not past end.
+i64 block_start(i64 j, i64 end) { return std::min(end, (j + lanes - 1) / lanes * lanes); }
+
+}  // namespace
+
+window_blocks make_window_blocks(const std::vector<const std::int64_t*>& tables, std::int64_t n) {
+    window_blocks w;
+    w.tables = static_cast<i64>(tables.size());
+    const i64 blocks = std::max<i64>(0, n / lanes);
+    w.base.assign(static_cast<std::size_t>(blocks), -1);
+    w.rel.assign(static_cast<std::size_t>(blocks * w.tables * lanes), 0);
+    w.reads.assign(static_cast<std::size_t>(blocks), 0);
+    for (i64 k = 0; k < blocks; ++k) {
+        i64 lo = tables.empty() ? -1 : tables[0][k * lanes], hi = lo;
+        for (const std::int64_t* t : tables)
+            for (i64 j = k * lanes; j < (k + 1) * lanes; ++j) {
+                lo = std::min(lo, t[j]);
+                hi = std::max(hi, t[j]);
+            }
+        if (lo < 0 || hi - lo >= window_blocks::window) continue;
+        const auto kk = static_cast<std::size_t>(k);
+        w.base[kk] = lo;
+        for (std::size_t t = 0; t < tables.size(); ++t)
+            for (i64 j = 0; j < lanes; ++j) {
+                const auto r = static_cast<std::int32_t>(tables[t][k * lanes + j] - lo);
+                w.rel[(kk * tables.size() + t) * static_cast<std::size_t>(lanes) + static_cast<std::size_t>(j)] = r;
+                w.reads[kk] |= 1u << r;
+            }
+    }
+    return w;
+}
+
+bool& window_gather_allowed() {
+    static bool allowed = true;
+    return allowed;
+}
+
+bool window_gather_vectorised() {
+#if RIDGELINE_WINDOW_AVX512
+    static const bool avx512f = __builtin_cpu_supports("avx512f");
+    return avx512f && window_gather_allowed();
+#else
+    return false;
+#endif
+}
+
+void gather_u32(const std::uint32_t* src, const std::int64_t* index, const window_blocks& w, std::uint32_t* out,
+                std::int64_t j0, std::int64_t j1) {
+    i64 j = j0;
+#if RIDGELINE_WINDOW_AVX512
+    if (window_gather_vectorised()) {
+        for (; j < block_start(j0, j1); ++j) out[j - j0] = src[index[j]];
+        j = gather_u32_blocks(src, index, w, out, j0, j, j1);
+    }
+#else
+    (void)w;
+#endif
+    for (; j < j1; ++j) out[j - j0] = src[index[j]];
+}
+
+void lerp_gather(const float* a, const std::int64_t* i0, const std::int64_t* i1, const float* w1,
+                 const window_blocks& w, float* out, std::int64_t c0, std::int64_t c1) {
+    i64 c = c0;
+#if RIDGELINE_WINDOW_AVX512
+    if (window_gather_vectorised()) {
+        for (; c < block_start(c0, c1); ++c) out[c - c0] = (1 - w1[c]) * a[i0[c]] + w1[c] * a[i1[c]];
+        c = lerp_blocks(a, i0, i1, w1, w, out, c0, c, c1);
+    }
+#else
+    (void)w;
+#endif
+    for (; c < c1; ++c) out[c - c0] = (1 - w1[c]) * a[i0[c]] + w1[c] * a[i1[c]];
+}
+
+}  // namespace ridgeline::cpu::dnnl_detail

@@ -1,0 +1,150 @@
+// The vectorised table gathers of the resampling loops (cpu/src/dnnl_window_gather.hpp): which blocks of 16 outputs
+// are windowed, and the vectorised path (AVX-512F, where this CPU has it) against the scalar path and against the
+// formula, bit for bit, on every alignment of a range, with the source ending at an inaccessible page so that a
+// load past the window's last read element would fault.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "dnnl_window_gather.hpp"  // cpu/src
+
+using namespace ridgeline::cpu::dnnl_detail;
+using i64 = std::int64_t;
+
+namespace {
+
+/// n elements that end where an inaccessible page starts (mmap, mprotect): reading past them faults.
+template <class T>
+class guarded {
+public:
+    explicit guarded(i64 n) : page_(sysconf(_SC_PAGESIZE)) {
+        const auto bytes = static_cast<std::size_t>(n) * sizeof(T);
+        pages_ = (bytes + page_ - 1) / page_ + 1;
+        base_ = mmap(nullptr, pages_ * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (base_ == MAP_FAILED) throw std::runtime_error("mmap failed");
+        char* guard = static_cast<char*>(base_) + (pages_ - 1) * page_;
+        mprotect(guard, page_, PROT_NONE);
+        data_ = reinterpret_cast<T*>(guard - bytes);
+    }
+    guarded(const guarded&) = delete;
+    guarded& operator=(const guarded&) = delete;
+    ~guarded() { munmap(base_, pages_ * page_); }
+    T* data() { return data_; }
+
+private:
+    std::size_t page_, pages_ = 0;
+    void* base_ = nullptr;
+    T* data_ = nullptr;
+};
+
+/// Sets window_gather_allowed() for a scope.
+struct allowed_scope {
+    explicit allowed_scope(bool v) : old(window_gather_allowed()) { window_gather_allowed() = v; }
+    ~allowed_scope() { window_gather_allowed() = old; }
+    bool old;
+};
+
+/// PyTorch's nearest table (floor(j * in / out), as float32 scale) and bilinear's two taps and weight (align_corners
+/// false: x = (j + 0.5) * in / out - 0.5 clamped at 0, i1 = min(i0 + 1, in - 1)), for out outputs of in inputs.
+struct taps {
+    std::vector<i64> nearest, i0, i1;
+    std::vector<float> w1;
+};
+taps make_taps(i64 in, i64 out) {
+    taps t;
+    const float scale = static_cast<float>(in) / static_cast<float>(out);
+    for (i64 j = 0; j < out; ++j) {
+        t.nearest.push_back(std::min(in - 1, static_cast<i64>(static_cast<float>(j) * scale)));
+        const float x = std::max(0.0f, (static_cast<float>(j) + 0.5f) * scale - 0.5f);
+        const i64 a = std::min(in - 1, static_cast<i64>(x));
+        t.i0.push_back(a);
+        t.i1.push_back(std::min(a + 1, in - 1));
+        t.w1.push_back(x - static_cast<float>(a));
+    }
+    return t;
+}
+
+/// gather_u32 and lerp_gather over every range [j0, j1) with j0 in 0..17 and j1 in the last 17 entries, vectorised
+/// (where the CPU can) and scalar, each against the formula evaluated here.
+void expect_paths_agree(i64 in, i64 out) {
+    SCOPED_TRACE(std::to_string(in) + " -> " + std::to_string(out));
+    const taps t = make_taps(in, out);
+    guarded<float> src(in);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    for (i64 i = 0; i < in; ++i) src.data()[i] = u(rng);
+    const auto* bits = reinterpret_cast<const std::uint32_t*>(src.data());
+    const window_blocks near = make_window_blocks({t.nearest.data()}, out);
+    const window_blocks lerp = make_window_blocks({t.i0.data(), t.i1.data()}, out);
+    std::vector<std::uint32_t> g(static_cast<std::size_t>(out));
+    std::vector<float> l(static_cast<std::size_t>(out));
+    for (const bool vectorised : {true, false}) {
+        const allowed_scope scope(vectorised);
+        for (i64 j0 = 0; j0 < std::min<i64>(out, 18); ++j0)
+            for (i64 j1 = std::max(j0, out - 17); j1 <= out; ++j1) {
+                gather_u32(bits, t.nearest.data(), near, g.data(), j0, j1);
+                lerp_gather(src.data(), t.i0.data(), t.i1.data(), t.w1.data(), lerp, l.data(), j0, j1);
+                for (i64 j = j0; j < j1; ++j) {
+                    const auto k = static_cast<std::size_t>(j - j0);
+                    ASSERT_EQ(g[k], bits[t.nearest[static_cast<std::size_t>(j)]]) << "nearest at " << j;
+                    const auto s = static_cast<std::size_t>(j);
+                    const float want = (1 - t.w1[s]) * src.data()[t.i0[s]] + t.w1[s] * src.data()[t.i1[s]];
+                    std::uint32_t a, b;
+                    std::memcpy(&a, &l[k], 4);
+                    std::memcpy(&b, &want, 4);
+                    ASSERT_EQ(a, b) << "bilinear at " << j << " of [" << j0 << ", " << j1 << ")";
+                }
+            }
+    }
+}
+
+}  // namespace
+
+// 1.5x nearest upsampling (512 -> 768, floor(j * 2 / 3)): block 0 (outputs 0..15) reads sources 0..10, base 0, so 11
+// window elements (reads 0x7ff); block 1 (16..31) reads 10..20 (floor(16 * 2 / 3) = 10, floor(31 * 2 / 3) = 20),
+// base 10, reads 0x7ff again. Entries 32..47 set to 0 and 100: a span of 100 >= 32, not windowed; entries 48..63
+// with one -1 (a fill): not windowed; the partial block 64..69: not a block at all (70 / 16 = 4 blocks).
+TEST(WindowGather, BlocksHoldTheirWindowOrFallBack) {
+    std::vector<i64> t;
+    for (i64 j = 0; j < 70; ++j) t.push_back(j * 2 / 3);
+    for (i64 j = 32; j < 48; ++j) t[static_cast<std::size_t>(j)] = j % 2 == 0 ? 0 : 100;
+    t[50] = -1;
+    const window_blocks w = make_window_blocks({t.data()}, 70);
+    ASSERT_EQ(w.base.size(), 4u);
+    EXPECT_EQ(w.base[0], 0);
+    EXPECT_EQ(w.reads[0], 0x7ffu);
+    EXPECT_EQ(w.rel[15], 10);  // floor(15 * 2 / 3) = 10
+    EXPECT_EQ(w.base[1], 10);
+    EXPECT_EQ(w.reads[1], 0x7ffu);
+    EXPECT_EQ(w.rel[16], 0);  // entry 16: 10 - 10
+    EXPECT_EQ(w.base[2], -1);
+    EXPECT_EQ(w.base[3], -1);
+}
+
+// Two tables share a block's window: bilinear's taps i0 and i1 = i0 + 1 (a 1.5x upsample reads 0..10 in block 0:
+// output 15's source coordinate is 15.5 * 2 / 3 - 0.5 = 9.83, so i0 = 9 and i1 = 10), the second table's offsets
+// after the first's.
+TEST(WindowGather, TwoTablesShareOneWindow) {
+    const taps t = make_taps(512, 768);
+    const window_blocks w = make_window_blocks({t.i0.data(), t.i1.data()}, 768);
+    ASSERT_EQ(w.base.size(), 48u);
+    EXPECT_EQ(w.base[0], 0);
+    EXPECT_EQ(w.rel[15], 9);        // i0 of output 15
+    EXPECT_EQ(w.rel[16 + 15], 10);  // i1 of output 15
+    EXPECT_EQ(w.reads[0], 0x7ffu);  // sources 0..10
+}
+
+// Upsampling (1.5x, 3x, 7 -> 1000: one source element for ~143 outputs), downsampling by less than 2 (windowed) and
+// by 3 (every block spans 45 sources: scalar), rows shorter than a block and a source of one element. Each with the
+// source ending at an inaccessible page: the last window reads up to the source's last element and no further.
+TEST(WindowGather, VectorisedAndScalarPathsAgreeBitForBit) {
+    for (const auto& [in, out] : std::vector<std::pair<i64, i64>>{
+             {512, 768}, {100, 300}, {7, 1000}, {300, 200}, {300, 100}, {5, 9}, {1, 40}, {37, 37}})
+        expect_paths_agree(in, out);
+    RecordProperty("vectorised", window_gather_vectorised() ? "avx512f" : "scalar only (no AVX-512F)");
+}
