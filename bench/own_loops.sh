@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ridgeline's own CPU loops (where oneDNN 2.6.3 has no primitive) on large tensors, beside the DRAM level's STREAM:
 # each op's achieved GB/s (its minimal bytes, the layer's `bytes`: every input at its own size read once and the
-# output written once, over its median) as a % of STREAM copy and triad and of the DRAM bandwidth roof
-# (`ridgeline ceilings --format json`: copy_gbs, triad_gbs, bandwidth_gbs; docs/roofline.md). Every working set here
+# output written once, over its median) as a % of STREAM copy, of the DRAM bandwidth roof (`ridgeline ceilings
+# --format json`: copy_gbs, read_gbs, bandwidth_gbs; docs/roofline.md) and of the bound for the op's own mix of
+# reads and writes (%mix, derived in the table's script below). Every working set here
 # is past 4x the caches (the DRAM level) on a 2-core Zen 4 VM (32 MiB L3); the reductions and the embedding gather
 # run oneDNN's reduction and a memcpy per row, for comparison.
 # Binaries are interleaved op by op and round by round (this VM's neighbours move times by up to 2x from one minute to
@@ -66,13 +67,21 @@ cs = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(out, "ceilings.*
 cs = [c.get("ceilings", c) for c in cs]
 for k in ("copy_gbs", "triad_gbs", "bandwidth_gbs"):
     print(f"{k} by round: " + ", ".join(f"{c[k]:.1f}" for c in cs))
-copy, triad, roof = (max(c[k] for c in cs) for k in ("copy_gbs", "triad_gbs", "bandwidth_gbs"))
-print(f"DRAM level, best round: STREAM copy {copy:.1f} GB/s, triad {triad:.1f} GB/s, roof (bandwidth_gbs) {roof:.1f} GB/s")
+copy, triad, roof, read = (max(c[k] for c in cs) for k in ("copy_gbs", "triad_gbs", "bandwidth_gbs", "read_gbs"))
+print(f"DRAM level, best round: STREAM copy {copy:.1f} GB/s, triad {triad:.1f} GB/s, read {read:.1f} GB/s, "
+      f"roof (bandwidth_gbs) {roof:.1f} GB/s")
+# The bound for an op's own mix of reads and writes (%mix): its bytes read at the read bandwidth plus its bytes
+# written at the write bandwidth, the two in turn (one memory bus). The write bandwidth is derived from STREAM copy
+# (8 bytes read and 8 written an element, non-temporal stores): 16 / copy = 8 / read + 8 / write, so
+# 1 / write = 2 / copy - 1 / read. A copy-like op cannot pass copy_gbs, so the roof (the read kernel's) over-asks it.
+inv_write = 2 / copy - 1 / read
+write = 1 / inv_write if inv_write > 0 else float("inf")
+print(f"derived write bandwidth: {write:.1f} GB/s (%mix: bytes read / read + bytes written / write)")
 for k, b in enumerate(bins):
     print(f"binary {k}: {b}")
 head = f"{'op':<14}{'MB':>8}"
 for k in range(len(bins)):
-    head += f" | {k}: {'ms':>8} {'GB/s':>6} {'%copy':>6} {'%triad':>6} {'%roof':>6}"
+    head += f" | {k}: {'ms':>8} {'GB/s':>6} {'%copy':>6} {'%roof':>6} {'%mix':>5}"
 print(head + " | implementation")
 names = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(os.path.join(out, "*.0.*.json"))},
                key=lambda n: min(os.path.getmtime(p) for p in glob.glob(os.path.join(out, n + ".0.*.json"))))
@@ -82,12 +91,14 @@ for n in names:
         layers = [json.load(open(p))["layers"][0] for p in glob.glob(os.path.join(out, f"{n}.{k}.*.json"))]
         timed = [l for l in layers if l.get("time")]
         if not timed:
-            line += f" | {k}: {'-':>8} {'':>6} {'':>6} {'':>6} {'':>6}"
+            line += f" | {k}: {'-':>8} {'':>6} {'':>6} {'':>6} {'':>5}"
             continue
         ms = min(l["time"]["median_ms"] for l in timed)
         mb = timed[0]["bytes"] / 1e6
         gbs = timed[0]["bytes"] / ms / 1e6
-        line += f" | {k}: {ms:8.2f} {gbs:6.1f} {100 * gbs / copy:6.0f} {100 * gbs / triad:6.0f} {100 * gbs / roof:6.0f}"
+        written = timed[0]["activation_bytes"]  # the output, written once
+        mix_ms = (timed[0]["bytes"] - written) / read / 1e6 + written / write / 1e6
+        line += f" | {k}: {ms:8.2f} {gbs:6.1f} {100 * gbs / copy:6.0f} {100 * gbs / roof:6.0f} {100 * mix_ms / ms:5.0f}"
         impl = timed[0].get("implementation", "")
     print(f"{n:<14}{mb:8.0f}{line} | {impl}")
 PY
