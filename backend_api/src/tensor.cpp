@@ -44,6 +44,54 @@ host_tensor broadcast_to(const host_tensor& t, const core::shape& dims) {
     return out;
 }
 
+folded_conv fold_batch_norm(const host_tensor& weight, const std::vector<float>& bias, const std::vector<float>& mean,
+                            const std::vector<float>& var, const std::vector<float>& gamma,
+                            const std::vector<float>& beta, double eps) {
+    if (weight.dims.rank() == 0) throw core::error("fold_batch_norm: the convolution's weight has no dimensions");
+    const std::int64_t channels = weight.dims[0];
+    const auto n = static_cast<std::size_t>(channels);
+    auto check = [&](const std::vector<float>& v, const char* what, bool optional) {
+        if ((optional && v.empty()) || v.size() == n) return;
+        throw core::error(std::string("fold_batch_norm: ") + what + " has " + std::to_string(v.size()) +
+                          " values for a convolution of " + std::to_string(channels) + " output channels");
+    };
+    check(bias, "the convolution's bias", true);
+    check(mean, "running_mean", false);
+    check(var, "running_var", false);
+    check(gamma, "the batch norm's weight (gamma)", true);
+    check(beta, "the batch norm's bias (beta)", true);
+    std::vector<double> s(n);
+    for (std::size_t c = 0; c < n; ++c) {
+        const double g = gamma.empty() ? 1.0 : gamma[c];
+        s[c] = g / std::sqrt(static_cast<double>(var[c]) + eps);
+    }
+    folded_conv f{weight, host_tensor{core::shape({channels}), std::vector<float>(n)}};
+    const std::size_t per_channel = n ? f.weight.data.size() / n : 0;
+    for (std::size_t i = 0; i < f.weight.data.size(); ++i)
+        f.weight.data[i] = static_cast<float>(f.weight.data[i] * s[i / per_channel]);
+    for (std::size_t c = 0; c < n; ++c) {
+        const double b = bias.empty() ? 0.0 : bias[c];
+        const double shift = beta.empty() ? 0.0 : beta[c];
+        f.bias.data[c] = static_cast<float>((b - mean[c]) * s[c] + shift);
+    }
+    return f;
+}
+
+folded_conv fold_batch_norm(const graph_data& data, const core::layer& conv_layer, const core::layer& bn_layer) {
+    const auto* conv = std::get_if<core::conv2d>(&conv_layer.op);
+    const auto* bn = std::get_if<core::batch_norm2d>(&bn_layer.op);
+    if (!conv) throw core::error(core::where(conv_layer) + ": a batch norm folds into a conv2d only");
+    if (!bn) throw core::error(core::where(bn_layer) + ": only a batch_norm2d folds into a convolution");
+    auto param = [&](const core::layer& l, const std::string& name) -> const std::vector<float>& {
+        return data.tensors.at(param_key(l, name)).data;
+    };
+    static const std::vector<float> none;
+    return fold_batch_norm(data.tensors.at(param_key(conv_layer, "weight")), conv->bias ? param(conv_layer, "bias") : none,
+                           param(bn_layer, "running_mean"), param(bn_layer, "running_var"),
+                           bn->affine ? param(bn_layer, "weight") : none, bn->affine ? param(bn_layer, "bias") : none,
+                           bn->eps);
+}
+
 namespace {
 
 /// Round a float to `mantissa_bits` explicit mantissa bits, nearest-even (bf16: 7, fp16/tf32: 10).

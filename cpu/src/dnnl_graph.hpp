@@ -181,8 +181,8 @@ private:
     /// A group (core/fusion.hpp) as its producer's primitive: a folded batch norm in its weights and bias, the sum
     /// and activations as post-ops.
     void add_fused(const core::layer_analysis& la);
-    void fold_batch_norm(const core::layer& conv_layer, const core::conv2d& conv, const core::layer& bn_layer,
-                         const core::batch_norm2d& bn);
+    /// The batch norm after the group's convolution folded into its weight and bias (folded_).
+    void fold_batch_norm(const core::layer& conv_layer, const core::layer& bn_layer);
     /// The producer's output buffer for descriptor `md`; with a sum post-op pending, one that holds the addend when
     /// the producer runs: the addend's own buffer where nothing reads it later, else a copy (a step before the
     /// producer; made once for a model input, and restored by poison_outputs).

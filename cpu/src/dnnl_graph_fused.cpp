@@ -25,9 +25,8 @@ void dnnl_graph::add_fused(const core::layer_analysis& la) {
         const core::layer_analysis& m = la.fused[k];
         switch (core::rule_of(la, k)) {
             case core::fusion_rule::fold_batch_norm: {
-                auto& conv = std::get<core::conv2d>(producer.layer.op);
-                fold_batch_norm(la.fused.front().layer, conv, m.layer, std::get<core::batch_norm2d>(m.layer.op));
-                conv.bias = true;
+                fold_batch_norm(la.fused.front().layer, m.layer);
+                std::get<core::conv2d>(producer.layer.op).bias = true;
                 break;
             }
             case core::fusion_rule::sum_post_op:
@@ -53,34 +52,12 @@ void dnnl_graph::add_fused(const core::layer_analysis& la) {
     sum_operand_.clear();
 }
 
-/// BatchNorm(eval) after a convolution, folded (PyTorch's torch.nn.utils.fusion.fuse_conv_bn_weights):
-/// s = gamma / sqrt(running_var + eps); W'[c] = W[c] * s[c]; b'[c] = (b[c] - running_mean[c]) * s[c] + beta[c]
-/// (b = 0 without a bias; gamma = 1, beta = 0 without affine). Computed in double from the values the reference
-/// reads, stored as the convolution's weight and bias.
-void dnnl_graph::fold_batch_norm(const core::layer& conv_layer, const core::conv2d& conv, const core::layer& bn_layer,
-                                 const core::batch_norm2d& bn) {
-    auto param = [&](const core::layer& l, const std::string& name) -> const std::vector<float>& {
-        return data_->tensors.at(backend_api::param_key(l, name)).data;
-    };
-    const std::int64_t channels = conv.out_channels;
-    const auto& mean = param(bn_layer, "running_mean");
-    const auto& var = param(bn_layer, "running_var");
-    std::vector<double> s(static_cast<std::size_t>(channels));
-    for (std::size_t c = 0; c < s.size(); ++c) {
-        const double gamma = bn.affine ? param(bn_layer, "weight")[c] : 1.0;
-        s[c] = gamma / std::sqrt(static_cast<double>(var[c]) + bn.eps);
-    }
-    backend_api::host_tensor w = data_->tensors.at(backend_api::param_key(conv_layer, "weight"));
-    const std::size_t per_channel = w.data.size() / s.size();
-    for (std::size_t i = 0; i < w.data.size(); ++i) w.data[i] = static_cast<float>(w.data[i] * s[i / per_channel]);
-    backend_api::host_tensor b{core::shape({channels}), std::vector<float>(s.size())};
-    for (std::size_t c = 0; c < s.size(); ++c) {
-        const double bias = conv.bias ? param(conv_layer, "bias")[c] : 0.0;
-        const double beta = bn.affine ? param(bn_layer, "bias")[c] : 0.0;
-        b.data[c] = static_cast<float>((bias - mean[c]) * s[c] + beta);
-    }
-    folded_[backend_api::param_key(conv_layer, "weight")] = std::move(w);
-    folded_[backend_api::param_key(conv_layer, "bias")] = std::move(b);
+/// BatchNorm(eval) after a convolution, folded by backend_api::fold_batch_norm (PyTorch's fuse_conv_bn_eval), stored
+/// as the convolution's weight and bias.
+void dnnl_graph::fold_batch_norm(const core::layer& conv_layer, const core::layer& bn_layer) {
+    backend_api::folded_conv f = backend_api::fold_batch_norm(*data_, conv_layer, bn_layer);
+    folded_[backend_api::param_key(conv_layer, "weight")] = std::move(f.weight);
+    folded_[backend_api::param_key(conv_layer, "bias")] = std::move(f.bias);
 }
 
 bool dnnl_graph::dead_after(const std::string& name) const {

@@ -28,6 +28,26 @@ struct graph_data {
 /// else "<layer name>.<param name>" ("layer1.0.conv1.weight").
 std::string param_key(const core::layer& l, const std::string& param);
 
+/// A convolution's weights and bias with an eval BatchNorm after it folded in: the values a deployment engine loads
+/// (ONNX Runtime's ConvBNFusion, TensorRT), so the pair runs as one convolution.
+struct folded_conv {
+    host_tensor weight;  // the convolution's [out_channels, in_channels / groups, kh, kw]
+    host_tensor bias;    // [out_channels]
+};
+
+/// BatchNorm(eval) after a convolution, folded (PyTorch's torch.nn.utils.fusion.fuse_conv_bn_eval, by way of
+/// fuse_conv_bn_weights): s[c] = gamma[c] / sqrt(running_var[c] + eps); W'[c] = W[c] * s[c] (every weight of output
+/// channel c); b'[c] = (b[c] - running_mean[c]) * s[c] + beta[c]. `bias` empty: the convolution has none (b = 0);
+/// `gamma` and `beta` empty: the batch norm has no affine transform (gamma = 1, beta = 0). Computed in double from the
+/// float values, rounded once to float. Throws core::error when a vector's length is not weight's first dimension.
+folded_conv fold_batch_norm(const host_tensor& weight, const std::vector<float>& bias, const std::vector<float>& mean,
+                            const std::vector<float>& var, const std::vector<float>& gamma,
+                            const std::vector<float>& beta, double eps);
+
+/// The same for a conv2d layer and the batch_norm2d layer after it, their tensors read from `data` by param_key.
+/// Throws core::error naming the layer when `conv_layer` is not a conv2d or `bn_layer` not a batch_norm2d.
+folded_conv fold_batch_norm(const graph_data& data, const core::layer& conv_layer, const core::layer& bn_layer);
+
 /// `t` broadcast to `dims` as Tensor.expand does (leading dimensions added, a dimension of size 1 repeated),
 /// materialised row-major: the output of a core::parameter layer with `expand`. Throws core::error when the
 /// shapes do not broadcast.
