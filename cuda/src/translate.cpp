@@ -6,6 +6,8 @@
 #include <cstdio>
 
 #include "ridgeline/backend_api/backend.hpp"
+#include "ridgeline/core/error.hpp"
+#include "ridgeline/core/fusion.hpp"
 
 namespace ridgeline::cuda {
 
@@ -137,6 +139,75 @@ conv_params conv2d_params(const core::conv2d& op, const core::shape& in, const c
                                       std::to_string(c.out_h) + "x" + std::to_string(c.out_w) +
                                       " differs from the layer's " + out.to_string());
     return c;
+}
+
+// ------------------------------------------------------------------------------------------ fused groups
+
+namespace {
+
+/// The activation the producer's call can apply for `o`, or the reason it cannot (translate.hpp, fused_plan).
+std::optional<fused_activation> library_activation(const core::op& o, fused_plan::call library, std::string& why) {
+    if (std::holds_alternative<core::relu>(o)) return fused_activation::relu;
+    const auto* g = std::get_if<core::gelu>(&o);
+    if (library == fused_plan::call::cublaslt_matmul && g && g->tanh_approximation) return fused_activation::gelu_tanh;
+    if (library == fused_plan::call::cublaslt_matmul)
+        why = g ? "cuBLASLt's GELU epilogue is the tanh approximation; this gelu is the exact (erf) one"
+                : "cuBLASLt's epilogues apply relu or gelu only";
+    else
+        why = "cudnnConvolutionBiasActivationForward applies relu or identity only";
+    return std::nullopt;
+}
+
+}  // namespace
+
+fused_plan plan_fused(const core::layer_analysis& group, core::dtype dt) {
+    if (group.fused.empty()) throw core::error(core::where(group.layer) + ": not a fused group (no members)");
+    const core::op& producer = group.fused.front().layer.op;
+    fused_plan p;
+    if (const auto* conv = std::get_if<core::conv2d>(&producer)) {
+        p.bias = conv->bias;
+    } else if (const auto* lin = std::get_if<core::linear>(&producer)) {
+        p.library = fused_plan::call::cublaslt_matmul;
+        p.bias = lin->bias;
+    } else if (std::holds_alternative<core::matmul>(producer)) {
+        p.library = fused_plan::call::cublaslt_matmul;
+    } else {
+        throw core::error(core::where(group.layer) + ": a fused group's producer is a conv2d, linear or matmul");
+    }
+    const bool conv = p.library == fused_plan::call::cudnn_conv_bias_activation;
+    for (std::size_t k = 1; k < group.fused.size(); ++k) {
+        const core::op& o = group.fused[k].layer.op;
+        if (p.activation != fused_activation::none) {
+            p.after = "the call applies one activation, its last step";
+        } else if (conv && dt == core::dtype::bf16 && !(k == 1 && std::holds_alternative<core::batch_norm2d>(o))) {
+            p.after = "bf16: cudnnConvolutionBiasActivationForward is not confirmed for bfloat16";
+        } else {
+            switch (core::rule_of(group, k)) {
+                case core::fusion_rule::fold_batch_norm:
+                    p.fold_batch_norm = p.bias = true;  // folded at prepare time, before any post-op
+                    p.library_members = k + 1;
+                    continue;
+                case core::fusion_rule::sum_post_op:
+                    if (p.residual) {
+                        p.after = "the call adds one residual";
+                        break;
+                    }
+                    p.residual = k;
+                    p.library_members = k + 1;
+                    continue;
+                case core::fusion_rule::activation_post_op:
+                    if (const auto a = library_activation(o, p.library, p.after)) {
+                        p.activation = *a;
+                        p.library_members = k + 1;
+                        continue;
+                    }
+                    break;
+            }
+        }
+        break;  // this member and every one after it run as own kernels
+    }
+    p.implicit_precomp_gemm_only = conv && p.activation == fused_activation::none;
+    return p;
 }
 
 // ------------------------------------------------------------------------------------------ pooling

@@ -9,6 +9,7 @@
 #include "context.hpp"
 #include "library_types.hpp"
 #include "ridgeline/backend_api/backend.hpp"
+#include "ridgeline/core/error.hpp"
 #include "ridgeline/core/layer.hpp"
 #include "ridgeline/cpu/reference.hpp"
 #include "ridgeline/cuda/translate.hpp"
@@ -429,4 +430,133 @@ TEST(CudaTranslate, CeilingsArithmetic) {
     EXPECT_EQ(cuda::roof_gemm_size(core::dtype::bf16, false), 8192);
     EXPECT_EQ(cuda::roof_gemm_size(core::dtype::fp32, false), 4096);
     EXPECT_EQ(cuda::roof_gemm_size(core::dtype::fp16, true), 2048);
+}
+
+// ------------------------------------------------------------------------------------------ fused groups
+
+namespace {
+
+/// A fused group of the ops given (member 0 the producer), as core::fuse builds it: plan_fused reads the members' ops.
+core::layer_analysis group_of(const std::vector<std::string>& ops) {
+    core::layer_analysis g;
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+        core::layer_analysis m;
+        m.layer.name = "m" + std::to_string(k);
+        m.layer.op = core::parse_op(ops[k]);
+        g.fused.push_back(std::move(m));
+    }
+    g.layer = g.fused.front().layer;
+    return g;
+}
+
+const std::string conv_no_bias = "conv2d:in_channels=8,out_channels=8,kernel_size=3,padding=1,bias=false";
+const std::string bn = "batch_norm2d:num_features=8";
+const std::string fc = "linear:in_features=8,out_features=8";
+
+}  // namespace
+
+TEST(FusedPlan, ConvolutionTakesTheFoldedBatchNormTheResidualAndRelu) {
+    // a residual block's tail, conv -> bn -> add(., skip) -> relu: y = relu(conv(x, W') + 1 * skip + b'), all of
+    // it one cudnnConvolutionBiasActivationForward (z = skip, alpha2 = 1; the folded batch norm is W' and b')
+    const auto p = cuda::plan_fused(group_of({conv_no_bias, bn, "add", "relu"}), core::dtype::fp32);
+    EXPECT_EQ(p.library, cuda::fused_plan::call::cudnn_conv_bias_activation);
+    EXPECT_EQ(p.library_members, 4u);
+    EXPECT_TRUE(p.fold_batch_norm);
+    EXPECT_TRUE(p.bias);  // the convolution has none; the folded batch norm gives it one
+    EXPECT_EQ(p.residual, std::optional<std::size_t>(2));
+    EXPECT_EQ(p.activation, cuda::fused_activation::relu);
+    EXPECT_FALSE(p.implicit_precomp_gemm_only);  // RELU runs with any algorithm
+    EXPECT_EQ(p.after, "");
+}
+
+TEST(FusedPlan, ConvolutionRunsActivationsOtherThanReluAfter) {
+    // mobilenet's conv -> bn -> relu6: cuDNN's fused call applies RELU or IDENTITY only, so the call is conv + b'
+    // with IDENTITY (which only IMPLICIT_PRECOMP_GEMM runs) and relu6 is ridgeline's kernel after it
+    for (const char* act : {"relu6", "silu", "hardswish", "sigmoid", "tanh", "gelu"}) {
+        const auto p = cuda::plan_fused(group_of({conv_no_bias, bn, act}), core::dtype::fp32);
+        EXPECT_EQ(p.library_members, 2u) << act;
+        EXPECT_TRUE(p.fold_batch_norm) << act;
+        EXPECT_EQ(p.activation, cuda::fused_activation::none) << act;
+        EXPECT_TRUE(p.implicit_precomp_gemm_only) << act;
+        EXPECT_EQ(p.after, "cudnnConvolutionBiasActivationForward applies relu or identity only") << act;
+    }
+}
+
+TEST(FusedPlan, ConvolutionAppliesOneActivation) {
+    // conv -> relu -> sigmoid: relu is the call's activation, its last step; sigmoid runs after. No bias: the
+    // convolution has none and no batch norm is folded
+    const auto p = cuda::plan_fused(group_of({conv_no_bias, "relu", "sigmoid"}), core::dtype::fp16);
+    EXPECT_EQ(p.library_members, 2u);
+    EXPECT_FALSE(p.bias);
+    EXPECT_FALSE(p.fold_batch_norm);
+    EXPECT_EQ(p.activation, cuda::fused_activation::relu);
+    EXPECT_EQ(p.after, "the call applies one activation, its last step");
+}
+
+TEST(FusedPlan, Bf16ConvolutionFoldsTheBatchNormOnly) {
+    // the fold is a change of weights (any data type); the fused call is not confirmed for bfloat16, so the add and
+    // the relu run after the plain convolution
+    const auto p = cuda::plan_fused(group_of({conv_no_bias, bn, "add", "relu"}), core::dtype::bf16);
+    EXPECT_EQ(p.library_members, 2u);
+    EXPECT_TRUE(p.fold_batch_norm);
+    EXPECT_FALSE(p.residual.has_value());
+    EXPECT_EQ(p.after, "bf16: cudnnConvolutionBiasActivationForward is not confirmed for bfloat16");
+}
+
+TEST(FusedPlan, LinearTakesBiasAndReluOrTanhGeluEpilogues) {
+    // linear -> relu: CUBLASLT_EPILOGUE_RELU_BIAS; linear -> gelu(tanh): CUBLASLT_EPILOGUE_GELU_BIAS
+    auto p = cuda::plan_fused(group_of({fc, "relu"}), core::dtype::fp32);
+    EXPECT_EQ(p.library, cuda::fused_plan::call::cublaslt_matmul);
+    EXPECT_EQ(p.library_members, 2u);
+    EXPECT_TRUE(p.bias);
+    EXPECT_EQ(p.activation, cuda::fused_activation::relu);
+    EXPECT_FALSE(p.implicit_precomp_gemm_only);  // a cuDNN rule only
+    p = cuda::plan_fused(group_of({fc, "gelu:approximate=tanh"}), core::dtype::bf16);
+    EXPECT_EQ(p.library_members, 2u);
+    EXPECT_EQ(p.activation, cuda::fused_activation::gelu_tanh);
+    // the exact gelu (erf) is not the epilogue's: BERT's gelu runs after the GEMM
+    p = cuda::plan_fused(group_of({fc, "gelu"}), core::dtype::fp32);
+    EXPECT_EQ(p.library_members, 1u);
+    EXPECT_EQ(p.activation, cuda::fused_activation::none);
+    EXPECT_EQ(p.after, "cuBLASLt's GELU epilogue is the tanh approximation; this gelu is the exact (erf) one");
+    // relu6 has no epilogue
+    p = cuda::plan_fused(group_of({fc, "relu6"}), core::dtype::fp32);
+    EXPECT_EQ(p.library_members, 1u);
+    EXPECT_EQ(p.after, "cuBLASLt's epilogues apply relu or gelu only");
+}
+
+TEST(FusedPlan, LinearTakesAResidualThenAnActivation) {
+    // D = gelu(W x + 1 * skip + b): beta * C is inside the results the epilogue transforms, so add then gelu is one
+    // call; its residual is member 1
+    const auto p = cuda::plan_fused(group_of({fc, "add", "gelu:approximate=tanh"}), core::dtype::fp16);
+    EXPECT_EQ(p.library_members, 3u);
+    EXPECT_EQ(p.residual, std::optional<std::size_t>(1));
+    EXPECT_EQ(p.activation, cuda::fused_activation::gelu_tanh);
+    EXPECT_EQ(p.after, "");
+}
+
+TEST(FusedPlan, AnActivationBeforeTheResidualAddRunsTheAddAfter) {
+    // relu(W x + b) + skip: the epilogue's relu would come after beta * C, so the call stops at relu and the add is
+    // ridgeline's kernel (core::fuse never builds this group; a hand-made one must still be planned right)
+    auto p = cuda::plan_fused(group_of({fc, "relu", "add"}), core::dtype::fp32);
+    EXPECT_EQ(p.library_members, 2u);
+    EXPECT_FALSE(p.residual.has_value());
+    EXPECT_EQ(p.after, "the call applies one activation, its last step");
+    // an activation the call cannot take stops it too: silu, then the add, both after
+    p = cuda::plan_fused(group_of({"matmul", "silu", "add"}), core::dtype::fp32);
+    EXPECT_EQ(p.library_members, 1u);
+    EXPECT_FALSE(p.bias);  // matmul has no bias
+    EXPECT_FALSE(p.residual.has_value());
+    // two residual adds: the call adds one (z or C); the second runs after
+    p = cuda::plan_fused(group_of({fc, "add", "add"}), core::dtype::fp32);
+    EXPECT_EQ(p.library_members, 2u);
+    EXPECT_EQ(p.after, "the call adds one residual");
+}
+
+TEST(FusedPlan, RefusesWhatIsNoGroup) {
+    // no members: a plain layer
+    EXPECT_THROW((void)cuda::plan_fused(core::layer_analysis{}, core::dtype::fp32), core::error);
+    // a producer that is none of conv2d, linear, matmul
+    EXPECT_THROW((void)cuda::plan_fused(group_of({"relu", "relu"}), core::dtype::fp32),
+                 core::error);
 }

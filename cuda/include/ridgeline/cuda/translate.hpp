@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ridgeline/core/dtype.hpp"
+#include "ridgeline/core/model.hpp"
 #include "ridgeline/core/ops.hpp"
 #include "ridgeline/core/shape.hpp"
 
@@ -103,6 +104,45 @@ struct conv_params {
 };
 /// Throws backend_api::backend_error when the output shape differs from `out` (they must agree).
 conv_params conv2d_params(const core::conv2d& op, const core::shape& in, const core::shape& out);
+
+// ------------------------------------------------------------------------------------------ fused groups
+
+/// The activation a fused library call applies last: none (cuDNN's CUDNN_ACTIVATION_IDENTITY, cuBLASLt's
+/// CUBLASLT_EPILOGUE_DEFAULT / BIAS), relu (CUDNN_ACTIVATION_RELU, CUBLASLT_EPILOGUE_RELU / RELU_BIAS) or the tanh
+/// approximation of gelu (CUBLASLT_EPILOGUE_GELU / GELU_BIAS).
+enum class fused_activation { none, relu, gelu_tanh };
+
+/// How the CUDA backend runs a fused group (core/fusion.hpp), as a deployment engine would: the producer's library
+/// call takes members 1 .. library_members - 1 of group.fused; the members from library_members on run after it, in
+/// order, as ridgeline's own kernels (each into a buffer of its own).
+///
+/// conv2d: cudnnConvolutionBiasActivationForward, y = act(alpha1 * conv(x) + alpha2 * z + bias) (cuDNN's
+///   cudnn_cnn.h and its API reference page of that name). It takes a folded batch norm (in the weights and the
+///   bias, at prepare time), the bias, one residual add as z with alpha2 = 1, and relu. The page allows only
+///   CUDNN_ACTIVATION_RELU and CUDNN_ACTIVATION_IDENTITY, and IDENTITY only with
+///   CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM (implicit_precomp_gemm_only). relu6, silu, hardswish, sigmoid,
+///   tanh and gelu run after. bf16 keeps the plain convolution (library_members counts the folded batch norm only):
+///   the page's table of supported configurations is not confirmed here for bfloat16.
+/// linear, matmul: cublasLtMatmul, D = epilogue(alpha * op(A) op(B) + beta * C + bias) (cuBLAS's
+///   cublasLtMatmul and cublasLtEpilogue_t pages: the bias "is broadcasted to all columns and added before applying
+///   final postprocessing", and the postprocessing is a transform of the results, which include beta * C). It takes
+///   the bias, one residual add as C = the skip with beta = 1, and relu, or gelu when the model's is the tanh
+///   approximation (core::gelu::tanh_approximation; CUBLASLT_EPILOGUE_GELU is the tanh form). So a residual then an
+///   activation is legal; an activation before the residual add is not (the epilogue would come after the add), and
+///   nothing follows the epilogue's activation in the call.
+/// Throws core::error for a group without members or whose producer is none of the three.
+struct fused_plan {
+    enum class call { cudnn_conv_bias_activation, cublaslt_matmul };
+    call library = call::cudnn_conv_bias_activation;
+    std::size_t library_members = 1;      // the producer and the members its call takes
+    bool fold_batch_norm = false;         // member 1 is a batch norm folded into the weights and bias
+    bool bias = false;                    // the call adds a real bias (the producer's own, or the folded one)
+    std::optional<std::size_t> residual;  // the member whose skip the call adds (z or C)
+    fused_activation activation = fused_activation::none;
+    bool implicit_precomp_gemm_only = false;  // cuDNN with IDENTITY (no activation): only that algorithm fuses
+    std::string after;  // why member library_members runs after the call; empty when the call takes every member
+};
+fused_plan plan_fused(const core::layer_analysis& group, core::dtype dt);
 
 // ------------------------------------------------------------------------------------------ pooling
 
