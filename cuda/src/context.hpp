@@ -116,7 +116,7 @@ std::vector<unsigned char> to_storage(const float* values, std::size_t n, core::
 void from_storage(const unsigned char* bytes, std::size_t n, core::dtype dt, float* out);
 
 /// A cuBLASLt matmul planned once: descriptors, and the algorithm that was fastest of the heuristic's
-/// candidates when timed on the real buffers. D = C = op(A) op(B) (+ bias per row of D).
+/// candidates when timed on the real buffers. D = C = act(op(A) op(B) (+ bias per row of D)).
 struct lt_gemm {
     lt_matmul_desc desc;
     lt_layout a, b, c;
@@ -126,9 +126,11 @@ struct lt_gemm {
 };
 
 /// Plans `shape` in `dt` on the given buffers (a, b, c; bias may be null) with `ws` (at least
-/// gemm_workspace_bytes) for the trials. Throws backend_api::unsupported when no algorithm runs.
+/// gemm_workspace_bytes) for the trials; `act` is applied as the epilogue's last step (CUBLASLT_EPILOGUE_RELU,
+/// _GELU, with _BIAS when there is a bias). Throws backend_api::unsupported when no algorithm runs.
 std::unique_ptr<lt_gemm> plan_lt_gemm(device_context& ctx, core::dtype dt, const gemm_shape& shape, const void* a,
-                                      const void* b, void* c, const void* bias, void* ws, std::size_t ws_bytes);
+                                      const void* b, void* c, const void* bias, void* ws, std::size_t ws_bytes,
+                                      fused_activation act = fused_activation::none);
 /// Enqueues one planned matmul.
 void run_lt_gemm(device_context& ctx, const lt_gemm& g, const void* a, const void* b, void* c, void* ws,
                  std::size_t ws_bytes);

@@ -14,7 +14,6 @@
 #include "library_types.hpp"
 #include "ridgeline/backend_api/require_supported.hpp"
 #include "ridgeline/backend_api/timing.hpp"
-#include "ridgeline/core/fusion.hpp"
 #include "ridgeline/config.hpp"
 #include "ridgeline/core/datasheet.hpp"
 
@@ -98,11 +97,7 @@ public:
         return d;
     }
 
-    [[nodiscard]] backend_api::support supports(const core::layer_analysis& la, core::dtype dt) const override {
-        if (!la.fused.empty())
-            return backend_api::support::no("a fused group (" + core::group_label(la) +
-                                         ") does not run on the CUDA backend yet: cuDNN's fused convolution and "
-                                         "cuBLASLt's epilogues are not wired; profile without fusing");
+    [[nodiscard]] backend_api::support supports(const core::layer_analysis&, core::dtype dt) const override {
         const int cc = ctx_.props.major * 10 + ctx_.props.minor;
         const std::string gpu = std::string(ctx_.props.name) + " (sm_" + std::to_string(cc) + ")";
         if ((dt == core::dtype::tf32 || dt == core::dtype::bf16) && cc < 80)

@@ -39,7 +39,7 @@ std::size_t search_workspace_bytes() {
 
 // ------------------------------------------------------------ dense
 
-void cuda_graph::add(const core::layer_analysis& la, const core::linear& op) {
+void cuda_graph::add_linear(const core::layer_analysis& la, const core::linear& op, fused_activation act) {
     const dev_tensor& x = dense(la.layer.inputs[0]);
     const i64 rows = x.numel() / op.in_features;
     auto w = upload(param(la.layer, "weight"));
@@ -49,9 +49,11 @@ void cuda_graph::add(const core::layer_analysis& la, const core::linear& op) {
     void* ws = search_workspace(ws_bytes);
     const gemm_shape g = linear_gemm(rows, op.in_features, op.out_features);
     std::shared_ptr<lt_gemm> plan = plan_lt_gemm(ctx_, dt_, g, w->get(), x.data(), y.data(), b ? b->get() : nullptr,
-                                                 ws, ws_bytes);
+                                                 ws, ws_bytes, act);
     workspace_need_ = std::max(workspace_need_, plan->workspace_bytes);
-    notes_.push_back(plan->note + (op.bias ? " +bias epilogue" : ""));
+    const char* activation = act == fused_activation::relu ? "relu" : act == fused_activation::gelu_tanh ? "gelu" : "";
+    std::string epilogue = std::string(activation) + (op.bias ? (*activation ? "+bias" : "bias") : "");
+    notes_.push_back(plan->note + (epilogue.empty() ? "" : " +" + epilogue + " epilogue"));
     const void* xp = x.data();
     void* yp = y.data();
     keep_.push_back(w);

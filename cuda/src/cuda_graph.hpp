@@ -14,7 +14,7 @@
 // The class is split along its seams: this header holds its state and the build / run machinery,
 // cuda_graph.cpp the dense layers (cuBLASLt, cuDNN), cuda_graph_elementwise.cpp the elementwise, reduction,
 // pooling, data-movement and view layers and held tensors (ridgeline's own kernels, kernels.cu),
-// cuda_graph_attention.cpp the transformer layers (kernels_attention.cu).
+// cuda_graph_attention.cpp the transformer layers (kernels_attention.cu), cuda_graph_fused.cpp the fused groups.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -112,7 +112,10 @@ public:
         step_layer_.assign(steps_.size(), no_layer);
         for (std::size_t i = 0; i < model.layers.size(); ++i) {
             const auto& la = model.layers[i];
-            std::visit([&](const auto& op) { add(la, op); }, la.layer.op);
+            if (la.fused.empty())
+                std::visit([&](const auto& op) { add(la, op); }, la.layer.op);
+            else
+                add_fused(la);
             step_layer_.resize(steps_.size(), i);  // the steps this layer added are its work
         }
         for (const auto& o : model.outputs) {
@@ -253,8 +256,11 @@ private:
         return upload_bytes(v.data(), v.size() * sizeof(float));
     }
 
+    /// A parameter's host values: a fused group's folded weight or bias where there is one (add_fused).
     const std::vector<float>& param(const core::layer& l, const std::string& name) {
-        return data_->tensors.at(backend_api::param_key(l, name)).data;
+        const std::string key = backend_api::param_key(l, name);
+        if (const auto it = folded_.find(key); it != folded_.end()) return it->second.data;
+        return data_->tensors.at(key).data;
     }
 
     void add_input(const core::model_input& in, const backend_api::host_tensor& host) {
@@ -313,7 +319,9 @@ private:
     }
 
     // ------------------------------------------------------------ dense
-    void add(const core::layer_analysis& la, const core::linear& op);
+    void add(const core::layer_analysis& la, const core::linear& op) { add_linear(la, op, fused_activation::none); }
+    /// y = act(x W^T + b) on cuBLASLt, `act` as the epilogue (a fused group's, plan_fused).
+    void add_linear(const core::layer_analysis& la, const core::linear& op, fused_activation act);
     void add(const core::layer_analysis& la, const core::matmul&);
     void add(const core::layer_analysis& la, const core::embedding& op);
     // ------------------------------------------------------------ convolution
@@ -321,6 +329,11 @@ private:
     // ------------------------------------------------------------ normalisation
     void add(const core::layer_analysis& la, const core::batch_norm2d& op);
     void add(const core::layer_analysis& la, const core::layer_norm& op);
+
+    // ------------------------------------------------------------ fused groups (cuda_graph_fused.cpp)
+    /// A group (core/fusion.hpp) as plan_fused says: the producer's call with what it takes, then the other members.
+    void add_fused(const core::layer_analysis& la);
+    std::map<std::string, backend_api::host_tensor> folded_;  // a group's folded weight and bias, by param_key
 
     // ------------------------------------------------------------ elementwise
     void unary(const core::layer_analysis& la, kernels::unary_op op, float alpha, const char* name);

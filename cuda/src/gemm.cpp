@@ -50,6 +50,17 @@ std::string algo_name(const cublasLtMatmulAlgo_t& algo) {
     return name;
 }
 
+/// The epilogue of `act` after an optional bias (cublasLt.h's cublasLtEpilogue_t: "apply Bias and then" the
+/// transform). CUBLASLT_EPILOGUE_GELU is GELU's tanh approximation, the only one cuBLASLt has.
+cublasLtEpilogue_t lt_epilogue(fused_activation act, bool bias) {
+    switch (act) {
+        case fused_activation::relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+        case fused_activation::gelu_tanh: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+        case fused_activation::none: break;
+    }
+    return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+}
+
 void enqueue(device_context& ctx, const lt_gemm& g, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b,
              void* c, void* ws, std::size_t ws_bytes) {
     const float alpha = 1.0f, beta = 0.0f;  // scale type CUDA_R_32F for every compute type used here
@@ -60,7 +71,8 @@ void enqueue(device_context& ctx, const lt_gemm& g, const cublasLtMatmulAlgo_t& 
 }  // namespace
 
 std::unique_ptr<lt_gemm> plan_lt_gemm(device_context& ctx, core::dtype dt, const gemm_shape& shape, const void* a,
-                                      const void* b, void* c, const void* bias, void* ws, std::size_t ws_bytes) {
+                                      const void* b, void* c, const void* bias, void* ws, std::size_t ws_bytes,
+                                      fused_activation act) {
     auto g = std::make_unique<lt_gemm>();
     const cudaDataType_t type = storage_type(dt);
     const cublasComputeType_t compute = compute_type(dt);
@@ -69,11 +81,10 @@ std::unique_ptr<lt_gemm> plan_lt_gemm(device_context& ctx, core::dtype dt, const
     const cublasOperation_t tb = shape.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     set_desc(g->desc.get(), CUBLASLT_MATMUL_DESC_TRANSA, ta);
     set_desc(g->desc.get(), CUBLASLT_MATMUL_DESC_TRANSB, tb);
-    if (bias) {
-        // bias of D's type (the default of CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE), one per row of D
-        set_desc(g->desc.get(), CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
-        set_desc(g->desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
-    }
+    if (const cublasLtEpilogue_t epilogue = lt_epilogue(act, bias != nullptr); epilogue != CUBLASLT_EPILOGUE_DEFAULT)
+        set_desc(g->desc.get(), CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
+    // bias of D's type (the default of CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE), one per row of D
+    if (bias) set_desc(g->desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
     // layouts as stored (column-major rows x cols), before op()
     const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
     g->a = make_lt_layout(type, u(shape.trans_a ? shape.k : shape.m), u(shape.trans_a ? shape.m : shape.k), shape.lda);

@@ -1,12 +1,13 @@
 // The CUDA backend on a device (ctest label `gpu`): every op against the reference loops in fp32, tf32,
-// fp16 and bf16, graphs with views and residuals end to end, graph replay, the event timer, the cache
-// flush and the ceilings. Every test skips with the driver's reason where there is no device.
+// fp16 and bf16, graphs with views and residuals end to end, fused groups (--fuse), graph replay, the event
+// timer, the cache flush and the ceilings. Every test skips with the driver's reason where there is no device.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "ridgeline/profiler/profiler.hpp"
 #include "ridgeline/backend_api/timing.hpp"
+#include "ridgeline/core/fusion.hpp"
 #include "ridgeline/core/zoo.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
 #include "ridgeline/cpu/reference.hpp"
@@ -187,6 +188,67 @@ TEST(CudaGraph, ResNetBlockAndBertLayerMatchTheReference) {
         // deep models accumulate rounding differences: the fp32 tolerance applies to the whole model
         EXPECT_EQ(v.state, profiler::verification_state::passed) << name << ": " << v.message;
     }
+}
+
+namespace {
+
+/// conv+bn+relu6 (fold, relu6 after), conv+bn+add+relu (fold, add and relu after), linear+relu (RELU_BIAS
+/// epilogue), linear+gelu(tanh) (GELU, no bias), linear+add+gelu(tanh) (the add and gelu after), matmul+silu (after)
+core::model fused_groups_model() {
+    core::model_builder b("fused");
+    b.input("x", core::shape{2, 16, 6, 6});
+    b.input("w", core::shape{2, 36, 36});
+    const core::op conv = core::parse_op("conv2d:in_channels=16,out_channels=16,kernel_size=3,padding=1,bias=false");
+    b.add("conv1", conv, {"x"});
+    b.then("bn1", core::parse_op("batch_norm2d:num_features=16"));
+    const std::string s = b.then("act1", core::parse_op("relu6"));
+    b.then("conv2", conv);
+    const std::string bn2 = b.then("bn2", core::parse_op("batch_norm2d:num_features=16,affine=false"));
+    b.add("add", core::parse_op("add"), {bn2, s});
+    b.then("relu2", core::parse_op("relu"));
+    b.then("flat", core::parse_op("reshape:shape=2x16x36"));
+    b.then("fc1", core::parse_op("linear:in_features=36,out_features=36"));
+    b.then("act2", core::parse_op("relu"));
+    b.then("fc2", core::parse_op("linear:in_features=36,out_features=36,bias=false"));
+    const std::string h = b.then("act3", core::parse_op("gelu:approximate=tanh"));
+    const std::string f3 = b.then("fc3", core::parse_op("linear:in_features=36,out_features=36"));
+    b.add("res", core::parse_op("add"), {f3, h});
+    const std::string g4 = b.then("act4", core::parse_op("gelu:approximate=tanh"));
+    b.add("mm", core::parse_op("matmul"), {g4, "w"});
+    b.then("act5", core::parse_op("silu"));
+    return b.build();
+}
+
+}  // namespace
+
+TEST(CudaFused, GroupsMatchTheirMembersOnTheReference) {
+    const core::model m = fused_groups_model();
+    // the six groups above (checked without a device too): act1 and act3 are read twice, but each is its group's tail
+    EXPECT_EQ(core::describe_fusion(core::fuse(core::analyze(m, core::dtype::fp32))),
+              "6 fused groups: 2 batch norms folded, 6 activations as post-ops and 2 residual adds as sum post-ops");
+    REQUIRE_GPU();
+    for (const core::dtype dt : {core::dtype::fp32, core::dtype::tf32, core::dtype::fp16, core::dtype::bf16}) {
+        const core::model_analysis g = core::fuse(core::analyze(m, dt));
+        if (!gpu()->supports(g.layers[0], dt).supported) continue;  // tf32 and bf16 need sm_80
+        const auto v = check_graph(g, dt);
+        EXPECT_EQ(v.state, profiler::verification_state::passed) << core::to_string(dt) << ": " << v.message;
+        // each group alone, as the profiler times and verifies it
+        for (const auto& la : g.layers) {
+            if (la.fused.empty()) continue;
+            const auto one = backend_api::single_layer_graph(la, g);
+            const auto w = check_graph(one, dt);
+            EXPECT_EQ(w.state, profiler::verification_state::passed)
+                << core::group_label(la) << " " << core::to_string(dt) << ": " << w.message;
+        }
+    }
+    // the notes name what the library call took
+    const core::model_analysis g = core::fuse(core::analyze(m, core::dtype::fp32));
+    auto prep = gpu()->prepare(g, backend_api::make_graph_data(g, core::dtype::fp32, 5));
+    const std::string notes = prep->notes();
+    EXPECT_NE(notes.find("bn folded"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("+relu+bias epilogue"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("+gelu epilogue"), std::string::npos) << notes;  // fc2 has no bias: CUBLASLT_EPILOGUE_GELU
+    EXPECT_NE(notes.find("ridgeline:relu6"), std::string::npos) << notes;
 }
 
 TEST(CudaGraph, GraphReplayGivesTheSameOutputs) {
