@@ -21,13 +21,10 @@ core::roofline_point verdict(core::bound_class b, double roof_fraction) {
 /// x -> conv "c" -> batch_norm "bn" -> relu "act" -> linear-free tail; conv 4 ms (compute, 90%), bn 1 ms (memory,
 /// 30%), act 0.5 ms (memory, 80%). Sum of layers 5.5 ms.
 profiler::profile_result conv_bn_relu() {
-    core::model_builder b("cbr");
-    b.input("x", core::shape{1, 8, 16, 16});
-    b.then("c", core::parse_op("conv2d:in_channels=8,out_channels=8,kernel_size=3,padding=1"));
-    b.then("bn", core::parse_op("batch_norm2d:num_features=8"));
-    b.then("act", core::parse_op("relu"));
-    profiler::profile_result r;
-    r.analysis = core::analyze(b.build(), core::dtype::fp32);
+    profiler::profile_result r = test::chain_profile(
+        "cbr", {1, 8, 16, 16},
+        {{"c", "conv2d:in_channels=8,out_channels=8,kernel_size=3,padding=1"}, {"bn", "batch_norm2d:num_features=8"},
+         {"act", "relu"}});
     const double median[] = {4.0, 1.0, 0.5};
     const core::roofline_point v[] = {verdict(core::bound_class::compute, 0.9), verdict(core::bound_class::memory, 0.3),
                                       verdict(core::bound_class::memory, 0.8)};
@@ -65,12 +62,8 @@ TEST(Advice, NormAfterConvFoldsAndActivationAfterNormIsNoPostOp) {
 }
 
 TEST(Advice, AnActivationRightAfterAConvIsAPostOpUnlessTheConvHasAnotherReader) {
-    core::model_builder b("cr");
-    b.input("x", core::shape{1, 8, 16, 16});
-    b.then("c", core::parse_op("conv2d:in_channels=8,out_channels=8,kernel_size=1"));
-    b.then("act", core::parse_op("relu"));
-    profiler::profile_result r;
-    r.analysis = core::analyze(b.build(), core::dtype::fp32);
+    profiler::profile_result r = test::chain_profile(
+        "cr", {1, 8, 16, 16}, {{"c", "conv2d:in_channels=8,out_channels=8,kernel_size=1"}, {"act", "relu"}});
     for (std::size_t i = 0; i < 2; ++i) {
         r.layers.push_back(test::measured_layer(r.analysis.layers[i], 1.0));
         r.layers.back().roofline = verdict(core::bound_class::memory, 0.9);

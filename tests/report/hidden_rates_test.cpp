@@ -17,13 +17,8 @@ namespace {
 
 /// x 64x1024 -> linear 1024->1024 "trusted" -> relu "liar" -> relu "busy", each measured at `median` ms.
 profiler::profile_result three_layers() {
-    core::model_builder b("three");
-    b.input("x", core::shape{64, 1024});
-    b.then("trusted", core::parse_op("linear:in_features=1024,out_features=1024"));
-    b.then("liar", core::parse_op("relu"));
-    b.then("busy", core::parse_op("relu"));
-    profiler::profile_result r;
-    r.analysis = core::analyze(b.build(), core::dtype::fp32);
+    profiler::profile_result r = test::chain_profile(
+        "three", {64, 1024}, {{"trusted", "linear:in_features=1024,out_features=1024"}, {"liar", "relu"}, {"busy", "relu"}});
     const double median[] = {1.0, 3e-6, 0.05};  // the liar: 65,536 FLOPs in 3 ns would be 21,845 GFLOP/s
     for (std::size_t i = 0; i < 3; ++i) {
         profiler::layer_profile p = test::measured_layer(r.analysis.layers[i], median[i]);

@@ -13,13 +13,8 @@ namespace {
 
 /// x [10, 100] -> linear 100 -> 100 "fc" -> flatten "flat" (a view) -> relu "act"; two traced passes.
 profiler::profile_result traced() {
-    core::model_builder b("tiny");
-    b.input("x", core::shape{10, 100});
-    b.then("fc", core::parse_op("linear:in_features=100,out_features=100"));
-    b.then("flat", core::parse_op("flatten"));
-    b.then("act", core::parse_op("relu"));
-    profiler::profile_result r;
-    r.analysis = core::analyze(b.build(), core::dtype::fp32);
+    profiler::profile_result r = test::chain_profile(
+        "tiny", {10, 100}, {{"fc", "linear:in_features=100,out_features=100"}, {"flat", "flatten"}, {"act", "relu"}});
     r.device.backend = "cpu";
     r.device.name = "a CPU";
     r.layers.push_back(test::measured_layer(r.analysis.layers[0], 0.010));
