@@ -109,6 +109,25 @@ void print(const char* what, const busy_run_summary& s) {
                 what, s.layers, s.verdicts, s.disturbed_layers, s.disturbed_samples, s.slowed, s.slowed_flagged);
 }
 
+/// Profiles resnet18 beside start_spinner(busy_ms, idle_ms), checks every layer against the quiet medians `q`
+/// (check_busy_run) into `s`, and prints the summary as `what`. Every layer of the quiet run is timed again; a layer
+/// 3x or more slower was measured clean again (then it is not 3x slower) or is disturbed, and at most one of the 68
+/// may escape, the slowdown the accounting cannot see (docs/timing.md: once layer1.1.add, 3.8x its quiet median
+/// under AddressSanitizer with 12 of its samples replaced). This bound alone proves little: with
+/// RIDGELINE_DISTURBANCE=off one layer of 68 reached 3x here; the accounting is proven by the replaced samples and
+/// by "disturbed" layers getting no verdict (check_busy_run).
+void profile_beside_spinner(const std::map<std::string, json>& q, int busy_ms, int idle_ms, const char* what,
+                            busy_run_summary& s) {
+    const pid_t spinner = start_spinner(busy_ms, idle_ms);
+    ASSERT_GT(spinner, 0);
+    const json busy = profile_resnet18();
+    stop_spinner(spinner);
+    s = check_busy_run(q, busy);
+    EXPECT_EQ(s.layers, q.size());
+    EXPECT_LE(s.slowed - s.slowed_flagged, 1u) << s.unflagged;
+    print(what, s);
+}
+
 }  // namespace
 
 TEST(Disturbance, ABusyProcessNeverSlowsALayerIntoAVerdict) {
@@ -125,31 +144,14 @@ TEST(Disturbance, ABusyProcessNeverSlowsALayerIntoAVerdict) {
     EXPECT_LE(quiet_disturbed, q.size() / 10) << quiet["warnings"].dump();
 
     // 1. a process that never sleeps, for the rest of the run: no slowed layer gets a verdict
-    pid_t spinner = start_spinner(0, 0);
-    ASSERT_GT(spinner, 0);
-    const json busy = profile_resnet18();
-    stop_spinner(spinner);
-    const busy_run_summary always = check_busy_run(q, busy);
-    EXPECT_EQ(always.layers, q.size());
-    // a layer 3x or more slower was measured clean again (then it is not 3x slower) or is disturbed; at most one
-    // of the 68 may escape, the slowdown the accounting cannot see (docs/timing.md: once layer1.1.add, 3.8x its
-    // quiet median under AddressSanitizer with 12 of its samples replaced). This bound alone proves little: with
-    // RIDGELINE_DISTURBANCE=off one layer of 68 reached 3x here; the accounting is proven by the replaced samples
-    // above and by "disturbed" layers getting no verdict (check_busy_run)
-    EXPECT_LE(always.slowed - always.slowed_flagged, 1u) << always.unflagged;
+    busy_run_summary always;
+    ASSERT_NO_FATAL_FAILURE(profile_beside_spinner(q, 0, 0, "always busy", always));
     // the accounting saw the busy process (else this test proves nothing)
     EXPECT_GT(always.disturbed_samples, 0u);
-    print("always busy", always);
 
     // 2. busy 20 ms of every 100: the samples that met a burst are replaced, and most layers find clean ones
-    spinner = start_spinner(20, 80);
-    ASSERT_GT(spinner, 0);
-    const json bursts = profile_resnet18();
-    stop_spinner(spinner);
-    const busy_run_summary some = check_busy_run(q, bursts);
-    EXPECT_EQ(some.layers, q.size());
-    EXPECT_LE(some.slowed - some.slowed_flagged, 1u) << some.unflagged;
+    busy_run_summary some;
+    ASSERT_NO_FATAL_FAILURE(profile_beside_spinner(q, 20, 80, "busy in bursts", some));
     // calling everything disturbed is no answer: with the CPU free 80% of the time, most layers get verdicts
     EXPECT_GT(some.verdicts, some.layers / 2) << some.verdicts << " of " << some.layers;
-    print("busy in bursts", some);
 }
