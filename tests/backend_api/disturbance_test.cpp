@@ -7,46 +7,40 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "ridgeline/backend_api/disturbance.hpp"
 #include "ridgeline/backend_api/timing.hpp"
+#include "../support/world_clock.hpp"
 
 using namespace ridgeline::backend_api;
 
 TEST(Disturbance, TheRuleIsFivePercentOfTheSampleLost) {
-    // a 1 ms sample one of whose threads waited 0.04 ms in the run queue lost 4%: clean; 0.06 ms (6%): disturbed
-    sample_disturbance d;
-    d.wall_ms = 1.0;
-    d.max_thread_wait_ms = 0.04;
-    EXPECT_FALSE(is_disturbed(d));
-    d.max_thread_wait_ms = 0.06;
-    EXPECT_TRUE(is_disturbed(d));
-    // the longest steal of a CPU counts too: 0.03 wait + 0.03 steal = 6%
-    d.max_thread_wait_ms = 0.03;
-    d.steal_ms = 0.03;
-    EXPECT_DOUBLE_EQ(d.lost_ms(), 0.06);
-    EXPECT_TRUE(is_disturbed(d));
-    // the 8 ms layers of a busy 2-core machine: a 4 ms time slice waited in an 8 ms sample
-    sample_disturbance slice;
-    slice.wall_ms = 8.0;
-    slice.max_thread_wait_ms = 4.0;
-    slice.run_queue_wait_ms = 4.0;
-    EXPECT_TRUE(is_disturbed(slice));
-    // 64 threads each waking 0.03 ms late on a 1 ms sample: 1.92 ms of summed wait, but no thread held the team
-    // more than 3%: clean (the sum feeds stolen_fraction only)
-    sample_disturbance wide;
-    wide.wall_ms = 1.0;
-    wide.threads = 64;
-    wide.run_queue_wait_ms = 64 * 0.03;
-    wide.max_thread_wait_ms = 0.03;
-    EXPECT_FALSE(is_disturbed(wide));
-    // a GPU sample at 70% of the default clock is below nvbench's 75% threshold; at 80% it is clean
-    sample_disturbance gpu;
-    gpu.wall_ms = 1.0;
-    gpu.clock_fraction = 0.70;
-    EXPECT_TRUE(is_disturbed(gpu));
-    gpu.clock_fraction = 0.80;
-    EXPECT_FALSE(is_disturbed(gpu));
+    struct rule_case {
+        const char* what;
+        sample_disturbance d;
+        bool disturbed;
+    };
+    const rule_case cases[] = {
+        // a 1 ms sample one of whose threads waited 0.04 ms in the run queue lost 4%: clean; 0.06 ms (6%): disturbed
+        {"4% waited", {.wall_ms = 1.0, .max_thread_wait_ms = 0.04}, false},
+        {"6% waited", {.wall_ms = 1.0, .max_thread_wait_ms = 0.06}, true},
+        // the longest steal of a CPU counts too: 0.03 wait + 0.03 steal = 6%
+        {"3% waited, 3% stolen", {.wall_ms = 1.0, .max_thread_wait_ms = 0.03, .steal_ms = 0.03}, true},
+        // the 8 ms layers of a busy 2-core machine: a 4 ms time slice waited in an 8 ms sample
+        {"a time slice of 8 ms", {.wall_ms = 8.0, .run_queue_wait_ms = 4.0, .max_thread_wait_ms = 4.0}, true},
+        // 64 threads each waking 0.03 ms late on a 1 ms sample: 1.92 ms of summed wait, but no thread held the team
+        // more than 3%: clean (the sum feeds stolen_fraction only)
+        {"64 threads 3% late",
+         {.wall_ms = 1.0, .run_queue_wait_ms = 64 * 0.03, .max_thread_wait_ms = 0.03, .threads = 64},
+         false},
+        // a GPU sample at 70% of the default clock is below nvbench's 75% threshold; at 80% it is clean
+        {"GPU clock at 70%", {.wall_ms = 1.0, .clock_fraction = 0.70}, true},
+        {"GPU clock at 80%", {.wall_ms = 1.0, .clock_fraction = 0.80}, false},
+    };
+    for (const rule_case& c : cases) EXPECT_EQ(is_disturbed(c.d), c.disturbed) << c.what;
+    EXPECT_DOUBLE_EQ(cases[2].d.lost_ms(), 0.06);  // the longest wait plus the longest steal
 }
 
 TEST(Disturbance, ParsesSchedstatAndSteal) {
@@ -138,14 +132,7 @@ private:
     double start_ = 0;
 };
 
-class scripted_clock final : public wall_clock {
-public:
-    explicit scripted_clock(scripted_world& w) : w_(w) {}
-    double now_s() override { return w_.now_ns * 1e-9; }
-
-private:
-    scripted_world& w_;
-};
+using scripted_clock = ridgeline::test::world_clock<scripted_world>;
 
 timing_options protocol() {
     timing_options o{
@@ -153,16 +140,22 @@ timing_options protocol() {
     return o;
 }
 
+/// The protocol's measurement of a 0.1 ms run whose samples lose `lost_fraction` (cycled) of their time to a
+/// scripted neighbour.
+timing_result measure_losing(std::vector<double> lost_fraction) {
+    scripted_world w;
+    w.lost_fraction = std::move(lost_fraction);
+    scripted_timer t(w);
+    scripted_clock c(w);
+    return measure([&] { w.now_ns += w.run_ns; }, t, protocol(), {}, &c);
+}
+
 }  // namespace
 
 TEST(Disturbance, DisturbedSamplesAreReplacedAndKeptOutOfTheStatistics) {
     // every third sample loses half its time to a neighbour (it takes 0.2 ms instead of 0.1 ms): those are
     // replaced, so the median is the clean 0.1 ms, not pulled up
-    scripted_world w;
-    w.lost_fraction = {0.0, 0.0, 0.5};
-    scripted_timer t(w);
-    scripted_clock c(w);
-    const timing_result r = measure([&] { w.now_ns += w.run_ns; }, t, protocol(), {}, &c);
+    const timing_result r = measure_losing({0.0, 0.0, 0.5});
     EXPECT_FALSE(r.disturbed);
     EXPECT_GE(r.clean_samples, 10);
     EXPECT_EQ(r.samples, r.clean_samples);
@@ -178,11 +171,7 @@ TEST(Disturbance, DisturbedSamplesAreReplacedAndKeptOutOfTheStatistics) {
 TEST(Disturbance, ALayerThatCannotCollectCleanSamplesIsDisturbed) {
     // every sample loses 60%: nothing clean. The budget grows by the lost wall time, at most to twice
     // max_time (0.1 s of sampling), then the measurement stops, disturbed, with the disturbed samples as its time
-    scripted_world w;
-    w.lost_fraction = {0.6};
-    scripted_timer t(w);
-    scripted_clock c(w);
-    const timing_result r = measure([&] { w.now_ns += w.run_ns; }, t, protocol(), {}, &c);
+    const timing_result r = measure_losing({0.6});
     EXPECT_TRUE(r.disturbed);
     EXPECT_EQ(r.stop_reason, stop_reason::disturbed);
     EXPECT_EQ(r.clean_samples, 0);
@@ -218,11 +207,7 @@ TEST(Disturbance, TheAccountingTurnedOffIsSaid) {
 }
 
 TEST(Disturbance, AQuietMachineLosesNothing) {
-    scripted_world w;
-    w.lost_fraction = {0.0};
-    scripted_timer t(w);
-    scripted_clock c(w);
-    const timing_result r = measure([&] { w.now_ns += w.run_ns; }, t, protocol(), {}, &c);
+    const timing_result r = measure_losing({0.0});
     EXPECT_FALSE(r.disturbed);
     EXPECT_EQ(r.disturbed_samples, 0);
     EXPECT_NE(r.stop_reason, stop_reason::disturbed);

@@ -8,6 +8,7 @@
 
 #include "ridgeline/backend_api/timing.hpp"
 #include "ridgeline/core/stats.hpp"
+#include "../support/world_clock.hpp"
 
 using namespace ridgeline::backend_api;
 
@@ -40,14 +41,7 @@ private:
     double res_, ovh_, start_ = 0;
 };
 
-class fake_clock final : public wall_clock {
-public:
-    explicit fake_clock(fake_world& w) : w_(w) {}
-    double now_s() override { return w_.now_ns * 1e-9; }
-
-private:
-    fake_world& w_;
-};
+using fake_clock = ridgeline::test::world_clock<fake_world>;
 
 }  // namespace
 
