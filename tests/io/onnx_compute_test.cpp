@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "onnx_builder.hpp"
+#include "onnx_test_graphs.hpp"
 #include "ridgeline/backend_api/tensor.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/cpu/reference.hpp"
@@ -20,6 +21,7 @@
 namespace core = ridgeline::core;
 namespace io = ridgeline::io;
 namespace backend_api = ridgeline::backend_api;
+using ridgeline::test::import_error;
 using ridgeline::test::onnx_builder;
 
 namespace {
@@ -89,12 +91,7 @@ std::pair<std::vector<std::string>, std::int64_t> check(const std::string& eq, c
 
 std::string import_error(const std::string& eq, const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
     onnx_builder g = einsum_graph(eq, a, b);
-    try {
-        (void)io::import_onnx(g.save(ridgeline::test::scratch_dir() / "einsum_bad.onnx"));
-    } catch (const core::error& e) {
-        return e.what();
-    }
-    return "";
+    return import_error(g, "einsum_bad.onnx");
 }
 
 }  // namespace
@@ -152,12 +149,7 @@ TEST(OnnxEinsum, WhatIsNotAMatmulIsRefusedWithItsReason) {
         auto& n = g.node("Einsum", {"a", "b", "c"}, {"out"}, "/Einsum");
         onnx_builder::set(n, "equation", std::string("ij,jk,kl->il"));
         g.output("out");
-        try {
-            (void)io::import_onnx(g.save(ridgeline::test::scratch_dir() / "einsum3.onnx"));
-        } catch (const core::error& e) {
-            return std::string(e.what());
-        }
-        return std::string();
+        return import_error(g, "einsum3.onnx");
     }();
     EXPECT_NE(three.find("Einsum of 3 operands; ridgeline maps two"), std::string::npos) << three;
 }
@@ -222,12 +214,7 @@ TEST(OnnxGather, IndicesOutOfRangeOrTooManyRunsAreRefused) {
         auto& n = g.node("Gather", {"x", "idx"}, {"out"}, "/Gather");
         onnx_builder::set(n, "axis", std::int64_t{1});
         g.output("out");
-        try {
-            (void)io::import_onnx(g.save(ridgeline::test::scratch_dir() / "gather_bad.onnx"));
-        } catch (const core::error& e) {
-            return std::string(e.what());
-        }
-        return std::string();
+        return import_error(g, "gather_bad.onnx");
     };
     EXPECT_NE(error_of({0, 600}).find("index 600 is out of range for axis 1 of size 600"), std::string::npos);
     // every other index of 600: 300 runs of one, more than 256

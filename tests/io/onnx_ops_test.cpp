@@ -8,12 +8,14 @@
 #include <limits>
 
 #include "onnx_builder.hpp"
+#include "onnx_test_graphs.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/io/onnx_import.hpp"
 #include "../support/scratch.hpp"
 
 namespace core = ridgeline::core;
 namespace io = ridgeline::io;
+using ridgeline::test::import_error;
 using ridgeline::test::onnx_builder;
 using tp = onnx::TensorProto;
 
@@ -29,15 +31,6 @@ std::vector<std::string> layer_strings(const core::model& m) {
     std::vector<std::string> k;
     for (const auto& l : m.layers()) k.push_back(core::to_string(l.op));
     return k;
-}
-
-std::string import_error(onnx_builder& b, const std::string& file) {
-    try {
-        (void)io::import_onnx(b.save(ridgeline::test::scratch_dir() / file));
-    } catch (const core::error& e) {
-        return e.what();
-    }
-    return "";
 }
 
 /// The import error of x -> Pad (pads as an initializer, `mode`) -> out at this opset.
@@ -311,12 +304,7 @@ TEST(OnnxImportOps, HardSwishHardSigmoidAndSiluSpelledOut) {
     d.input("x", {1, 4});
     d.node("HardSigmoid", {"x"}, {"out"}, "/HardSigmoid");
     d.output("out");
-    std::string what;
-    try {
-        (void)io::import_onnx(d.save(ridgeline::test::scratch_dir() / "hardsigmoid_default.onnx"));
-    } catch (const core::error& e) {
-        what = e.what();
-    }
+    const std::string what = import_error(d, "hardsigmoid_default.onnx");
     EXPECT_NE(what.find("HardSigmoid \"/HardSigmoid\": HardSigmoid with alpha 0.2 and beta 0.5; ridgeline's "
                         "hardsigmoid is PyTorch's (alpha 1/6, beta 0.5)"),
               std::string::npos)

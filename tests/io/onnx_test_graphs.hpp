@@ -1,7 +1,7 @@
 #pragma once
 // Shared by the ONNX import tests: two small graphs (a CNN and the pieces of a transformer block, every node
-// named, in a file order like PyTorch's), an order-independent fingerprint of an import, and a random
-// topological shuffle of a graph's nodes.
+// named, in a file order like PyTorch's), an order-independent fingerprint of an import, a random
+// topological shuffle of a graph's nodes, and the error an import raises.
 #include <algorithm>
 #include <map>
 #include <random>
@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "onnx_builder.hpp"
+#include "ridgeline/core/error.hpp"
 #include "ridgeline/core/model.hpp"
 #include "ridgeline/io/onnx_import.hpp"
+#include "../support/scratch.hpp"
 
 namespace ridgeline::test {
 
@@ -153,6 +155,17 @@ inline void shuffle_topologically(onnx::GraphProto& g, std::mt19937& rng) {
     google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
     for (int i : order) *sorted.Add() = g.node(i);
     g.mutable_node()->Swap(&sorted);
+}
+
+/// The message of the core::error importing `b` (saved as `file` in the test's scratch folder) raises; empty when
+/// it imports.
+inline std::string import_error(const onnx_builder& b, const std::string& file) {
+    try {
+        (void)io::import_onnx(b.save(scratch_dir() / file));
+    } catch (const core::error& e) {
+        return e.what();
+    }
+    return "";
 }
 
 }  // namespace ridgeline::test
