@@ -95,14 +95,7 @@ int main(int argc, char** argv) {
         b.node("Identity", {"w"}, {"w2"});
         b.node("Conv", {"c1", "w2"}, {"c2"});
         b.node("Flatten", {"c2"}, {"f"});
-        auto& t = b.init("fc.w", {2, 48}, {});
-        t.clear_raw_data();
-        t.set_data_location(tp::EXTERNAL);
-        for (auto [k, v] : {std::pair<const char*, const char*>{"location", "weights.bin"}, {"offset", "0"}, {"length", "384"}}) {
-            auto* e = t.add_external_data();
-            e->set_key(k);
-            e->set_value(v);
-        }
+        b.init_external("fc.w", {2, 48}, {{"location", "weights.bin"}, {"offset", "0"}, {"length", "384"}});
         auto& g = b.node("Gemm", {"f", "fc.w"}, {"y"});
         onnx_builder::set(g, "transB", std::int64_t{1});
         b.output("y");

@@ -45,14 +45,7 @@ onnx_builder small_cnn() {
 std::string external(std::vector<std::pair<std::string, std::string>> keys) {
     onnx_builder b;
     b.input("x", {1, 3, 8, 8});
-    auto& t = b.init("w", {4, 3, 3, 3}, {});
-    t.clear_raw_data();
-    t.set_data_location(tp::EXTERNAL);
-    for (const auto& [k, v] : keys) {
-        auto* e = t.add_external_data();
-        e->set_key(k);
-        e->set_value(v);
-    }
+    b.init_external("w", {4, 3, 3, 3}, keys);
     b.node("Conv", {"x", "w"}, {"y"}, "/conv/Conv");
     b.output("y");
     return bytes_of(b);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ridgeline::test {
@@ -52,6 +53,21 @@ public:
         for (auto d : dims) t->add_dims(d);
         t->set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
         return *t;
+    }
+
+    /// A float initializer whose data lives in an external file, described by these external_data entries in order
+    /// ("location", "offset", "length"; any key and value, for the importer's error paths).
+    onnx::TensorProto& init_external(const std::string& name, const std::vector<std::int64_t>& dims,
+                                     const std::vector<std::pair<std::string, std::string>>& keys) {
+        auto& t = init(name, dims, {});
+        t.clear_raw_data();
+        t.set_data_location(onnx::TensorProto::EXTERNAL);
+        for (const auto& [k, v] : keys) {
+            auto* e = t.add_external_data();
+            e->set_key(k);
+            e->set_value(v);
+        }
+        return t;
     }
 
     /// A float initializer with `n` deterministic values (0.01 * ((i * 7) % 23 - 11)).

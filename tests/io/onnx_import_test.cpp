@@ -21,7 +21,6 @@ namespace fs = std::filesystem;
 using ridgeline::test::onnx_builder;
 using ridgeline::test::cnn;
 using ridgeline::test::transformer;
-using tp = onnx::TensorProto;
 
 namespace {
 
@@ -147,14 +146,7 @@ TEST(OnnxImport, ExternalData) {
     }
     onnx_builder b;
     b.input("x", {1, 3});
-    auto& t = b.init("fc.w", {2, 3}, {});
-    t.clear_raw_data();
-    t.set_data_location(tp::EXTERNAL);
-    for (auto [k, v] : {std::pair<const char*, const char*>{"location", "weights.bin"}, {"offset", "16"}, {"length", "24"}}) {
-        auto* e = t.add_external_data();
-        e->set_key(k);
-        e->set_value(v);
-    }
+    b.init_external("fc.w", {2, 3}, {{"location", "weights.bin"}, {"offset", "16"}, {"length", "24"}});
     auto& g = b.node("Gemm", {"x", "fc.w"}, {"y"}, "/fc/Gemm");
     onnx_builder::set(g, "transB", std::int64_t{1});
     b.output("y");
@@ -189,12 +181,7 @@ TEST(OnnxImport, ExternalDataCannotLeaveTheFolderThroughALink) {
     auto model_reading = [&](const std::string& location, const std::string& file) {
         onnx_builder b;
         b.input("x", {1, 3});
-        auto& t = b.init("fc.w", {2, 3}, {});
-        t.clear_raw_data();
-        t.set_data_location(tp::EXTERNAL);
-        auto* e = t.add_external_data();
-        e->set_key("location");
-        e->set_value(location);
+        b.init_external("fc.w", {2, 3}, {{"location", location}});
         auto& g = b.node("Gemm", {"x", "fc.w"}, {"y"}, "/fc/Gemm");
         onnx_builder::set(g, "transB", std::int64_t{1});
         b.output("y");
