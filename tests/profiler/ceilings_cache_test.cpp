@@ -100,6 +100,15 @@ void private_cache(const std::string& name) {
     ::setenv("XDG_CACHE_HOME", test::fresh_scratch_dir(name).c_str(), 1);
 }
 
+/// A private cache folder `name` holding machine()'s ceilings, measured by `b` (whose next measurement is machine()
+/// again); returns the device fingerprint the cache is keyed by.
+std::string cached_machine(const std::string& name, fake_backend& b) {
+    private_cache(name);
+    b.next = machine();
+    (void)profiler::obtain_ceilings(b, {});
+    return backend_api::device_fingerprint(b.device());
+}
+
 }  // namespace
 
 TEST(CeilingsCache, ADisturbedMeasurementIsNeverCached) {
@@ -152,10 +161,8 @@ TEST(CeilingsCache, AQuickMeasurementNeverAnswersAFullRequest) {
 }
 
 TEST(CeilingsCache, TheSpotCheckRaisesTheRoofsAndNeverLowersThem) {
-    private_cache("spot");
     fake_backend b;
-    b.next = machine();
-    (void)profiler::obtain_ceilings(b, {});  // measured and cached: FMA 100; 1 MB at 100, 200 MB at 20
+    (void)cached_machine("spot", b);  // measured and cached: FMA 100; 1 MB at 100, 200 MB at 20
     // within 10%: the cache answers
     b.checks = {spot(105, 19, 95)};
     auto within = profiler::obtain_ceilings(b, {});
@@ -193,11 +200,8 @@ TEST(CeilingsCache, TheSpotCheckRaisesTheRoofsAndNeverLowersThem) {
 }
 
 TEST(CeilingsCache, ADamagedOrEditedCacheIsMeasuredAgainNeverUsed) {
-    private_cache("edited");
     fake_backend b;
-    b.next = machine();
-    const std::string fp = backend_api::device_fingerprint(b.device());
-    (void)profiler::obtain_ceilings(b, {});
+    const std::string fp = cached_machine("edited", b);
     const std::string path = profiler::ceilings_cache_path(fp);
     // a hand edit: a negative compute roof (it made a 96%-compute layer read "memory 4%")
     {
@@ -337,11 +341,8 @@ TEST(CeilingsCache, AMistypedFieldIsNamedWithWhatItHolds) {
 // 1-element relu ran at 0.9-1.5 us in some minutes and 2.2-2.7 us in others; a cache that kept 2.14 us called a
 // 5.6 us relu overhead-bound). A check above it changes nothing: one slow minute must not raise a floor.
 TEST(CeilingsCache, TheDispatchCostIsAFloorTheSpotCheckLowers) {
-    private_cache("dispatch_floor");
     fake_backend b;
-    b.next = machine();  // dispatch 0.001 ms
-    const std::string fp = backend_api::device_fingerprint(b.device());
-    (void)profiler::obtain_ceilings(b, {});
+    (void)cached_machine("dispatch_floor", b);  // dispatch 0.001 ms
     auto slower = spot(100, 20, 100);
     slower.dispatch_ms = 0.0025;
     b.checks = {slower};
@@ -397,11 +398,8 @@ TEST(CeilingsCache, BelowTheCacheWarnsOnlyBeyondTheCeilingsSpread) {
 // A spot check that finds more measures again; when that measurement meets other work, the cached ceilings (clean
 // when measured) still judge the layers and stay cached: a run once had no verdicts at all for it.
 TEST(CeilingsCache, ADisturbedMeasurementAfterASpotCheckKeepsTheCachedCeilings) {
-    private_cache("more_then_disturbed");
     fake_backend b;
-    b.next = machine();
-    const std::string fp = backend_api::device_fingerprint(b.device());
-    (void)profiler::obtain_ceilings(b, {});
+    const std::string fp = cached_machine("more_then_disturbed", b);
     b.checks = {spot(100, 30, 100)};  // DRAM 30 against 20 cached: 50% above
     b.next.disturbed = true;
     b.next.disturbed_ceilings = {"copy"};
