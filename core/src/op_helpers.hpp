@@ -28,6 +28,14 @@ inline void expect_rank(const shape& s, std::size_t rank, const std::string& whe
         fail(where, "expects a " + std::to_string(rank) + "-D " + layout + " input, got " + describe(s));
 }
 
+/// A 4-D NCHW input of `channels` channels (the layer's attribute `key`); throws naming both counts otherwise.
+inline void expect_nchw_channels(const shape& x, std::int64_t channels, const char* key, const std::string& where) {
+    expect_rank(x, 4, where, "NCHW");
+    if (x[1] != channels)
+        fail(where, "input has " + std::to_string(x[1]) + " channels (dimension 1 of " + x.to_string() + ") but " + key +
+                        " is " + std::to_string(channels));
+}
+
 inline std::int64_t param_elements(const std::vector<param_spec>& params) {
     std::int64_t n = 0;
     for (const auto& p : params) n = checked::add(n, p.dims.numel(), "parameter elements");

@@ -155,10 +155,7 @@ void conv2d::write(attribute_writer& w) const {
 
 shape conv2d::infer(const shapes& in, const std::string& where) const {
     const shape& x = in.at(0);
-    detail::expect_rank(x, 4, where, "NCHW");
-    if (x[1] != in_channels)
-        fail(where, "input has " + std::to_string(x[1]) + " channels (dimension 1 of " + x.to_string() +
-                        ") but in_channels is " + std::to_string(in_channels));
+    detail::expect_nchw_channels(x, in_channels, "in_channels", where);
     const padding2d p = resolved_padding();
     const std::int64_t h = conv_out(x[2], p.top, p.bottom, kernel_size.h, stride.h, dilation.h, "height", where);
     const std::int64_t w = conv_out(x[3], p.left, p.right, kernel_size.w, stride.w, dilation.w, "width", where);

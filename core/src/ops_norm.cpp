@@ -52,10 +52,7 @@ void batch_norm2d::write(attribute_writer& w) const {
 
 shape batch_norm2d::infer(const shapes& in, const std::string& where) const {
     const shape& x = in.at(0);
-    detail::expect_rank(x, 4, where, "NCHW");
-    if (x[1] != num_features)
-        fail(where, "input has " + std::to_string(x[1]) + " channels (dimension 1 of " + x.to_string() +
-                        ") but num_features is " + std::to_string(num_features));
+    detail::expect_nchw_channels(x, num_features, "num_features", where);
     return x;
 }
 
