@@ -92,21 +92,19 @@ void gelu::write(attribute_writer& w) const {
 std::int64_t gelu::flops_per_element() const { return tanh_approximation ? 9 : 5; }
 
 
-pow_op pow_op::read(attribute_reader& r) {
-    pow_op p;
-    p.exponent = r.get_float("exponent");
-    return p;
-}
-void pow_op::write(attribute_writer& w) const { w.add("exponent", exponent); }
-std::int64_t pow_op::flops_per_element() const { return 1; }
-
-scale scale::read(attribute_reader& r) {
-    scale s;
-    s.factor = r.get_float("factor");
-    return s;
-}
-void scale::write(attribute_writer& w) const { w.add("factor", factor); }
-std::int64_t scale::flops_per_element() const { return 1; }
+// The ops of one required number, the attribute named as the member (pow's exponent, scale's factor): 1 flop per
+// element.
+#define RIDGELINE_ONE_NUMBER(T, member)                                   \
+    T T::read(attribute_reader& r) {                                      \
+        T o;                                                              \
+        o.member = r.get_float(#member);                                  \
+        return o;                                                         \
+    }                                                                     \
+    void T::write(attribute_writer& w) const { w.add(#member, member); }  \
+    std::int64_t T::flops_per_element() const { return 1; }
+RIDGELINE_ONE_NUMBER(pow_op, exponent)
+RIDGELINE_ONE_NUMBER(scale, factor)
+#undef RIDGELINE_ONE_NUMBER
 
 softmax softmax::read(attribute_reader& r) {
     softmax s;
