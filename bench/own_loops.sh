@@ -14,6 +14,8 @@
 #   OPS='where expand' bench/own_loops.sh        (only those ops, by the names below)
 set -euo pipefail
 rounds=${1:-3}
+[[ $rounds =~ ^[1-9][0-9]*$ ]] ||
+  { echo "own_loops.sh: the first argument is the number of rounds, a positive integer; got '$rounds'" >&2; exit 2; }
 shift $(( $# > 0 ? 1 : 0 ))
 bins=("$@")
 [ ${#bins[@]} -gt 0 ] || bins=(build/ci/ridgeline)
@@ -39,13 +41,24 @@ cases=(
   "amax_last|amax:dim=-1|16384x8192"
 )
 want=" ${OPS:-} "
+known=" "
+for c in "${cases[@]}"; do known+="${c%%|*} "; done
+for o in ${OPS:-}; do
+  [[ $known == *" $o "* ]] ||
+    { echo "own_loops.sh: OPS names '$o', not one of:$known(separated by spaces)" >&2; exit 2; }
+done
 
-for b in "${bins[@]}"; do [ -x "$b" ] || { echo "own_loops.sh: $b is not an executable" >&2; exit 2; }; done
+for b in "${bins[@]}"; do
+  [ -f "$b" ] && [ -x "$b" ] || { echo "own_loops.sh: $b is not an executable file" >&2; exit 2; }
+done
 for ((i = 1; i <= rounds; i++)); do
   # STREAM in the same minutes as the loops (measured again each round; the best round's kept, as the ops' lowest
   # median): a roof cached at a quiet hour against loops timed beside busy neighbours would read as a slow loop
   "${bins[-1]}" ceilings --device cpu --recalibrate --quiet --format json --output "$out/ceilings.$i.json" \
-    >/dev/null 2>>"$out/ceilings.err"
+    >/dev/null 2>"$out/ceilings.err" ||
+    { echo "own_loops.sh: '${bins[-1]} ceilings' failed:" >&2; cat "$out/ceilings.err" >&2; exit 1; }
+  [ -s "$out/ceilings.$i.json" ] ||
+    { echo "own_loops.sh: '${bins[-1]} ceilings' wrote no $out/ceilings.$i.json" >&2; exit 1; }
   for c in "${cases[@]}"; do
     IFS='|' read -r name layer inputs <<<"$c"
     [ "$want" = "  " ] || [[ "$want" == *" $name "* ]] || continue
