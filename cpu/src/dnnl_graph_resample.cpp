@@ -66,66 +66,117 @@ std::vector<segment> segments_of(const std::vector<i64>& t) {
 }
 
 /// y[i_0, ..., i_{r-1}] = x[sum_d table[d][i_d]] (offsets in elements), or `fill` where any table entry is -1: the
-/// outer tables give a row's source, the innermost table's segments fill the row (dnnl_loops.hpp splits the rows).
+/// outer tables give a row's source, the innermost table's segments fill the row.
+template <class T>
+struct gather_plan {
+    const T* x;
+    const dims& out;
+    const std::vector<std::vector<i64>>& table;
+    const std::vector<segment>& segments;
+    const window_blocks& windows;
+    T fill;
+
+    /// The source row of the output row at outer index `index` (out.size() - 1 entries), nullptr where a table entry
+    /// is -1 (the row lies outside the input: every element the fill).
+    const T* source(const std::vector<i64>& index) const {
+        i64 base = 0;
+        for (std::size_t d = 0; d + 1 < out.size(); ++d) {
+            const i64 t = table[d][static_cast<std::size_t>(index[d])];
+            if (t < 0) return nullptr;
+            base += t;
+        }
+        return x + base;
+    }
+
+    /// Elements [j0, j1) of the row whose source is `src` to o[0, j1 - j0), segment by segment (they are in order:
+    /// from the first that ends past j0 to the last that starts before j1).
+    void make(const T* src, T* o, i64 j0, i64 j1) const {
+        if (src == nullptr) {
+            std::fill(o, o + (j1 - j0), fill);
+            return;
+        }
+        const i64* last = table.back().data();
+        const auto ends_before = [j0](const segment& s) { return s.hi <= j0; };
+        auto first = std::partition_point(segments.begin(), segments.end(), ends_before);
+        for (auto it = first; it != segments.end() && it->lo < j1; ++it) {
+            const segment& s = *it;
+            const i64 lo = std::max(s.lo, j0), hi = std::min(s.hi, j1);
+            T* to = o + (lo - j0);
+            switch (s.kind) {
+                case segment::copy: std::copy(src + s.src + (lo - s.lo), src + s.src + (hi - s.lo), to); break;
+                case segment::splat: std::fill(to, to + (hi - lo), src[s.src]); break;
+                case segment::fill: std::fill(to, to + (hi - lo), fill); break;
+                case segment::gather:
+                    if constexpr (sizeof(T) == 4) {
+                        gather_u32(src, last, windows, to, lo, hi);
+                    } else {
+#pragma omp simd
+                        for (i64 j = lo; j < hi; ++j) to[j - lo] = src[last[j]];
+                    }
+                    break;
+            }
+        }
+    }
+
+    /// A cursor over the flat output from element e (stream_flat): next(o, count) makes the next `count` elements,
+    /// crossing rows, its outer index advanced one step a row.
+    auto cursor_at(i64 e) const {
+        const std::size_t outer = out.size() - 1;
+        const i64 inner = out[outer];
+        std::vector<i64> index(outer, 0);
+        i64 rest = e / inner;
+        for (std::size_t d = outer; d-- > 0;) {
+            index[d] = rest % out[d];
+            rest /= out[d];
+        }
+        const T* src = source(index);
+        return [this, index = std::move(index), j = e % inner, inner, src](T* o, i64 count) mutable {
+            while (count > 0) {
+                const i64 k = std::min(count, inner - j);
+                make(src, o, j, j + k);
+                o += k;
+                count -= k;
+                if ((j += k) < inner) break;
+                j = 0;
+                for (std::size_t d = index.size(); d-- > 0;) {
+                    if (++index[d] < out[d]) break;
+                    index[d] = 0;
+                }
+                src = source(index);
+            }
+        };
+    }
+};
+
+/// The index gather into y. Past the last-level cache, where at least half of a row is read from the source (copies
+/// and gathers), the whole output is made in L1 blocks and streamed with its lines whole (stream_flat), unless most
+/// of the row is scalar gathers (2-byte elements, or no AVX-512F), which ran slower through the buffer than straight.
+/// Otherwise row by row in pieces (for_each_piece), straight into y: rows mostly splats or fills (expand's broadcast
+/// innermost dimension) ran 1.5x slower streamed on the Zen 4 VM (docs/performance.md).
 template <class T>
 void index_gather(const T* x, T* y, const dims& out, const std::vector<std::vector<i64>>& table,
                   const std::vector<segment>& segments, T fill) {
     const std::size_t outer = out.size() - 1;
     const i64 inner = out[outer];
-    const i64* last = table[outer].data();
     i64 n = 1;
     for (const i64 v : out) n *= v;
-    const bool stream = stream_output(n * static_cast<i64>(sizeof(T)));
-    const window_blocks windows = make_window_blocks({last}, inner);
-    // the scalar gather (2-byte elements, or no AVX-512F) streamed ran slower than plain: only the vectorised streams
-    const bool stream_gather = stream && sizeof(T) == 4 && window_gather_vectorised();
+    const window_blocks windows = make_window_blocks({table.back().data()}, inner);
+    const gather_plan<T> plan{x, out, table, segments, windows, fill};
+    i64 gathered = 0, read = 0;  // a row's elements gathered one by one; read from the source (copies and gathers)
+    for (const segment& s : segments) {
+        gathered += s.kind == segment::gather ? s.hi - s.lo : 0;
+        read += s.kind == segment::gather || s.kind == segment::copy ? s.hi - s.lo : 0;
+    }
+    const bool scalar_gathers = sizeof(T) != 4 || !window_gather_vectorised();
+    const bool flat = 2 * read >= inner && !(scalar_gathers && 2 * gathered > inner);
+    if (flat && stream_output(n * static_cast<i64>(sizeof(T)))) {
+        stream_flat(y, n, [&plan](i64 e) { return plan.cursor_at(e); });
+        return;
+    }
     for_each_piece(out, loop_piece, [&](const std::vector<i64>& index, i64 j0, i64 j1) {
-        i64 base = 0, row_index = 0;
-        bool outside = false;
-        for (std::size_t d = 0; d < outer; ++d) {
-            const i64 t = table[d][static_cast<std::size_t>(index[d])];
-            outside = outside || t < 0;
-            base += t;
-            row_index = row_index * out[d] + index[d];
-        }
-        T* row = y + row_index * inner;
-        if (outside) {
-            std::fill(row + j0, row + j1, fill);
-            return;
-        }
-        const T* src = x + base;
-        // the segments are in order: start at the first that ends past j0, stop at the first that starts at j1
-        auto first = std::partition_point(segments.begin(), segments.end(), [j0](const segment& s) { return s.hi <= j0; });
-        for (auto it = first; it != segments.end() && it->lo < j1; ++it) {
-            const segment& s = *it;
-            const i64 lo = std::max(s.lo, j0), hi = std::min(s.hi, j1);
-            switch (s.kind) {
-                case segment::copy:  // streamed past the last-level cache (dnnl_loops.hpp), as the gathers; fills
-                                     // and splats not: on the Zen 4 VM they ran 1.2-1.5x slower streamed
-                                     // (docs/performance.md)
-                    if (stream)
-                        stream_bytes(row + lo, src + s.src + (lo - s.lo), (hi - lo) * static_cast<i64>(sizeof(T)));
-                    else
-                        std::copy(src + s.src + (lo - s.lo), src + s.src + (hi - s.lo), row + lo);
-                    break;
-                case segment::splat:
-                    std::fill(row + lo, row + hi, src[s.src]);
-                    break;
-                case segment::fill:
-                    std::fill(row + lo, row + hi, fill);
-                    break;
-                case segment::gather:  // vectorised: made in L1 and streamed (write_run), docs/performance.md
-                    write_run(row, lo, hi, stream_gather, [&](T* o, i64 g0, i64 g1) {
-                        if constexpr (sizeof(T) == 4) {
-                            gather_u32(src, last, windows, o, g0, g1);
-                        } else {
-#pragma omp simd
-                            for (i64 j = g0; j < g1; ++j) o[j - g0] = src[last[j]];
-                        }
-                    });
-                    break;
-            }
-        }
+        i64 row_index = 0;
+        for (std::size_t d = 0; d < outer; ++d) row_index = row_index * out[d] + index[d];
+        plan.make(plan.source(index), y + row_index * inner + j0, j0, j1);
     });
 }
 

@@ -133,6 +133,39 @@ void write_run(T* y, std::int64_t j0, std::int64_t j1, bool stream, Make&& make)
     }
 }
 
+/// Writes a whole contiguous output y[0, n) with non-temporal stores, lines whole: the output is cut into blocks of
+/// 4 KiB that start on 64-byte line boundaries (after the elements before y's first boundary, written directly), each
+/// made in a buffer that stays in L1 and streamed (stream_bytes), so no cache line takes both plain and streaming
+/// stores even where the output's rows do not end on a line (pad's rows of 514 floats; write_run, row by row, mixes
+/// both kinds on every row's edge lines). The blocks split statically over the OpenMP threads in contiguous ranges:
+/// each thread calls cursor_at(e) once, e the first element it writes, and the cursor it returns, `next(out, count)`,
+/// writes the next `count` elements of the flat output to out[0, count), in order. Each thread fences its stores.
+template <class T, class CursorAt>
+void stream_flat(T* y, std::int64_t n, CursorAt&& cursor_at) {
+    constexpr std::int64_t block = 4096 / static_cast<std::int64_t>(sizeof(T));
+    if (n <= 0) return;
+    const auto mis = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(y) & 63);
+    const std::int64_t es = static_cast<std::int64_t>(sizeof(T));
+    const std::int64_t head = mis == 0 ? 0 : std::min<std::int64_t>(n, (64 - mis) / es);
+    const std::int64_t blocks = (n - head + block - 1) / block;
+#pragma omp parallel
+    {
+        const std::int64_t t = omp_get_thread_num(), threads = omp_get_num_threads();
+        const std::int64_t b0 = blocks * t / threads, b1 = blocks * (t + 1) / threads;
+        if (b0 < b1 || (t == 0 && head > 0)) {
+            auto next = cursor_at(t == 0 ? 0 : head + b0 * block);
+            if (t == 0 && head > 0) next(y, head);
+            alignas(64) T buf[block];
+            for (std::int64_t b = b0; b < b1; ++b) {
+                const std::int64_t e0 = head + b * block, count = std::min(block, n - e0);
+                next(buf, count);
+                stream_bytes(y + e0, buf, count * static_cast<std::int64_t>(sizeof(T)));
+            }
+        }
+        stream_fence();
+    }
+}
+
 /// Output dims and each operand's element strides (0: broadcast). coalesce() merges adjacent dimensions that every
 /// operand steps through as one (stride[d] == stride[d+1] * dims[d+1]) and drops dimensions of size 1, so the
 /// innermost dimension is the longest run every operand reads with one stride.
