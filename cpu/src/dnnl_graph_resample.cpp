@@ -1,14 +1,16 @@
 // The oneDNN lowering (dnnl_graph.hpp): pad, expand and interpolate. oneDNN 2.6 has no pad primitive and its resampling
 // rounds differently from PyTorch in some cases, so these are partly ridgeline's own loops, named in notes():
 // - pad, expand, and nearest interpolation that is not an integer upscale: "ridgeline index gather", one table of source
-//   offsets per output dimension (core::resample_coordinates for interpolate), rows split over OpenMP threads
-//   (dnnl_loops.hpp), the innermost table cut once into copies of contiguous runs, splats of a repeated element,
-//   fill stretches and element-by-element gathers (vectorised where 16 outputs read within 32 source elements:
-//   dnnl_window_gather.hpp);
+//   offsets per output dimension (core::resample_coordinates for interpolate), the innermost table cut once into
+//   copies of contiguous runs, splats of a repeated element, fill stretches and element-by-element gathers
+//   (vectorised where 16 outputs read within 32 source elements: dnnl_window_gather.hpp); an output past the
+//   last-level cache made in L1 blocks across row boundaries and streamed with its lines whole (stream_flat),
+//   otherwise rows split over OpenMP threads (dnnl_loops.hpp);
 // - bilinear: "ridgeline bilinear loop", float32, the same tables, separable (each source row resampled along the
-//   width once, by the same vectorised gathers, then the output rows blended from two of them; oneDNN's linear resampling computes the source
-//   coordinate as (o + 0.5) * in / out - 0.5, PyTorch as (in / out) * (o + 0.5) - 0.5, both in float32: at a few
-//   thousand pixels the weights differ by 1e-3, a relative error of 4e-4 on a 7000-wide row);
+//   width once, by the same vectorised gathers, then the output rows blended from two of them, streamed straight
+//   from the registers: blend_rows); oneDNN's linear resampling computes the source coordinate as
+//   (o + 0.5) * in / out - 0.5, PyTorch as (in / out) * (o + 0.5) - 0.5, both in float32: at a few thousand pixels
+//   the weights differ by 1e-3, a relative error of 4e-4 on a 7000-wide row;
 // - oneDNN's resampling_forward for nearest with integer upscale factors, where its round((o + 0.5) / F - 0.5) is
 //   PyTorch's floor(o / F).
 #include <algorithm>
@@ -217,7 +219,9 @@ void bilinear(const float* x, float* y, i64 planes, i64 ih, i64 iw, const core::
                 kb = b;
                 const float h1 = rows.lambda[ri], h0 = 1 - h1;
                 const float *pa = ra.data(), *pb = rb.data();
-                write_run(y + (p * oh + r) * ow, 0, ow, stream, [&](float* o, i64 lo, i64 hi) {
+                float* out = y + (p * oh + r) * ow;
+                if (blend_rows(pa, pb, h0, h1, out, ow, stream)) continue;
+                write_run(out, 0, ow, stream, [&](float* o, i64 lo, i64 hi) {
 #pragma omp simd
                     for (i64 c = lo; c < hi; ++c) o[c - lo] = h0 * pa[c] + h1 * pb[c];
                 });

@@ -4,7 +4,8 @@
 // that run, and splits the runs over the profile's OpenMP threads, so that the compiler vectorises the run
 // (`#pragma omp simd`: GCC vectorises such loops at -O2, where its default cost model vectorises almost nothing) and
 // the loop streams at memory speed. A computed output or a copy larger than the last-level cache is written with
-// non-temporal stores (write_run, stream_bytes), as oneDNN writes its large outputs; fills and splats are not
+// non-temporal stores (write_run row by row, stream_flat across rows with whole lines, stream_bytes), as oneDNN
+// writes its large outputs; fills and splats are not
 // (streamed, they ran slower: docs/performance.md). Otherwise portable C++, no instruction-set intrinsics beyond
 // SSE2's streaming store, which every x86-64 CPU has (elsewhere a plain copy), except the resampling gathers'
 // AVX-512 path (dnnl_window_gather.hpp). Private to cpu/.

@@ -68,6 +68,34 @@ __attribute__((target("avx512f"))) i64 lerp_blocks(const float* a, const std::in
     }
     return c;
 }
+
+/// h0 * a[c..c+16) + h1 * b[c..c+16), the elements outside `mask` zero (not loaded).
+__attribute__((target("avx512f"))) inline __m512 blend_at(const float* a, const float* b, __m512 h0, __m512 h1, i64 c,
+                                                          __mmask16 mask) {
+    return _mm512_add_ps(_mm512_mul_ps(h0, _mm512_maskz_loadu_ps(mask, a + c)),
+                         _mm512_mul_ps(h1, _mm512_maskz_loadu_ps(mask, b + c)));
+}
+
+/// blend_rows, vectorised: whole vectors streamed or stored, the partial ones before and after by masked stores.
+__attribute__((target("avx512f"))) void blend_avx512(const float* a, const float* b, float h0, float h1, float* y,
+                                                     i64 n, bool stream) {
+    const __m512 v0 = _mm512_set1_ps(h0), v1 = _mm512_set1_ps(h1);
+    i64 c = 0;
+    if (stream) {
+        c = std::min(n, static_cast<i64>((-reinterpret_cast<std::uintptr_t>(y) & 63) / sizeof(float)));
+        if (c > 0) {
+            const auto mask = static_cast<__mmask16>((1u << c) - 1);
+            _mm512_mask_storeu_ps(y, mask, blend_at(a, b, v0, v1, 0, mask));
+        }
+        for (; c + lanes <= n; c += lanes) _mm512_stream_ps(y + c, blend_at(a, b, v0, v1, c, 0xffff));
+    } else {
+        for (; c + lanes <= n; c += lanes) _mm512_storeu_ps(y + c, blend_at(a, b, v0, v1, c, 0xffff));
+    }
+    if (c < n) {
+        const auto mask = static_cast<__mmask16>((1u << (n - c)) - 1);
+        _mm512_mask_storeu_ps(y + c, mask, blend_at(a, b, v0, v1, c, mask));
+    }
+}
 #endif
 
 /// The first multiple of lanes at or after j, not past end.
@@ -142,6 +170,17 @@ void lerp_gather(const float* a, const std::int64_t* i0, const std::int64_t* i1,
     (void)w;
 #endif
     for (; c < c1; ++c) out[c - c0] = (1 - w1[c]) * a[i0[c]] + w1[c] * a[i1[c]];
+}
+
+bool blend_rows(const float* a, const float* b, float h0, float h1, float* y, std::int64_t n, bool stream) {
+#if RIDGELINE_WINDOW_AVX512
+    if (!window_gather_vectorised()) return false;
+    blend_avx512(a, b, h0, h1, y, n, stream);
+    return true;
+#else
+    (void)a, (void)b, (void)h0, (void)h1, (void)y, (void)n, (void)stream;
+    return false;
+#endif
 }
 
 }  // namespace ridgeline::cpu::dnnl_detail

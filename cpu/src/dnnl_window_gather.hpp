@@ -1,12 +1,12 @@
 #pragma once
 // Vectorised table gathers for ridgeline's own resampling loops (dnnl_graph_resample.cpp): nearest interpolation's
-// element gathers and bilinear's two taps along the width. An element-by-element gather out[j] = src[index[j]] runs
-// scalar (one load and one store an element: about a third of the DRAM roof on the Zen 4 VM, docs/performance.md),
-// but where the sources of 16 consecutive outputs lie within 32 consecutive source elements (every upsampling, and
-// downsampling by less than 2), the block is one masked load of that window and one permute: AVX-512F's
-// vmovdqu32 {k}{z} and vpermt2d. Blocks that do not fit (larger jumps, fill entries) and the CPUs without AVX-512F
-// run the scalar loop, with the same results bit for bit (the bilinear blend without fused multiply-adds: this file
-// is compiled with -ffp-contract=off). Private to cpu/.
+// element gathers, bilinear's two taps along the width and its blend of two rows (blend_rows). An element-by-element
+// gather out[j] = src[index[j]] runs scalar (one load and one store an element: about a third of the DRAM roof on the
+// Zen 4 VM, docs/performance.md), but where the sources of 16 consecutive outputs lie within 32 consecutive source
+// elements (every upsampling, and downsampling by less than 2), the block is one masked load of that window and one
+// permute: AVX-512F's vmovdqu32 {k}{z} and vpermt2d. Blocks that do not fit (larger jumps, fill entries) and the CPUs
+// without AVX-512F run the scalar loop, with the same results bit for bit (the bilinear blend without fused
+// multiply-adds: this file is compiled with -ffp-contract=off). Private to cpu/.
 #include <cstdint>
 #include <vector>
 
@@ -42,5 +42,13 @@ void gather_u32(const std::uint32_t* src, const std::int64_t* index, const windo
 /// order of operations); `w` made from {i0, i1} over the whole table.
 void lerp_gather(const float* a, const std::int64_t* i0, const std::int64_t* i1, const float* w1,
                  const window_blocks& w, float* out, std::int64_t c0, std::int64_t c1);
+
+/// y[c] = h0 * a[c] + h1 * b[c] for c in [0, n): bilinear's blend of two resampled source rows (two products
+/// rounded, then their sum: the scalar loop's order, so the same values), with `stream` through non-temporal stores
+/// from y's first 64-byte boundary to the last whole vector (AVX-512's vmovntps straight from the registers, no L1
+/// buffer; the elements before and after by masked plain stores, so no line takes both kinds). Vectorised where
+/// window_gather_vectorised(); elsewhere returns false having written nothing (the caller blends it itself). The
+/// caller's thread calls stream_fence() before its parallel region ends.
+bool blend_rows(const float* a, const float* b, float h0, float h1, float* y, std::int64_t n, bool stream);
 
 }  // namespace ridgeline::cpu::dnnl_detail

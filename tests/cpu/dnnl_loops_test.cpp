@@ -300,6 +300,55 @@ TEST(DnnlLoops, WriteRunStreamsEveryElementOnceAndNothingElse) {
         }
 }
 
+namespace {
+
+/// stream_flat over a buffer of n + 128 elements of T, the output at element `at`, with `threads` OpenMP threads:
+/// each thread's cursor starts where its first block (or the head, thread 0) starts and hands out elements in order,
+/// element e made as e + 1 (its bytes in T); every element of [0, n) holds its value, the rest keep 0xEE, and the
+/// cursors started at most `threads` times.
+template <class T>
+void expect_flat_written(std::int64_t at, std::int64_t n, int threads) {
+    std::vector<T> buf(static_cast<std::size_t>(n + at + 128));
+    // the buffer's own line offset varies with the allocator: place y at `at` elements past a 64-byte boundary
+    const auto skew = static_cast<std::int64_t>((-reinterpret_cast<std::uintptr_t>(buf.data()) & 63) / sizeof(T));
+    std::memset(buf.data(), 0xEE, buf.size() * sizeof(T));
+    const std::vector<T> before = buf;
+    T* y = buf.data() + skew + at;
+    int cursors = 0;
+    const int saved_threads = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    cpu::dnnl_detail::stream_flat(y, n, [&](std::int64_t e) {
+#pragma omp atomic
+        ++cursors;
+        return [e](T* out, std::int64_t count) mutable {
+            for (std::int64_t i = 0; i < count; ++i, ++e) out[i] = static_cast<T>(e + 1);
+        };
+    });
+    omp_set_num_threads(saved_threads);
+    EXPECT_LE(cursors, threads);
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(buf.size()); ++i) {
+        const std::int64_t e = i - skew - at;
+        const T want = e >= 0 && e < n ? static_cast<T>(e + 1) : before[static_cast<std::size_t>(i)];
+        ASSERT_EQ(buf[static_cast<std::size_t>(i)], want) << "element " << e << " of " << n << " at " << at << ", "
+                                                           << sizeof(T) << "-byte elements, " << threads << " threads";
+    }
+}
+
+}  // namespace
+
+// stream_flat: the elements before the output's first 64-byte line boundary (0..63 bytes of them) written by thread
+// 0's cursor straight, then 4 KiB blocks streamed, split over 1, 2 or 3 threads: outputs empty, shorter than the
+// head, of one partial block, and of 10,003 elements (floats: 9 blocks of 1,024 and a partial one; bytes: 2 blocks
+// and a partial), starting at every element offset within a line for 4-byte elements and at 0, 1, 7, 33 and 63 bytes.
+TEST(DnnlLoops, StreamFlatWritesEveryElementOnceInOrder) {
+    for (const int threads : {1, 2, 3})
+        for (const std::int64_t n : {0, 1, 5, 17, 1000, 10003}) {
+            for (std::int64_t at = 0; at < 16; ++at) expect_flat_written<float>(at, n, threads);
+            for (const std::int64_t at : {0, 1, 7, 33, 63}) expect_flat_written<std::uint8_t>(at, n, threads);
+            expect_flat_written<std::uint16_t>(5, n, threads);
+        }
+}
+
 // With the threshold at 0 every own loop that streams writes its output with non-temporal stores (write_run,
 // stream_bytes): the same cases as above against the reference (where on every broadcast path, the index gathers'
 // copies (their fills and gathers beside them) and bilinear, the strided copy, rms_norm with and without a weight,

@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "dnnl_loops.hpp"          // cpu/src: stream_fence
 #include "dnnl_window_gather.hpp"  // cpu/src
 
 using namespace ridgeline::cpu::dnnl_detail;
@@ -147,4 +148,40 @@ TEST(WindowGather, VectorisedAndScalarPathsAgreeBitForBit) {
              {512, 768}, {100, 300}, {7, 1000}, {300, 200}, {300, 100}, {5, 9}, {1, 40}, {37, 37}})
         expect_paths_agree(in, out);
     RecordProperty("vectorised", window_gather_vectorised() ? "avx512f" : "scalar only (no AVX-512F)");
+}
+
+// bilinear's blend h0 * a + h1 * b, vectorised (AVX-512F, where the CPU has it: blend_rows returns true), against
+// the formula bit for bit: rows of 0..40 elements (no whole vector up to 15, one partial vector before and after)
+// and 1,037 (64 vectors and 13), starting at each of the 16 float offsets in a line, streamed and not; the 16
+// elements either side keep their sentinel, and a and b end at an inaccessible page (a masked load reads nothing
+// past the row).
+TEST(WindowGather, BlendRowsMatchesTheFormulaBitForBit) {
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    const float h1 = 0.3125f, h0 = 1 - h1;
+    std::vector<i64> lengths;
+    for (i64 n = 0; n <= 40; ++n) lengths.push_back(n);
+    lengths.push_back(1037);
+    for (const i64 n : lengths) {
+        guarded<float> a(n), b(n);
+        for (i64 i = 0; i < n; ++i) a.data()[i] = u(rng), b.data()[i] = u(rng);
+        for (const bool stream : {false, true})
+            for (i64 at = 16; at < 32; ++at) {
+                alignas(64) static float y[1037 + 64];
+                std::fill(std::begin(y), std::end(y), -7.0f);
+                const bool ran = blend_rows(a.data(), b.data(), h0, h1, y + at, n, stream);
+                stream_fence();
+                ASSERT_EQ(ran, window_gather_vectorised());
+                if (!ran) return;  // nothing written: the caller's scalar loop blends (checked by the op's tests)
+                for (i64 i = 0; i < n + at + 16; ++i) {
+                    const i64 j = i - at;
+                    const float want = j < 0 || j >= n ? -7.0f : h0 * a.data()[j] + h1 * b.data()[j];
+                    std::uint32_t got_bits, want_bits;
+                    std::memcpy(&got_bits, &y[i], 4);
+                    std::memcpy(&want_bits, &want, 4);
+                    ASSERT_EQ(got_bits, want_bits) << "element " << j << " of " << n << " at offset " << at - 16
+                                                   << (stream ? ", streamed" : "");
+                }
+            }
+    }
 }
