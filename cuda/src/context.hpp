@@ -116,7 +116,8 @@ std::vector<unsigned char> to_storage(const float* values, std::size_t n, core::
 void from_storage(const unsigned char* bytes, std::size_t n, core::dtype dt, float* out);
 
 /// A cuBLASLt matmul planned once: descriptors, and the algorithm that was fastest of the heuristic's
-/// candidates when timed on the real buffers. D = C = act(op(A) op(B) (+ bias per row of D)).
+/// candidates when timed on the real buffers. D = act(op(A) op(B) (+ bias per row of D) (+ C)): C, of D's layout,
+/// is added with beta = 1 where an addend is given (a residual add), else C is D and beta 0.
 struct lt_gemm {
     lt_matmul_desc desc;
     lt_layout a, b, c;
@@ -127,13 +128,15 @@ struct lt_gemm {
 
 /// Plans `shape` in `dt` on the given buffers (a, b, c; bias may be null) with `ws` (at least
 /// gemm_workspace_bytes) for the trials; `act` is applied as the epilogue's last step (CUBLASLT_EPILOGUE_RELU,
-/// _GELU, with _BIAS when there is a bias). Throws backend_api::unsupported when no algorithm runs.
+/// _GELU, with _BIAS when there is a bias) to alpha * op(A) op(B) + beta * C + bias (cuBLASLt's cublasLtMatmul
+/// page); `addend`, when not null, is C (beta 1; the trials run with it). Throws backend_api::unsupported when no
+/// algorithm runs.
 std::unique_ptr<lt_gemm> plan_lt_gemm(device_context& ctx, core::dtype dt, const gemm_shape& shape, const void* a,
                                       const void* b, void* c, const void* bias, void* ws, std::size_t ws_bytes,
-                                      fused_activation act = fused_activation::none);
-/// Enqueues one planned matmul.
+                                      fused_activation act = fused_activation::none, const void* addend = nullptr);
+/// Enqueues one planned matmul, D = c; `addend` as C with beta 1 (the one it was planned with), or null.
 void run_lt_gemm(device_context& ctx, const lt_gemm& g, const void* a, const void* b, void* c, void* ws,
-                 std::size_t ws_bytes);
+                 std::size_t ws_bytes, const void* addend = nullptr);
 
 /// A cuDNN forward convolution planned once (conv.cpp): descriptors, and the algorithm that was fastest when
 /// cudnnFindConvolutionForwardAlgorithmEx ran every one on the real buffers (among those the data type's math allows).

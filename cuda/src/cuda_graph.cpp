@@ -39,9 +39,19 @@ std::size_t search_workspace_bytes() {
 
 // ------------------------------------------------------------ dense
 
-void cuda_graph::add_linear(const core::layer_analysis& la, const core::linear& op, fused_activation act) {
+void cuda_graph::add_linear(const core::layer_analysis& la, const core::linear& op, fused_activation act,
+                            const std::optional<std::string>& residual) {
     const dev_tensor& x = dense(la.layer.inputs[0]);
     const i64 rows = x.numel() / op.in_features;
+    const void* addend = nullptr;  // the residual as cuBLASLt's C: [rows, out_features] row-major, as y
+    if (residual) {
+        const dev_tensor& r = dense(*residual);
+        if (r.numel() != rows * op.out_features)
+            throw backend_api::unsupported(core::where(la.layer) + ": a residual of " + std::to_string(r.numel()) +
+                                           " elements is not cuBLASLt's C for an output of " +
+                                           std::to_string(rows * op.out_features));
+        addend = r.data();
+    }
     auto w = upload(param(la.layer, "weight"));
     std::shared_ptr<device_buffer> b = op.bias ? upload(param(la.layer, "bias")) : nullptr;
     dev_tensor y = new_tensor(la.output_shape.dims());
@@ -49,17 +59,18 @@ void cuda_graph::add_linear(const core::layer_analysis& la, const core::linear& 
     void* ws = search_workspace(ws_bytes);
     const gemm_shape g = linear_gemm(rows, op.in_features, op.out_features);
     std::shared_ptr<lt_gemm> plan = plan_lt_gemm(ctx_, dt_, g, w->get(), x.data(), y.data(), b ? b->get() : nullptr,
-                                                 ws, ws_bytes, act);
+                                                 ws, ws_bytes, act, addend);
     workspace_need_ = std::max(workspace_need_, plan->workspace_bytes);
     const char* activation = act == fused_activation::relu ? "relu" : act == fused_activation::gelu_tanh ? "gelu" : "";
     std::string epilogue = std::string(activation) + (op.bias ? (*activation ? "+bias" : "bias") : "");
-    notes_.push_back(plan->note + (epilogue.empty() ? "" : " +" + epilogue + " epilogue"));
+    notes_.push_back(plan->note + (epilogue.empty() ? "" : " +" + epilogue + " epilogue") +
+                     (addend ? " +residual as C (beta 1)" : ""));
     const void* xp = x.data();
     void* yp = y.data();
     keep_.push_back(w);
     if (b) keep_.push_back(b);
-    steps_.push_back([this, plan, w, xp, yp] {
-        run_lt_gemm(ctx_, *plan, w->get(), xp, yp, workspace_.get(), workspace_.bytes());
+    steps_.push_back([this, plan, w, xp, yp, addend] {
+        run_lt_gemm(ctx_, *plan, w->get(), xp, yp, workspace_.get(), workspace_.bytes(), addend);
     });
     set_output(la, std::move(y));
 }

@@ -15,6 +15,7 @@
 // cuda_graph.cpp the dense layers (cuBLASLt, cuDNN), cuda_graph_elementwise.cpp the elementwise, reduction,
 // pooling, data-movement and view layers and held tensors (ridgeline's own kernels, kernels.cu),
 // cuda_graph_attention.cpp the transformer layers (kernels_attention.cu), cuda_graph_fused.cpp the fused groups.
+#include <optional>
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -319,9 +320,12 @@ private:
     }
 
     // ------------------------------------------------------------ dense
-    void add(const core::layer_analysis& la, const core::linear& op) { add_linear(la, op, fused_activation::none); }
-    /// y = act(x W^T + b) on cuBLASLt, `act` as the epilogue (a fused group's, plan_fused).
-    void add_linear(const core::layer_analysis& la, const core::linear& op, fused_activation act);
+    void add(const core::layer_analysis& la, const core::linear& op) { add_linear(la, op, fused_activation::none, {}); }
+    /// y = act(x W^T + b + r) on cuBLASLt, `act` as the epilogue and r, the tensor named `residual` where one is given
+    /// (of y's shape), as C with beta = 1 (a fused group's, plan_fused). Throws backend_api::unsupported when no
+    /// algorithm runs with that epilogue, or when the residual's shape differs from y's.
+    void add_linear(const core::layer_analysis& la, const core::linear& op, fused_activation act,
+                    const std::optional<std::string>& residual);
     void add(const core::layer_analysis& la, const core::matmul&);
     void add(const core::layer_analysis& la, const core::embedding& op);
     // ------------------------------------------------------------ convolution

@@ -4,10 +4,11 @@
 // group's remaining members in order on ridgeline's own kernels, each into a buffer of its own (the kernels' operands
 // are __restrict__: an input is never its output).
 //
-// Wired so far: the fold, linear's bias and activation epilogues. Planned but not wired (run after as own kernels,
-// the profile's notes say which): a residual add as cuDNN's z or cuBLASLt's C with beta = 1, cuDNN's
-// cudnnConvolutionBiasActivationForward with relu, and matmul's epilogues (ridgeline's matmul runs on
-// cublasGemm(Strided)BatchedEx, which has none).
+// Wired so far: the fold; linear's bias, activation epilogues and a residual add of the output's shape as cuBLASLt's
+// C with beta = 1 (D = act(x W^T + bias + C): the residual, then the activation, in one call). Planned but not wired
+// (run after as own kernels, the profile's notes say which): a residual as cuDNN's z and the convolution's bias and
+// relu in cudnnConvolutionBiasActivationForward (legacy API, deprecated in cuDNN 9 as the convolution path's other
+// calls are), and matmul's epilogues (ridgeline's matmul runs on cublasGemm(Strided)BatchedEx, which has none).
 #include "cuda_graph.hpp"
 #include "ridgeline/core/fusion.hpp"
 
@@ -15,13 +16,17 @@ namespace ridgeline::cuda::graph_detail {
 
 namespace {
 
-/// How many members (from the producer on) the producer's call takes as wired today, of the plan's.
+/// How many members (from the producer on) the producer's call takes as wired today, of the plan's: a linear's
+/// residual only where neither operand of the add broadcasts (C has the output's layout).
 std::size_t wired_members(const core::layer_analysis& la, const fused_plan& plan) {
     const bool linear = std::holds_alternative<core::linear>(la.fused.front().layer.op);
     std::size_t wired = 1;
     for (std::size_t k = 1; k < plan.library_members; ++k) {
         const core::fusion_rule r = core::rule_of(la, k);
-        if (r == core::fusion_rule::fold_batch_norm || (r == core::fusion_rule::activation_post_op && linear))
+        const auto& shapes = la.fused[k].input_shapes;
+        const bool same_shapes = shapes.size() == 2 && shapes[0] == shapes[1];
+        if (r == core::fusion_rule::fold_batch_norm || (r == core::fusion_rule::activation_post_op && linear) ||
+            (r == core::fusion_rule::sum_post_op && linear && same_shapes))
             wired = k + 1;
         else
             break;
@@ -44,7 +49,12 @@ void cuda_graph::add_fused(const core::layer_analysis& la) {
     producer.layer.inputs.assign(la.layer.inputs.begin(),
                                  la.layer.inputs.begin() + static_cast<std::ptrdiff_t>(producer.layer.inputs.size()));
     fused_activation act = fused_activation::none;
+    std::optional<std::string> residual;  // linear's C (wired_members)
     for (std::size_t k = 1; k < wired; ++k) {
+        if (core::rule_of(la, k) == core::fusion_rule::sum_post_op) {
+            residual = la.layer.inputs.at(core::outside_operand(la, k).value());
+            continue;
+        }
         if (core::rule_of(la, k) != core::fusion_rule::fold_batch_norm) {
             act = plan.activation;  // linear's epilogue (wired_members)
             continue;
@@ -58,14 +68,16 @@ void cuda_graph::add_fused(const core::layer_analysis& la) {
     try {
         if (const auto* lin = std::get_if<core::linear>(&producer.layer.op)) {
             try {
-                add_linear(producer, *lin, act);
+                add_linear(producer, *lin, act, residual);
             } catch (const backend_api::unsupported& e) {
-                if (act == fused_activation::none) throw;
-                // no cuBLASLt algorithm with this epilogue for these shapes: the activation runs after, as a kernel
+                if (act == fused_activation::none && !residual) throw;
+                // no cuBLASLt algorithm with this epilogue or C for these shapes: the plain GEMM (with its bias),
+                // and every other member after it as a kernel
                 notes_.push_back(std::string("epilogue refused (") + e.what() + ")");
                 act = fused_activation::none;
-                --wired;
-                add_linear(producer, *lin, act);
+                residual.reset();
+                wired = 1;
+                add_linear(producer, *lin, act, residual);
             }
         } else {
             std::visit([&](const auto& op) { add(producer, op); }, producer.layer.op);

@@ -62,17 +62,19 @@ cublasLtEpilogue_t lt_epilogue(fused_activation act, bool bias) {
 }
 
 void enqueue(device_context& ctx, const lt_gemm& g, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b,
-             void* c, void* ws, std::size_t ws_bytes) {
-    const float alpha = 1.0f, beta = 0.0f;  // scale type CUDA_R_32F for every compute type used here
-    RIDGELINE_CUDA_CHECK(cublasLtMatmul(ctx.blas_lt.get(), g.desc.get(), &alpha, a, g.a.get(), b, g.b.get(), &beta, c,
-                                        g.c.get(), c, g.c.get(), &algo, ws, ws_bytes, ctx.s()));
+             void* c, void* ws, std::size_t ws_bytes, const void* addend) {
+    // scale type CUDA_R_32F for every compute type used here; C is the addend (out of place: C and D differ) or D
+    const float alpha = 1.0f, beta = addend ? 1.0f : 0.0f;
+    const void* c_in = addend ? addend : c;
+    RIDGELINE_CUDA_CHECK(cublasLtMatmul(ctx.blas_lt.get(), g.desc.get(), &alpha, a, g.a.get(), b, g.b.get(), &beta,
+                                        c_in, g.c.get(), c, g.c.get(), &algo, ws, ws_bytes, ctx.s()));
 }
 
 }  // namespace
 
 std::unique_ptr<lt_gemm> plan_lt_gemm(device_context& ctx, core::dtype dt, const gemm_shape& shape, const void* a,
                                       const void* b, void* c, const void* bias, void* ws, std::size_t ws_bytes,
-                                      fused_activation act) {
+                                      fused_activation act, const void* addend) {
     auto g = std::make_unique<lt_gemm>();
     const cudaDataType_t type = storage_type(dt);
     const cublasComputeType_t compute = compute_type(dt);
@@ -96,7 +98,7 @@ std::unique_ptr<lt_gemm> plan_lt_gemm(device_context& ctx, core::dtype dt, const
     set_pref(pref.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, max_ws);
     set_pref(pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment_of(a));
     set_pref(pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment_of(b));
-    set_pref(pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment_of(c));
+    set_pref(pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment_of(addend ? addend : c));
     set_pref(pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment_of(c));
 
     constexpr int requested = 8;
@@ -117,7 +119,7 @@ std::unique_ptr<lt_gemm> plan_lt_gemm(device_context& ctx, core::dtype dt, const
             cand.name = algo_name(r.algo);
             try {
                 cand.time_ms = time_per_call_ms(
-                    ctx, [&] { enqueue(ctx, *g, r.algo, a, b, c, ws, ws_bytes); }, 1, 3);
+                    ctx, [&] { enqueue(ctx, *g, r.algo, a, b, c, ws, ws_bytes, addend); }, 1, 3);
             } catch (const backend_api::unsupported&) {
                 cand.ran = false;
             } catch (const backend_api::backend_error&) {
@@ -139,8 +141,8 @@ std::unique_ptr<lt_gemm> plan_lt_gemm(device_context& ctx, core::dtype dt, const
 }
 
 void run_lt_gemm(device_context& ctx, const lt_gemm& g, const void* a, const void* b, void* c, void* ws,
-                 std::size_t ws_bytes) {
-    enqueue(ctx, g, g.algo, a, b, c, ws, ws_bytes);
+                 std::size_t ws_bytes, const void* addend) {
+    enqueue(ctx, g, g.algo, a, b, c, ws, ws_bytes, addend);
 }
 
 }  // namespace ridgeline::cuda
