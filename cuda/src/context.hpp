@@ -155,6 +155,29 @@ struct cudnn_conv {
 std::shared_ptr<const cudnn_conv> plan_cudnn_conv(device_context& ctx, core::dtype dt, const conv_params& p,
                                                   const core::layer_analysis& la, const void* x, const void* w, void* y,
                                                   void* ws, std::size_t ws_bytes);
+/// cudnnConvolutionBiasActivationForward's part of a planned convolution, y = act(conv(x) + z + bias) (cudnn_cnn.h;
+/// cuDNN's API reference of that name): the bias 1 x K x 1 x 1 in y's type, the activation (RELU, or IDENTITY,
+/// which runs only with IMPLICIT_PRECOMP_GEMM), the algorithm (the convolution's own with RELU) and its workspace.
+/// z, of y's shape, is added with alpha2 = 1 where there is one; otherwise alpha2 = 0 and z is y.
+struct cudnn_conv_fused {
+    tensor_desc bias;
+    activation_desc act;
+    cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+    std::size_t workspace_bytes = 0;
+};
+
+/// Plans the fused call on `c` and runs it once on the given buffers (z may be null), so that a configuration cuDNN
+/// refuses is known at prepare time. Throws backend_api::unsupported (cuDNN's NOT_SUPPORTED, or a workspace larger
+/// than ws_bytes) or backend_api::backend_error (any other status): the caller runs the plain convolution instead.
+std::shared_ptr<const cudnn_conv_fused> plan_cudnn_conv_fused(device_context& ctx, core::dtype dt,
+                                                              const cudnn_conv& c, std::int64_t k, bool relu,
+                                                              const void* x, const void* w, const void* z,
+                                                              const void* bias, void* y, void* ws,
+                                                              std::size_t ws_bytes);
+/// Enqueues one planned fused call (z may be null).
+void run_cudnn_conv_fused(device_context& ctx, const cudnn_conv& c, const cudnn_conv_fused& f, const void* x,
+                          const void* w, const void* z, const void* bias, void* y, void* ws, std::size_t ws_bytes);
+
 /// Enqueues one planned convolution (y = conv(x, w), no bias).
 void run_cudnn_conv(device_context& ctx, const cudnn_conv& c, const void* x, const void* w, void* y, void* ws,
                     std::size_t ws_bytes);

@@ -80,4 +80,33 @@ void run_cudnn_conv(device_context& ctx, const cudnn_conv& c, const void* x, con
                                                  c.algo, ws, ws_bytes, &beta, c.y.get(), y));
 }
 
+std::shared_ptr<const cudnn_conv_fused> plan_cudnn_conv_fused(device_context& ctx, core::dtype dt,
+                                                              const cudnn_conv& c, std::int64_t k, bool relu,
+                                                              const void* x, const void* w, const void* z,
+                                                              const void* bias, void* y, void* ws,
+                                                              std::size_t ws_bytes) {
+    auto f = std::make_shared<cudnn_conv_fused>();
+    f->bias = make_tensor_desc();
+    RIDGELINE_CUDA_CHECK(
+        cudnnSetTensor4dDescriptor(f->bias.get(), CUDNN_TENSOR_NCHW, cudnn_type(dt), 1, to_int(k, "conv K"), 1, 1));
+    f->act = make_activation_desc(relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY);
+    f->algo = relu ? c.algo : CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+    RIDGELINE_CUDA_CHECK(cudnnGetConvolutionForwardWorkspaceSize(ctx.dnn.get(), c.x.get(), c.w.get(), c.conv.get(),
+                                                                 c.y.get(), f->algo, &f->workspace_bytes));
+    if (f->workspace_bytes > ws_bytes)
+        throw backend_api::unsupported("the fused call's workspace (" + std::to_string(f->workspace_bytes) +
+                                       " bytes) is larger than the search workspace");
+    run_cudnn_conv_fused(ctx, c, *f, x, w, z, bias, y, ws, ws_bytes);
+    RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx.s()));
+    return f;
+}
+
+void run_cudnn_conv_fused(device_context& ctx, const cudnn_conv& c, const cudnn_conv_fused& f, const void* x,
+                          const void* w, const void* z, const void* bias, void* y, void* ws, std::size_t ws_bytes) {
+    const float alpha1 = 1.0f, alpha2 = z ? 1.0f : 0.0f;  // float for float, half and bfloat16 data
+    RIDGELINE_CUDA_CHECK(cudnnConvolutionBiasActivationForward(
+        ctx.dnn.get(), &alpha1, c.x.get(), x, c.w.get(), w, c.conv.get(), f.algo, ws, ws_bytes, &alpha2, c.y.get(),
+        z ? z : y, f.bias.get(), bias, f.act.get(), c.y.get(), y));
+}
+
 }  // namespace ridgeline::cuda

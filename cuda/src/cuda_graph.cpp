@@ -152,7 +152,7 @@ void cuda_graph::add(const core::layer_analysis& la, const core::embedding& op) 
     set_output(la, std::move(y));
 }
 
-void cuda_graph::add(const core::layer_analysis& la, const core::conv2d& op) {
+bool cuda_graph::add_conv(const core::layer_analysis& la, const core::conv2d& op, const conv_epilogue* fused) {
     const conv_params p = conv2d_params(op, la.input_shapes[0], la.output_shape);
     const dev_tensor& x0 = dense(la.layer.inputs[0]);
     const kernels::elem e = elem_;
@@ -188,10 +188,26 @@ void cuda_graph::add(const core::layer_analysis& la, const core::conv2d& op) {
     workspace_need_ = std::max(workspace_need_, plan->workspace_bytes);
     note += plan->note;
     if (op.bias) note += "+bias";
-    notes_.push_back(note);
 
     void* yp = y.data();
     const void* wp = w->get();
+    if (fused) {
+        // the fused call adds a bias: the convolution's, or zeros where it has none
+        std::shared_ptr<device_buffer> fused_bias =
+            bias ? bias : upload(std::vector<float>(static_cast<std::size_t>(p.k), 0.0f));
+        const void* zp = nullptr;
+        if (auto f = plan_conv_fused(la, *plan, *fused, xp, wp, fused_bias->get(), y, note, zp)) {
+            notes_.push_back(note);
+            keep_.push_back(fused_bias);
+            const void* bp = fused_bias->get();
+            steps_.push_back([this, plan, f, xp, wp, zp, bp, yp] {
+                run_cudnn_conv_fused(ctx_, *plan, *f, xp, wp, zp, bp, yp, workspace_.get(), workspace_.bytes());
+            });
+            set_output(la, std::move(y));
+            return true;
+        }
+    }
+    notes_.push_back(note);
     steps_.push_back([this, plan, xp, wp, yp] {
         run_cudnn_conv(ctx_, *plan, xp, wp, yp, workspace_.get(), workspace_.bytes());
     });
@@ -201,6 +217,38 @@ void cuda_graph::add(const core::layer_analysis& la, const core::conv2d& op) {
         steps_.push_back([=] { RIDGELINE_CUDA_CHECK(kernels::bias_nchw(e, yp, bp, n, k, hw, s)); });
     }
     set_output(la, std::move(y));
+    return false;
+}
+
+std::shared_ptr<const cudnn_conv_fused> cuda_graph::plan_conv_fused(const core::layer_analysis& la,
+                                                                    const cudnn_conv& plan, const conv_epilogue& fused,
+                                                                    const void* xp, const void* wp, const void* bp,
+                                                                    dev_tensor& y, std::string& note,
+                                                                    const void*& zp) {
+    zp = nullptr;
+    if (fused.residual) {
+        const dev_tensor& z = dense(*fused.residual);
+        if (z.numel() != y.numel()) {
+            note += " (fused call refused: a residual of " + std::to_string(z.numel()) + " elements is not z)";
+            return nullptr;
+        }
+        zp = z.data();
+    }
+    std::size_t ws_bytes = 0;
+    void* ws = search_workspace(ws_bytes);
+    try {
+        auto f = plan_cudnn_conv_fused(ctx_, dt_, plan, la.output_shape[1], fused.relu, xp, wp, zp, bp, y.data(), ws,
+                                       ws_bytes);
+        workspace_need_ = std::max(workspace_need_, f->workspace_bytes);
+        note += std::string(fused.residual ? "+z" : "") + (fused.relu ? "+relu" : "") +
+                " in cudnnConvolutionBiasActivationForward";
+        return f;
+    } catch (const backend_api::unsupported& e) {
+        note += std::string(" (fused call refused: ") + e.what() + ")";
+    } catch (const backend_api::backend_error& e) {
+        note += std::string(" (fused call refused: ") + e.what() + ")";
+    }
+    return nullptr;
 }
 
 void cuda_graph::add(const core::layer_analysis& la, const core::batch_norm2d& op) {

@@ -329,7 +329,23 @@ private:
     void add(const core::layer_analysis& la, const core::matmul&);
     void add(const core::layer_analysis& la, const core::embedding& op);
     // ------------------------------------------------------------ convolution
-    void add(const core::layer_analysis& la, const core::conv2d& op);
+    void add(const core::layer_analysis& la, const core::conv2d& op) { add_conv(la, op, nullptr); }
+    /// What a fused group's convolution asks of cudnnConvolutionBiasActivationForward beyond its bias: the tensor
+    /// added as z (a residual of the output's shape), and relu (else IDENTITY).
+    struct conv_epilogue {
+        std::optional<std::string> residual;
+        bool relu = false;
+    };
+    /// y = conv(x, w) (+ bias); with `fused` one cudnnConvolutionBiasActivationForward call that also adds the
+    /// residual and applies relu (its bias zeros where the convolution has none). Returns whether that call took them: false where there is no `fused` or
+    /// cuDNN refused it at prepare time (the plain convolution and the bias kernel then run, with a note why).
+    bool add_conv(const core::layer_analysis& la, const core::conv2d& op, const conv_epilogue* fused);
+    /// add_conv's fused call planned and run once on y (plan_cudnn_conv_fused), or null with the reason in `note`;
+    /// `zp` the residual's data (dense), or null.
+    std::shared_ptr<const cudnn_conv_fused> plan_conv_fused(const core::layer_analysis& la, const cudnn_conv& plan,
+                                                            const conv_epilogue& fused, const void* xp, const void* wp,
+                                                            const void* bp, dev_tensor& y, std::string& note,
+                                                            const void*& zp);
     // ------------------------------------------------------------ normalisation
     void add(const core::layer_analysis& la, const core::batch_norm2d& op);
     void add(const core::layer_analysis& la, const core::layer_norm& op);

@@ -1,14 +1,14 @@
 // The GPU lowering of a fused group (core/fusion.hpp), following plan_fused (translate.hpp): the producer's library
-// call with a batch norm folded into its weights and bias at prepare time (backend_api::fold_batch_norm) and, for
-// linear, the epilogue's activation (CUBLASLT_EPILOGUE_RELU_BIAS / GELU_BIAS, with the bias already there); then the
-// group's remaining members in order on ridgeline's own kernels, each into a buffer of its own (the kernels' operands
-// are __restrict__: an input is never its output).
+// call with a batch norm folded into its weights and bias at prepare time (backend_api::fold_batch_norm) and what
+// else the call takes; then the group's remaining members in order on ridgeline's own kernels, each into a buffer
+// of its own (the kernels' operands are __restrict__: an input is never its output).
 //
-// Wired so far: the fold; linear's bias, activation epilogues and a residual add of the output's shape as cuBLASLt's
-// C with beta = 1 (D = act(x W^T + bias + C): the residual, then the activation, in one call). Planned but not wired
-// (run after as own kernels, the profile's notes say which): a residual as cuDNN's z and the convolution's bias and
-// relu in cudnnConvolutionBiasActivationForward (legacy API, deprecated in cuDNN 9 as the convolution path's other
-// calls are), and matmul's epilogues (ridgeline's matmul runs on cublasGemm(Strided)BatchedEx, which has none).
+// Wired: the fold; linear's bias, relu/gelu epilogue and a residual of the output's shape as cuBLASLt's C with
+// beta = 1 (D = act(x W^T + bias + C)); a convolution's bias (its own, the folded one, or zeros), a residual of the
+// output's shape as z and/or relu in one cudnnConvolutionBiasActivationForward (y = relu(conv(x) + z + bias); the
+// legacy API, deprecated in cuDNN 9 as the convolution path's other calls are), tried once at prepare time and
+// replaced by the plain convolution, bias kernel and own kernels where cuDNN refuses it (a note says why). Not wired:
+// matmul's epilogues (ridgeline's matmul runs on cublasGemm(Strided)BatchedEx, which has none).
 #include "cuda_graph.hpp"
 #include "ridgeline/core/fusion.hpp"
 
@@ -16,22 +16,17 @@ namespace ridgeline::cuda::graph_detail {
 
 namespace {
 
-/// How many members (from the producer on) the producer's call takes as wired today, of the plan's: a linear's
-/// residual only where neither operand of the add broadcasts (C has the output's layout).
+/// How many members (from the producer on) the producer's call takes as wired today: the plan's, but for matmul
+/// (ridgeline's runs on cublasGemm(Strided)BatchedEx, which has no epilogue) the producer alone.
 std::size_t wired_members(const core::layer_analysis& la, const fused_plan& plan) {
-    const bool linear = std::holds_alternative<core::linear>(la.fused.front().layer.op);
-    std::size_t wired = 1;
-    for (std::size_t k = 1; k < plan.library_members; ++k) {
-        const core::fusion_rule r = core::rule_of(la, k);
-        const auto& shapes = la.fused[k].input_shapes;
-        const bool same_shapes = shapes.size() == 2 && shapes[0] == shapes[1];
-        if (r == core::fusion_rule::fold_batch_norm || (r == core::fusion_rule::activation_post_op && linear) ||
-            (r == core::fusion_rule::sum_post_op && linear && same_shapes))
-            wired = k + 1;
-        else
-            break;
-    }
-    return wired;
+    return std::holds_alternative<core::matmul>(la.fused.front().layer.op) ? 1 : plan.library_members;
+}
+
+/// The members the fold leaves: how many the fold itself takes (the producer and a folded batch norm).
+std::size_t folded_members(const core::layer_analysis& la, std::size_t wired) {
+    std::size_t n = 1;
+    while (n < wired && core::rule_of(la, n) == core::fusion_rule::fold_batch_norm) ++n;
+    return n;
 }
 
 }  // namespace
@@ -49,14 +44,14 @@ void cuda_graph::add_fused(const core::layer_analysis& la) {
     producer.layer.inputs.assign(la.layer.inputs.begin(),
                                  la.layer.inputs.begin() + static_cast<std::ptrdiff_t>(producer.layer.inputs.size()));
     fused_activation act = fused_activation::none;
-    std::optional<std::string> residual;  // linear's C (wired_members)
+    std::optional<std::string> residual;  // linear's C or the convolution's z (wired_members)
     for (std::size_t k = 1; k < wired; ++k) {
         if (core::rule_of(la, k) == core::fusion_rule::sum_post_op) {
             residual = la.layer.inputs.at(core::outside_operand(la, k).value());
             continue;
         }
         if (core::rule_of(la, k) != core::fusion_rule::fold_batch_norm) {
-            act = plan.activation;  // linear's epilogue (wired_members)
+            act = plan.activation;  // linear's epilogue or the convolution's relu (wired_members)
             continue;
         }
         backend_api::folded_conv f = backend_api::fold_batch_norm(*data_, producer.layer, la.fused[k].layer);
@@ -79,6 +74,11 @@ void cuda_graph::add_fused(const core::layer_analysis& la) {
                 wired = 1;
                 add_linear(producer, *lin, act, residual);
             }
+        } else if (const auto* conv = std::get_if<core::conv2d>(&producer.layer.op)) {
+            const conv_epilogue ep{residual, act == fused_activation::relu};
+            const bool beyond_fold = wired > folded_members(la, wired);
+            if (!add_conv(producer, *conv, beyond_fold ? &ep : nullptr) && beyond_fold)
+                wired = folded_members(la, wired);  // cuDNN refused the fused call: residual and relu run after
         } else {
             std::visit([&](const auto& op) { add(producer, op); }, producer.layer.op);
         }
@@ -95,7 +95,7 @@ void cuda_graph::add_fused(const core::layer_analysis& la) {
     }
     if (wired - 1 != last)
         notes_.push_back("then " + std::to_string(la.fused.size() - wired) + " own kernels (" +
-                         (wired < plan.library_members ? std::string("not wired yet") : plan.after) + ")");
+                         (wired < plan.library_members ? std::string("the library call did not take them") : plan.after) + ")");
     for (std::size_t k = wired; k <= last; ++k) {
         core::layer_analysis m = la.fused[k];
         const std::string& previous = la.fused[k - 1].layer.name;

@@ -53,6 +53,14 @@ conv_desc make_conv_desc() {
     return conv_desc(d);
 }
 
+activation_desc make_activation_desc(cudnnActivationMode_t mode) {
+    cudnnActivationDescriptor_t d = nullptr;
+    RIDGELINE_CUDA_CHECK(cudnnCreateActivationDescriptor(&d));
+    activation_desc owned(d);
+    RIDGELINE_CUDA_CHECK(cudnnSetActivationDescriptor(d, mode, CUDNN_PROPAGATE_NAN, 0.0));
+    return owned;
+}
+
 lt_matmul_desc make_lt_matmul_desc(cublasComputeType_t compute, cudaDataType_t scale) {
     cublasLtMatmulDesc_t d = nullptr;
     RIDGELINE_CUDA_CHECK(cublasLtMatmulDescCreate(&d, compute, scale));

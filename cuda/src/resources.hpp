@@ -92,6 +92,11 @@ struct conv_desc_traits {
         RIDGELINE_CUDA_CHECK_NOTHROW(cudnnDestroyConvolutionDescriptor(d));
     }
 };
+struct activation_desc_traits {
+    static void destroy(cudnnActivationDescriptor_t d) noexcept {
+        RIDGELINE_CUDA_CHECK_NOTHROW(cudnnDestroyActivationDescriptor(d));
+    }
+};
 
 using stream = unique_handle<cudaStream_t, stream_traits>;
 using event = unique_handle<cudaEvent_t, event_traits>;
@@ -106,6 +111,7 @@ using cudnn_handle = unique_handle<cudnnHandle_t, cudnn_traits>;
 using tensor_desc = unique_handle<cudnnTensorDescriptor_t, tensor_desc_traits>;
 using filter_desc = unique_handle<cudnnFilterDescriptor_t, filter_desc_traits>;
 using conv_desc = unique_handle<cudnnConvolutionDescriptor_t, conv_desc_traits>;
+using activation_desc = unique_handle<cudnnActivationDescriptor_t, activation_desc_traits>;
 
 // Creators: each throws (RIDGELINE_CUDA_CHECK) when the library refuses.
 stream make_stream();                 // non-blocking with respect to the legacy default stream
@@ -116,6 +122,7 @@ cudnn_handle make_cudnn();
 tensor_desc make_tensor_desc();
 filter_desc make_filter_desc();
 conv_desc make_conv_desc();
+activation_desc make_activation_desc(cudnnActivationMode_t mode);  // NaN propagated (PyTorch's relu keeps NaN)
 lt_matmul_desc make_lt_matmul_desc(cublasComputeType_t compute, cudaDataType_t scale);
 lt_layout make_lt_layout(cudaDataType_t type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld);
 lt_preference make_lt_preference();

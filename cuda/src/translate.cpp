@@ -192,6 +192,11 @@ fused_plan plan_fused(const core::layer_analysis& group, core::dtype dt) {
                         p.after = "the call adds one residual";
                         break;
                     }
+                    if (const auto& in = group.fused[k].input_shapes; in.size() == 2 && in[0] != in[1]) {
+                        p.after = std::string("the residual add broadcasts: the call's ") + (conv ? "z" : "C") +
+                                  " has the output's shape";
+                        break;
+                    }
                     p.residual = k;
                     p.library_members = k + 1;
                     continue;

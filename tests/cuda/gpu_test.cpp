@@ -248,6 +248,8 @@ TEST(CudaFused, GroupsMatchTheirMembersOnTheReference) {
     EXPECT_NE(notes.find("bn folded"), std::string::npos) << notes;
     EXPECT_NE(notes.find("+relu+bias epilogue"), std::string::npos) << notes;
     EXPECT_NE(notes.find("+gelu epilogue"), std::string::npos) << notes;  // fc2 has no bias: CUBLASLT_EPILOGUE_GELU
+    // conv2 + bn2 + add + relu2: relu(conv(x) + z + the folded bias) in one cuDNN call, act1's output as z
+    EXPECT_NE(notes.find("+z+relu in cudnnConvolutionBiasActivationForward"), std::string::npos) << notes;
     // fc3 + res + act4: D = gelu(h W^T + b + act3's output) in one call, the residual as C with beta 1
     EXPECT_NE(notes.find("+gelu+bias epilogue +residual as C (beta 1)"), std::string::npos) << notes;
     EXPECT_NE(notes.find("ridgeline:relu6"), std::string::npos) << notes;

@@ -553,6 +553,26 @@ TEST(FusedPlan, AnActivationBeforeTheResidualAddRunsTheAddAfter) {
     EXPECT_EQ(p.after, "the call adds one residual");
 }
 
+TEST(FusedPlan, ABroadcastResidualRunsAfter) {
+    // z and C have the output's layout: an add whose skip broadcasts ([1, 8, 1, 1] over [1, 8, 4, 4], a gate; [8]
+    // over [2, 8]) is not the call's residual, so it and the relu after it run as ridgeline's kernels
+    auto g = group_of({conv_no_bias, bn, "add", "relu"});
+    g.fused[2].input_shapes = {core::shape{1, 8, 4, 4}, core::shape{1, 8, 1, 1}};
+    auto p = cuda::plan_fused(g, core::dtype::fp32);
+    EXPECT_EQ(p.library_members, 2u);  // the fold only
+    EXPECT_FALSE(p.residual.has_value());
+    EXPECT_EQ(p.activation, cuda::fused_activation::none);
+    EXPECT_EQ(p.after, "the residual add broadcasts: the call's z has the output's shape");
+    g = group_of({fc, "add"});
+    g.fused[1].input_shapes = {core::shape{2, 8}, core::shape{8}};
+    p = cuda::plan_fused(g, core::dtype::fp32);
+    EXPECT_EQ(p.library_members, 1u);
+    EXPECT_EQ(p.after, "the residual add broadcasts: the call's C has the output's shape");
+    // the same add without broadcast is the call's
+    g.fused[1].input_shapes = {core::shape{2, 8}, core::shape{2, 8}};
+    EXPECT_EQ(cuda::plan_fused(g, core::dtype::fp32).residual, std::optional<std::size_t>(1));
+}
+
 TEST(FusedPlan, RefusesWhatIsNoGroup) {
     // no members: a plain layer
     EXPECT_THROW((void)cuda::plan_fused(core::layer_analysis{}, core::dtype::fp32), core::error);

@@ -118,7 +118,8 @@ enum class fused_activation { none, relu, gelu_tanh };
 ///
 /// conv2d: cudnnConvolutionBiasActivationForward, y = act(alpha1 * conv(x) + alpha2 * z + bias) (cuDNN's
 ///   cudnn_cnn.h and its API reference page of that name). It takes a folded batch norm (in the weights and the
-///   bias, at prepare time), the bias, one residual add as z with alpha2 = 1, and relu. The page allows only
+///   bias, at prepare time), the bias (zeros where there is none), one residual add of the output's shape (no
+///   broadcast) as z with alpha2 = 1, and relu. The page allows only
 ///   CUDNN_ACTIVATION_RELU and CUDNN_ACTIVATION_IDENTITY, and IDENTITY only with
 ///   CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM (implicit_precomp_gemm_only). relu6, silu, hardswish, sigmoid,
 ///   tanh and gelu run after. bf16 keeps the plain convolution (library_members counts the folded batch norm only):
@@ -126,7 +127,8 @@ enum class fused_activation { none, relu, gelu_tanh };
 /// linear, matmul: cublasLtMatmul, D = epilogue(alpha * op(A) op(B) + beta * C + bias) (cuBLAS's
 ///   cublasLtMatmul and cublasLtEpilogue_t pages: the bias "is broadcasted to all columns and added before applying
 ///   final postprocessing", and the postprocessing is a transform of the results, which include beta * C). It takes
-///   the bias, one residual add as C = the skip with beta = 1, and relu, or gelu when the model's is the tanh
+///   the bias, one residual add of the output's shape as C = the skip with beta = 1, and relu, or gelu when the
+///   model's is the tanh
 ///   approximation (core::gelu::tanh_approximation; CUBLASLT_EPILOGUE_GELU is the tanh form). So a residual then an
 ///   activation is legal; an activation before the residual add is not (the epilogue would come after the add), and
 ///   nothing follows the epilogue's activation in the call.
