@@ -11,6 +11,7 @@
 #include "ridgeline/core/file.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/core/zoo.hpp"
+#include "ridgeline/profiler/registry.hpp"
 #include "ridgeline/io/hf_config.hpp"
 #include "ridgeline/io/model_file.hpp"
 #include "ridgeline/io/onnx_import.hpp"
@@ -145,6 +146,10 @@ std::int64_t parse_bytes(const std::string& text) {
         v *= base;
     }
     return v;
+}
+
+CLI::Validator device_name() {
+    return CLI::Validator([](std::string& s) { return profiler::device_name_error(s); }, "DEVICE");
 }
 
 CLI::Validator byte_count() {

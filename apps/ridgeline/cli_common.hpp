@@ -99,6 +99,10 @@ std::int64_t parse_bytes(const std::string& text);
 /// A CLI11 check that the option is a byte count parse_bytes reads (an empty value is not).
 CLI::Validator byte_count();
 
+/// A CLI11 check for --device: a name the registry knows (profiler::device_name_error), so that a misspelt device
+/// is a usage error (exit 2) before anything runs.
+CLI::Validator device_name();
+
 /// A CLI11 check for a file to write (--output, --svg, --html): not an empty name.
 CLI::Validator file_name();
 

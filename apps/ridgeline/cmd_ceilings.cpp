@@ -36,7 +36,8 @@ struct ceilings_command {
 
 void register_ceilings(CLI::App& cli, runner_list& runners) {
     auto [cmd, sub] = add_command<ceilings_command>(cli, runners, "ceilings", "Measure the device's peak FLOP/s, bandwidth and dispatch overhead");
-    sub->add_option("--device,-d", cmd->device, "auto (the best available), cpu, cuda, cuda:N");
+    sub->add_option("--device,-d", cmd->device, "auto (the best available), cpu, cuda, cuda:N")
+        ->check(device_name());
     sub->add_option("--threads,-t", cmd->threads, "CPU threads (default: every CPU this process may use)")
         ->check(integer_range(0, 4096));
     sub->add_flag("--recalibrate", cmd->recalibrate, "Measure again even when cached");

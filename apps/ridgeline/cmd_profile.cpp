@@ -309,7 +309,8 @@ void register_profile(CLI::App& cli, runner_list& runners) {
     cmd->sub_ = sub;
     cmd->model.add_to(*sub);
     cmd->model.add_fuse_to(*sub);
-    sub->add_option("--device,-d", cmd->device, "auto (the best available), cpu, cpu-ref, cuda, cuda:N");
+    sub->add_option("--device,-d", cmd->device, "auto (the best available), cpu, cpu-ref, cuda, cuda:N")
+        ->check(device_name());
     sub->add_option("--threads,-t", cmd->threads, "CPU threads (default: every CPU this process may use)")
         ->check(integer_range(0, 4096));
     cmd->warmup = sub->add_option("--warmup", cmd->given.warmup_runs, "Warm-up runs before the first sample (default 3)")

@@ -369,7 +369,8 @@ void register_sweep(CLI::App& cli, runner_list& runners) {
     sub->add_option("--input,-i", cmd->inputs, "Input shape(s); dimension 0 is replaced by each batch size "
                                                "(optional for linear: batch x in_features)");
     sub->add_option("--batch,-b", cmd->batches, "Comma-separated batch sizes (default 1,8,32,128,512)");
-    sub->add_option("--device,-d", cmd->device, "auto, cpu, cpu-ref, cuda, cuda:N");
+    sub->add_option("--device,-d", cmd->device, "auto, cpu, cpu-ref, cuda, cuda:N")
+        ->check(device_name());
     sub->add_option("--dtype", cmd->dtype, "fp32, tf32, fp16, bf16")->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
     sub->add_option("--threads,-t", cmd->threads, "CPU threads")->check(integer_range(0, 4096));
     sub->add_option("--cache", cmd->cache, "hot or cold")->check(CLI::IsMember({"hot", "cold"}));

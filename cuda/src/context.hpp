@@ -166,9 +166,11 @@ struct cudnn_conv_fused {
     std::size_t workspace_bytes = 0;
 };
 
-/// Plans the fused call on `c` and runs it once on the given buffers (z may be null), so that a configuration cuDNN
-/// refuses is known at prepare time. Throws backend_api::unsupported (cuDNN's NOT_SUPPORTED, or a workspace larger
-/// than ws_bytes) or backend_api::backend_error (any other status): the caller runs the plain convolution instead.
+/// Plans the fused call on `c` and enqueues it once on the given buffers (z may be null), so that a configuration
+/// cuDNN refuses is known at prepare time; with RELU, the convolution's algorithm, then IMPLICIT_PRECOMP_GEMM. Throws
+/// backend_api::unsupported (cuDNN's NOT_SUPPORTED, or a workspace larger than ws_bytes) or
+/// backend_api::backend_error (any other cuDNN status): the caller runs the plain convolution instead, and
+/// synchronises the stream itself, so that an error of the CUDA runtime is not mistaken for a refusal.
 std::shared_ptr<const cudnn_conv_fused> plan_cudnn_conv_fused(device_context& ctx, core::dtype dt,
                                                               const cudnn_conv& c, std::int64_t k, bool relu,
                                                               const void* x, const void* w, const void* z,

@@ -90,15 +90,25 @@ std::shared_ptr<const cudnn_conv_fused> plan_cudnn_conv_fused(device_context& ct
     RIDGELINE_CUDA_CHECK(
         cudnnSetTensor4dDescriptor(f->bias.get(), CUDNN_TENSOR_NCHW, cudnn_type(dt), 1, to_int(k, "conv K"), 1, 1));
     f->act = make_activation_desc(relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY);
-    f->algo = relu ? c.algo : CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
-    RIDGELINE_CUDA_CHECK(cudnnGetConvolutionForwardWorkspaceSize(ctx.dnn.get(), c.x.get(), c.w.get(), c.conv.get(),
-                                                                 c.y.get(), f->algo, &f->workspace_bytes));
-    if (f->workspace_bytes > ws_bytes)
-        throw backend_api::unsupported("the fused call's workspace (" + std::to_string(f->workspace_bytes) +
-                                       " bytes) is larger than the search workspace");
-    run_cudnn_conv_fused(ctx, c, *f, x, w, z, bias, y, ws, ws_bytes);
-    RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx.s()));
-    return f;
+    // RELU: the convolution's own algorithm first; where cuDNN refuses the fused call with it (the API reference
+    // restricts only IDENTITY, but other callers keep a fallback), IMPLICIT_PRECOMP_GEMM, the one IDENTITY takes
+    std::vector<cudnnConvolutionFwdAlgo_t> algos = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM};
+    if (relu && c.algo != algos.front()) algos.insert(algos.begin(), c.algo);
+    for (std::size_t i = 0; i < algos.size(); ++i) {
+        f->algo = algos[i];
+        try {
+            RIDGELINE_CUDA_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
+                ctx.dnn.get(), c.x.get(), c.w.get(), c.conv.get(), c.y.get(), f->algo, &f->workspace_bytes));
+            if (f->workspace_bytes > ws_bytes)
+                throw backend_api::unsupported("the fused call's workspace (" + std::to_string(f->workspace_bytes) +
+                                               " bytes) is larger than the search workspace");
+            run_cudnn_conv_fused(ctx, c, *f, x, w, z, bias, y, ws, ws_bytes);
+            return f;
+        } catch (const backend_api::unsupported&) {
+            if (i + 1 == algos.size()) throw;
+        }
+    }
+    return f;  // not reached: the last algorithm returns or throws
 }
 
 void run_cudnn_conv_fused(device_context& ctx, const cudnn_conv& c, const cudnn_conv_fused& f, const void* x,

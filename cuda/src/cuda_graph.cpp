@@ -236,19 +236,20 @@ std::shared_ptr<const cudnn_conv_fused> cuda_graph::plan_conv_fused(const core::
     }
     std::size_t ws_bytes = 0;
     void* ws = search_workspace(ws_bytes);
+    std::shared_ptr<const cudnn_conv_fused> f;
     try {
-        auto f = plan_cudnn_conv_fused(ctx_, dt_, plan, la.output_shape[1], fused.relu, xp, wp, zp, bp, y.data(), ws,
-                                       ws_bytes);
-        workspace_need_ = std::max(workspace_need_, f->workspace_bytes);
-        note += std::string(fused.residual ? "+z" : "") + (fused.relu ? "+relu" : "") +
-                " in cudnnConvolutionBiasActivationForward";
-        return f;
-    } catch (const backend_api::unsupported& e) {
+        f = plan_cudnn_conv_fused(ctx_, dt_, plan, la.output_shape[1], fused.relu, xp, wp, zp, bp, y.data(), ws,
+                                  ws_bytes);
+    } catch (const core::error& e) {  // backend_api::unsupported (cuDNN's NOT_SUPPORTED) and any other status
         note += std::string(" (fused call refused: ") + e.what() + ")";
-    } catch (const backend_api::backend_error& e) {
-        note += std::string(" (fused call refused: ") + e.what() + ")";
+        return nullptr;
     }
-    return nullptr;
+    // outside the refusals above: an asynchronous CUDA error is the graph's failure, not cuDNN's refusal
+    RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx_.s()));
+    workspace_need_ = std::max(workspace_need_, f->workspace_bytes);
+    note += std::string(fused.residual ? "+z" : "") + (fused.relu ? "+relu" : "") +
+            " in cudnnConvolutionBiasActivationForward";
+    return f;
 }
 
 void cuda_graph::add(const core::layer_analysis& la, const core::batch_norm2d& op) {

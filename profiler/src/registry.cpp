@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "ridgeline/config.hpp"
+#include "ridgeline/core/error.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
 #if RIDGELINE_HAVE_CUDA
 #include "ridgeline/cuda/cuda_backend.hpp"
@@ -51,15 +52,15 @@ std::unique_ptr<backend> make_cpu(int threads) {
 #endif
 }
 
-/// "cuda" -> 0, "cuda:N" -> N; anything else after "cuda:" is an error naming the device string.
-int cuda_ordinal(std::string_view device) {
-    if (device == "cuda") return 0;
-    const std::string_view digits = device.substr(5);
+/// Whether "cuda:" is followed by a device number (1-4 digits).
+bool cuda_digits(std::string_view digits) {
     bool ok = !digits.empty() && digits.size() <= 4;
     for (char c : digits) ok = ok && std::isdigit(static_cast<unsigned char>(c));
-    if (!ok) throw backend_error("unknown device \"" + std::string(device) + "\" (cuda:N takes a device number, e.g. cuda:0)");
-    return std::stoi(std::string(digits));
+    return ok;
 }
+
+/// "cuda" -> 0, "cuda:N" -> N (a name device_name_error accepts).
+int cuda_ordinal(std::string_view device) { return device == "cuda" ? 0 : std::stoi(std::string(device.substr(5))); }
 
 }  // namespace
 
@@ -76,7 +77,17 @@ std::vector<backend_entry> list_backends() {
     return list;
 }
 
+std::string device_name_error(std::string_view device) {
+    if (device == "auto" || device == "cpu" || device == "cpu-ref" || device == "cuda") return "";
+    if (device.rfind("cuda:", 0) == 0)
+        return cuda_digits(device.substr(5)) ? ""
+                                             : "unknown device \"" + core::printable(device) +
+                                                   "\" (cuda:N takes a device number, e.g. cuda:0)";
+    return "unknown device \"" + core::printable(device) + "\" (devices: auto, cpu, cpu-ref, cuda, cuda:N)";
+}
+
 selection select_backend(std::string_view device, int threads) {
+    if (const std::string e = device_name_error(device); !e.empty()) throw backend_error(e);
     selection s;
     if (device == "auto") {
         std::string cuda_reason = cuda_unavailable();
@@ -122,7 +133,7 @@ selection select_backend(std::string_view device, int threads) {
         (void)ordinal;
 #endif
     }
-    throw backend_error("unknown device \"" + std::string(device) + "\" (devices: auto, cpu, cpu-ref, cuda, cuda:N)");
+    throw backend_error("device \"" + std::string(device) + "\" is not in this build");  // unreachable with CUDA
 }
 
 }  // namespace ridgeline::profiler

@@ -68,8 +68,8 @@ void flags() {
     add("flag_max_memory_negative", profile({"--max-memory", "-5"}), 2, {"invalid byte count \"-5\""});
     add("flag_max_memory_overflows", profile({"--max-memory", "99999999T"}), 2, {"does not fit in int64"});
     add("flag_max_memory_unit_unknown", profile({"--max-memory", "12Q"}), 2, {"invalid byte count \"12Q\""});
-    add("flag_device_unknown", profile({"--device", "tpu"}), 1, {"unknown device \"tpu\""});
-    add("flag_device_cuda_not_a_number", profile({"--device", "cuda:first"}), 1, {"unknown device \"cuda:first\""});
+    add("flag_device_unknown", profile({"--device", "tpu"}), 2, {"unknown device \"tpu\""});
+    add("flag_device_cuda_not_a_number", profile({"--device", "cuda:first"}), 2, {"unknown device \"cuda:first\""});
     add("flag_output_folder_missing", {"summary", "--model", "resnet18", "--output", "{dir}/no/such/folder/r.json"}, 1,
         {"cannot write", "does not exist"});
     add("flag_output_is_a_folder", {"summary", "--model", "resnet18", "--output", "{dir}"}, 1, {"cannot write", "folder"});
@@ -203,7 +203,7 @@ void flags() {
     add("flag_sweep_batch_list_bad", {"sweep", "--layer", ok_layer, "--input", "1x4", "--batch", "1,x,8"}, 2,
         {"--batch", "\"x\" is not a size from 1 to 2^40"});
     add("flag_sweep_batch_list_empty", {"sweep", "--layer", ok_layer, "--input", "1x4", "--batch", ","}, 2, {"--batch"});
-    add("flag_ceilings_device_unknown", {"ceilings", "--device", "abacus"}, 1, {"unknown device \"abacus\""});
+    add("flag_ceilings_device_unknown", {"ceilings", "--device", "abacus"}, 2, {"unknown device \"abacus\""});
     add("flag_models_format_unknown", {"models", "--format", "yaml"}, 2, {"--format"});
 }
 

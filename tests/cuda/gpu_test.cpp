@@ -192,8 +192,10 @@ TEST(CudaGraph, ResNetBlockAndBertLayerMatchTheReference) {
 
 namespace {
 
-/// conv+bn+relu6 (fold, relu6 after), conv+bn+add+relu (fold, add and relu after), linear+relu (RELU_BIAS
-/// epilogue), linear+gelu(tanh) (GELU, no bias), linear+add+gelu(tanh) (the add and gelu after), matmul+silu (after)
+/// conv+bn+relu6 (fold, relu6 after), conv+bn+add+relu (fold, z and relu in cudnnConvolutionBiasActivationForward),
+/// conv+bn+relu (the fused call without z: alpha2 = 0, z = y), conv+add (the fused call with IDENTITY, so
+/// IMPLICIT_PRECOMP_GEMM), linear+relu (RELU_BIAS epilogue), linear+gelu(tanh) (GELU, no bias), linear+add+gelu(tanh)
+/// (C with beta 1 and GELU_BIAS), matmul+silu (after: ridgeline's matmul has no epilogue)
 core::model fused_groups_model() {
     core::model_builder b("fused");
     b.input("x", core::shape{2, 16, 6, 6});
@@ -206,6 +208,11 @@ core::model fused_groups_model() {
     const std::string bn2 = b.then("bn2", core::parse_op("batch_norm2d:num_features=16,affine=false"));
     b.add("add", core::parse_op("add"), {bn2, s});
     b.then("relu2", core::parse_op("relu"));
+    b.then("conv3", conv);
+    b.then("bn3", core::parse_op("batch_norm2d:num_features=16"));
+    const std::string r3 = b.then("relu3", core::parse_op("relu"));
+    const std::string c4 = b.then("conv4", core::parse_op("conv2d:in_channels=16,out_channels=16,kernel_size=1"));
+    b.add("add4", core::parse_op("add"), {c4, r3});
     b.then("flat", core::parse_op("reshape:shape=2x16x36"));
     b.then("fc1", core::parse_op("linear:in_features=36,out_features=36"));
     b.then("act2", core::parse_op("relu"));
@@ -223,9 +230,10 @@ core::model fused_groups_model() {
 
 TEST(CudaFused, GroupsMatchTheirMembersOnTheReference) {
     const core::model m = fused_groups_model();
-    // the six groups above (checked without a device too): act1 and act3 are read twice, but each is its group's tail
+    // the eight groups above (checked without a device too): act1, act3 and relu3 are read twice, but each is its
+    // group's tail
     EXPECT_EQ(core::describe_fusion(core::fuse(core::analyze(m, core::dtype::fp32))),
-              "6 fused groups: 2 batch norms folded, 6 activations as post-ops and 2 residual adds as sum post-ops");
+              "8 fused groups: 3 batch norms folded, 7 activations as post-ops and 3 residual adds as sum post-ops");
     REQUIRE_GPU();
     for (const core::dtype dt : {core::dtype::fp32, core::dtype::tf32, core::dtype::fp16, core::dtype::bf16}) {
         const core::model_analysis g = core::fuse(core::analyze(m, dt));
@@ -250,6 +258,11 @@ TEST(CudaFused, GroupsMatchTheirMembersOnTheReference) {
     EXPECT_NE(notes.find("+gelu epilogue"), std::string::npos) << notes;  // fc2 has no bias: CUBLASLT_EPILOGUE_GELU
     // conv2 + bn2 + add + relu2: relu(conv(x) + z + the folded bias) in one cuDNN call, act1's output as z
     EXPECT_NE(notes.find("+z+relu in cudnnConvolutionBiasActivationForward"), std::string::npos) << notes;
+    // conv3 + bn3 + relu3 (alpha2 = 0 and z = y, as XLA and ONNX Runtime call it) and conv4 + add4 (IDENTITY, so
+    // IMPLICIT_PRECOMP_GEMM): both one call, none refused
+    EXPECT_NE(notes.find("+relu in cudnnConvolutionBiasActivationForward"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("+z in cudnnConvolutionBiasActivationForward"), std::string::npos) << notes;
+    EXPECT_EQ(notes.find("fused call refused"), std::string::npos) << notes;
     // fc3 + res + act4: D = gelu(h W^T + b + act3's output) in one call, the residual as C with beta 1
     EXPECT_NE(notes.find("+gelu+bias epilogue +residual as C (beta 1)"), std::string::npos) << notes;
     EXPECT_NE(notes.find("ridgeline:relu6"), std::string::npos) << notes;

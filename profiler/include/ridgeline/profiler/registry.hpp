@@ -28,6 +28,11 @@ struct selection {
     std::string notice;  // one line for the user when auto chose or fell back ("no CUDA device: ...; using cpu")
 };
 
+/// Empty when `device` is a name select_backend knows ("auto", "cpu", "cpu-ref", "cuda", or "cuda:N" with N of 1-4
+/// digits), else the one line it would throw ("unknown device \"tpu\" (devices: ...)"): a command-line mistake,
+/// which the CLI checks before it runs anything. Whether a known device can be used here is select_backend's.
+std::string device_name_error(std::string_view device);
+
 /// `device`: "auto", "cpu", "cpu-ref", "cuda" or "cuda:N". `threads` <= 0: all CPUs.
 /// Throws backend_error with one line giving the reason when the device cannot be used
 /// (e.g. "no CUDA device: CUDA driver version is insufficient for CUDA runtime version").
