@@ -45,7 +45,7 @@ TEST(CliCuda, DeviceCudaWithoutADeviceIsOneErrorLine) {
 
 TEST(CliCuda, DeviceCudaWithABadOrdinalIsAnError) {
     const auto r = run_ridgeline(with(tiny, {"--device", "cuda:x"}));
-    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_EQ(r.exit_code, 2) << r.err;  // a misspelt device is a command-line mistake (README: exit codes)
     EXPECT_NE(r.err.find("cuda:x"), std::string::npos) << r.err;
     EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
 }
