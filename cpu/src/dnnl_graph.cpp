@@ -231,6 +231,16 @@ memory dnnl_graph::fresh(const memory::desc& md) {
     return memory(md, engine_, best->data.get());
 }
 
+memory dnnl_graph::elementwise_dst(const memory::desc& md, const std::string& input, const memory& src) {
+    const slot& s = slots_.at(input);
+    if (!s.constant && !s.view && !s.strided && !s.holds_state && s.mem.get_data_handle() == src.get_data_handle() &&
+        src.get_desc() == md && dead_after(input)) {
+        notes_.emplace_back("in place");
+        return src;
+    }
+    return fresh(md);
+}
+
 void dnnl_graph::release_dead_buffers(std::size_t layer) {
     std::vector<std::pair<const char*, const char*>> live;  // the bytes of every tensor still to be read
     for (const auto& [name, s] : slots_) {

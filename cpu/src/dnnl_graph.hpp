@@ -80,6 +80,14 @@ private:
     /// 26.7 MB of activations, 6.0 MB live at the peak). Only such outputs are drawn from here: a buffer written when
     /// prepared (weights, a held addend, a KV cache) is its own.
     memory fresh(const memory::desc& md);
+    /// The output of an elementwise step (eltwise, binary) that reads `src`, tensor `input`'s buffer: `src` itself
+    /// (in place, note "in place") when the output has its layout and no later layer reads the input, as a
+    /// deployment's memory planner runs elementwise ops; else fresh(). An input that is a constant, a view, a strided
+    /// view, held state or a copy in another layout is never written.
+    /// A step running ridgeline's SiLU loop (dnnl_silu.hpp) from float32 `src` into `dst` (the same buffer, or one of
+    /// the same size), note "ridgeline silu loop".
+    void add_silu_step(const memory& src, const memory& dst);
+    memory elementwise_dst(const memory::desc& md, const std::string& input, const memory& src);
     /// After layer `layer` is built: frees each drawn buffer in which no tensor still to be read lies (read by a
     /// later layer, a model output, a model input or held state).
     void release_dead_buffers(std::size_t layer);
@@ -181,6 +189,9 @@ private:
     /// A group (core/fusion.hpp) as its producer's primitive: a folded batch norm in its weights and bias, the sum
     /// and activations as post-ops.
     void add_fused(const core::layer_analysis& la);
+    /// Whether a group's last activation runs as ridgeline's SiLU loop after the producer instead of oneDNN's swish
+    /// post-op: a float32 silu of at least silu_loop_min_elements (dnnl_silu.hpp).
+    [[nodiscard]] bool silu_as_loop(const core::op& activation, const core::shape& output) const;
     /// The batch norm after the group's convolution folded into its weight and bias (folded_).
     void fold_batch_norm(const core::layer& conv_layer, const core::layer& bn_layer);
     /// The producer's output buffer for descriptor `md`; with a sum post-op pending, one that holds the addend when

@@ -6,6 +6,7 @@
 
 #include "dnnl_graph.hpp"
 #include "dnnl_loops.hpp"
+#include "dnnl_silu.hpp"
 #include "ridgeline/core/error.hpp"
 
 namespace ridgeline::cpu::dnnl_detail {
@@ -17,7 +18,7 @@ void dnnl_graph::eltwise(const core::layer_analysis& la, dnnl::algorithm alg, fl
     dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, alg, src.get_desc(), alpha, beta);
     dnnl::eltwise_forward::primitive_desc pd(d, attr(), engine_);
     record(pd);
-    memory dst(pd.dst_desc(), engine_);
+    memory dst = elementwise_dst(pd.dst_desc(), la.layer.inputs[0], src);
     steps_.push_back({dnnl::eltwise_forward(pd),
                       {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}},
                       {}});
@@ -48,7 +49,22 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::gelu&) { activa
 void dnnl_graph::add(const core::layer_analysis& la, const core::tanh_op&) { activation(la); }
 void dnnl_graph::add(const core::layer_analysis& la, const core::sigmoid&) { activation(la); }
 void dnnl_graph::add(const core::layer_analysis& la, const core::hardswish&) { activation(la); }
-void dnnl_graph::add(const core::layer_analysis& la, const core::silu&) { activation(la); }
+void dnnl_graph::add(const core::layer_analysis& la, const core::silu&) {
+    if (dt_ != core::dtype::fp32) return activation(la);
+    const memory src = dense_or_blocked(la.layer.inputs[0]);
+    const memory dst = elementwise_dst(src.get_desc(), la.layer.inputs[0], src);
+    add_silu_step(src, dst);
+    set_output(la.layer.name, dst);
+}
+
+void dnnl_graph::add_silu_step(const memory& src, const memory& dst) {
+    const auto* x = static_cast<const float*>(src.get_data_handle());
+    auto* y = static_cast<float*>(dst.get_data_handle());
+    // every float of the buffer: a blocked layout's padding holds zeros, and silu(0) = 0
+    const auto n = static_cast<std::int64_t>(dst.get_desc().get_size() / sizeof(float));
+    steps_.push_back({{}, {}, [x, y, n] { silu_f32(x, y, n); }});
+    notes_.emplace_back("ridgeline silu loop");
+}
 
 void dnnl_graph::add(const core::layer_analysis& la, const core::hardsigmoid&) {
     // oneDNN 2.6 has no hardsigmoid (2.7 adds one): x / 6 + 0.5 (eltwise_linear), then clamp to [0, 1]
@@ -140,7 +156,7 @@ void dnnl_graph::binary(const core::layer_analysis& la, dnnl::algorithm alg, boo
         pd = make_pd();
     }
     record(pd);
-    memory dst(pd.dst_desc(), engine_);
+    memory dst = elementwise_dst(pd.dst_desc(), a, src0);
     steps_.push_back(
         {dnnl::binary(pd),
          {{DNNL_ARG_SRC_0, src0}, {DNNL_ARG_SRC_1, src1}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}},

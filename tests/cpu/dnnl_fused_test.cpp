@@ -143,3 +143,44 @@ TEST(DnnlFused, WholeModelsMatchTheReferenceWithDeadTensorsBuffersReused) {
         }
     }
 }
+
+TEST(DnnlFused, LargeSiluRunsAsTheOwnLoopInPlaceAndSmallOnesAsPostOps) {
+    // conv (8 -> 32 channels on 16x16: 8,192 outputs, >= silu_loop_min_elements = 4,096) + silu: the convolution,
+    // then ridgeline's silu loop over its output in place; conv (32 -> 8 on 4x4 after a stride-4 average: 128
+    // outputs) + silu: oneDNN's swish post-op; then a standalone silu of a tensor read again later (by the mul: not
+    // in place), a relu of one nothing reads later (in place) and their product. Both runs (fp32) match the reference layer by
+    // layer; in bf16 every silu stays oneDNN's (the loop is float32 only)
+    core::model_builder b("silu");
+    b.input("x", core::shape{1, 8, 16, 16});
+    b.then("conv_big", core::parse_op("conv2d:in_channels=8,out_channels=32,kernel_size=1"));
+    b.then("act_big", core::parse_op("silu"));
+    b.then("pool", core::parse_op("avg_pool2d:kernel_size=4"));
+    b.then("conv_small", core::parse_op("conv2d:in_channels=32,out_channels=8,kernel_size=1"));
+    const std::string s = b.then("act_small", core::parse_op("silu"));
+    const std::string t = b.then("act_alone", core::parse_op("silu"));
+    const std::string r = b.then("relu", core::parse_op("relu"));
+    b.add("out", core::parse_op("mul"), {r, s});
+    const core::model m = b.build();
+    auto dnnl = cpu::make_dnnl_backend(0);
+    for (const core::dtype dt : {core::dtype::fp32, core::dtype::bf16}) {
+        const core::model_analysis plain = core::analyze(m, dt);
+        if (!dnnl->supports(plain.layers[0], dt).supported) continue;  // bf16 needs AVX-512 (oneDNN 2.6)
+        const core::model_analysis g = core::fuse(plain);
+        ASSERT_EQ(core::describe_fusion(g), "2 fused groups: 2 activations as post-ops");
+        std::string notes;
+        const auto v = run_and_verify(*dnnl, g, dt, &notes);
+        EXPECT_EQ(v.state, profiler::verification_state::passed) << core::to_string(dt) << ": " << v.message;
+        std::size_t loops = 0;
+        for (std::size_t at = notes.find("ridgeline silu loop"); at != std::string::npos;
+             at = notes.find("ridgeline silu loop", at + 1))
+            ++loops;
+        // fp32: conv_big's group and act_alone; bf16: none
+        EXPECT_EQ(loops, dt == core::dtype::fp32 ? 2u : 0u) << notes;
+        // act_alone's input (act_small's output) is read again by the mul: a buffer of its own; relu's input dies
+        // there (in place), and so does the mul's first operand, relu's output (in place): 2 in both dtypes
+        std::size_t in_place = 0;
+        for (std::size_t at = notes.find("in place"); at != std::string::npos; at = notes.find("in place", at + 1))
+            ++in_place;
+        EXPECT_EQ(in_place, 2u) << notes;
+    }
+}
