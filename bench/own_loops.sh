@@ -87,31 +87,53 @@ print(f"DRAM level, best round: STREAM copy {copy:.1f} GB/s, triad {triad:.1f} G
 # written at the write bandwidth, the two in turn (one memory bus). The write bandwidth is derived from STREAM copy
 # (8 bytes read and 8 written an element, non-temporal stores): 16 / copy = 8 / read + 8 / write, so
 # 1 / write = 2 / copy - 1 / read. A copy-like op cannot pass copy_gbs, so the roof (the read kernel's) over-asks it.
-inv_write = 2 / copy - 1 / read
-write = 1 / inv_write if inv_write > 0 else float("inf")
+def write_gbs(copy, read):
+    inv = 2 / copy - 1 / read
+    return 1 / inv if inv > 0 else float("inf")
+write = write_gbs(copy, read)
 print(f"derived write bandwidth: {write:.1f} GB/s (%mix: bytes read / read + bytes written / write)")
+# %mix per round: the op's median of round i against round i's own STREAM (measured in the same minute, where the
+# best round's STREAM may come from a quieter minute than the op's best round); the median of the rounds and their range
+by_round = {}
+for p in glob.glob(os.path.join(out, "ceilings.*.json")):
+    c = json.load(open(p))
+    c = c.get("ceilings", c)
+    by_round[os.path.basename(p).split(".")[1]] = (c["read_gbs"], write_gbs(c["copy_gbs"], c["read_gbs"]))
+print("%mix per round (median of the rounds, lowest-highest), each round against its own STREAM: column 'rounds'")
 for k, b in enumerate(bins):
     print(f"binary {k}: {b}")
 head = f"{'op':<14}{'MB':>8}"
 for k in range(len(bins)):
-    head += f" | {k}: {'ms':>8} {'GB/s':>6} {'%copy':>6} {'%roof':>6} {'%mix':>5}"
+    head += f" | {k}: {'ms':>8} {'GB/s':>6} {'%copy':>6} {'%roof':>6} {'%mix':>5} {'rounds':>11}"
 print(head + " | implementation")
 names = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(os.path.join(out, "*.0.*.json"))},
                key=lambda n: min(os.path.getmtime(p) for p in glob.glob(os.path.join(out, n + ".0.*.json"))))
 for n in names:
     line, impl = "", ""
     for k in range(len(bins)):
-        layers = [json.load(open(p))["layers"][0] for p in glob.glob(os.path.join(out, f"{n}.{k}.*.json"))]
+        paths = glob.glob(os.path.join(out, f"{n}.{k}.*.json"))
+        layers = [json.load(open(p))["layers"][0] for p in paths]
         timed = [l for l in layers if l.get("time")]
         if not timed:
-            line += f" | {k}: {'-':>8} {'':>6} {'':>6} {'':>6} {'':>5}"
+            line += f" | {k}: {'-':>8} {'':>6} {'':>6} {'':>6} {'':>5} {'':>11}"
             continue
+        per_round = []
+        for p, l in zip(paths, layers):
+            if not l.get("time"):
+                continue
+            r_read, r_write = by_round[os.path.basename(p).split(".")[2]]
+            w = l["activation_bytes"]
+            per_round.append(100 * ((l["bytes"] - w) / r_read + w / r_write) / 1e6 / l["time"]["median_ms"])
+        per_round.sort()
+        mid = per_round[len(per_round) // 2] if len(per_round) % 2 else sum(per_round[len(per_round) // 2 - 1:][:2]) / 2
+        rounds_col = f"{mid:.0f} ({per_round[0]:.0f}-{per_round[-1]:.0f})"
         ms = min(l["time"]["median_ms"] for l in timed)
         mb = timed[0]["bytes"] / 1e6
         gbs = timed[0]["bytes"] / ms / 1e6
         written = timed[0]["activation_bytes"]  # the output, written once
         mix_ms = (timed[0]["bytes"] - written) / read / 1e6 + written / write / 1e6
-        line += f" | {k}: {ms:8.2f} {gbs:6.1f} {100 * gbs / copy:6.0f} {100 * gbs / roof:6.0f} {100 * mix_ms / ms:5.0f}"
+        line += (f" | {k}: {ms:8.2f} {gbs:6.1f} {100 * gbs / copy:6.0f} {100 * gbs / roof:6.0f} {100 * mix_ms / ms:5.0f}"
+                 f" {rounds_col:>11}")
         impl = timed[0].get("implementation", "")
     print(f"{n:<14}{mb:8.0f}{line} | {impl}")
 PY
