@@ -241,14 +241,16 @@ memory dnnl_graph::elementwise_dst(const memory::desc& md, const std::string& in
     return fresh(md);
 }
 
+bool dnnl_graph::live_after(const std::string& name, const slot& s, std::size_t layer) const {
+    const auto it = last_reader_.find(name);
+    const bool read_later = it != last_reader_.end() && it->second > layer;
+    return read_later || s.constant || s.holds_state || std::find(outputs_.begin(), outputs_.end(), name) != outputs_.end();
+}
+
 void dnnl_graph::release_dead_buffers(std::size_t layer) {
     std::vector<std::pair<const char*, const char*>> live;  // the bytes of every tensor still to be read
     for (const auto& [name, s] : slots_) {
-        const auto it = last_reader_.find(name);
-        const bool read_later = it != last_reader_.end() && it->second > layer;
-        if (!read_later && !s.constant && !s.holds_state &&
-            std::find(outputs_.begin(), outputs_.end(), name) == outputs_.end())
-            continue;
+        if (!live_after(name, s, layer)) continue;
         const auto* p = static_cast<const char*>(s.mem.get_data_handle());
         live.emplace_back(p, p + std::max<std::size_t>(s.mem.get_desc().get_size(), 1));
     }

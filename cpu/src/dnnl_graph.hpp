@@ -91,6 +91,9 @@ private:
     /// After layer `layer` is built: frees each drawn buffer in which no tensor still to be read lies (read by a
     /// later layer, a model output, a model input or held state).
     void release_dead_buffers(std::size_t layer);
+    /// Whether tensor `name` (slot `s`) must keep its bytes after layer `layer`: a later layer reads it, or it is a
+    /// model output, a model input or held state.
+    [[nodiscard]] bool live_after(const std::string& name, const slot& s, std::size_t layer) const;
     struct drawn_buffer {
         std::shared_ptr<void> data;
         std::size_t bytes = 0;
@@ -198,7 +201,8 @@ private:
     /// the producer runs: the addend's own buffer where nothing reads it later, else a copy (a step before the
     /// producer; made once for a model input, and restored by poison_outputs).
     memory producer_dst(const memory::desc& md);
-    /// Whether the layer being added is the last to read tensor `name`, which is no output and has no view.
+    /// Whether the layer being added is the last to read tensor `name`, which is no output, has no view, and shares
+    /// no byte with a tensor still live after this layer (live_after).
     [[nodiscard]] bool dead_after(const std::string& name) const;
     dnnl::post_ops post_ops_;
     bool post_ops_pending_ = false;

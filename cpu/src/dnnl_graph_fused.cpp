@@ -77,8 +77,20 @@ void dnnl_graph::fold_batch_norm(const core::layer& conv_layer, const core::laye
 
 bool dnnl_graph::dead_after(const std::string& name) const {
     const auto it = last_reader_.find(name);
-    return it != last_reader_.end() && it->second == current_layer_ && !viewed_.count(name) &&
-           std::find(outputs_.begin(), outputs_.end(), name) == outputs_.end();
+    if (it == last_reader_.end() || it->second != current_layer_ || viewed_.count(name) ||
+        std::find(outputs_.begin(), outputs_.end(), name) != outputs_.end())
+        return false;
+    // no other tensor still to be read may lie in its bytes: an output that aliases its input without being a view
+    // layer (a reduction over dimensions of size 1 only) is not in viewed_
+    const memory& m = slots_.at(name).mem;
+    const auto* lo = static_cast<const char*>(m.get_data_handle());
+    const auto* hi = lo + std::max<std::size_t>(m.get_desc().get_size(), 1);
+    for (const auto& [other, s] : slots_) {
+        if (other == name || !live_after(other, s, current_layer_)) continue;
+        const auto* p = static_cast<const char*>(s.mem.get_data_handle());
+        if (p < hi && lo < p + std::max<std::size_t>(s.mem.get_desc().get_size(), 1)) return false;
+    }
+    return true;
 }
 
 memory dnnl_graph::producer_dst(const memory::desc& md) {

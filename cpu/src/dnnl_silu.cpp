@@ -23,7 +23,8 @@ using i64 = std::int64_t;
 // derived: e^z = 2^n e^r with n = round(z log2 e) and r = z - n ln 2 (Cody and Waite's reduction: ln 2 = ln2_hi +
 // ln2_lo, ln2_hi with 9 significant bits, so n ln2_hi is exact for |n| <= 126 and r keeps float's precision however
 // large z is); e^r = sum_k r^k / k! for |r| <= ln 2 / 2, the first term left out, (ln 2 / 2)^7 / 7!, being 1.2e-7 of it.
-// z = -x is clamped to +-126 ln 2, so 2^n and 1 / (1 + e^z) stay normal floats.
+// z = -x is clamped to +-126 ln 2, so 2^n and 1 / (1 + e^z) stay normal floats; below x = -126 ln 2 the loops take
+// sigmoid(x) as 0 (x * 0).
 constexpr float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
 constexpr float c2 = 1.0f / 2, c3 = 1.0f / 6, c4 = 1.0f / 24, c5 = 1.0f / 120, c6 = 1.0f / 720;
 constexpr float z_limit = 87.3365448f;  // 126 ln 2
@@ -50,7 +51,7 @@ inline float exp_neg(float x) {
 
 __attribute__((target_clones("avx2", "default"))) void silu_portable(const float* x, float* y, i64 lo, i64 hi) {
 #pragma omp simd
-    for (i64 i = lo; i < hi; ++i) y[i] = x[i] / (1.0f + exp_neg(x[i]));
+    for (i64 i = lo; i < hi; ++i) y[i] = x[i] < -z_limit ? x[i] * 0.0f : x[i] / (1.0f + exp_neg(x[i]));
 }
 
 #if RIDGELINE_SILU_AVX512
@@ -74,6 +75,8 @@ __attribute__((target("avx512f"))) inline __m512 silu16(__m512 x) {
     const __m512 d = _mm512_add_ps(_mm512_scalef_ps(p, n), _mm512_set1_ps(1.0f));  // 1 + e^-x, in [1, 2^126.5]
     __m512 q = _mm512_rcp14_ps(d);                                                   // 1 / d within 2^-14
     q = _mm512_fmadd_ps(_mm512_fnmadd_ps(d, q, _mm512_set1_ps(1.0f)), q, q);        // Newton: q (2 - d q)
+    // past the clamp sigmoid(x) is below 2^-126: 0, so x * 0 (-0, or NaN for -inf as -inf / inf is)
+    q = _mm512_mask_mov_ps(q, _mm512_cmp_ps_mask(x, _mm512_set1_ps(-z_limit), _CMP_LT_OQ), _mm512_setzero_ps());
     return _mm512_mul_ps(x, q);
 }
 

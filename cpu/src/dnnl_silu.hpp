@@ -6,9 +6,9 @@
 // takes about a third of that: e^-x as 2^n e^r (n = round(-x log2 e), r = -x - n ln 2 by Cody and Waite's two-part
 // ln 2, |r| <= ln 2 / 2, e^r its Taylor polynomial to degree 6: relative error below 1.2e-7), 1 / (1 + e^-x) by
 // AVX-512's 14-bit reciprocal and one Newton step (elsewhere a division, vectorised by the compiler for AVX2 or SSE2).
-// -x is clamped to +-126 ln 2, so the reciprocal stays a normal number: where e^-x passes 2^126 (x < -87.3) the
-// result is about x * 2^-126 (below 1.2e-36 in size, as the exact value is), NaN stays NaN, +inf gives +inf, -inf
-// gives -inf (the exact quotient -inf / inf is NaN). Private to cpu/.
+// -x is clamped to +-126 ln 2, so the reciprocal stays a normal number; where e^-x passes 2^126 (x < -87.3) sigmoid
+// is taken as 0 and the result is x * 0: -0 (the exact value is below 1.2e-36 in size there and underflows float
+// below x = -103.3), NaN for -inf (as the exact quotient -inf / inf); NaN stays NaN, +inf gives +inf. Private to cpu/.
 #include <cstdint>
 
 namespace ridgeline::cpu::dnnl_detail {

@@ -46,10 +46,11 @@ TEST(SiluLoop, MatchesTheFormulaWithinItsBound) {
 TEST(SiluLoop, KnownValuesClampAndSpecials) {
     const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
     // silu(1) = 1 / (1 + e^-1) = 0.7310585786; silu(-2) = -2 / (1 + e^2) = -0.2384058440; silu(0) = 0;
-    // silu(20) = 20 / (1 + 2.06e-9) = 20 in float; x = -100: e^100 passes float's range, so -x clamps at 126 ln 2
-    // (87.3365448 in float): -100 / (1 + e^87.3365448) = -1.17549e-36 (exactly -3.7e-42: both far below any
-    // tolerance)
-    const std::vector<float> x{1, -2, 0, 20, -100, nan, inf, -inf};
+    // silu(20) = 20 / (1 + 2.06e-9) = 20 in float; x = -87 (inside the clamp at -126 ln 2 = -87.34): -87 e^-87 / (1 +
+    // e^-87) = -1.4429e-36; x = -100, -1e30, the lowest float: past the clamp sigmoid is taken as 0, so -0 (exactly
+    // -3.7e-42, -0 and -0 in float); -inf * 0: NaN, as -inf / inf
+    const float lowest = std::numeric_limits<float>::lowest();
+    const std::vector<float> x{1, -2, 0, 20, -87, -100, -1e30f, lowest, nan, inf, -inf};
     for (const silu_path p : paths) {
         std::vector<float> y(x.size());
         silu_f32(x.data(), y.data(), static_cast<i64>(x.size()), p);
@@ -57,11 +58,14 @@ TEST(SiluLoop, KnownValuesClampAndSpecials) {
         EXPECT_NEAR(y[1], -0.2384058440, 1e-6);
         EXPECT_EQ(y[2], 0.0f);
         EXPECT_EQ(y[3], 20.0f);
-        const double at_clamp = -100.0 / (1.0 + std::exp(static_cast<double>(87.3365448f)));
-        EXPECT_NEAR(y[4], at_clamp, 1e-6 * -at_clamp);
-        EXPECT_TRUE(std::isnan(y[5]));
-        EXPECT_EQ(y[6], inf);
-        EXPECT_EQ(y[7], -inf);
+        EXPECT_NEAR(y[4], silu_exact(-87), 1e-6 * -silu_exact(-87));
+        for (std::size_t i : {5, 6, 7}) {
+            EXPECT_EQ(y[i], 0.0f) << x[i];
+            EXPECT_TRUE(std::signbit(y[i])) << x[i];
+        }
+        EXPECT_TRUE(std::isnan(y[8]));
+        EXPECT_EQ(y[9], inf);
+        EXPECT_TRUE(std::isnan(y[10]));
     }
 }
 
