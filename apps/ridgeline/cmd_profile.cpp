@@ -294,6 +294,9 @@ struct profile_command {
             }
             if (declined.empty() && (p.state == profiler::run_state::unsupported || p.state == profiler::run_state::skipped)) declined = p.reason;
         }
+        if (r.end_to_end_verification.state == profiler::verification_state::failed)
+            failed += (failed.empty() ? "" : ", ") + std::string("the end-to-end pass (") +
+                      r.end_to_end_verification.message + ")";
         if (!failed.empty()) throw core::error("verification or execution failed for: " + failed);
         if (work > 0 && measured == 0)
             throw core::error("no layer could be measured on " + dev.backend + " in " + model.dtype +

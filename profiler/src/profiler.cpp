@@ -514,6 +514,30 @@ void record_trace(profile_result& r, backend_api::prepared& prep, backend& b, co
     }
 }
 
+/// The outputs of one pass of `prep` (outputs poisoned first) against the reference run of the whole model, where
+/// verification is on, the backend is not the reference itself, and the model is within end_to_end_verify_max_macs.
+verification_result verify_end_to_end(backend_api::prepared& prep, const core::model_analysis& analysis,
+                                      const graph_data& data, backend& b, const profile_options& o) {
+    verification_result v;
+    if (!o.verify || !o.reference.outputs || b.name() == o.reference.backend) {
+        v.message = !o.verify ? "verification turned off" : "the backend is the reference";
+        return v;
+    }
+    std::int64_t macs = 0;  // up to the limit: a sum past it stops there, so it never overflows
+    for (const auto& la : analysis.layers) {
+        if (la.cost.executed_macs() > end_to_end_verify_max_macs - macs) {
+            v.message = "the reference run of the whole model (over " + std::to_string(end_to_end_verify_max_macs) +
+                        " MACs) would take too long; each distinct layer is verified alone";
+            return v;
+        }
+        macs += la.cost.executed_macs();
+    }
+    prep.poison_outputs();
+    prep.run();
+    return compare_outputs(prep.outputs(), o.reference.outputs(analysis, data),
+                           verification_tolerance(analysis.data_type, analysis));
+}
+
 /// The whole forward pass of `analysis` (and its graph replay where asked), into r's end-to-end fields: skipped
 /// before anything is allocated when it cannot fit the memory allowed.
 void time_end_to_end(profile_result& r, const core::model_analysis& analysis, backend& b, const profile_options& o) {
@@ -529,6 +553,12 @@ void time_end_to_end(profile_result& r, const core::model_analysis& analysis, ba
         try {
             const graph_data data = make_graph_data(analysis, analysis.data_type, o.seed, o.weights.get());
             auto prep = b.prepare(analysis, data);
+            r.end_to_end_verification = verify_end_to_end(*prep, analysis, data, b, o);
+            if (r.end_to_end_verification.state == verification_state::failed) {
+                r.end_to_end_state = run_state::failed;
+                r.end_to_end_reason = "verification: " + r.end_to_end_verification.message;
+                return;
+            }
             std::optional<range_guard> range(std::in_place, b, "end to end");
             timing_result t = measure([&] { prep->run(); }, b.timer(), o.timing, [&] { b.flush_cache(); },
                                       nullptr, o.stop);

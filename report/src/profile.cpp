@@ -188,6 +188,15 @@ nlohmann::json timing_json(const profiler::profile_result& r) {
               {"throttled_clock_fraction", backend_api::throttled_clock_fraction}}}};
 }
 
+/// A verification as JSON: state, rel_l2_error, tolerance, unwritten, message.
+nlohmann::json verification_json(const profiler::verification_result& v) {
+    return {{"state", std::string(to_string(v.state))},
+            {"rel_l2_error", number_or_null(v.rel_l2_error)},
+            {"tolerance", v.tolerance},
+            {"unwritten", v.unwritten},
+            {"message", v.message}};
+}
+
 /// A layer's measurement, verdict and roofs, added to its summary object `l`.
 void add_layer_profile(nlohmann::json& l, const profiler::layer_profile& p, std::int64_t activation_bytes,
                        double sum_of_layers_ms) {
@@ -199,11 +208,7 @@ void add_layer_profile(nlohmann::json& l, const profiler::layer_profile& p, std:
     l["time_share"] = number_or_null(p.has_time() && sum_of_layers_ms > 0 ? p.time->stats.median / sum_of_layers_ms
                                                                            : std::nan(""));
     l["achieved_gbs"] = number_or_null(shown.gbs);
-    l["verification"] = {{"state", std::string(to_string(p.verification.state))},
-                         {"rel_l2_error", number_or_null(p.verification.rel_l2_error)},
-                         {"tolerance", p.verification.tolerance},
-                         {"unwritten", p.verification.unwritten},
-                         {"message", p.verification.message}};
+    l["verification"] = verification_json(p.verification);
     l["workspace_bytes"] = p.workspace_bytes;
     l["implementation"] = p.implementation;
     l["activation_bytes"] = activation_bytes;
@@ -257,6 +262,7 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
     j["end_to_end"] = {{"state", std::string(to_string(r.end_to_end_state))},
                        {"reason", r.end_to_end_reason},
                        {"time", r.end_to_end ? time_json(*r.end_to_end) : nlohmann::json(nullptr)},
+                       {"verification", verification_json(r.end_to_end_verification)},
                        {"graph_replay",
                         {{"state", std::string(to_string(r.graph_replay_state))},
                          {"reason", r.graph_replay_reason},
@@ -508,8 +514,9 @@ void profile_passes(std::ostream& out, const profiler::profile_result& r) {
             << ")  sum of layer medians: " << time_ms(r.sum_of_layers_ms) << "\n";
     else if (r.end_to_end)
         out << "end to end: " << time_ms(r.end_to_end->stats.median) << " median (" << ci_text(*r.end_to_end)
-            << ", " << r.end_to_end->samples << " samples)  sum of layer medians: " << time_ms(r.sum_of_layers_ms)
-            << "\n";
+            << ", " << r.end_to_end->samples << " samples"
+            << (r.end_to_end_verification.state == profiler::verification_state::passed ? ", outputs verified" : "")
+            << ")  sum of layer medians: " << time_ms(r.sum_of_layers_ms) << "\n";
     else
         out << "end to end: " << to_string(r.end_to_end_state) << (r.end_to_end_reason.empty() ? "" : " (" + r.end_to_end_reason + ")")
             << "  sum of layer medians: " << time_ms(r.sum_of_layers_ms) << "\n";

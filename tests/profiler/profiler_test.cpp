@@ -101,6 +101,40 @@ TEST(Profiler, EndToEndOfAModelTheBackendRuns) {
         }
     }
     EXPECT_EQ(r.memory.parameter_bytes, 1248424LL * 4);
+    // the pass's outputs against the reference run of the whole model (0.2 G MACs, within the limit)
+    EXPECT_EQ(r.end_to_end_verification.state, profiler::verification_state::passed)
+        << r.end_to_end_verification.message;
+}
+
+TEST(Profiler, AnEndToEndPassWithWrongOutputsFailsWhereEveryLayerPasses) {
+    // a reference that is wrong for the whole model only (every output + 1: relative L2 error >> 1e-4) stands in for
+    // a pass that reuses a buffer too early: every layer alone passes, the end to end fails and is not timed
+    auto sel = profiler::select_backend("cpu", 1);
+    core::model_builder b("two");
+    b.input("x", core::shape{4, 16});
+    b.then("fc", core::parse_op("linear:in_features=16,out_features=16"));
+    b.then("act", core::parse_op("relu"));
+    const auto a = core::analyze(b.build(), core::dtype::fp32);
+    profiler::profile_options o = fast_options();
+    o.reference.outputs = [n = a.layers.size()](const core::model_analysis& g, const backend_api::graph_data& d) {
+        auto want = profiler::cpu_reference().outputs(g, d);
+        if (g.layers.size() == n)
+            for (auto& t : want)
+                for (float& v : t.data) v += 1.0F;
+        return want;
+    };
+    const auto r = profiler::profile_model(a, *sel.chosen, o);
+    for (const auto& l : r.layers) EXPECT_EQ(l.verification.state, profiler::verification_state::passed);
+    EXPECT_EQ(r.end_to_end_state, profiler::run_state::failed);
+    EXPECT_EQ(r.end_to_end_reason.rfind("verification: ", 0), 0u) << r.end_to_end_reason;
+    EXPECT_EQ(r.end_to_end_verification.state, profiler::verification_state::failed);
+    EXPECT_FALSE(r.end_to_end.has_value());
+
+    o.verify = false;  // nothing compared: timed, the verification skipped with the reason
+    const auto off = profiler::profile_model(a, *sel.chosen, o);
+    EXPECT_TRUE(off.end_to_end.has_value());
+    EXPECT_EQ(off.end_to_end_verification.state, profiler::verification_state::skipped);
+    EXPECT_EQ(off.end_to_end_verification.message, "verification turned off");
 }
 
 TEST(Profiler, InterruptionMarksTheRestNotMeasured) {
