@@ -520,7 +520,9 @@ verification_result verify_end_to_end(backend_api::prepared& prep, const core::m
                                       const graph_data& data, backend& b, const profile_options& o) {
     verification_result v;
     if (!o.verify || !o.reference.outputs || b.name() == o.reference.backend) {
-        v.message = !o.verify ? "verification turned off" : "the backend is the reference";
+        v.message = !o.verify                ? "verification turned off"
+                    : !o.reference.outputs ? "no reference to verify against"
+                                           : "the backend is the reference";
         return v;
     }
     std::int64_t macs = 0;  // up to the limit: a sum past it stops there, so it never overflows
