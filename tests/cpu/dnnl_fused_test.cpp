@@ -54,6 +54,13 @@ profiler::verification_result run_and_verify(backend_api::backend& b, const core
                                      profiler::verification_tolerance(dt));
 }
 
+/// How many times `needle` occurs in `notes`.
+std::size_t occurrences(const std::string& notes, const std::string& needle) {
+    std::size_t n = 0;
+    for (std::size_t at = notes.find(needle); at != std::string::npos; at = notes.find(needle, at + 1)) ++n;
+    return n;
+}
+
 }  // namespace
 
 TEST(DnnlFused, GroupsMatchTheirMembersOnTheReference) {
@@ -170,18 +177,11 @@ TEST(DnnlFused, LargeSiluRunsAsTheOwnLoopInPlaceAndSmallOnesAsPostOps) {
         std::string notes;
         const auto v = run_and_verify(*dnnl, g, dt, &notes);
         EXPECT_EQ(v.state, profiler::verification_state::passed) << core::to_string(dt) << ": " << v.message;
-        std::size_t loops = 0;
-        for (std::size_t at = notes.find("ridgeline silu loop"); at != std::string::npos;
-             at = notes.find("ridgeline silu loop", at + 1))
-            ++loops;
         // fp32: conv_big's group and act_alone; bf16: none
-        EXPECT_EQ(loops, dt == core::dtype::fp32 ? 2u : 0u) << notes;
+        EXPECT_EQ(occurrences(notes, "ridgeline silu loop"), dt == core::dtype::fp32 ? 2u : 0u) << notes;
         // act_alone's input (act_small's output) is read again by the mul: a buffer of its own; relu's input dies
         // there (in place), and so does the mul's first operand, relu's output (in place): 2 in both dtypes
-        std::size_t in_place = 0;
-        for (std::size_t at = notes.find("in place"); at != std::string::npos; at = notes.find("in place", at + 1))
-            ++in_place;
-        EXPECT_EQ(in_place, 2u) << notes;
+        EXPECT_EQ(occurrences(notes, "in place"), 2u) << notes;
     }
 }
 
@@ -202,8 +202,5 @@ TEST(DnnlFused, NothingIsWrittenInPlaceOverATensorAnotherOneStillReadsThrough) {
     const auto v = run_and_verify(*dnnl, g, core::dtype::fp32, &notes);
     EXPECT_EQ(v.state, profiler::verification_state::passed) << v.message;
     EXPECT_NE(notes.find("view (reduces dimensions of size 1)"), std::string::npos) << notes;
-    std::size_t in_place = 0;
-    for (std::size_t at = notes.find("in place"); at != std::string::npos; at = notes.find("in place", at + 1))
-        ++in_place;
-    EXPECT_EQ(in_place, 1u) << notes;  // the add over y, not the sigmoid over x
+    EXPECT_EQ(occurrences(notes, "in place"), 1u) << notes;  // the add over y, not the sigmoid over x
 }
