@@ -1,5 +1,6 @@
 // libFuzzer target: the JSON model format (docs/model-format.md) as `--model-file` reads it.
-// Properties: every rejection is a core::error (invalid JSON included); an accepted model exports
+// Properties: every rejection is a core::error (invalid JSON included); an accepted model keeps core::fuse's
+// promises (fuzz::check_fuse) and exports
 // (io::model_json) to a document that reads back to the same layers, shapes and costs.
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const core::model m = io::parse_model_json(io::parse_model_text(text, "fuzz.json"), "fuzz.json");
         const core::model_analysis a = core::analyze(m, core::dtype::fp32);
         (void)core::estimate_training(a, core::memory_of(a));
+        fuzz::check_fuse(a);
         const std::string exported = io::model_json(m).dump();
         const core::model back = io::parse_model_json(io::parse_model_text(exported, "exported.json"), "exported.json");
         const core::model_analysis b = core::analyze(back, core::dtype::fp32);

@@ -1,7 +1,8 @@
 // libFuzzer target: ONNX import (`--onnx`): fuzzed protobuf bytes written to a file in a private temporary
 // folder and read with io::import_onnx, then analysed like any model.
 // Properties: every rejection is a core::error (never a crash inside ONNX's loader or shape inference,
-// never a read outside the model's folder); an imported model analyses, or fails with a core::error.
+// never a read outside the model's folder); an imported model analyses, or fails with a core::error, and keeps
+// core::fuse's promises (fuzz::check_fuse).
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -54,6 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const io::onnx_model m = io::import_onnx(path);
         const core::model_analysis a = core::analyze(m.model, core::dtype::fp32);
         (void)core::estimate_training(a, core::memory_of(a));
+        fuzz::check_fuse(a);
     });
     return 0;
 }

@@ -51,6 +51,7 @@ void measure_fusion_savings(profile_result& r, backend_api::backend& b, const pr
         s.end_to_end = std::move(e.end_to_end);
         s.end_to_end_state = e.end_to_end_state;
         s.end_to_end_reason = e.end_to_end_reason;
+        s.end_to_end_verification = std::move(e.end_to_end_verification);
     }
     r.fusion = std::move(s);
 }

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "ridgeline/core/fusion.hpp"
 #include "ridgeline/report/format.hpp"
@@ -42,7 +44,8 @@ nlohmann::json fusion_savings_json(const profiler::profile_result& r) {
     return {{"groups", groups},
             {"end_to_end", {{"state", std::string(profiler::to_string(f.end_to_end_state))},
                             {"reason", f.end_to_end_reason},
-                            {"time", f.end_to_end ? time_json(*f.end_to_end) : nlohmann::json(nullptr)}}}};
+                            {"time", f.end_to_end ? time_json(*f.end_to_end) : nlohmann::json(nullptr)},
+                            {"verification", verification_json(f.end_to_end_verification)}}}};
 }
 
 std::string fusion_savings_text(const profiler::profile_result& r) {
@@ -59,10 +62,14 @@ std::string fusion_savings_text(const profiler::profile_result& r) {
         << (theirs ? time_ms(f.end_to_end->stats.median) : std::string(profiler::to_string(f.end_to_end_state)) +
                                                                  (f.end_to_end_reason.empty() ? "" : " (" + f.end_to_end_reason + ")"))
         << " fused";
+    std::vector<std::string> about;  // what follows the fused time in parentheses
     if (ours && theirs) {
         const double change = 100.0 * (f.end_to_end->stats.median / r.end_to_end->stats.median - 1.0);
-        out << " (" << (change > 0 ? "+" : "") << fixed(change, 1) << "%)";
+        about.push_back((change > 0 ? "+" : "") + fixed(change, 1) + "%");
     }
+    if (f.end_to_end_verification.state == profiler::verification_state::passed)  // before timing, disturbed or not
+        about.emplace_back("outputs verified");
+    for (std::size_t i = 0; i < about.size(); ++i) out << (i ? ", " : " (") << about[i] << (i + 1 == about.size() ? ")" : "");
     // the groups whose members and fused kernel all have clean times
     double members = 0, fused = 0;
     int compared = 0, left_out = 0;

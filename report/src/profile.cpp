@@ -27,6 +27,20 @@ std::string name_list(const std::vector<std::string>& names, std::size_t shown =
     if (names.size() > shown) out += " and " + std::to_string(names.size() - shown) + " more";
     return out;
 }
+
+/// The part of sum_of_layers_ms that is disturbed layers' medians (other work slowed them: not a measurement).
+double disturbed_layers_ms(const profiler::profile_result& r) {
+    double ms = 0;
+    for (const auto& p : r.layers)
+        if (p.has_time() && p.time->disturbed) ms += p.time->stats.median;
+    return ms;
+}
+
+/// The total row's time: the sum of the layers' medians, marked ! where disturbed medians are in it.
+std::string total_time(const profiler::profile_result& r) {
+    return time_ms(r.sum_of_layers_ms) + (disturbed_layers_ms(r) > 0 ? "!" : "");
+}
+
 }  // namespace
 
 std::string rule_text(const core::roofline_point& p) {
@@ -162,6 +176,14 @@ nlohmann::json time_json(const backend_api::timing_result& t) {
             {"disturbance_source", t.disturbance_source}};
 }
 
+nlohmann::json verification_json(const profiler::verification_result& v) {
+    return {{"state", std::string(to_string(v.state))},
+            {"rel_l2_error", number_or_null(v.rel_l2_error)},
+            {"tolerance", v.tolerance},
+            {"unwritten", v.unwritten},
+            {"message", v.message}};
+}
+
 namespace {
 
 /// The timing protocol of a run, for its "timing" object.
@@ -186,15 +208,6 @@ nlohmann::json timing_json(const profiler::profile_result& r) {
                            fixed(100.0 * backend_api::throttled_clock_fraction, 0) + "% of its default"},
               {"lost_fraction", backend_api::disturbed_lost_fraction},
               {"throttled_clock_fraction", backend_api::throttled_clock_fraction}}}};
-}
-
-/// A verification as JSON: state, rel_l2_error, tolerance, unwritten, message.
-nlohmann::json verification_json(const profiler::verification_result& v) {
-    return {{"state", std::string(to_string(v.state))},
-            {"rel_l2_error", number_or_null(v.rel_l2_error)},
-            {"tolerance", v.tolerance},
-            {"unwritten", v.unwritten},
-            {"message", v.message}};
 }
 
 /// A layer's measurement, verdict and roofs, added to its summary object `l`.
@@ -269,6 +282,7 @@ nlohmann::json profile_json(const profiler::profile_result& r, const run_info& i
                          {"time", r.graph_replay ? time_json(*r.graph_replay) : nlohmann::json(nullptr)}}}};
     if (r.fusion) j["fusion_savings"] = fusion_savings_json(r);
     j["sum_of_layers_ms"] = r.sum_of_layers_ms;
+    j["sum_of_layers_disturbed_ms"] = disturbed_layers_ms(r);
     j["advice"] = advice_json(advise(r));
     const auto& m = r.memory;
     j["memory"] = {{"parameter_bytes", m.parameter_bytes},
@@ -416,7 +430,7 @@ text_table layer_table(const profiler::profile_result& r, const view_options& vi
     t.add_row({"total (" + counted(static_cast<std::int64_t>(r.layers.size()), "layer") + ")", "", "", with_commas(tot.params),
                si(static_cast<double>(tot.macs)), si(static_cast<double>(tot.flops)),
                si(static_cast<double>(tot.bytes), "B"),
-               tot.arithmetic_intensity() ? fixed(*tot.arithmetic_intensity(), 2) : "-", time_ms(r.sum_of_layers_ms),
+               tot.arithmetic_intensity() ? fixed(*tot.arithmetic_intensity(), 2) : "-", total_time(r),
                r.sum_of_layers_ms > 0 ? "100.0%" : "", "", "", "", "", "", "", ""});
 
     return t;
@@ -451,7 +465,7 @@ text_table group_table(const profiler::profile_result& r, const view_options& vi
     }
     t.add_rule();
     t.add_row({"total (" + counted(static_cast<std::int64_t>(r.layers.size()), "layer") + ")",
-               std::to_string(r.layers.size()), time_ms(r.sum_of_layers_ms), r.sum_of_layers_ms > 0 ? "100.0%" : "",
+               std::to_string(r.layers.size()), total_time(r), r.sum_of_layers_ms > 0 ? "100.0%" : "",
                si(static_cast<double>(r.analysis.totals.flops)), si(static_cast<double>(r.analysis.totals.bytes), "B"),
                "", "", "", ""});
     return t;
@@ -504,6 +518,9 @@ void profile_legend(std::ostream& out, const profiler::profile_result& r, int no
     if (noisy > 0)
         out << "* " << counted(static_cast<std::int64_t>(noisy), "layer") << " stopped before the noise target was met "
             << "(at --max-time, or when more samples stopped narrowing the CI: noise stable)\n";
+    if (const double d = disturbed_layers_ms(r); d > 0)
+        out << "! the total holds " << time_ms(d) << " of disturbed layers' medians (other work slowed them: not a "
+            << "measurement)\n";
 }
 
 /// The end-to-end pass and its graph replay.
@@ -511,15 +528,15 @@ void profile_passes(std::ostream& out, const profiler::profile_result& r) {
     if (r.end_to_end && r.end_to_end_state == profiler::run_state::disturbed)
         out << "end to end: DISTURBED (" << time_ms(r.end_to_end->stats.median) << " median of "
             << r.end_to_end->clean_samples << " clean samples, not a measurement: " << r.end_to_end_reason
-            << ")  sum of layer medians: " << time_ms(r.sum_of_layers_ms) << "\n";
+            << ")  sum of layer medians: " << total_time(r) << "\n";
     else if (r.end_to_end)
         out << "end to end: " << time_ms(r.end_to_end->stats.median) << " median (" << ci_text(*r.end_to_end)
             << ", " << r.end_to_end->samples << " samples"
             << (r.end_to_end_verification.state == profiler::verification_state::passed ? ", outputs verified" : "")
-            << ")  sum of layer medians: " << time_ms(r.sum_of_layers_ms) << "\n";
+            << ")  sum of layer medians: " << total_time(r) << "\n";
     else
         out << "end to end: " << to_string(r.end_to_end_state) << (r.end_to_end_reason.empty() ? "" : " (" + r.end_to_end_reason + ")")
-            << "  sum of layer medians: " << time_ms(r.sum_of_layers_ms) << "\n";
+            << "  sum of layer medians: " << total_time(r) << "\n";
     if (r.graph_replay && r.graph_replay_state == profiler::run_state::disturbed) {
         out << "graph replay: DISTURBED (" << time_ms(r.graph_replay->stats.median) << " median, not a measurement: "
             << r.graph_replay_reason << ")\n";

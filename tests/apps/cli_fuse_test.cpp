@@ -75,6 +75,9 @@ TEST(CliFuse, AFusedProfileIsVerifiedAndAPlainOneSaysWhatFusingSaves) {
         }
     }
     EXPECT_TRUE(timed(s["end_to_end"]["state"])) << s["end_to_end"];
+    // the fused pass's outputs against the reference run of the fused model (conv+bn+relu, folded, on its random
+    // weights): a tiny model within end_to_end_verify_max_macs, so it is compared, never merely skipped
+    EXPECT_EQ(s["end_to_end"]["verification"]["state"], "passed") << s["end_to_end"];
     // --no-fusion-savings leaves it out
     const auto without = run_ridgeline({"profile", "--onnx", tiny, "--quick", "--quiet", "--no-roofline", "--device",
                                         "cpu", "--no-end-to-end", "--no-fusion-savings", "--format", "json"});
@@ -87,6 +90,11 @@ TEST(CliFuse, TheTableSaysWhatFusingSaves) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("what fusing saves (2 groups a deployment fuses"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(" as profiled, "), std::string::npos) << r.out;  // the end to end both ways
+    // the fused pass's outputs were compared with the reference run of the fused model before it was timed
+    const std::size_t e2e = r.out.find("  end to end ");
+    ASSERT_NE(e2e, std::string::npos) << r.out;
+    const std::string line = r.out.substr(e2e, r.out.find(" groups: ", e2e) - e2e);
+    EXPECT_NE(line.find("outputs verified)"), std::string::npos) << line;
     const auto f = run_ridgeline({"profile", "--onnx", tiny, "--quick", "--no-roofline", "--device", "cpu", "--fuse"});
     ASSERT_EQ(f.exit_code, 0) << f.err;
     EXPECT_NE(f.out.find("fused as a deployment runs it: 2 fused groups"), std::string::npos) << f.out;

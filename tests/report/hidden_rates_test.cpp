@@ -34,6 +34,7 @@ profiler::profile_result three_layers() {
             p.roofline.reset();
         }
         r.layers.push_back(p);
+        r.sum_of_layers_ms += median[i];  // as profile_model sums it: every median, a disturbed one too
     }
     return r;
 }
@@ -100,6 +101,11 @@ TEST(HiddenRates, NoFormatShowsTheRateOfAMistrustedOrDisturbedLayer) {
         EXPECT_NE(row_of(table, name).find(" ? "), std::string::npos) << row_of(table, name);
         EXPECT_NE(row_of(html, name).find("<td>?</td><td>?</td>"), std::string::npos) << row_of(html, name);
     }
+    // the total sums every median, the disturbed "busy" (0.05 ms) too: marked !, with its share named
+    // (1 + 3e-6 + 0.05 = 1.050003 ms)
+    EXPECT_NE(row_of(table, "total").find("1.050 ms!"), std::string::npos) << row_of(table, "total");
+    EXPECT_NE(table.find("! the total holds 50.00 us of disturbed layers' medians"), std::string::npos) << table;
+    EXPECT_DOUBLE_EQ(j["sum_of_layers_disturbed_ms"].get<double>(), 0.05);
     EXPECT_EQ(table.find("21,845"), std::string::npos);  // the liar's impossible rate, in any spelling used
     EXPECT_EQ(table.find("21.85 k"), std::string::npos);
 

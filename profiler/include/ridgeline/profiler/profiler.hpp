@@ -158,6 +158,8 @@ struct fusion_savings {
     std::optional<backend_api::timing_result> end_to_end;  // the fused model's forward pass
     run_state end_to_end_state = run_state::skipped;
     std::string end_to_end_reason;
+    /// Its outputs against the reference run of the fused model, as profile_result::end_to_end_verification.
+    verification_result end_to_end_verification;
 };
 
 struct progress_event {

@@ -21,6 +21,9 @@ nlohmann::json device_json(const backend_api::device_info& d);
 ///  "clean_samples", "disturbed_samples", "stolen_fraction", "involuntary_switches", "disturbance_source"}
 nlohmann::json time_json(const backend_api::timing_result& t);
 
+/// A verification as JSON: {"state", "rel_l2_error" (null where not compared), "tolerance", "unwritten", "message"}.
+nlohmann::json verification_json(const profiler::verification_result& v);
+
 nlohmann::json profile_json(const profiler::profile_result& r, const run_info& info);
 
 /// What fusing would save (profile_result::fusion), as the JSON's "fusion_savings": each group's label, members,
