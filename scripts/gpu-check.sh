@@ -14,7 +14,8 @@
 #     --deps DIR     header-only deps packed by scripts/gpu-pack-deps.sh (default: $RIDGELINE_DEPS, else
 #                    carry/deps when it exists, else the system's packages)
 #     --build DIR    build folder (default build/gpu-check); one whose ridgeline binary runs is used as it is
-#     --out DIR      output folder (default out/gpu-check-<UTC time>)
+#     --out DIR      output folder (default out/gpu-check-<UTC time>; where $OUT is set, the device tool's folder
+#                    that comes back, a folder under $TMPDIR, packed into $OUT after every step: see below)
 #     --arch LIST    CMAKE_CUDA_ARCHITECTURES (default: the GPU's compute capability, else "80;90")
 #     --no-build     use the build folder as it is, never build
 #     --deadline S   seconds for the whole script, configure and build included (default 480: the GPU machine
@@ -23,6 +24,17 @@
 #                    skipping, the summary) runs, each step's command is written to its log instead of run, and
 #                    each step is charged the least time it needs (which steps a deadline fits at best)
 # Exit: 0 every step that ran passed, 1 a step failed (see the summary), 2 something needed is missing.
+#
+# Where $OUT is set (the device tool returns only what lies under it: at most 8 files, 2 folders down), after
+# every step the output folder is packed into $OUT/gpu-check.tar.gz and the summary copied beside it
+# ($OUT/summary.txt, $OUT/summary.json): a command killed at its limit keeps every step it finished.
+# Libraries: cuDNN, cuBLAS and the CUDA runtime are looked for in the toolkit ($CUDA_HOME/lib64) and in python3's
+# pip wheels (nvidia-cudnn-cu13 and its kin: site-packages/nvidia/<name>/lib, where PyTorch's machines have
+# cuDNN); their folders go on LD_LIBRARY_PATH for every step, the carried binary's `--version` check included,
+# and `ldd` of the binary (ldd.txt) says which library each name resolved to.
+# A carried build (scripts/gpu-carry.sh: built on a Debian machine against header-only fmt and spdlog) is used
+# with --build carry/gpu-bin: its gtest binaries run directly (a carried CTestTestfile holds another machine's
+# paths).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
@@ -54,7 +66,14 @@ if ! [[ "$deadline" =~ ^[0-9]+$ ]] || [[ "$deadline" -lt 1 ]]; then
 fi
 [[ -z "$deps" && -d carry/deps ]] && deps="carry/deps"
 [[ -n "$deps" ]] && deps=$(cd "$deps" 2>/dev/null && pwd || echo "$deps")
-out="${out:-out/gpu-check-$(date -u +%Y%m%dT%H%M%SZ)}"
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+pack=""  # where the packed output goes after every step: $OUT, when set
+if [[ -n "${OUT:-}" ]]; then
+  mkdir -p "$OUT" || exit 2
+  pack=$(cd "$OUT" && pwd)
+  out="${out:-${TMPDIR:-/tmp}/gpu-check-$stamp}"
+fi
+out="${out:-out/gpu-check-$stamp}"
 mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)
 summary="$out/summary.txt"
@@ -73,14 +92,25 @@ rows_name=(); rows_status=(); rows_s=(); rows_note=()
 record() {  # name status seconds note
   rows_name+=("$1"); rows_status+=("$2"); rows_s+=("$3"); rows_note+=("$4")
   say "$(printf '%-8s %s (%s s)%s' "$2" "$1" "$3" "${4:+: $4}")"
+  write_summary_json "${exit_code:-null}"
+  pack_out
 }
 failures=0
 json_escape() { local s=${1//\\/\\\\}; s=${s//\"/\\\"}; s=${s//$'\t'/ }; s=${s//$'\n'/ }; printf '%s' "$s"; }
-finish() {  # exit code
+# $OUT/gpu-check.tar.gz (the whole output folder) and the summary beside it, replaced whole after every step
+pack_out() {
+  [[ -n "$pack" ]] || return 0
+  tar -czf "$pack/.gpu-check.tar.gz.part" -C "$(dirname "$out")" "$(basename "$out")" 2>/dev/null &&
+    mv -f "$pack/.gpu-check.tar.gz.part" "$pack/gpu-check.tar.gz"
+  cp -f "$summary" "$pack/summary.txt" 2>/dev/null
+  [[ -f "$out/summary.json" ]] && cp -f "$out/summary.json" "$pack/summary.json"
+  return 0
+}
+write_summary_json() {  # exit code, or null while the script runs
   local code=$1 i
   {
     printf '{\n  "schema": "ridgeline.gpu_check/1",\n  "deadline_s": %d,\n  "elapsed_s": %d,\n' "$deadline" "$(elapsed)"
-    printf '  "dry_run": %s,\n  "gpu": %s,\n  "exit_code": %d,\n  "steps": [' \
+    printf '  "dry_run": %s,\n  "gpu": %s,\n  "exit_code": %s,\n  "steps": [' \
       "$([[ $dry -eq 1 ]] && echo true || echo false)" "$([[ ${gpu:-0} -eq 1 ]] && echo true || echo false)" "$code"
     for i in "${!rows_name[@]}"; do
       printf '%s\n    {"name": "%s", "status": "%s", "seconds": %d, "note": "%s"}' "$([[ $i -gt 0 ]] && echo ,)" \
@@ -88,6 +118,10 @@ finish() {  # exit code
     done
     printf '\n  ]\n}\n'
   } > "$out/summary.json"
+}
+finish() {  # exit code
+  local code=$1 i
+  write_summary_json "$code"
   {
     echo
     printf '%-8s %6s  %s\n' status seconds step
@@ -96,6 +130,7 @@ finish() {  # exit code
     done
   } | tee -a "$summary"
   say "done in $(elapsed) s of ${deadline}; failures: $failures; summary.json beside this summary"
+  pack_out
   exit "$code"
 }
 
@@ -136,16 +171,32 @@ cuda_root="${CUDA_HOME:-${CUDA_PATH:-/usr/local/cuda}}"
 nvcc="${CUDACXX:-}"
 [[ -z "$nvcc" && -x "$cuda_root/bin/nvcc" ]] && nvcc="$cuda_root/bin/nvcc"
 [[ -z "$nvcc" ]] && nvcc=$(command -v nvcc || true)
+# pip wheels' library folders (nvidia.<name> is a namespace package in some wheels: its __path__, not __file__)
+wheel_dir() { command -v python3 >/dev/null && python3 -c "import nvidia.$1 as m; print(list(m.__path__)[0])" 2>/dev/null; }
+cudnn_wheel=$(wheel_dir cudnn || true)
+[[ -n "$cudnn_wheel" && -d "$cudnn_wheel/lib" ]] || cudnn_wheel=""
+lib_dirs=()
+[[ -n "$cudnn_wheel" ]] && lib_dirs+=("$cudnn_wheel/lib")
+for d in "$cuda_root/lib64" "$cuda_root/targets/x86_64-linux/lib" "$(wheel_dir cublas)/lib" "$(wheel_dir cuda_runtime)/lib"; do
+  [[ -d "$d" && "$d" != /lib ]] && lib_dirs+=("$d")
+done
+if [[ ${#lib_dirs[@]} -gt 0 ]]; then
+  LD_LIBRARY_PATH="$(IFS=:; echo "${lib_dirs[*]}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export LD_LIBRARY_PATH
+fi
 gpu=0
 if [[ $dry -eq 0 ]]; then
   [[ -z "$nvcc" ]] && missing+=("nvcc (the CUDA toolkit; set CUDA_HOME or CUDACXX)")
   command -v cmake >/dev/null || missing+=("cmake (3.25 or newer)")
   command -v c++ >/dev/null || command -v g++ >/dev/null || missing+=("a C++20 compiler (g++ 12 or newer)")
   cudnn_header=""
-  for d in "${CUDNN_ROOT:-}/include" "$cuda_root/include" /usr/include /usr/include/x86_64-linux-gnu; do
+  for d in "${CUDNN_ROOT:-}/include" ${cudnn_wheel:+"$cudnn_wheel/include"} "$cuda_root/include" /usr/include \
+           /usr/include/x86_64-linux-gnu; do
     [[ -f "$d/cudnn_version.h" ]] && { cudnn_header="$d/cudnn_version.h"; break; }
   done
-  [[ -z "$cudnn_header" ]] && missing+=("cuDNN 9 (cudnn_version.h; set CUDNN_ROOT)")
+  # a carried binary needs only the library; a build needs the header too
+  cudnn_lib=$(for d in "${lib_dirs[@]}" /usr/lib/x86_64-linux-gnu; do ls "$d"/libcudnn.so.9 2>/dev/null; done | head -1)
+  [[ -z "$cudnn_header" && -z "$cudnn_lib" ]] && missing+=("cuDNN 9 (libcudnn.so.9 and cudnn_version.h; set CUDNN_ROOT, or pip install nvidia-cudnn-cu13)")
   for h in fmt/format.h spdlog/spdlog.h nlohmann/json.hpp CLI/CLI.hpp; do
     if [[ -n "$deps" && -f "$deps/include/$h" ]] || [[ -f "/usr/include/$h" ]]; then continue; fi
     missing+=("$h (run scripts/gpu-pack-deps.sh on a Debian machine with the -dev packages and pass --deps)")
@@ -164,7 +215,8 @@ if [[ $dry -eq 0 ]]; then
     echo "host: $(uname -a)"
     echo "git: $(git rev-parse --short=12 HEAD 2>/dev/null) $(git status --porcelain 2>/dev/null | wc -l) changed files"
     echo "nvcc: $("$nvcc" --version | tail -1)"
-    echo "cuDNN: $(grep -E '#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ' "$cudnn_header" | awk '{print $3}' | paste -sd.)"
+    echo "cuDNN: ${cudnn_header:+$(grep -E '#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ' "$cudnn_header" | awk '{print $3}' | paste -sd.) }${cudnn_lib:-no libcudnn.so.9 found}${cudnn_wheel:+ (pip wheel $cudnn_wheel)}"
+    echo "LD_LIBRARY_PATH: ${LD_LIBRARY_PATH:-}"
     echo "cmake: $(cmake --version | head -1)"
     echo "compiler: $(c++ --version 2>/dev/null | head -1)"
     echo "deps: ${deps:-system packages}"
@@ -181,12 +233,25 @@ fi
 
 # ------------------------------------------------------------------ 2. a binary: carried, else built
 bin="$build/ridgeline"
-if [[ $dry -eq 0 && -x "$bin" ]] && timeout 20 "$bin" --version > "$out/version.txt" 2>&1; then
-  record "build" PASS 0 "reused $bin (it runs here: $(head -1 "$out/version.txt"))"
+# which file each library name resolves to, with this script's LD_LIBRARY_PATH ("not found" names what is missing)
+[[ $dry -eq 0 && -x "$bin" ]] && ldd "$bin" > "$out/ldd.txt" 2>&1
+why_not=""
+if [[ $dry -eq 0 && -x "$bin" ]]; then
+  if timeout 20 "$bin" --version > "$out/version.txt" 2>&1; then
+    record "build" PASS 0 "reused $bin (it runs here: $(head -1 "$out/version.txt"))"
+  else
+    why_not="$bin does not run here: $(grep -m1 -E 'not found|error' "$out/ldd.txt" "$out/version.txt" 2>/dev/null | head -1)"
+  fi
+else
+  why_not="no $bin"
+fi
+if [[ -z "$why_not" ]]; then
+  :
 elif [[ $do_build -eq 0 && $dry -eq 0 ]]; then
-  record "build" MISSING 0 "$bin does not run here and --no-build was given"
+  record "build" MISSING 0 "$why_not, and --no-build was given"
   finish 2
 else
+  [[ $dry -eq 0 ]] && say "building: $why_not"
   if [[ -z "$arch" ]]; then
     cc=$([[ $gpu -eq 1 && $dry -eq 0 ]] && nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
     arch="${cc:-80;90}"
@@ -194,26 +259,32 @@ else
   generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
   # warnings are not errors here: another machine's compiler may warn where CI's does not
-  cfg=(-S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DRIDGELINE_CUDA=ON -DRIDGELINE_WERROR=OFF
-       "-DCMAKE_CUDA_COMPILER=${nvcc:-nvcc}" "-DCMAKE_CUDA_ARCHITECTURES=$arch")
+  # no oneDNN, no ONNX: a GPU machine has neither (no Debian -dev packages; a missing oneDNN is a configure error)
+  cfg=(-S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DRIDGELINE_CUDA=ON -DRIDGELINE_DNNL=OFF -DRIDGELINE_ONNX=OFF
+       -DRIDGELINE_WERROR=OFF "-DCMAKE_CUDA_COMPILER=${nvcc:-nvcc}" "-DCMAKE_CUDA_ARCHITECTURES=$arch")
+  [[ -n "$cudnn_wheel" ]] && cfg+=("-DCUDNN_ROOT=$cudnn_wheel")
   [[ -n "$deps" ]] && cfg+=("-DCMAKE_PREFIX_PATH=$deps")
   [[ -f "$build/CMakeCache.txt" ]] || cfg+=("${generator[@]}")
   run_step "configure ($build, CUDA architectures $arch)" 30 120 configure.log -- cmake "${cfg[@]}"
   if [[ $step_rc -eq 0 ]]; then
     # what the measurements need first; the test binaries after, as far as the deadline goes
     run_step "build ridgeline" 60 100000 build.log -- \
-      cmake --build "$build" -j "$jobs" --target ridgeline cuda_tests cuda_gpu_tests ridgeline-differential
+      cmake --build "$build" -j "$jobs" --target ridgeline cuda_tests cuda_index_math_tests cuda_gpu_tests \
+      ridgeline-differential
   fi
   if [[ $step_rc -ne 0 ]]; then
     [[ -f "$out/build.log" ]] && tail -30 "$out/build.log"
     finish 1
   fi
-  [[ $dry -eq 0 ]] && "$bin" --version > "$out/version.txt" 2>&1
+  [[ $dry -eq 0 ]] && { "$bin" --version > "$out/version.txt" 2>&1; ldd "$bin" > "$out/ldd.txt" 2>&1; }
 fi
 
 # ------------------------------------------------------------------ 3. tests and measurements, in priority order
-run_step "device-free CUDA tests (ctest -L cuda)" 10 120 cuda-tests.log -- \
-  ctest --test-dir "$build" -L cuda --output-on-failure --output-junit "$out/cuda-tests.xml"
+# the gtest binaries run directly (a carried build's CTestTestfile.cmake holds the paths of the machine that built
+# it), each one whatever the one before did; XML reports in $out/xml/
+run_step "device-free CUDA tests (cuda_tests, cuda_index_math_tests)" 10 120 cuda-tests.log -- \
+  bash -c 'rc=0; for t; do "$t" --gtest_output="xml:'"$out"'/xml/" || rc=1; done; exit $rc' gtests \
+  "$build/tests/cuda_tests" "$build/tests/cuda_index_math_tests"
 if [[ $gpu -eq 0 ]]; then
   say "no GPU: ceilings, profiles and gpu tests not run"
   finish $([[ $failures -eq 0 ]] && echo 0 || echo 1)
@@ -245,9 +316,8 @@ profile_step() {  # batch dtype min_s max_s
 }
 profile_step 1 bf16 45 150
 # 3d. the rest, as far as the deadline goes
-run_step "gpu tests (ctest -L gpu)" 60 240 gpu-tests.log -- \
-  ctest --test-dir "$build" -L gpu --output-on-failure --output-junit "$out/gpu-tests.xml"
-[[ $dry -eq 0 && -f "$out/gpu-tests.log" ]] && grep -E "tests passed|tests failed|\*\*\*Failed" "$out/gpu-tests.log" | head -20 | tee -a "$summary"
+run_step "gpu tests (cuda_gpu_tests)" 60 240 gpu-tests.log -- "$build/tests/cuda_gpu_tests" --gtest_output="xml:$out/xml/"
+[[ $dry -eq 0 && -f "$out/gpu-tests.log" ]] && grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/gpu-tests.log" | head -30 | tee -a "$summary"
 profile_step 32 bf16 60 150
 profile_step 1 fp32 45 150
 profile_step 32 fp32 60 150
