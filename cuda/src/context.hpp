@@ -108,6 +108,11 @@ private:
 /// `warmup` calls, timed with events. For choosing among algorithms at prepare time, never for results.
 double time_per_call_ms(device_context& ctx, const std::function<void()>& work, int warmup, int reps);
 
+/// A candidate algorithm's time per call for choosing among candidates (cuBLASLt's heuristic results): one warm-up
+/// call, one timed call for an estimate, then the median of 3 windows of calls_per_window(estimate) back-to-back
+/// calls (each window >= 100 us: one event pair around a call of a few us measures the events, not the call).
+double candidate_time_ms(device_context& ctx, const std::function<void()>& work);
+
 kernels::elem elem_of(core::dtype dt);
 
 /// Host floats -> the storage bytes of `dt` (fp16/bf16 round to nearest even, as cuda_fp16.h /

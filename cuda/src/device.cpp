@@ -4,6 +4,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <fstream>
 
@@ -165,6 +166,14 @@ double time_per_call_ms(device_context& ctx, const std::function<void()>& work, 
     float ms = 0;
     RIDGELINE_CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
     return static_cast<double>(ms) / std::max(1, reps);
+}
+
+double candidate_time_ms(device_context& ctx, const std::function<void()>& work) {
+    const int calls = calls_per_window(time_per_call_ms(ctx, work, 1, 1));
+    std::array<double, 3> windows{};
+    for (double& w : windows) w = time_per_call_ms(ctx, work, 0, calls);
+    std::sort(windows.begin(), windows.end());
+    return windows[1];
 }
 
 // ------------------------------------------------------------------------------------------ data

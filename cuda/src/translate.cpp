@@ -359,7 +359,8 @@ axis_split split_at(const core::shape& s, std::int64_t dim) {
 
 // ------------------------------------------------------------------------------------------ algorithms
 
-std::optional<std::size_t> pick_fastest(const std::vector<algo_candidate>& candidates, std::int64_t workspace_limit) {
+std::optional<std::size_t> pick_fastest(const std::vector<algo_candidate>& candidates, std::int64_t workspace_limit,
+                                        double keep_order_within) {
     std::optional<std::size_t> best;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
         const auto& c = candidates[i];
@@ -369,9 +370,19 @@ std::optional<std::size_t> pick_fastest(const std::vector<algo_candidate>& candi
             continue;
         }
         const auto& b = candidates[*best];
-        if (c.time_ms < b.time_ms || (c.time_ms == b.time_ms && c.workspace_bytes < b.workspace_bytes)) best = i;
+        if (keep_order_within > 0) {
+            if (c.time_ms < b.time_ms * (1.0 - keep_order_within)) best = i;
+        } else if (c.time_ms < b.time_ms || (c.time_ms == b.time_ms && c.workspace_bytes < b.workspace_bytes)) {
+            best = i;
+        }
     }
     return best;
+}
+
+int calls_per_window(double one_call_ms, double window_ms, int max_calls) {
+    if (!(one_call_ms > 0) || !std::isfinite(one_call_ms)) return max_calls;
+    const double calls = std::ceil(window_ms / one_call_ms - 1e-9);  // a window that is a whole number of calls
+    return calls >= max_calls ? max_calls : std::max(1, static_cast<int>(calls));
 }
 
 std::string format_bytes(std::int64_t bytes) {

@@ -397,6 +397,33 @@ TEST(CudaTranslate, PickFastestAlgorithm) {
     EXPECT_EQ(cuda::describe_choice("cudnn", found, 5), "cudnn DIRECT CUDNN_FMA_MATH ws 1.0 KiB (fastest of 5)");
 }
 
+// cuBLASLt's heuristic order stands within 2%: a later candidate displaces an earlier one only when faster by more
+TEST(CudaTranslate, PickFastestKeepsTheHeuristicsOrderWithinTwoPercent) {
+    using c = cuda::algo_candidate;
+    const std::vector<c> found = {
+        {"algo 1", true, 0.0100, 0, "CUBLAS_COMPUTE_32F", true},
+        {"algo 2", true, 0.0099, 0, "CUBLAS_COMPUTE_32F", true},  // 1% faster: inside the noise, the order stands
+        {"algo 3", true, 0.0097, 0, "CUBLAS_COMPUTE_32F", true},  // 3% faster than algo 1: taken
+        {"algo 4", true, 0.0096, 0, "CUBLAS_COMPUTE_32F", true},  // 1.03% faster than algo 3: not enough
+    };
+    EXPECT_EQ(cuda::pick_fastest(found, 0, 0.02), std::optional<std::size_t>(2));
+    EXPECT_EQ(cuda::pick_fastest(found, 0), std::optional<std::size_t>(3));  // without: the fastest
+    EXPECT_EQ(cuda::pick_fastest({found[0], found[1]}, 0, 0.02), std::optional<std::size_t>(0));
+}
+
+// Each timed window of a candidate lasts >= 100 us: a 4 us GEMM is called 25 times, a 30 us one 4 times (ceil
+// of 3.33), one of 100 us or more once; a time of 0 (below the events' resolution) or NaN gets the cap.
+TEST(CudaTranslate, CallsPerWindowFillAHundredMicroseconds) {
+    EXPECT_EQ(cuda::calls_per_window(0.004), 25);
+    EXPECT_EQ(cuda::calls_per_window(0.030), 4);
+    EXPECT_EQ(cuda::calls_per_window(0.1), 1);
+    EXPECT_EQ(cuda::calls_per_window(2.5), 1);
+    EXPECT_EQ(cuda::calls_per_window(0.0), 10000);
+    EXPECT_EQ(cuda::calls_per_window(std::nan("")), 10000);
+    EXPECT_EQ(cuda::calls_per_window(1e-9), 10000);  // capped
+    EXPECT_EQ(cuda::calls_per_window(0.001, 0.5, 100), 100);
+}
+
 TEST(CudaTranslate, ConvolutionAlgorithmNames) {
     EXPECT_EQ(cuda::conv_fwd_algo_name(0), "IMPLICIT_GEMM");
     EXPECT_EQ(cuda::conv_fwd_algo_name(1), "IMPLICIT_PRECOMP_GEMM");

@@ -220,8 +220,18 @@ struct algo_candidate {
 };
 
 /// The fastest candidate that ran, is allowed and needs at most `workspace_limit` bytes; a tie (equal
-/// times) goes to the smaller workspace, then to the earlier candidate. Empty when none qualifies.
-std::optional<std::size_t> pick_fastest(const std::vector<algo_candidate>& candidates, std::int64_t workspace_limit);
+/// times) goes to the smaller workspace, then to the earlier candidate. With `keep_order_within` > 0 a later
+/// candidate displaces an earlier one only when it is faster by more than that fraction (cuBLASLt's heuristic
+/// order stands within 2%: a difference inside the timing's noise is no reason to leave it). Empty when none
+/// qualifies.
+std::optional<std::size_t> pick_fastest(const std::vector<algo_candidate>& candidates, std::int64_t workspace_limit,
+                                        double keep_order_within = 0.0);
+
+/// How many back-to-back calls one timed window of a candidate holds: enough that the window lasts at least
+/// `window_ms` (100 us: CUDA events resolve about 0.5 us, a GEMM of a few us timed alone is noise), from one call's
+/// time `one_call_ms`; 1 for a call as long as the window, at most `max_calls`; `max_calls` where the call's time is
+/// 0 or not finite.
+int calls_per_window(double one_call_ms, double window_ms = 0.1, int max_calls = 10000);
 
 /// What notes() records: "cudnn IMPLICIT_PRECOMP_GEMM CUDNN_TENSOR_OP_MATH ws 1.5 MiB (fastest of 6)".
 std::string describe_choice(std::string_view library, const std::vector<algo_candidate>& candidates,
