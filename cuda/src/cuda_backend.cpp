@@ -119,10 +119,17 @@ public:
     backend_api::device_timer& timer() override { return timer_; }
 
     void flush_cache() override {
-        // a memset of at least twice the L2 on the work stream, enqueued before the sample's start event
-        if (!flush_.get()) flush_ = device_buffer(static_cast<std::size_t>(flush_bytes(ctx_.props.l2CacheSize)));
-        flush_value_ = (flush_value_ + 1) & 0xff;
-        RIDGELINE_CUDA_CHECK(cudaMemsetAsync(flush_.get(), flush_value_, flush_.bytes(), ctx_.s()));
+        // a read of at least twice the L2 on the work stream, enqueued before the sample's start event: the L2 is
+        // left full of the flush buffer's clean lines (a memset left ~2x L2 of dirty lines, which the timed run then
+        // wrote back: CUTLASS's profiler rotates inputs for the same reason). The buffer is zeroed once.
+        if (!flush_.get()) {
+            flush_ = device_buffer(static_cast<std::size_t>(flush_bytes(ctx_.props.l2CacheSize)));
+            flush_sink_ = device_buffer(sizeof(float));
+            RIDGELINE_CUDA_CHECK(cudaMemsetAsync(flush_.get(), 0, flush_.bytes(), ctx_.s()));
+        }
+        RIDGELINE_CUDA_CHECK(kernels::stream_read(static_cast<const float*>(flush_.get()),
+                                                  static_cast<std::int64_t>(flush_.bytes() / sizeof(float)),
+                                                  static_cast<float*>(flush_sink_.get()), ctx_.s()));
     }
 
     [[nodiscard]] std::int64_t free_memory_bytes() const override {
@@ -145,8 +152,7 @@ private:
 
     device_context ctx_;
     event_timer timer_;
-    device_buffer flush_;
-    int flush_value_ = 0;
+    device_buffer flush_, flush_sink_;
 };
 
 backend_api::ceilings cuda_backend::measure_ceilings(const backend_api::ceilings_options& options) {
@@ -220,7 +226,7 @@ void cuda_backend::gemm_roofs(backend_api::ceilings& c, bool quick) {
 }
 
 void cuda_backend::copy_bandwidth(backend_api::ceilings& c, bool quick) {
-    // The DRAM roof: the highest of ridgeline's vectorised STREAM copy and triad kernels and the driver's
+    // The DRAM roof: the highest of ridgeline's vectorised STREAM copy, triad and read kernels and the driver's
     // device-to-device copy, over buffers of 8x the L2 (docs/cuda.md). Bytes as STREAM counts them
     // (kernels::stream_bytes: each array read or written once).
     const std::int64_t bytes = copy_bench_bytes(ctx_.props.l2CacheSize, free_memory_bytes(), quick);
@@ -256,29 +262,47 @@ void cuda_backend::copy_bandwidth(backend_api::ceilings& c, bool quick) {
     } catch (const std::bad_alloc&) {
         triad_note = "not measured (no memory for a third array of " + format_bytes(bytes) + ")";
     }
+    device_buffer sink(sizeof(float));
+    auto* fs = static_cast<float*>(sink.get());
+    const auto tr = backend_api::measure([&] { RIDGELINE_CUDA_CHECK(kernels::stream_read(fa, n, fs, ctx_.s())); }, timer_,
+                                         protocol);
+    c.read_gbs = gbs(kernels::stream_bytes(kernels::stream_kind::read, n, 4), keep("read", tr));
     const auto td = backend_api::measure(
         [&] {
             RIDGELINE_CUDA_CHECK(cudaMemcpyAsync(fb, fa, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice, ctx_.s()));
         },
         timer_, protocol);
     c.device_copy_gbs = copy_gbs(bytes, keep("device_copy", td));
-    c.bandwidth_gbs = std::max({c.copy_gbs, c.triad_gbs, c.device_copy_gbs});
-    const char* best = c.bandwidth_gbs == c.copy_gbs ? "STREAM copy" : c.bandwidth_gbs == c.triad_gbs ? "STREAM triad"
-                                                                                                      : "device copy";
+    c.bandwidth_gbs = std::max({c.copy_gbs, c.triad_gbs, c.read_gbs, c.device_copy_gbs});
+    const char* best = c.bandwidth_gbs == c.copy_gbs    ? "STREAM copy"
+                       : c.bandwidth_gbs == c.triad_gbs ? "STREAM triad"
+                       : c.bandwidth_gbs == c.read_gbs  ? "STREAM read"
+                                                        : "device copy";
     c.method["bandwidth_gbs"] = std::string("the highest of ridgeline's STREAM copy (") + fixed(c.copy_gbs, 0) +
-                                " GB/s) and triad (" + triad_note + ") kernels, 16-byte accesses, and the driver's "
-                                "device-to-device copy (" + fixed(c.device_copy_gbs, 0) + " GB/s): " + best + ", over " +
-                                "arrays of " + format_bytes(bytes) + ", bytes as STREAM counts them, best of each "
-                                "measurement's clean samples";
-    // working-set sweep with the STREAM copy kernel: a copy of s bytes touches 2 s (source and destination)
+                                " GB/s), triad (" + triad_note + ") and read (" + fixed(c.read_gbs, 0) +
+                                " GB/s) kernels, 16-byte accesses, and the driver's device-to-device copy (" +
+                                fixed(c.device_copy_gbs, 0) + " GB/s): " + best + ", over arrays of " +
+                                format_bytes(bytes) + ", bytes as STREAM counts them, best of each measurement's clean "
+                                "samples";
+    // working-set sweep: at each size the higher of the STREAM copy (s bytes touch 2 s: source and destination)
+    // and the STREAM read of the whole working set (a read-heavy layer must not beat its level's roof)
     for (std::int64_t ws : working_set_sizes(2 * bytes)) {
         if (quick && ws < 4 * 1024 * 1024 && ws != 256 * 1024) continue;
         const std::int64_t m = ws / 2 / 4;
         const auto w = backend_api::measure([&] { RIDGELINE_CUDA_CHECK(kernels::stream_copy(fa, fb, m, ctx_.s())); }, timer_,
-                                         backend_api::timing_options::quick());
-        c.working_set_gbs.emplace_back(ws, gbs(kernels::stream_bytes(kernels::stream_kind::copy, m, 4), w.stats.min));
+                                            backend_api::timing_options::quick());
+        const auto r = backend_api::measure(
+            [&] {  // the working set: a's first m floats and b's (each array holds n >= m)
+                RIDGELINE_CUDA_CHECK(kernels::stream_read(fa, m, fs, ctx_.s()));
+                RIDGELINE_CUDA_CHECK(kernels::stream_read(fb, m, fs, ctx_.s()));
+            },
+            timer_, backend_api::timing_options::quick());
+        c.working_set_gbs.emplace_back(
+            ws, std::max(gbs(kernels::stream_bytes(kernels::stream_kind::copy, m, 4), w.stats.min),
+                         gbs(kernels::stream_bytes(kernels::stream_kind::read, 2 * m, 4), r.stats.min)));
     }
-    c.method["working_set_gbs"] = "ridgeline's STREAM copy kernel; working set = source + destination";
+    c.method["working_set_gbs"] = "the higher of ridgeline's STREAM copy kernel (working set = source + destination) "
+                                  "and its STREAM read kernel over the whole working set";
 }
 
 void cuda_backend::overheads(backend_api::ceilings& c, bool quick) {

@@ -135,9 +135,20 @@ RIDGELINE_HD bool fits_32_bits(std::int64_t n, int rank, const std::int64_t* dim
 
 /// The STREAM kernels (McCalpin's copy c = a and triad a = b + s x c): bytes one pass over n elements moves,
 /// counting each array read or written once, as STREAM does (no write-allocate traffic).
-enum class stream_kind { copy, triad };
+/// STREAM read (a sum of a, ridgeline's addition, as the CPU's read kernel): one array read, nothing written.
+enum class stream_kind { copy, triad, read };
 RIDGELINE_HD std::int64_t stream_bytes(stream_kind k, std::int64_t n, int elem_bytes) {
-    return (k == stream_kind::copy ? 2 : 3) * n * elem_bytes;
+    return (k == stream_kind::read ? 1 : k == stream_kind::copy ? 2 : 3) * n * elem_bytes;
+}
+
+/// Blocks of `threads` for a grid-stride streaming kernel over `work` items: one wave of the blocks that can be
+/// resident at once (`resident_per_sm`, from cudaOccupancyMaxActiveBlocksPerMultiprocessor for that kernel: its
+/// registers decide it, 4-6 blocks of 256 for 36-58 registers on sm_90, not the 8 a 2,048-thread SM would hold),
+/// times the SMs; fewer for small work, at least 1. A grid of more blocks than fit runs a thin last wave.
+inline std::int64_t stream_grid(std::int64_t work, int threads, int resident_per_sm, int sms) {
+    const std::int64_t wanted = (work + threads - 1) / threads;
+    const std::int64_t wave = static_cast<std::int64_t>(resident_per_sm < 1 ? 1 : resident_per_sm) * (sms < 1 ? 1 : sms);
+    return wanted < 1 ? 1 : wanted < wave ? wanted : wave;
 }
 
 }  // namespace ridgeline::cuda::kernels

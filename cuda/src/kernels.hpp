@@ -140,6 +140,11 @@ cudaError_t fill_random(elem t, void* y, std::int64_t n, std::uint32_t seed, cud
 /// (bytes moved: index_math.hpp's stream_bytes).
 cudaError_t stream_copy(const float* a, float* c, std::int64_t n, cudaStream_t stream);
 cudaError_t stream_triad(float* a, const float* b, const float* c, float scalar, std::int64_t n, cudaStream_t stream);
+/// STREAM read: every float of a[0, n) loaded (16 bytes at a time) and summed per thread; nothing is written but
+/// `*sink`, and only where a thread's sum is one impossible value (so the loads cannot be dropped). The DRAM roof
+/// of read-heavy layers, and the L2 flush: reading twice the L2 leaves it full of clean lines, where a memset
+/// left dirty ones for the timed run to write back.
+cudaError_t stream_read(const float* a, std::int64_t n, float* sink, cudaStream_t stream);
 
 /// A kernel that does nothing, one block of one thread: the launch-overhead ceiling.
 cudaError_t empty(cudaStream_t stream);

@@ -350,11 +350,12 @@ TEST(CudaBackend, QuickCeilings) {
     EXPECT_EQ(c.backend, "cuda:0");
     EXPECT_GT(c.peak_gflops.at("fp32"), 0);
     EXPECT_GT(c.bandwidth_gbs, 0);
-    // the DRAM roof is the highest of ridgeline's STREAM copy and triad and the driver's device copy
+    // the DRAM roof is the highest of ridgeline's STREAM copy, triad and read and the driver's device copy
     // (cuda_backend.cpp), each measured: whichever wins, the roof is that one, never below another
     EXPECT_GT(c.copy_gbs, 0);
+    EXPECT_GT(c.read_gbs, 0);
     EXPECT_GT(c.device_copy_gbs, 0);
-    EXPECT_EQ(c.bandwidth_gbs, std::max({c.copy_gbs, c.triad_gbs, c.device_copy_gbs}));
+    EXPECT_EQ(c.bandwidth_gbs, std::max({c.copy_gbs, c.triad_gbs, c.read_gbs, c.device_copy_gbs}));
     EXPECT_NE(c.method.at("bandwidth_gbs").find("the highest of ridgeline's STREAM copy"), std::string::npos);
     EXPECT_FALSE(c.working_set_gbs.empty());
     EXPECT_GT(c.launch_overhead_ms, 0);

@@ -138,4 +138,18 @@ TEST(IndexMath, StreamCountsEachArrayOnce) {
     EXPECT_EQ(stream_bytes(stream_kind::triad, 1'000'000, 4), 12'000'000);
     // an H200 copy bench of 8x its 60 MiB L2: 503,316,480 bytes per array, 125,829,120 floats
     EXPECT_EQ(stream_bytes(stream_kind::copy, 125'829'120, 4), 1'006'632'960);
+    // read: the sum of a, one read of n floats and nothing written
+    EXPECT_EQ(stream_bytes(stream_kind::read, 1'000'000, 4), 4'000'000);
+}
+
+// A streaming kernel's grid is one wave of the blocks that fit at once: 132 SMs x 5 resident blocks of 256 (a kernel of
+// 48 registers on sm_90: 65,536 / (48 x 256) = 5.3) = 660 blocks for large work, not 8 x 132 = 1,056, whose last 396
+// blocks would run as a thin second wave; small work gets ceil(work / 256) blocks, at least 1.
+TEST(IndexMath, AStreamingGridIsOneWaveOfTheBlocksThatFit) {
+    EXPECT_EQ(stream_grid(i64{1} << 30, 256, 5, 132), 660);
+    EXPECT_EQ(stream_grid(1000, 256, 5, 132), 4);  // ceil(1000 / 256)
+    EXPECT_EQ(stream_grid(660 * 256, 256, 5, 132), 660);
+    EXPECT_EQ(stream_grid(660 * 256 + 1, 256, 5, 132), 660);
+    EXPECT_EQ(stream_grid(0, 256, 5, 132), 1);
+    EXPECT_EQ(stream_grid(i64{1} << 30, 256, 0, 132), 132);  // a failed query: one block per SM, never none
 }

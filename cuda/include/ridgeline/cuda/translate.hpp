@@ -251,7 +251,7 @@ double gemm_gflops(std::int64_t m, std::int64_t n, std::int64_t k, double time_m
 double copy_gbs(std::int64_t bytes, double time_ms);
 /// DRAM peak from the clocks: 2 (double data rate) x memory clock (kHz) x bus width (bits) / 8, in GB/s.
 double theoretical_bandwidth_gbs(std::int64_t memory_clock_khz, std::int64_t bus_width_bits);
-/// Bytes of the L2 flush buffer: at least twice the L2 (a memset of it evicts every line), at least
+/// Bytes of the L2 flush buffer: at least twice the L2 (a read of it evicts every line), at least
 /// 8 MiB, rounded up to a whole MiB.
 std::int64_t flush_bytes(std::int64_t l2_bytes);
 /// Bytes copied to measure DRAM bandwidth: 8x the L2 but at least 256 MiB (64 MiB quick), never more
