@@ -48,9 +48,10 @@ struct device_context {
 };
 
 /// device_timer on CUDA events recorded on the context's stream: start() records one event, stop_ms()
-/// records another, waits for it and returns cudaEventElapsedTime. Resolution: the documented "around
-/// 0.5 microseconds" of cudaEventElapsedTime (CUDA Runtime API reference); overhead: the median reading of
-/// 101 start/stop pairs around no work, measured at construction.
+/// records another, waits for it and returns cudaEventElapsedTime. From 101 start/stop pairs around no work at
+/// construction: the overhead is their median reading (measure() takes it out of cold single-run samples), the
+/// resolution the smallest step between their readings (event_resolution_ns; the documented "around 0.5
+/// microseconds" of cudaEventElapsedTime where no reading is positive).
 /// The GPU's disturbance meter: the host threads' stolen time (they issue the work; a preempted launch thread
 /// leaves the GPU idle inside the timed region) and the SM clock after the samples: a one-thread kernel spins
 /// `probe_cycles` of clock64() and reads the global timer (%globaltimer, ns) before and after, so cycles / ns
@@ -99,7 +100,7 @@ public:
 private:
     device_context& ctx_;
     event start_, stop_;
-    double resolution_ns_ = 500;
+    double resolution_ns_ = 500;  // measured at construction
     double overhead_ns_ = 0;
     gpu_disturbance_meter meter_;
 };

@@ -143,7 +143,15 @@ std::string gpu_disturbance_meter::source() const {
 
 event_timer::event_timer(device_context& ctx)
     : ctx_(ctx), start_(make_event()), stop_(make_event()), meter_(ctx) {
-    overhead_ns_ = backend_api::median_empty_pair_ns(*this, 101);
+    // 101 start/stop pairs around no work: their median is the overhead, their steps the resolution
+    std::vector<double> ns;
+    for (int i = 0; i < 101; ++i) {
+        start();
+        ns.push_back(stop_ms() * 1e6);
+    }
+    resolution_ns_ = event_resolution_ns(ns);
+    std::nth_element(ns.begin(), ns.begin() + 50, ns.end());
+    overhead_ns_ = ns[50];
 }
 
 void event_timer::start() { RIDGELINE_CUDA_CHECK(cudaEventRecord(start_.get(), ctx_.s())); }

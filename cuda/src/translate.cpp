@@ -379,6 +379,16 @@ std::optional<std::size_t> pick_fastest(const std::vector<algo_candidate>& candi
     return best;
 }
 
+double event_resolution_ns(std::vector<double> readings_ns, double documented_ns) {
+    std::sort(readings_ns.begin(), readings_ns.end());
+    double best = 0;
+    for (std::size_t i = 0; i < readings_ns.size(); ++i) {
+        const double step = i == 0 ? readings_ns[0] : readings_ns[i] - readings_ns[i - 1];
+        if (step > 0 && std::isfinite(step) && (best == 0 || step < best)) best = step;
+    }
+    return best > 0 ? best : documented_ns;
+}
+
 int calls_per_window(double one_call_ms, double window_ms, int max_calls) {
     if (!(one_call_ms > 0) || !std::isfinite(one_call_ms)) return max_calls;
     const double calls = std::ceil(window_ms / one_call_ms - 1e-9);  // a window that is a whole number of calls

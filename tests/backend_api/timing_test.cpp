@@ -222,6 +222,36 @@ TEST(Timing, ColdCacheFlushesBeforeEverySampleWithOneRunEach) {
     EXPECT_EQ(flushes, r.samples + r.warmup_runs);
 }
 
+// A cold sample is one run, and a timer's reading holds its own start/stop cost once (3 us here, as a CUDA event pair
+// reads around no work): measure takes the measured overhead out, so a 100 us run reads 100 us, not 103.
+TEST(Timing, ColdSamplesLeaveTheTimersOwnOverheadOut) {
+    struct costly_timer final : device_timer {
+        fake_world& w;
+        double start_ns = 0;
+        explicit costly_timer(fake_world& world) : w(world) {}
+        void start() override { start_ns = w.now_ns; }
+        double stop_ms() override { return (w.now_ns - start_ns + 3000.0) * 1e-6; }
+        double resolution_ns() const override { return 500; }
+        double overhead_ns() const override { return 3000; }
+        std::string name() const override { return "costly"; }
+    };
+    fake_world w{0, {1e5}};
+    costly_timer t(w);
+    fake_clock c(w);
+    timing_options o{.warmup_runs = 2, .warmup_ms = 0, .min_samples = 10, .min_time_s = 0, .cache = cache_mode::cold};
+    const timing_result r = measure([&] { w.run(); }, t, o, [] {}, &c);
+    ASSERT_GE(r.samples, 10);
+    for (const double ms : r.sample_ms) EXPECT_NEAR(ms, 0.1, 1e-12);
+    // a run shorter than the overhead's noise reads no less than the resolution (0.5 us), never 0 or negative
+    EXPECT_DOUBLE_EQ(without_timer_overhead(0.0025, t), 0.0005);
+    EXPECT_DOUBLE_EQ(without_timer_overhead(0.0130, t), 0.0100);
+    // hot samples hold many runs (>= 100x the overhead): left as read
+    o.cache = cache_mode::hot;
+    const timing_result hot = measure([&] { w.run(); }, t, o, {}, &c);
+    ASSERT_GE(hot.samples, 10);
+    EXPECT_GT(hot.stats.median, 0.1);  // 100 us + 3 us / runs per sample
+}
+
 TEST(Timing, InterruptionStopsBetweenSamples) {
     fake_world w{0, {1e6}};
     fake_timer t(w, 1.0, 0);

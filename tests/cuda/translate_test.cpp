@@ -411,6 +411,16 @@ TEST(CudaTranslate, PickFastestKeepsTheHeuristicsOrderWithinTwoPercent) {
     EXPECT_EQ(cuda::pick_fastest({found[0], found[1]}, 0, 0.02), std::optional<std::size_t>(0));
 }
 
+// The event timer's resolution from empty pairs' readings: the smallest step between distinct readings (1.024 -
+// 0.512 = 0.512 us here), the smallest reading where all are equal, the documented 0.5 us where none is positive.
+TEST(CudaTranslate, EventResolutionIsTheSmallestStepBetweenReadings) {
+    EXPECT_DOUBLE_EQ(cuda::event_resolution_ns({2048, 1024, 1536, 1024, 2048}), 512);
+    EXPECT_DOUBLE_EQ(cuda::event_resolution_ns({3072, 3072, 3072}), 3072);
+    EXPECT_DOUBLE_EQ(cuda::event_resolution_ns({0, 0, 0}), 500);
+    EXPECT_DOUBLE_EQ(cuda::event_resolution_ns({}), 500);
+    EXPECT_DOUBLE_EQ(cuda::event_resolution_ns({0, 960, 1920}), 960);
+}
+
 // Each timed window of a candidate lasts >= 100 us: a 4 us GEMM is called 25 times, a 30 us one 4 times (ceil
 // of 3.33), one of 100 us or more once; a time of 0 (below the events' resolution) or NaN gets the cap.
 TEST(CudaTranslate, CallsPerWindowFillAHundredMicroseconds) {

@@ -141,6 +141,11 @@ public:
 /// constructor, once its clock works.
 double median_empty_pair_ns(device_timer& timer, int pairs);
 
+/// A single run's reading `ms` without the timer's own cost (overhead_ns: what a start/stop pair around nothing
+/// reads), never below the timer's resolution. measure() applies it to cold samples (one run each); on a GPU the
+/// event pair's overhead is microseconds, the size of a small kernel.
+double without_timer_overhead(double ms, const device_timer& timer);
+
 /// A device_timer for synchronous host work: std::chrono::steady_clock, with resolution and overhead
 /// measured at construction; its disturbance meter reads the stolen time of this process's threads.
 class steady_timer final : public device_timer {

@@ -227,6 +227,11 @@ struct algo_candidate {
 std::optional<std::size_t> pick_fastest(const std::vector<algo_candidate>& candidates, std::int64_t workspace_limit,
                                         double keep_order_within = 0.0);
 
+/// The CUDA event timer's resolution from readings (ns) of start/stop pairs around no work: the smallest step
+/// between two distinct readings, or the smallest positive reading where they are all equal; `documented_ns`
+/// (cudaEventElapsedTime's "around 0.5 microseconds") where no reading is positive.
+double event_resolution_ns(std::vector<double> readings_ns, double documented_ns = 500.0);
+
 /// How many back-to-back calls one timed window of a candidate holds: enough that the window lasts at least
 /// `window_ms` (100 us: CUDA events resolve about 0.5 us, a GEMM of a few us timed alone is noise), from one call's
 /// time `one_call_ms`; 1 for a call as long as the window, at most `max_calls`; `max_calls` where the call's time is
