@@ -331,6 +331,27 @@ void cuda_backend::overheads(backend_api::ceilings& c, bool quick) {
     c.dispatch_overhead_ms = t.stats.median;
     c.method["dispatch_overhead_ms"] = "relu of 1 element through the backend, back-to-back runs timed with CUDA "
                                        "events, median of " + std::to_string(t.samples) + " samples";
+    // the cold fixed cost, as on the CPU: the same relu, one run per sample after the L2 flush (a cold profile's
+    // overhead roof); the event pair's own overhead is taken out of each sample (measure)
+    backend_api::timing_options cold = ceilings_protocol(quick);
+    cold.cache = backend_api::cache_mode::cold;
+    cold.min_samples = std::max(cold.min_samples, 10);
+    const auto tc = backend_api::measure([&] { prep->run(); }, timer_, cold, [&] { flush_cache(); });
+    c.cold_dispatch_overhead_ms = tc.stats.median;
+    c.method["cold_dispatch_overhead_ms"] = "relu of 1 element through the backend, the L2 flushed (a read of twice "
+                                            "its size) before each run, CUDA events less their own overhead, median "
+                                            "of " + std::to_string(tc.samples) + " samples";
+    // what one run after a flush moves: relu over 16 Mi floats (64 MiB read, 64 MiB written: past a 50-60 MiB L2)
+    core::model_builder big("cold_bandwidth");
+    big.input("x", core::shape{1 << 24});
+    big.then("relu", core::relu{});
+    const core::model_analysis gb = core::analyze(big.build(), core::dtype::fp32);
+    auto prep_big = prepare(gb, backend_api::make_graph_data(gb, core::dtype::fp32, 1));
+    const auto tb = backend_api::measure([&] { prep_big->run(); }, timer_, cold, [&] { flush_cache(); });
+    const double move_ms = tb.stats.median - c.cold_dispatch_overhead_ms;
+    c.cold_bandwidth_gbs = move_ms > 0 ? 128.0 * (1 << 20) / (move_ms * 1e6) : 0.0;
+    c.method["cold_bandwidth_gbs"] = "relu of 16 Mi floats (128 MiB moved), the L2 flushed before each run, median less "
+                                     "the cold dispatch cost";
 }
 
 }  // namespace

@@ -360,6 +360,10 @@ TEST(CudaBackend, QuickCeilings) {
     EXPECT_FALSE(c.working_set_gbs.empty());
     EXPECT_GT(c.launch_overhead_ms, 0);
     EXPECT_GT(c.dispatch_overhead_ms, 0);
+    // the cold fixed cost (one relu after the L2 flush) and what such a run moves: measured, not the hot ones
+    EXPECT_GT(c.cold_dispatch_overhead_ms, 0);
+    EXPECT_GT(c.cold_bandwidth_gbs, 0);
+    EXPECT_TRUE(c.method.count("cold_dispatch_overhead_ms"));
     EXPECT_GT(c.last_level_cache_bytes, 0);
     EXPECT_TRUE(c.method.count("peak_gflops.bf16"));
     EXPECT_TRUE(c.method.count("datasheet"));
