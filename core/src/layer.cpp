@@ -185,6 +185,11 @@ bool reads_no_input(const op& o) {
     return e != nullptr && !e->indices.empty();
 }
 
+bool matrix_work(const op& o) {
+    return std::holds_alternative<conv2d>(o) || std::holds_alternative<linear>(o) || std::holds_alternative<matmul>(o) ||
+           std::holds_alternative<attention>(o);
+}
+
 bool is_view(const op& o) {
     return std::holds_alternative<flatten>(o) || std::holds_alternative<reshape>(o) ||
            std::holds_alternative<transpose>(o) || std::holds_alternative<slice>(o) ||

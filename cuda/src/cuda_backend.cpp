@@ -147,6 +147,7 @@ public:
 
 private:
     void gemm_roofs(backend_api::ceilings& c, bool quick);
+    void fma_roofs(backend_api::ceilings& c, bool quick);
     void copy_bandwidth(backend_api::ceilings& c, bool quick);
     void overheads(backend_api::ceilings& c, bool quick);
 
@@ -173,6 +174,7 @@ backend_api::ceilings cuda_backend::measure_ceilings(const backend_api::ceilings
     c.method["last_level_cache_bytes"] = "cudaDeviceProp::l2CacheSize";
     auto stopped = [&] { return options.stop && options.stop->load(); };  // checked between the three parts
     gemm_roofs(c, options.quick);
+    if (!stopped()) fma_roofs(c, options.quick);
     backend_api::finish_compute_roofs(c);  // peak_gflops: the highest measured compute ceiling, here the GEMM
     if (!stopped()) copy_bandwidth(c, options.quick);
     if (!stopped()) overheads(c, options.quick);
@@ -222,6 +224,40 @@ void cuda_backend::gemm_roofs(backend_api::ceilings& c, bool quick) {
         } catch (const backend_api::unsupported& e) {
             c.method[key] = std::string("not measured: ") + e.what();
         }
+    }
+}
+
+void cuda_backend::fma_roofs(backend_api::ceilings& c, bool quick) {
+    // the CUDA cores' peak per data type (fma_peak_gflops): what a layer that is not matrix work is judged against
+    // (core::matrix_work; profiler's roofs_for), where the tensor-core GEMM is the dtype's roof. tf32 is a storage
+    // of fp32 whose non-matrix arithmetic is fp32's.
+    device_buffer sink(sizeof(float));
+    const int blocks = 8 * std::max(ctx_.props.multiProcessorCount, 1);  // 2,048 threads per SM: full occupancy
+    const int iters = quick ? 1024 : 4096;
+    for (core::dtype dt : {core::dtype::fp32, core::dtype::fp16, core::dtype::bf16}) {
+        const std::string d(core::to_string(dt)), key = "fma_peak." + d;
+        if (const auto s = supports(core::layer_analysis{}, dt); !s.supported) {
+            c.method[key] = "not measured: " + s.reason;
+            continue;
+        }
+        const kernels::elem e = elem_of(dt);
+        const auto t = backend_api::measure(
+            [&] { RIDGELINE_CUDA_CHECK(kernels::fma_peak(e, blocks, iters, static_cast<float*>(sink.get()), ctx_.s())); },
+            timer_, ceilings_protocol(quick));
+        const double gflops = t.stats.min > 0 ? static_cast<double>(kernels::fma_peak_flops(e, blocks, iters)) /
+                                                    (t.stats.min * 1e6)
+                                              : 0.0;
+        c.fma_peak_gflops[d] = gflops;
+        if (dt == core::dtype::fp32) c.fma_peak_gflops["tf32"] = gflops;
+        c.spread[key] = backend_api::sample_spread(t.sample_ms);
+        if (t.disturbed) {
+            c.disturbed = true;
+            c.disturbed_ceilings.push_back(key);
+        }
+        c.method[key] = "CUDA cores: " + std::to_string(blocks) + " blocks of 256 threads, " +
+                        std::to_string(kernels::fma_chains) + " independent chains of " + std::to_string(iters) + " " +
+                        (dt == core::dtype::fp32 ? "FFMA" : "HFMA2 (" + d + " pairs)") + " each, best of " +
+                        std::to_string(t.samples) + " clean samples";
     }
 }
 

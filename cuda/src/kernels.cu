@@ -189,6 +189,54 @@ __global__ void fill_random_kernel(T* __restrict__ y, i64 n, std::uint32_t seed)
 
 __global__ void empty_kernel() {}
 
+// ------------------------------------------------------------------ the CUDA cores' FMA peak
+
+template <class V>
+struct fma_lanes;  // one fused multiply-add instruction on V: fmaf (FFMA), __hfma2 on half2 (HFMA2) or bf162
+template <>
+struct fma_lanes<float> {
+    __device__ static float make(float v) { return v; }
+    __device__ static float fma(float a, float b, float c) { return fmaf(a, b, c); }
+    __device__ static float first(float v) { return v; }
+};
+template <>
+struct fma_lanes<__half2> {
+    __device__ static __half2 make(float v) { return __float2half2_rn(v); }
+    __device__ static __half2 fma(__half2 a, __half2 b, __half2 c) { return __hfma2(a, b, c); }
+    __device__ static float first(__half2 v) { return __low2float(v); }
+};
+template <>
+struct fma_lanes<__nv_bfloat162> {
+    __device__ static __nv_bfloat162 make(float v) { return __float2bfloat162_rn(v); }
+    __device__ static __nv_bfloat162 fma(__nv_bfloat162 a, __nv_bfloat162 b, __nv_bfloat162 c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+        return a;  // no bf16 arithmetic before sm_80 (the backend declines bf16 there)
+#else
+        return __hfma2(a, b, c);
+#endif
+    }
+    __device__ static float first(__nv_bfloat162 v) { return __low2float(v); }
+};
+
+/// 8 independent chains of `iters` FMAs per thread (a = a * 0.999 + 0.001 tends to 1: no overflow, no subnormals);
+/// the sum is written only where it is one impossible value, so no FMA can be dropped.
+template <class V>
+__global__ void fma_peak_kernel(int iters, float* sink) {
+    using L = fma_lanes<V>;
+    V a[fma_chains];
+#pragma unroll
+    for (int k = 0; k < fma_chains; ++k) a[k] = L::make(1.0f + 1e-3f * static_cast<float>(k + threadIdx.x % 7));
+    const V b = L::make(0.999f), c = L::make(0.001f);
+    for (int i = 0; i < iters; ++i) {
+#pragma unroll
+        for (int k = 0; k < fma_chains; ++k) a[k] = L::fma(a[k], b, c);
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < fma_chains; ++k) s += L::first(a[k]);
+    if (s == -1.5e-45f) *sink = s;
+}
+
 __device__ long long global_ns() {
     long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -324,6 +372,20 @@ cudaError_t fill_random(elem t, void* y, i64 n, std::uint32_t seed, cudaStream_t
         using T = decltype(tag);
         fill_random_kernel<T><<<blocks_for(n), threads, 0, stream>>>(static_cast<T*>(y), n, seed);
     });
+}
+
+cudaError_t fma_peak(elem t, int blocks, int iters, float* sink, cudaStream_t stream) {
+    switch (t) {
+        case elem::f32: fma_peak_kernel<float><<<blocks, threads, 0, stream>>>(iters, sink); break;
+        case elem::f16: fma_peak_kernel<__half2><<<blocks, threads, 0, stream>>>(iters, sink); break;
+        case elem::bf16: fma_peak_kernel<__nv_bfloat162><<<blocks, threads, 0, stream>>>(iters, sink); break;
+    }
+    return cudaGetLastError();
+}
+
+std::int64_t fma_peak_flops(elem t, int blocks, int iters) {
+    const std::int64_t lanes = t == elem::f32 ? 1 : 2;
+    return std::int64_t{blocks} * threads * iters * fma_chains * 2 * lanes;
 }
 
 cudaError_t empty(cudaStream_t stream) {

@@ -146,6 +146,15 @@ cudaError_t stream_triad(float* a, const float* b, const float* c, float scalar,
 /// left dirty ones for the timed run to write back.
 cudaError_t stream_read(const float* a, std::int64_t n, float* sink, cudaStream_t stream);
 
+/// The CUDA cores' FMA peak of element type `t` (what non-matrix work runs on: softmax, norms, elementwise): `blocks`
+/// of 256 threads, each running fma_chains independent chains of `iters` fused multiply-adds, on float (FFMA) or
+/// pairs of halves / bfloat16s (HFMA2). Writes nothing but `*sink`, and only for an impossible sum.
+inline constexpr int fma_chains = 8;
+cudaError_t fma_peak(elem t, int blocks, int iters, float* sink, cudaStream_t stream);
+/// The FLOPs one fma_peak launch executes: blocks x 256 x iters x fma_chains x 2 (multiply and add) x lanes (1 for
+/// float, 2 for half2 and bfloat162).
+std::int64_t fma_peak_flops(elem t, int blocks, int iters);
+
 /// A kernel that does nothing, one block of one thread: the launch-overhead ceiling.
 cudaError_t empty(cudaStream_t stream);
 /// One thread that spins until its SM's clock64() has advanced `cycles`, then writes the cycles it counted and

@@ -280,6 +280,12 @@ core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backe
                       const std::string& implementation) {
     core::roofs r;
     r.compute_gflops = c.compute_roof_gflops(dt).value_or(0.0);
+    // vector work (softmax, norms, elementwise) runs on the vector units, whose FMA peak lies below the dtype's
+    // roof where matrix units set it (a GPU's tensor-core GEMM, a CPU's AMX): judged against that peak
+    if (!core::matrix_work(l.layer.op))
+        if (const auto it = c.fma_peak_gflops.find(std::string(core::to_string(dt)));
+            it != c.fma_peak_gflops.end() && it->second > 0 && it->second < r.compute_gflops)
+            r.compute_gflops = it->second;
     if (auto it = c.gemm_gflops.find(std::string(core::to_string(dt))); it != c.gemm_gflops.end()) r.gemm_gflops = it->second;
     r.bandwidth_gbs = cache == cache_mode::cold ? c.bandwidth_gbs : c.bandwidth_for_working_set_gbs(l.cost.bytes);
     // a cold sample is one run after a flush: its fixed cost is the cold one, where measured

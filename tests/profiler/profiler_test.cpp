@@ -427,3 +427,26 @@ TEST(Profiler, ARoofALayerBeatsIsMeasuredAgainAndRaised) {
     EXPECT_TRUE(cold.roof_rechecks.empty());
     EXPECT_FALSE(cold.ceilings_raised);
 }
+
+// Vector work is judged against the vector units' FMA peak where the dtype's roof is set by matrix units: on an H100
+// in bf16 the tensor-core GEMM (~790 TFLOP/s measured) is the roof, the CUDA cores' HFMA2 peak (~120 TFLOP/s here)
+// what a softmax or layer_norm can reach; matrix work (linear, conv2d, matmul, attention) keeps the roof. Where the
+// FMA peak is the roof itself (fp32 on a CPU), nothing changes.
+TEST(Profiler, VectorWorkIsJudgedAgainstTheFmaPeakBelowAMatrixRoof) {
+    core::model_builder mb("mixed");
+    mb.input("x", core::shape{8, 64});
+    mb.then("fc", core::linear{64, 64, true});
+    mb.then("sm", core::softmax{-1});
+    const core::model_analysis a = core::analyze(mb.build(), core::dtype::bf16);
+    backend_api::ceilings c;
+    c.peak_gflops = {{"bf16", 790000.0}, {"fp32", 60000.0}};
+    c.gemm_gflops = {{"bf16", 790000.0}, {"fp32", 50000.0}};
+    c.fma_peak_gflops = {{"bf16", 120000.0}, {"fp32", 60000.0}};
+    c.bandwidth_gbs = 4000;
+    const auto hot = backend_api::cache_mode::hot;
+    EXPECT_DOUBLE_EQ(profiler::roofs_for(a.layers[0], core::dtype::bf16, c, hot).compute_gflops, 790000.0);  // linear
+    EXPECT_DOUBLE_EQ(profiler::roofs_for(a.layers[1], core::dtype::bf16, c, hot).compute_gflops, 120000.0);  // softmax
+    EXPECT_DOUBLE_EQ(profiler::roofs_for(a.layers[1], core::dtype::fp32, c, hot).compute_gflops, 60000.0);
+    c.fma_peak_gflops.erase("bf16");  // not measured: the roof stands
+    EXPECT_DOUBLE_EQ(profiler::roofs_for(a.layers[1], core::dtype::bf16, c, hot).compute_gflops, 790000.0);
+}

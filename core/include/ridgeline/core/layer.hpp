@@ -79,4 +79,10 @@ bool reads_no_input(const op& o);
 /// one input, whose storage they share.
 bool is_view(const op& o);
 
+/// True for matrix work, what a device's matrix units run (tensor cores on an NVIDIA GPU, AMX tiles on a CPU that
+/// has them; cuBLAS, cuDNN and oneDNN route these there): conv2d, linear, matmul and attention (its two products).
+/// Every other op is vector work (CUDA cores, the CPU's vector FMA units), judged against the FMA peak where that
+/// lies below the data type's roof (the profiler's roofs_for).
+bool matrix_work(const op& o);
+
 }  // namespace ridgeline::core
