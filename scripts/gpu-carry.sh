@@ -7,7 +7,9 @@
 #
 # DIR gets ridgeline and tests/{cuda_tests,cuda_index_math_tests,cuda_gpu_tests,ridgeline-differential}, built
 # without oneDNN and ONNX against header-only fmt and spdlog (scripts/gpu-pack-deps.sh into carry/deps, which a
-# build there would need too), and BUILD.txt (commit, toolkit, cuDNN, architectures, what each binary needs). It
+# build there would need too), BUILD.txt (commit, toolkit, cuDNN, architectures, what each binary needs) and
+# cpu-resnet50-b1-bf16.json, a profile on this machine's CPU by build/ci/ridgeline (the oneDNN build; left out
+# where it is missing), from which gpu-check.sh predicts the GPU and compares the prediction with its run. It
 # fails where a binary needs a shared library other than CUDA's runtime, cuBLAS(Lt), cuDNN, the C and C++ runtimes,
 # libgomp and zlib (`ldd`), or where the folder is over 48 MiB (the device tool carries 64 MiB in all). Then, there:
 #   scripts/gpu-check.sh --build carry/gpu-bin --deps carry/deps
@@ -57,6 +59,12 @@ bad=()
 if [[ ${#bad[@]} -gt 0 ]]; then
   printf 'gpu-carry: a library a GPU machine may lack: %s\n' "${bad[@]}" >&2
   exit 1
+fi
+if [[ -x build/ci/ridgeline ]]; then
+  build/ci/ridgeline profile --model resnet50 --batch 1 --dtype bf16 --device cpu --quick --quiet --format json \
+    --output "$dest/cpu-resnet50-b1-bf16.json" > /dev/null
+else
+  echo "gpu-carry: no build/ci/ridgeline (the oneDNN build): no CPU profile to predict the GPU from" >&2
 fi
 size=$(du -sb "$dest" | cut -f1)
 if [[ $size -gt $((48 * 1024 * 1024)) ]]; then

@@ -3,8 +3,9 @@
 #   1. checks what is there (CUDA toolkit, cuDNN, CMake, compiler, header-only deps, GPU) and says what is missing
 #   2. reuses a carried build whose binary runs (built elsewhere against the same CUDA), else builds one
 #   3. on a machine with an NVIDIA GPU, in priority order, as long as the deadline allows:
-#        ceilings (the GEMM roofs per data type and the DRAM copy bandwidth), scale_shift (batch_norm2d in bf16 on
-#        32x256x56x56) against a copy of the same bytes, resnet50 batch 1 bf16 --quick, the gpu tests, resnet50
+#        ceilings (the GEMM roofs per data type and the DRAM copy bandwidth), PyTorch's bf16 matmul and copy beside
+#        them (bench/torch_anchor.py), scale_shift (batch_norm2d), relu and add in bf16 on 32x256x56x56 against a
+#        copy of the same bytes, resnet50 batch 1 bf16 --quick, the gpu tests, resnet50
 #        at batch 32 and in fp32, the differential tests of every op; a step the deadline cannot fit is SKIPPED
 #        with the reason, and the summary (a table, and summary.json) lists every step.
 # Without a GPU it stops after the build and the device-free tests, saying so.
@@ -18,8 +19,9 @@
 #                    that comes back, a folder under $TMPDIR, packed into $OUT after every step: see below)
 #     --arch LIST    CMAKE_CUDA_ARCHITECTURES (default: the GPU's compute capability, else "80;90")
 #     --no-build     use the build folder as it is, never build
-#     --deadline S   seconds for the whole script, configure and build included (default 480: the GPU machine
-#                    we borrow allows 600 s per command); each step's timeout is what is left of it
+#     --deadline S   seconds for the whole script, configure and build included (default 520: the GPU machine
+#                    we borrow allows 600 s per command; give the command a timeout of 540 s); each step's timeout
+#                    is what is left of it
 #     --dry-run      no GPU, no build, no binary needed: every step's host-side logic (deadline, arguments,
 #                    skipping, the summary) runs, each step's command is written to its log instead of run, and
 #                    each step is charged the least time it needs (which steps a deadline fits at best)
@@ -44,7 +46,7 @@ out=""
 jobs=$(nproc 2>/dev/null || echo 4)
 arch=""
 do_build=1
-deadline=480
+deadline=520
 dry=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -220,7 +222,9 @@ if [[ $dry -eq 0 ]]; then
     echo "cmake: $(cmake --version | head -1)"
     echo "compiler: $(c++ --version 2>/dev/null | head -1)"
     echo "deps: ${deps:-system packages}"
-    if [[ $gpu -eq 1 ]]; then timeout 20 nvidia-smi; timeout 20 nvidia-smi -q -d CLOCK,MEMORY,ECC,PERFORMANCE 2>/dev/null | head -120; fi
+    if [[ $gpu -eq 1 ]]; then
+      timeout 20 nvidia-smi; timeout 20 nvidia-smi -q -d CLOCK,MEMORY,ECC,PERFORMANCE,POWER,TEMPERATURE 2>/dev/null | head -200
+    fi
   } > "$out/environment.txt" 2>&1
   if [[ $gpu -eq 1 ]]; then
     say "GPU: $(nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader | head -1)"
@@ -293,23 +297,47 @@ fi
 # 3a. the roofs: GEMM peaks per data type, the DRAM copy bandwidth, launch overhead
 run_step "ceilings --device cuda (GEMM roofs, DRAM copy)" 60 180 ceilings.log -- \
   "$bin" ceilings --device cuda --format json --output "$out/ceilings.json" --recalibrate
-# 3b. scale_shift (inference batch_norm2d) in bf16 on 32x256x56x56, 51 MB each way: its GB/s beside the copy's
+# 3a'. the anchors: what PyTorch on this machine attains (bf16 8192^3 matmul, a 4 GiB copy) beside the ceilings
+run_step "PyTorch anchors (bf16 matmul, copy)" 20 90 torch-anchor.log -- \
+  python3 bench/torch_anchor.py --output "$out/torch-anchor.json"
+# 3b. streaming layers in bf16 on 32x256x56x56 (51 MB each way): scale_shift (inference batch_norm2d), relu, add;
+# their GB/s beside the device copy's (bar: 80%)
 run_step "scale_shift bf16 32x256x56x56 vs copy" 20 60 scale-shift.log -- \
   "$bin" profile --layer "batch_norm2d:num_features=256" --input 32x256x56x56 --dtype bf16 --device cuda \
   --quick --format json --output "$out/scale-shift.json"
+run_step "relu bf16 32x256x56x56 vs copy" 15 60 relu.log -- \
+  "$bin" profile --layer relu --input 32x256x56x56 --dtype bf16 --device cuda --quick --format json \
+  --output "$out/relu.json"
+run_step "add bf16 32x256x56x56 vs copy" 15 60 add.log -- \
+  "$bin" profile --layer add --input 32x256x56x56 --input 32x256x56x56 --dtype bf16 --device cuda --quick \
+  --format json --output "$out/add.json"
 # 3c. one whole model
-if [[ $dry -eq 0 && $step_rc -eq 0 && -f "$out/ceilings.json" ]] && command -v python3 >/dev/null; then
-  python3 - "$out/ceilings.json" "$out/scale-shift.json" <<'PY' 2>&1 | tee -a "$summary"
-import json, sys
-ceilings = json.load(open(sys.argv[1]))
+if [[ $dry -eq 0 && -f "$out/ceilings.json" ]] && command -v python3 >/dev/null; then
+  python3 - "$out" <<'PY' 2>&1 | tee -a "$summary"
+import json, os, sys
+out = sys.argv[1]
+def load(name):
+    p = os.path.join(out, name)
+    return json.load(open(p)) if os.path.exists(p) else None
+ceilings = load("ceilings.json")
 # the bar is the driver's device-to-device copy (cudaMemcpyAsync); ridgeline's STREAM copy where that is missing
 copy, name = ceilings.get("device_copy_gbs"), "the device copy (cudaMemcpyAsync)"
 if not copy:
     copy, name = ceilings.get("copy_gbs"), "ridgeline's STREAM copy"
-layer = next(l for l in json.load(open(sys.argv[2]))["layers"] if l.get("time"))
-gbs = layer.get("achieved_gbs")
-if copy and gbs:
-    print(f"gpu-check: scale_shift bf16 {gbs:.0f} GB/s = {100 * gbs / copy:.0f}% of {name} {copy:.0f} GB/s (bar: 80%)")
+for label, f in (("scale_shift", "scale-shift.json"), ("relu", "relu.json"), ("add", "add.json")):
+    j = load(f)
+    layer = next((l for l in j["layers"] if l.get("time")), None) if j else None
+    gbs = layer.get("achieved_gbs") if layer else None
+    if copy and gbs:
+        print(f"gpu-check: {label} bf16 {gbs:.0f} GB/s = {100 * gbs / copy:.0f}% of {name} {copy:.0f} GB/s (bar: 80%)")
+anchor = load("torch-anchor.json")
+if anchor:
+    gemm = ceilings.get("gemm_gflops", {}).get("bf16")
+    t = anchor["bf16_matmul"]["tflops_best"]
+    print(f"gpu-check: bf16 8192^3 matmul: PyTorch {t:.0f} TFLOP/s, ridgeline's GEMM roof "
+          f"{gemm / 1e3 if gemm else float('nan'):.0f} TFLOP/s (expect 780-850 on an H100/H200)")
+    print(f"gpu-check: large copy: PyTorch {anchor['copy']['tbs_best']:.2f} TB/s, ridgeline's device copy "
+          f"{(ceilings.get('device_copy_gbs') or 0) / 1e3:.2f} TB/s, DRAM roof {ceilings.get('bandwidth_gbs', 0) / 1e3:.2f} TB/s")
 PY
 fi
 profile_step() {  # batch dtype min_s max_s
@@ -323,6 +351,23 @@ profile_step 1 bf16 45 150
 run_step "gpu tests (cuda_gpu_tests)" 60 240 gpu-tests.log -- "$build/tests/cuda_gpu_tests" --gtest_output="xml:$out/xml/"
 [[ $dry -eq 0 && -f "$out/gpu-tests.log" ]] && grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/gpu-tests.log" | head -30 | tee -a "$summary"
 profile_step 32 bf16 60 150
+# a decoder LLM's decode step: one new token per sequence over a KV cache of 1,024 tokens, batch 4 (GEMV-shaped)
+run_step "profile tinyllama-1.1b decode bf16 --quick" 45 150 decode.log -- \
+  "$bin" profile --model tinyllama-1.1b --phase decode --kv-len 1024 --batch 4 --dtype bf16 --device cuda --quick \
+  --format json --output "$out/decode-bf16.json"
+# predicting this GPU from a CPU profile (carried: scripts/gpu-carry.sh writes it), then the prediction against
+# what was measured here (compare: each layer's predicted and measured time, and how far apart)
+cpu_profile="$build/cpu-resnet50-b1-bf16.json"
+if [[ $dry -eq 1 || ( -f "$cpu_profile" && -f "$out/ceilings.json" && -f "$out/resnet50-b1-bf16.json" ) ]]; then
+  run_step "predict resnet50 b1 bf16 from the CPU profile" 10 60 predict.log -- \
+    "$bin" predict --from "$cpu_profile" --to "$out/ceilings.json" --format json --output "$out/predict.json"
+  run_step "compare the prediction with the measured run" 10 60 predict-vs-measured.log -- \
+    "$bin" compare "$out/predict.json" "$out/resnet50-b1-bf16.json"
+else
+  why="no $cpu_profile (scripts/gpu-carry.sh writes it)"
+  [[ -f "$cpu_profile" ]] && why="no measured ceilings.json or resnet50-b1-bf16.json to predict from and compare with"
+  record "predict resnet50 b1 bf16 from the CPU profile" SKIPPED 0 "$why"
+fi
 profile_step 1 fp32 45 150
 profile_step 32 fp32 60 150
 # differential testing beyond the gpu tests' 25 cases per op: 100 per op and data type (docs/reliability.md)

@@ -62,26 +62,30 @@ json summary(const dry_run& r) {
 
 }  // namespace
 
-TEST(GpuCheck, TheDefaultDeadlineFitsEveryStepInPriorityOrder) {
-    const dry_run r = run_dry("gpu_check_default", "480");
+TEST(GpuCheck, ADeadlineOfEveryStepsLeastTimeFitsThemAllInPriorityOrder) {
+    const dry_run r = run_dry("gpu_check_all", "595");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const json s = summary(r);
     EXPECT_EQ(s["schema"], "ridgeline.gpu_check/1");
     EXPECT_EQ(s["dry_run"], true);
     // the roofs first, then scale_shift against the copy, one whole model, then the rest
     const std::vector<std::string> order{"configure", "build ridgeline", "device-free CUDA tests", "ceilings",
-                                         "scale_shift", "profile resnet50 batch 1 bf16", "gpu tests",
-                                         "profile resnet50 batch 32 bf16", "profile resnet50 batch 1 fp32",
-                                         "profile resnet50 batch 32 fp32", "ridgeline-differential"};
+                                         "PyTorch anchors", "scale_shift", "relu", "add",
+                                         "profile resnet50 batch 1 bf16", "gpu tests",
+                                         "profile resnet50 batch 32 bf16", "profile tinyllama-1.1b decode",
+                                         "predict resnet50", "compare the prediction",
+                                         "profile resnet50 batch 1 fp32", "profile resnet50 batch 32 fp32",
+                                         "ridgeline-differential"};
     ASSERT_EQ(s["steps"].size(), order.size()) << s.dump(2);
     for (std::size_t i = 0; i < order.size(); ++i) {
         const std::string name = s["steps"][i]["name"];
         EXPECT_EQ(name.rfind(order[i], 0), 0u) << i << ": " << name;
         EXPECT_EQ(s["steps"][i]["status"], "DRY") << name;
     }
-    // each step charged its least time: 30 + 60 + 10 + 60 + 20 + 45 + 60 + 60 + 45 + 60 + 30 = 480, the deadline
-    EXPECT_EQ(s["elapsed_s"], 480);
-    // the ceilings step's timeout is what was left, capped at its own 180 s: 480 - 100 = 380 -> 180
+    // each step charged its least time: 30 + 60 + 10 + 60 + 20 + 20 + 15 + 15 + 45 + 60 + 60 + 45 + 10 + 10 + 45 + 60
+    // + 30 = 595, the deadline
+    EXPECT_EQ(s["elapsed_s"], 595);
+    // the ceilings step's timeout is what was left, capped at its own 180 s: 595 - 100 = 495 -> 180
     std::ifstream cmd(r.out / "out" / "ceilings.log");
     std::string line;
     std::getline(cmd, line);
@@ -90,15 +94,17 @@ TEST(GpuCheck, TheDefaultDeadlineFitsEveryStepInPriorityOrder) {
 }
 
 TEST(GpuCheck, ATightDeadlineSkipsTheLaterStepsAndSaysWhy) {
-    // 200 s: configure 30, build 60, CUDA tests 10, ceilings 60, scale_shift 20 leave 20 s, less than the 45 s the
-    // resnet50 profile needs; every later step is skipped with that reason, and skipping is not failing (exit 0)
-    const dry_run r = run_dry("gpu_check_tight", "200");
+    // 250 s: configure 30, build 60, CUDA tests 10, ceilings 60, PyTorch 20, scale_shift 20, relu 15, add 15 leave
+    // 20 s, less than the 45 s the resnet50 profile needs; the gpu tests (60) and every later step but the two of 10 s
+    // are skipped with that reason; the predict and compare steps (10 s each) fit the 20 s; skipping is not failing
+    const dry_run r = run_dry("gpu_check_tight", "250");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const json s = summary(r);
-    ASSERT_EQ(s["steps"].size(), 11u) << s.dump(2);
-    for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(s["steps"][i]["status"], "DRY") << i;
-    for (std::size_t i = 5; i < 11; ++i) EXPECT_EQ(s["steps"][i]["status"], "SKIPPED") << i;
-    EXPECT_EQ(s["steps"][5]["note"], "the deadline leaves 20 s, the step needs at least 45 s");
+    ASSERT_EQ(s["steps"].size(), 17u) << s.dump(2);
+    for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(s["steps"][i]["status"], "DRY") << i;
+    for (std::size_t i : {8, 9, 10, 11, 14, 15, 16}) EXPECT_EQ(s["steps"][i]["status"], "SKIPPED") << i;
+    for (std::size_t i : {12, 13}) EXPECT_EQ(s["steps"][i]["status"], "DRY") << i;
+    EXPECT_EQ(s["steps"][8]["note"], "the deadline leaves 20 s, the step needs at least 45 s");
     EXPECT_NE(r.output.find("SKIPPED  profile resnet50 batch 1 bf16 --quick"), std::string::npos) << r.output;
 }
 
@@ -118,7 +124,7 @@ TEST(GpuCheck, ADeadlineThatIsNotASecondCountIsRefused) {
 TEST(GpuCheck, WithOutSetEverythingComesBackPackedInAtMostEightFilesTwoDeep) {
     const fs::path dir = ridgeline::test::fresh_scratch_dir("gpu_check_out");
     const dry_run r = run_check(dir, "OUT='" + (dir / "back").string() + "'",
-                                "--dry-run --out '" + (dir / "work").string() + "' --deadline 480");
+                                "--dry-run --out '" + (dir / "work").string() + "' --deadline 595");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     std::vector<std::string> back;
     for (const auto& e : fs::recursive_directory_iterator(dir / "back")) {
@@ -135,7 +141,7 @@ TEST(GpuCheck, WithOutSetEverythingComesBackPackedInAtMostEightFilesTwoDeep) {
     // the summary beside the archive is the finished one
     const json s = json::parse(read_text(dir / "back" / "summary.json"));
     EXPECT_EQ(s["exit_code"], 0);
-    EXPECT_EQ(s["steps"].size(), 11u);
+    EXPECT_EQ(s["steps"].size(), 17u);
     // the archive holds every step's log
     const fs::path list = dir / "list.txt";
     ASSERT_EQ(std::system(("tar -tzf '" + (dir / "back" / "gpu-check.tar.gz").string() + "' > '" + list.string() + "'")
