@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -84,7 +85,16 @@ std::vector<std::int64_t> parse_steal_ticks(std::string_view text, const std::ve
     return steal;
 }
 
-cpu_disturbance_meter::cpu_disturbance_meter() {
+std::int64_t longest_steal_ticks(const std::vector<std::int64_t>& before, const std::vector<std::int64_t>& now,
+                                 const std::vector<int>& cpus, const std::vector<int>& only) {
+    std::int64_t ticks = 0;
+    for (std::size_t i = 0; i < now.size() && i < before.size() && i < cpus.size(); ++i)
+        if (only.empty() || std::find(only.begin(), only.end(), cpus[i]) != only.end())
+            ticks = std::max(ticks, now[i] - before[i]);
+    return ticks;
+}
+
+cpu_disturbance_meter::cpu_disturbance_meter(meter_scope scope) : scope_(scope) {
     cpu_set_t set;
     CPU_ZERO(&set);
     if (::sched_getaffinity(0, sizeof set, &set) == 0)
@@ -135,8 +145,10 @@ void cpu_disturbance_meter::arm() {
         unavailable_ = std::string("unavailable: /proc/self/task: ") + std::strerror(errno);
         return;
     }
+    const std::string self = std::to_string(static_cast<long>(::syscall(SYS_gettid)));
     while (const dirent* e = ::readdir(dir)) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        if (scope_ == meter_scope::calling_thread && self != e->d_name) continue;
         const std::string path = std::string("/proc/self/task/") + e->d_name + "/schedstat";
         const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
@@ -185,6 +197,7 @@ void cpu_disturbance_meter::before_sample() {
     }
     nivcsw_before_ = involuntary_switches();
     steal_before_ = steal_ticks();
+    if (scope_ == meter_scope::calling_thread) cpu_before_ = ::sched_getcpu();
 }
 
 sample_disturbance cpu_disturbance_meter::after_sample(double wall_ms) {
@@ -209,11 +222,11 @@ sample_disturbance cpu_disturbance_meter::after_sample(double wall_ms) {
     d.max_thread_wait_ms = static_cast<double>(max_wait_ns) * 1e-6;
     d.involuntary_switches = std::max<std::int64_t>(0, involuntary_switches() - nivcsw_before_);
     if (stat_fd_ >= 0 && !cpus_.empty()) {
-        // the longest steal of a CPU this process may use (ticks of USER_HZ: a tick is counted whole)
-        const auto now = steal_ticks();
-        std::int64_t ticks = 0;
-        for (std::size_t i = 0; i < now.size() && i < steal_before_.size(); ++i)
-            ticks = std::max(ticks, now[i] - steal_before_[i]);
+        // the longest steal of a CPU this process may use, or (calling_thread) of the CPUs the thread was on at
+        // the sample's start and end (ticks of USER_HZ: a tick is counted whole)
+        std::vector<int> only;
+        if (scope_ == meter_scope::calling_thread) only = {cpu_before_, ::sched_getcpu()};
+        const std::int64_t ticks = longest_steal_ticks(steal_before_, steal_ticks(), cpus_, only);
         d.steal_ms = static_cast<double>(ticks) * ns_per_tick_ * 1e-6;
     }
     return d;
@@ -221,7 +234,8 @@ sample_disturbance cpu_disturbance_meter::after_sample(double wall_ms) {
 
 std::string cpu_disturbance_meter::source() const {
     if (!unavailable_.empty()) return unavailable_;
-    return stat_fd_ >= 0 ? "schedstat+steal" : "schedstat";
+    const char* whose = scope_ == meter_scope::calling_thread ? " (the launching thread)" : "";
+    return std::string(stat_fd_ >= 0 ? "schedstat+steal" : "schedstat") + whose;
 }
 
 }  // namespace ridgeline::backend_api

@@ -158,6 +158,7 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
     std::int64_t disturbed_runs = 0;
     double disturbed_wait_ms = 0, disturbed_thread_ms = 0;  // stolen_fraction when no sample is clean
     double kept_wait_ms = 0, kept_thread_ms = 0;  // for stolen_fraction
+    double clock_sum = 0;                         // for mean_clock_fraction
     const double sample_start = wc.now_s();
     stopping_rule rule(o);
 
@@ -199,7 +200,9 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
             kept_wait_ms += d.run_queue_wait_ms + d.steal_ms;
             kept_thread_ms += ms * std::max(d.threads, 1);
             r.min_clock_fraction = std::min(r.min_clock_fraction, d.clock_fraction);
+            clock_sum += d.clock_fraction;
         }
+        if (r.throttle_cause.empty() && !d.throttle_cause.empty()) r.throttle_cause = d.throttle_cause;
         const double elapsed = wc.now_s() - sample_start;
         if (rule.noise_test_due(r.samples, elapsed) && !r.sample_ms.empty()) {
             const core::statistics s = core::summarize(r.sample_ms);
@@ -217,6 +220,7 @@ timing_result measure(const std::function<void()>& run, device_timer& timer, con
     }
     if (meter) meter->disarm();
     r.clean_samples = r.samples;
+    if (r.samples > 0) r.mean_clock_fraction = clock_sum / static_cast<double>(r.samples);
     r.stolen_fraction = kept_thread_ms > 0 ? kept_wait_ms / kept_thread_ms : 0.0;
     if (r.sample_ms.empty() && !r.disturbed_sample_ms.empty()) {
         // nothing clean at all: the disturbed samples are all there is to show, flagged as such

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels.hpp"
+#include "nvml.hpp"
 #include "resources.hpp"
 #include "ridgeline/backend_api/backend.hpp"
 #include "ridgeline/core/model.hpp"
@@ -53,38 +54,43 @@ struct device_context {
 /// resolution the smallest step between their readings (event_resolution_ns; the documented "around 0.5
 /// microseconds" of cudaEventElapsedTime where no reading is positive).
 /// The GPU's disturbance meter: the host threads' stolen time (they issue the work; a preempted launch thread
-/// leaves the GPU idle inside the timed region) and the SM clock after the samples: a one-thread kernel spins
-/// `probe_cycles` of clock64() and reads the global timer (%globaltimer, ns) before and after, so cycles / ns
-/// is the SM clock with no launch latency in it; against the device's default clock (cudaDevAttrClockRate) it
-/// is the sample's clock_fraction. Throttling (power, thermal, a neighbour) changes over milliseconds, so one
-/// probe stands for the samples of the last millisecond or more (probed at most once per `probe_every_ms` of
-/// sampling), as nvbench's throttle check reads the clock around batches of samples.
+/// leaves the GPU idle inside the timed region) and the SM clock over each sample, as nvbench reads it: a
+/// timestamp kernel on the work stream before the sample's start event and another after its stop event each
+/// write the global timer (%globaltimer, ns) and SM 0's clock64() (kernels::sm0_timestamps), so SM 0's cycles
+/// over the nanoseconds between them is the mean clock of the sample (mean_clock_mhz); against the device's
+/// default clock (cudaDevAttrClockRate) it is the sample's clock_fraction. A sample below
+/// backend_api::throttled_clock_fraction is disturbed (replaced); its cause is named from NVML's clock event
+/// reasons where the driver has NVML (nvml.hpp), and sampling pauses `throttle_pause_ms` to let the clocks
+/// recover before the next sample.
 class gpu_disturbance_meter final : public backend_api::disturbance_meter {
 public:
     explicit gpu_disturbance_meter(device_context& ctx);
-    void arm() override {
-        host_.arm();
-        since_probe_ms_ = 1e9;  // a fresh measurement probes at its first sample: no reading of the last one
-        last_fraction_ = 1.0;
-    }
+    ~gpu_disturbance_meter() override;
+    gpu_disturbance_meter(const gpu_disturbance_meter&) = delete;
+    gpu_disturbance_meter& operator=(const gpu_disturbance_meter&) = delete;
+    void arm() override { host_.arm(); }
     void disarm() override { host_.disarm(); }
-    void before_sample() override { host_.before_sample(); }
+    void before_sample() override;
     backend_api::sample_disturbance after_sample(double wall_ms) override;
     [[nodiscard]] std::string source() const override;
-    [[nodiscard]] double cost_ns() const override { return host_.cost_ns(); }  // the clock probe runs <= once per ms
+    /// The host meter's cost and the two timestamp launches with their wait (measured at construction).
+    [[nodiscard]] double cost_ns() const override { return host_.cost_ns() + stamps_cost_ns_; }
 
-    /// The SM clock now, in MHz (one probe); 0 when it cannot be read.
+    /// The SM clock now, in MHz (one probe: a one-thread kernel spins `probe_cycles` of clock64() between two
+    /// readings of the global timer); 0 when it cannot be read.
     double probe_clock_mhz();
     static constexpr long long probe_cycles = 100'000;  // ~50-100 us at 1-2 GHz: 1 us global-timer steps are <2%
-    static constexpr double probe_every_ms = 1.0;
+    static constexpr int throttle_pause_ms = 50;
 
 private:
     device_context& ctx_;
-    backend_api::cpu_disturbance_meter host_;
+    backend_api::cpu_disturbance_meter host_{backend_api::meter_scope::calling_thread};
     device_buffer out_;
+    unsigned long long* stamps_ = nullptr;      // pinned host memory, mapped: start ns, start cycles, stop ns, stop cycles
+    unsigned long long* stamps_dev_ = nullptr;  // the same, as the device sees it
     double default_mhz_ = 0;
-    double since_probe_ms_ = 1e9;  // probe at the first sample
-    double last_fraction_ = 1.0;
+    double stamps_cost_ns_ = 0;
+    nvml_clock_reasons nvml_;
 };
 
 class event_timer final : public backend_api::device_timer {

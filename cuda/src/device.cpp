@@ -5,8 +5,13 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <thread>
+#include <vector>
 
 #include "context.hpp"
 #include "ridgeline/backend_api/timing.hpp"
@@ -109,12 +114,45 @@ void device_context::activate() const { RIDGELINE_CUDA_CHECK(cudaSetDevice(ordin
 
 // ------------------------------------------------------------------------------------------ timer
 
-gpu_disturbance_meter::gpu_disturbance_meter(device_context& ctx) : ctx_(ctx), out_(2 * sizeof(long long)) {
+gpu_disturbance_meter::gpu_disturbance_meter(device_context& ctx)
+    : ctx_(ctx), out_(2 * sizeof(long long)), nvml_(ctx.ordinal) {
     int khz = 0;
     if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, ctx_.ordinal) == cudaSuccess && khz > 0)
         default_mhz_ = khz / 1000.0;
     else
         (void)cudaGetLastError();
+    void* host = nullptr;
+    void* dev = nullptr;
+    if (cudaHostAlloc(&host, 4 * sizeof(unsigned long long), cudaHostAllocMapped) == cudaSuccess &&
+        cudaHostGetDevicePointer(&dev, host, 0) == cudaSuccess) {
+        stamps_ = static_cast<unsigned long long*>(host);
+        stamps_dev_ = static_cast<unsigned long long*>(dev);
+    } else {
+        (void)cudaGetLastError();
+        if (host) (void)cudaFreeHost(host);
+        return;
+    }
+    // what the two timestamp launches and their wait cost per sample: the median of 11
+    std::vector<double> ns;
+    for (int i = 0; i < 11; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        before_sample();
+        (void)after_sample(0.0);
+        ns.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::nth_element(ns.begin(), ns.begin() + 5, ns.end());
+    stamps_cost_ns_ = ns[5];
+}
+
+gpu_disturbance_meter::~gpu_disturbance_meter() {
+    if (stamps_) (void)cudaFreeHost(stamps_);
+}
+
+void gpu_disturbance_meter::before_sample() {
+    host_.before_sample();
+    if (!stamps_) return;
+    for (int i = 0; i < 4; ++i) stamps_[i] = 0;
+    RIDGELINE_CUDA_CHECK(kernels::sm0_timestamps(stamps_dev_, ctx_.props.multiProcessorCount, ctx_.s()));
 }
 
 double gpu_disturbance_meter::probe_clock_mhz() {
@@ -127,18 +165,28 @@ double gpu_disturbance_meter::probe_clock_mhz() {
 
 backend_api::sample_disturbance gpu_disturbance_meter::after_sample(double wall_ms) {
     backend_api::sample_disturbance d = host_.after_sample(wall_ms);
-    since_probe_ms_ += wall_ms;
-    if (default_mhz_ > 0 && since_probe_ms_ >= probe_every_ms) {
-        const double mhz = probe_clock_mhz();
-        if (mhz > 0) last_fraction_ = std::min(1.0, mhz / default_mhz_);
-        since_probe_ms_ = 0;
+    if (!stamps_) return d;
+    RIDGELINE_CUDA_CHECK(kernels::sm0_timestamps(stamps_dev_ + 2, ctx_.props.multiProcessorCount, ctx_.s()));
+    RIDGELINE_CUDA_CHECK(cudaStreamSynchronize(ctx_.s()));
+    const double mhz = mean_clock_mhz(stamps_[0], stamps_[1], stamps_[2], stamps_[3]);
+    if (!(mhz > 0) || !(default_mhz_ > 0)) return d;
+    d.clock_fraction = std::min(1.0, mhz / default_mhz_);
+    if (d.clock_fraction < backend_api::throttled_clock_fraction) {
+        const std::optional<std::uint64_t> why = nvml_.current();
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "SM clock %.0f MHz over a sample, %.0f%% of its default %.0f MHz", mhz,
+                      100.0 * mhz / default_mhz_, default_mhz_);
+        d.throttle_cause = std::string(buf) + (why ? "; NVML: " + clock_event_reasons_text(*why) : "; " + nvml_.status());
+        // the sample is replaced: a pause lets the clocks recover before the next one
+        std::this_thread::sleep_for(std::chrono::milliseconds(throttle_pause_ms));
     }
-    d.clock_fraction = last_fraction_;
     return d;
 }
 
 std::string gpu_disturbance_meter::source() const {
-    return host_.source() + (default_mhz_ > 0 ? "+sm_clock" : "+sm_clock unavailable (no default clock)");
+    if (!stamps_) return host_.source() + "+sm_clock unavailable (no mapped host memory for the timestamps)";
+    return host_.source() + (default_mhz_ > 0 ? "+sm_clock" : "+sm_clock unavailable (no default clock)") +
+           (nvml_.status() == "NVML" ? "+nvml" : "");
 }
 
 event_timer::event_timer(device_context& ctx)

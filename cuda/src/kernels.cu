@@ -243,6 +243,17 @@ __device__ long long global_ns() {
     return t;
 }
 
+/// One block per SM, one thread each: the block on SM 0 writes the global timer and SM 0's clock64(). Two such
+/// launches bracket a sample; SM 0's cycles over the global nanoseconds between them is its mean clock (the same
+/// SM's counter both times: each SM counts its own cycles).
+__global__ void sm0_timestamps_kernel(unsigned long long* out) {
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    if (smid != 0) return;
+    out[0] = static_cast<unsigned long long>(global_ns());
+    out[1] = static_cast<unsigned long long>(clock64());
+}
+
 __global__ void clock_probe_kernel(long long cycles, long long* out) {
     const long long t0 = global_ns();
     const long long start = clock64();
@@ -390,6 +401,11 @@ std::int64_t fma_peak_flops(elem t, int blocks, int iters) {
 
 cudaError_t empty(cudaStream_t stream) {
     empty_kernel<<<1, 1, 0, stream>>>();
+    return cudaGetLastError();
+}
+
+cudaError_t sm0_timestamps(unsigned long long* out, int sms, cudaStream_t stream) {
+    sm0_timestamps_kernel<<<static_cast<unsigned>(sms > 0 ? sms : 1), 1, 0, stream>>>(out);
     return cudaGetLastError();
 }
 

@@ -157,6 +157,10 @@ std::int64_t fma_peak_flops(elem t, int blocks, int iters);
 
 /// A kernel that does nothing, one block of one thread: the launch-overhead ceiling.
 cudaError_t empty(cudaStream_t stream);
+/// Writes the global timer (ns) to out[0] and SM 0's clock64() to out[1] from a block on SM 0 (`sms` blocks of
+/// one thread: one lands there); out is host memory mapped for the device (cudaHostAllocMapped). Two of them
+/// around a sample give the SM clock over the sample (the disturbance meter's throttle check, nvbench's method).
+cudaError_t sm0_timestamps(unsigned long long* out, int sms, cudaStream_t stream);
 /// One thread that spins until its SM's clock64() has advanced `cycles`, then writes the cycles it counted and
 /// the nanoseconds the global timer (%globaltimer) advanced meanwhile to out[0] and out[1]: their ratio is the
 /// SM clock at that moment, with no launch latency in it (the disturbance meter's throttle probe).

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "ridgeline/backend_api/backend.hpp"
 #include "ridgeline/core/error.hpp"
@@ -387,6 +388,32 @@ double event_resolution_ns(std::vector<double> readings_ns, double documented_ns
         if (step > 0 && std::isfinite(step) && (best == 0 || step < best)) best = step;
     }
     return best > 0 ? best : documented_ns;
+}
+
+double mean_clock_mhz(std::uint64_t start_ns, std::uint64_t start_cycles, std::uint64_t stop_ns,
+                      std::uint64_t stop_cycles) {
+    if (start_ns == 0 || stop_ns <= start_ns || stop_cycles <= start_cycles) return 0.0;
+    return static_cast<double>(stop_cycles - start_cycles) / static_cast<double>(stop_ns - start_ns) * 1e3;
+}
+
+std::string clock_event_reasons_text(std::uint64_t mask) {
+    static constexpr std::pair<std::uint64_t, const char*> names[] = {
+        {0x1, "GPU idle"},           {0x2, "application clocks setting"}, {0x4, "power cap"},
+        {0x8, "hardware slowdown"},  {0x10, "sync boost"},                {0x20, "thermal (software)"},
+        {0x40, "thermal (hardware)"}, {0x80, "power brake"},               {0x100, "display clock setting"}};
+    if (mask == 0) return "none";
+    std::string out;
+    for (const auto& [bit, name] : names)
+        if (mask & bit) {
+            out += (out.empty() ? "" : ", ") + std::string(name);
+            mask &= ~bit;
+        }
+    if (mask != 0) {
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(mask));
+        out += (out.empty() ? "other " : ", other ") + std::string(buf);
+    }
+    return out;
 }
 
 int calls_per_window(double one_call_ms, double window_ms, int max_calls) {

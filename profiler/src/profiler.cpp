@@ -252,7 +252,7 @@ std::string disturbed_reason(const timing_result& t) {
                   "other work took more than %.0f%% of the time of %lld of %lld samples; fewer than the minimum were clean",
                   disturbed_lost_fraction * 100.0, static_cast<long long>(t.disturbed_samples),
                   static_cast<long long>(t.disturbed_samples + t.clean_samples));
-    return buf;
+    return t.throttle_cause.empty() ? std::string(buf) : std::string(buf) + " (" + t.throttle_cause + ")";
 }
 }  // namespace
 

@@ -173,7 +173,10 @@ nlohmann::json time_json(const backend_api::timing_result& t) {
             {"disturbed_samples", t.disturbed_samples},
             {"stolen_fraction", t.stolen_fraction},
             {"involuntary_switches", t.involuntary_switches},
-            {"disturbance_source", t.disturbance_source}};
+            {"disturbance_source", t.disturbance_source},
+            {"min_clock_fraction", t.min_clock_fraction},
+            {"mean_clock_fraction", t.mean_clock_fraction},
+            {"throttle_cause", t.throttle_cause}};
 }
 
 nlohmann::json verification_json(const profiler::verification_result& v) {

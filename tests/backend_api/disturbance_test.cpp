@@ -3,6 +3,8 @@
 // what a scripted neighbour took.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -62,9 +64,48 @@ TEST(Disturbance, ParsesSchedstatAndSteal) {
     EXPECT_EQ(parse_steal_ticks(stat, {0}), (ticks{37}));
     EXPECT_EQ(parse_steal_ticks(stat, {0, 1}), (ticks{37, 40}));
     EXPECT_EQ(parse_steal_ticks(stat, {1, 12}), (ticks{40, 1000}));  // cpu12 is not cpu1
+    // the longest steal over a sample: of every CPU (a CPU backend's threads use them all), or only of the CPUs
+    // the launching thread was on (a GPU's): cpu 12 stole 9 ticks, cpu 1 stole 2, cpu 3 none
+    const std::vector<int> cpus{1, 3, 12};
+    EXPECT_EQ(longest_steal_ticks({40, 7, 1000}, {42, 7, 1009}, cpus, {}), 9);
+    EXPECT_EQ(longest_steal_ticks({40, 7, 1000}, {42, 7, 1009}, cpus, {1, 3}), 2);
+    EXPECT_EQ(longest_steal_ticks({40, 7, 1000}, {42, 7, 1009}, cpus, {3}), 0);
+    EXPECT_EQ(longest_steal_ticks({40, 7, 1000}, {42, 7, 1009}, cpus, {5}), 0);  // a CPU it may not use
     EXPECT_EQ(parse_steal_ticks(stat, {5}), (ticks{0}));             // a CPU /proc/stat does not list
     // a file cut short in a line (a buffer too small for hundreds of CPUs) does not read the cut line
     EXPECT_EQ(parse_steal_ticks("cpu0 1 2 3 4 5 6 7 37 0 0\ncpu1 1 2 3 4 5 6 7 4", {0, 1}), (ticks{37, 0}));
+}
+
+// A GPU's meter watches the launching thread alone: with a second thread of this process busy, a sample counts one
+// thread (the calling one), where the process-wide meter counts both.
+TEST(Disturbance, TheLaunchingThreadsMeterWatchesThatThreadAlone) {
+    cpu_disturbance_meter m(meter_scope::calling_thread);
+    if (m.source().rfind("unavailable", 0) == 0) GTEST_SKIP() << m.source();
+    EXPECT_NE(m.source().find("(the launching thread)"), std::string::npos) << m.source();
+    std::atomic<bool> stop{false};
+    std::thread busy([&] {
+        volatile double x = 0;
+        while (!stop.load()) x = x + 1.0;
+    });
+    auto spin_ms = [](double ms) {
+        const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(ms);
+        volatile double y = 0;
+        while (std::chrono::steady_clock::now() < end) y = y + 1.0;
+    };
+    spin_ms(5);  // the busy thread has run by now
+    m.arm();
+    m.before_sample();
+    spin_ms(20);
+    const sample_disturbance d = m.after_sample(20.0);
+    cpu_disturbance_meter all;
+    all.arm();
+    all.before_sample();
+    spin_ms(20);
+    const sample_disturbance e = all.after_sample(20.0);
+    stop = true;
+    busy.join();
+    EXPECT_EQ(d.threads, 1);
+    EXPECT_GE(e.threads, 2);  // this thread and the busy one
 }
 
 TEST(Disturbance, TheLinuxMeterSeesItsOwnThreadsWait) {
@@ -88,6 +129,7 @@ struct scripted_world {
     double now_ns = 0;
     double run_ns = 100'000;  // 0.1 ms per run
     std::vector<double> lost_fraction;  // per sample, cycled; the sample also takes that much longer
+    std::vector<double> clock{1.0};     // per sample, cycled: the GPU's SM clock / its default
     std::size_t sample = 0;
 };
 
@@ -97,8 +139,11 @@ public:
     void arm() override {}
     void before_sample() override {}
     sample_disturbance after_sample(double wall_ms) override {
+        const double clock = w_.clock[w_.sample % w_.clock.size()];
         const double f = w_.lost_fraction[w_.sample++ % w_.lost_fraction.size()];
         sample_disturbance d;
+        d.clock_fraction = clock;
+        if (clock < throttled_clock_fraction) d.throttle_cause = "SM clock at " + std::to_string(clock);
         d.wall_ms = wall_ms;
         d.run_queue_wait_ms = f * wall_ms;
         d.max_thread_wait_ms = f * wall_ms;
@@ -211,4 +256,23 @@ TEST(Disturbance, AQuietMachineLosesNothing) {
     EXPECT_FALSE(r.disturbed);
     EXPECT_EQ(r.disturbed_samples, 0);
     EXPECT_NE(r.stop_reason, stop_reason::disturbed);
+}
+
+// A GPU sample whose mean SM clock fell below 75% of the default is replaced like a disturbed one; the measurement
+// keeps the first throttled sample's cause (the meter's words: the clock and NVML's reasons) and the kept samples'
+// lowest and mean clock.
+TEST(Disturbance, AThrottledSampleIsReplacedAndItsCauseKept) {
+    scripted_world w;
+    w.lost_fraction = {0.0};
+    w.clock = {1.0, 0.9, 0.5};  // every third sample ran at half the default clock
+    scripted_timer t(w);
+    scripted_clock c(w);
+    const timing_result r = measure([&] { w.now_ns += w.run_ns; }, t, protocol(), {}, &c);
+    EXPECT_FALSE(r.disturbed);
+    EXPECT_GT(r.disturbed_samples, 0);
+    EXPECT_DOUBLE_EQ(r.min_clock_fraction, 0.9);
+    // kept samples alternate 1.0 and 0.9: their mean is 0.95, or just above where one more 1.0 was kept
+    EXPECT_GE(r.mean_clock_fraction, 0.95 - 1e-12);
+    EXPECT_LE(r.mean_clock_fraction, 0.95 + 0.05 / static_cast<double>(r.samples) + 1e-12);
+    EXPECT_EQ(r.throttle_cause, "SM clock at " + std::to_string(0.5));
 }

@@ -421,6 +421,24 @@ TEST(CudaTranslate, EventResolutionIsTheSmallestStepBetweenReadings) {
     EXPECT_DOUBLE_EQ(cuda::event_resolution_ns({0, 960, 1920}), 960);
 }
 
+// SM 0's mean clock between two timestamp readings: 1,980,000 cycles over 1 ms (1,000,000 ns) is 1,980 MHz; a
+// reading SM 0 never wrote (zeros) or a clock that did not advance gives 0 (no reading), never a made-up clock.
+TEST(CudaTranslate, MeanClockFromTwoTimestamps) {
+    EXPECT_DOUBLE_EQ(cuda::mean_clock_mhz(5'000'000, 10'000, 6'000'000, 1'990'000), 1980.0);
+    EXPECT_DOUBLE_EQ(cuda::mean_clock_mhz(0, 0, 6'000'000, 1'990'000), 0.0);
+    EXPECT_DOUBLE_EQ(cuda::mean_clock_mhz(5'000'000, 10'000, 0, 0), 0.0);
+    EXPECT_DOUBLE_EQ(cuda::mean_clock_mhz(5'000'000, 10'000, 5'000'000, 20'000), 0.0);
+}
+
+// NVML's clock event reasons named: nvml.h's bits (0x4 software power cap, 0x40 hardware thermal slowdown, ...).
+TEST(CudaTranslate, ClockEventReasonsAreNamed) {
+    EXPECT_EQ(cuda::clock_event_reasons_text(0), "none");
+    EXPECT_EQ(cuda::clock_event_reasons_text(0x4), "power cap");
+    EXPECT_EQ(cuda::clock_event_reasons_text(0x4 | 0x40), "power cap, thermal (hardware)");
+    EXPECT_EQ(cuda::clock_event_reasons_text(0x1 | 0x1000), "GPU idle, other 0x1000");
+    EXPECT_EQ(cuda::clock_event_reasons_text(0x2000), "other 0x2000");
+}
+
 // Each timed window of a candidate lasts >= 100 us: a 4 us GEMM is called 25 times, a 30 us one 4 times (ceil
 // of 3.33), one of 100 us or more once; a time of 0 (below the events' resolution) or NaN gets the cap.
 TEST(CudaTranslate, CallsPerWindowFillAHundredMicroseconds) {

@@ -43,6 +43,7 @@ struct sample_disturbance {
     std::int64_t involuntary_switches = 0;
     int threads = 0;                  // threads of this process that ran during the sample (0: not known)
     double clock_fraction = 1.0;      // GPU: mean SM clock / default clock; 1 where not measured
+    std::string throttle_cause{};     // GPU: why a throttled sample's clock was low (NVML's reasons), or ""
 
     /// What the sample was lengthened by at least: the longest wait of a thread plus the longest steal.
     [[nodiscard]] double lost_ms() const { return max_thread_wait_ms + steal_ms; }
@@ -75,10 +76,16 @@ public:
 /// A sample lasts at least this many times the disturbance meter's cost.
 inline constexpr double sample_to_meter_cost = 20.0;
 
+/// Whose time a cpu_disturbance_meter watches: every thread of the process on every CPU it may use (the CPU
+/// backends, whose threads do the work), or only the thread that calls arm() and the CPUs it was on at each
+/// sample's start and end (a GPU: the launching thread is the one whose delay leaves the GPU idle; the other
+/// threads of the driver and the steal of the other CPUs of a 16-CPU VM are not the sample's).
+enum class meter_scope { process, calling_thread };
+
 /// The CPU meter: per-thread run-queue wait, steal time, involuntary switches of this process (Linux /proc).
 class cpu_disturbance_meter final : public disturbance_meter {
 public:
-    cpu_disturbance_meter();
+    explicit cpu_disturbance_meter(meter_scope scope = meter_scope::process);
     ~cpu_disturbance_meter() override;
     cpu_disturbance_meter(const cpu_disturbance_meter&) = delete;
     cpu_disturbance_meter& operator=(const cpu_disturbance_meter&) = delete;
@@ -102,6 +109,8 @@ private:
     [[nodiscard]] std::vector<std::int64_t> steal_ticks() const;  // per CPU of cpus_
 
     std::vector<watched> threads_;
+    meter_scope scope_ = meter_scope::process;
+    int cpu_before_ = -1;    // calling_thread: the CPU the thread was on at the sample's start
     std::vector<int> cpus_;  // the CPUs this process may run on
     int stat_fd_ = -1;       // /proc/stat, read only where steal time exists (a VM)
     std::vector<std::int64_t> steal_before_;
@@ -134,5 +143,9 @@ bool disturbance_accounting_off();
 std::optional<std::pair<std::int64_t, std::int64_t>> parse_schedstat(std::string_view line);
 /// Steal ticks (USER_HZ) of each of the given CPUs, in their order, from the text of /proc/stat; 0 where absent.
 std::vector<std::int64_t> parse_steal_ticks(std::string_view proc_stat, const std::vector<int>& cpus);
+/// The longest steal (ticks) over a sample: before[i] and now[i] are CPU cpus[i]'s ticks; only the CPUs in `only`
+/// count, every one where `only` is empty.
+std::int64_t longest_steal_ticks(const std::vector<std::int64_t>& before, const std::vector<std::int64_t>& now,
+                                 const std::vector<int>& cpus, const std::vector<int>& only);
 
 }  // namespace ridgeline::backend_api

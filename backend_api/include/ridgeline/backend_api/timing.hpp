@@ -121,6 +121,8 @@ struct timing_result {
     double stolen_fraction = 0;
     std::int64_t involuntary_switches = 0;  // over all samples, kept or not
     double min_clock_fraction = 1.0;        // GPU: the lowest SM clock / default clock of a kept sample
+    double mean_clock_fraction = 1.0;       // GPU: the mean of the kept samples' SM clock / default clock
+    std::string throttle_cause;             // GPU: the first throttled sample's clock and cause, or ""
     std::string disturbance_source = "none";  // what the meter read ("schedstat", ...), or why nothing
 };
 

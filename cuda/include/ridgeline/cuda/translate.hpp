@@ -232,6 +232,17 @@ std::optional<std::size_t> pick_fastest(const std::vector<algo_candidate>& candi
 /// (cudaEventElapsedTime's "around 0.5 microseconds") where no reading is positive.
 double event_resolution_ns(std::vector<double> readings_ns, double documented_ns = 500.0);
 
+/// SM 0's mean clock in MHz between two sm0_timestamps readings (global ns, SM 0 cycles): cycles / ns x 1000;
+/// 0 where either reading is missing (0: no block landed on SM 0) or time did not advance.
+double mean_clock_mhz(std::uint64_t start_ns, std::uint64_t start_cycles, std::uint64_t stop_ns,
+                      std::uint64_t stop_cycles);
+
+/// NVML's clock event (throttle) reasons as words: "power cap", "thermal (software)", ... joined by ", "; the
+/// bits of nvmlClocksEventReasons (nvml.h): 0x1 GPU idle, 0x2 application clocks setting, 0x4 software power cap,
+/// 0x8 hardware slowdown, 0x10 sync boost, 0x20 software thermal slowdown, 0x40 hardware thermal slowdown, 0x80
+/// hardware power brake, 0x100 display clock setting; "none" for 0, unknown bits as hex.
+std::string clock_event_reasons_text(std::uint64_t mask);
+
 /// How many back-to-back calls one timed window of a candidate holds: enough that the window lasts at least
 /// `window_ms` (100 us: CUDA events resolve about 0.5 us, a GEMM of a few us timed alone is noise), from one call's
 /// time `one_call_ms`; 1 for a call as long as the window, at most `max_calls`; `max_calls` where the call's time is
