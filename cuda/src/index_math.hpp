@@ -141,6 +141,14 @@ RIDGELINE_HD std::int64_t stream_bytes(stream_kind k, std::int64_t n, int elem_b
     return (k == stream_kind::read ? 1 : k == stream_kind::copy ? 2 : 3) * n * elem_bytes;
 }
 
+/// Whether a reduction runs one block of threads per output (block_reduce) rather than one thread per output
+/// walking its inputs alone: where its inputs per output are many (>= 256: a block's 256 threads each take one or
+/// more) and its outputs few (<= 65,536: one thread each would fill less than a quarter of an H100's 270,336
+/// resident threads, 132 SMs x 2,048, and each thread's serial walk would set the time). Derived, not measured.
+RIDGELINE_HD bool reduce_per_block(std::int64_t out_n, std::int64_t red_n) {
+    return red_n >= 256 && out_n <= 65536;
+}
+
 /// Blocks of `threads` for a grid-stride streaming kernel over `work` items: one wave of the blocks that can be
 /// resident at once (`resident_per_sm`, from cudaOccupancyMaxActiveBlocksPerMultiprocessor for that kernel: its
 /// registers decide it, 4-6 blocks of 256 for 36-58 registers on sm_90, not the 8 a 2,048-thread SM would hold),

@@ -264,7 +264,8 @@ __global__ void clock_probe_kernel(long long cycles, long long* out) {
     out[1] = t1 - t0;
 }
 
-/// One thread per output: out_map (the output's dims, the input strides of its kept dimensions) places it,
+/// One thread per output (where reduce_per_block says no): out_map (the output's dims, the input strides of its
+/// kept dimensions) places it,
 /// red_map (the reduced dimensions' sizes and input strides) walks its `red_n` inputs; float accumulation,
 /// amax propagates NaN (torch.amax).
 template <class T>
@@ -290,6 +291,44 @@ __global__ void reduce_kernel(reduce_op op, const T* __restrict__ x, T* __restri
                 acc = (v != v || acc != acc) ? NAN : fmaxf(acc, v);
         }
         y[o] = from_float<T>(op == reduce_op::mean ? acc / static_cast<float>(red_n) : acc);
+    }
+}
+
+/// One block per output (the blocks walk the outputs grid-stride): the block's threads take the output's inputs in
+/// turn and block_reduce combines them (reduce_per_block decides when); amax keeps NaN through a separate count of
+/// NaNs seen, since fmaxf drops them.
+template <class T>
+__global__ void reduce_block_kernel(reduce_op op, const T* __restrict__ x, T* __restrict__ y, i64 out_n,
+                                    index_map out_map, i64 red_n, index_map red_map) {
+    __shared__ float scratch[32];
+    for (i64 o = blockIdx.x; o < out_n; o += gridDim.x) {
+        i64 rest = o, base = 0;
+        for (int d = out_map.rank - 1; d >= 0; --d) {
+            base += (rest % out_map.dims[d]) * out_map.stride_a[d];
+            rest /= out_map.dims[d];
+        }
+        float acc = op == reduce_op::max ? -INFINITY : 0.0f, nans = 0.0f;
+        for (i64 r = threadIdx.x; r < red_n; r += blockDim.x) {
+            i64 rr = r, off = base;
+            for (int d = red_map.rank - 1; d >= 0; --d) {
+                off += (rr % red_map.dims[d]) * red_map.stride_a[d];
+                rr /= red_map.dims[d];
+            }
+            const float v = to_float(x[off]);
+            if (op != reduce_op::max)
+                acc += v;
+            else if (v != v)
+                nans = 1.0f;
+            else
+                acc = fmaxf(acc, v);
+        }
+        if (op == reduce_op::max) {
+            acc = block_reduce<true>(acc, scratch);
+            if (block_reduce<false>(nans, scratch) > 0.0f) acc = NAN;
+        } else {
+            acc = block_reduce<false>(acc, scratch);
+        }
+        if (threadIdx.x == 0) y[o] = from_float<T>(op == reduce_op::mean ? acc / static_cast<float>(red_n) : acc);
     }
 }
 
@@ -419,8 +458,12 @@ cudaError_t reduce(elem t, reduce_op op, const void* x, void* y, i64 out_n, cons
     if (out_n <= 0 || red_n <= 0) return cudaSuccess;
     return dispatch(t, [&](auto tag) {
         using T = decltype(tag);
-        reduce_kernel<T><<<blocks_for(out_n), threads, 0, stream>>>(op, static_cast<const T*>(x), static_cast<T*>(y),
-                                                                   out_n, out_map, red_n, red_map);
+        if (reduce_per_block(out_n, red_n))
+            reduce_block_kernel<T><<<static_cast<unsigned>(out_n), threads, 0, stream>>>(
+                op, static_cast<const T*>(x), static_cast<T*>(y), out_n, out_map, red_n, red_map);
+        else
+            reduce_kernel<T><<<blocks_for(out_n), threads, 0, stream>>>(op, static_cast<const T*>(x), static_cast<T*>(y),
+                                                                       out_n, out_map, red_n, red_map);
     });
 }
 

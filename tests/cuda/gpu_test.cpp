@@ -79,6 +79,10 @@ const std::vector<problem>& every_op() {
         {"softmax", {{3, 4, 10}}},
         {"softmax", {{2, 1000}}},
         {"softmax:dim=1", {{3, 4, 10}}},
+        {"sum:dim=-1", {{3, 4, 10}}},       // one thread per output
+        {"mean:dim=-1", {{4, 4096}}},       // one block per output (reduce_per_block: 4 outputs of 4,096)
+        {"amax:dim=1", {{2, 3000, 3}}},     // one block per output, inputs strided by 3
+        {"sum:dim=0", {{5000, 2}}},
         {"add", {{2, 3, 4}, {2, 3, 4}}},
         {"add", {{2, 8, 5, 5}, {8, 1, 1}}},
         {"mul", {{4, 1, 6}, {1, 5, 1}}},  // both inputs broadcast

@@ -153,3 +153,15 @@ TEST(IndexMath, AStreamingGridIsOneWaveOfTheBlocksThatFit) {
     EXPECT_EQ(stream_grid(0, 256, 5, 132), 1);
     EXPECT_EQ(stream_grid(i64{1} << 30, 256, 0, 132), 132);  // a failed query: one block per SM, never none
 }
+
+// A reduction takes one block per output where its inputs per output are many and its outputs few: mean over the
+// last 4,096 of [4, 4096] (4 outputs) does; [3, 4, 10] over 10 inputs does not; 1,000,000 outputs fill the device
+// with one thread each.
+TEST(IndexMath, AReductionTakesABlockPerOutputWhereOutputsAreFewAndInputsMany) {
+    EXPECT_TRUE(reduce_per_block(4, 4096));
+    EXPECT_TRUE(reduce_per_block(65536, 256));
+    EXPECT_FALSE(reduce_per_block(12, 10));
+    EXPECT_FALSE(reduce_per_block(65537, 4096));
+    EXPECT_FALSE(reduce_per_block(1'000'000, 4096));
+    EXPECT_FALSE(reduce_per_block(4, 255));
+}
