@@ -179,7 +179,9 @@ cudnn_wheel=$(wheel_dir cudnn || true)
 [[ -n "$cudnn_wheel" && -d "$cudnn_wheel/lib" ]] || cudnn_wheel=""
 lib_dirs=()
 [[ -n "$cudnn_wheel" ]] && lib_dirs+=("$cudnn_wheel/lib")
-for d in "$cuda_root/lib64" "$cuda_root/targets/x86_64-linux/lib" "$(wheel_dir cublas)/lib" "$(wheel_dir cuda_runtime)/lib"; do
+# CUDA 12's wheels put each library under nvidia/<name>/lib, CUDA 13's under nvidia/cu13/lib
+for d in "$cuda_root/lib64" "$cuda_root/targets/x86_64-linux/lib" "$(wheel_dir cublas)/lib" "$(wheel_dir cuda_runtime)/lib" \
+         "$(wheel_dir cu13)/lib"; do
   [[ -d "$d" && "$d" != /lib ]] && lib_dirs+=("$d")
 done
 if [[ ${#lib_dirs[@]} -gt 0 ]]; then
