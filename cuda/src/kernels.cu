@@ -264,6 +264,16 @@ __global__ void clock_probe_kernel(long long cycles, long long* out) {
     out[1] = t1 - t0;
 }
 
+/// `start` plus the offset of element i of a walk over map.dims (row-major) with input strides map.stride_a: where a
+/// reduction's output (out_map) or one of its inputs (red_map, from the output's base) lies in x.
+__device__ __forceinline__ i64 offset_of(i64 i, const index_map& map, i64 start) {
+    for (int d = map.rank - 1; d >= 0; --d) {
+        start += (i % map.dims[d]) * map.stride_a[d];
+        i /= map.dims[d];
+    }
+    return start;
+}
+
 /// One thread per output (where reduce_per_block says no): out_map (the output's dims, the input strides of its
 /// kept dimensions) places it,
 /// red_map (the reduced dimensions' sizes and input strides) walks its `red_n` inputs; float accumulation,
@@ -272,18 +282,10 @@ template <class T>
 __global__ void reduce_kernel(reduce_op op, const T* __restrict__ x, T* __restrict__ y, i64 out_n, index_map out_map,
                               i64 red_n, index_map red_map) {
     RIDGELINE_GRID_STRIDE(o, out_n) {
-        i64 rest = o, base = 0;
-        for (int d = out_map.rank - 1; d >= 0; --d) {
-            base += (rest % out_map.dims[d]) * out_map.stride_a[d];
-            rest /= out_map.dims[d];
-        }
+        const i64 base = offset_of(o, out_map, 0);
         float acc = op == reduce_op::max ? -INFINITY : 0.0f;
         for (i64 r = 0; r < red_n; ++r) {
-            i64 rr = r, off = base;
-            for (int d = red_map.rank - 1; d >= 0; --d) {
-                off += (rr % red_map.dims[d]) * red_map.stride_a[d];
-                rr /= red_map.dims[d];
-            }
+            const i64 off = offset_of(r, red_map, base);
             const float v = to_float(x[off]);
             if (op != reduce_op::max)
                 acc += v;
@@ -302,18 +304,10 @@ __global__ void reduce_block_kernel(reduce_op op, const T* __restrict__ x, T* __
                                     index_map out_map, i64 red_n, index_map red_map) {
     __shared__ float scratch[32];
     for (i64 o = blockIdx.x; o < out_n; o += gridDim.x) {
-        i64 rest = o, base = 0;
-        for (int d = out_map.rank - 1; d >= 0; --d) {
-            base += (rest % out_map.dims[d]) * out_map.stride_a[d];
-            rest /= out_map.dims[d];
-        }
+        const i64 base = offset_of(o, out_map, 0);
         float acc = op == reduce_op::max ? -INFINITY : 0.0f, nans = 0.0f;
         for (i64 r = threadIdx.x; r < red_n; r += blockDim.x) {
-            i64 rr = r, off = base;
-            for (int d = red_map.rank - 1; d >= 0; --d) {
-                off += (rr % red_map.dims[d]) * red_map.stride_a[d];
-                rr /= red_map.dims[d];
-            }
+            const i64 off = offset_of(r, red_map, base);
             const float v = to_float(x[off]);
             if (op != reduce_op::max)
                 acc += v;
