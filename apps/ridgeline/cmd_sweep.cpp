@@ -133,7 +133,7 @@ struct sweep_command {
         if (ceil) {
             core::roofs whole = profiler::roofs_for(a.layers.back(), dt, *ceil, o.timing.cache);
             whole.bandwidth_gbs = o.timing.cache == backend_api::cache_mode::cold
-                                      ? ceil->bandwidth_gbs
+                                      ? ceil->dram_roof_gbs(a.totals.bytes)
                                       : ceil->bandwidth_for_working_set_gbs(a.totals.bytes);
             p.roofs_used = whole;
             p.roofline = profiler::judge(a.totals, *p.time, whole);

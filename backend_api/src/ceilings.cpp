@@ -80,6 +80,35 @@ double ceilings::dram_roof_gbs() const {
     return roof;
 }
 
+double ceilings::dram_roof_gbs(std::int64_t bytes) const {
+    const double flat = dram_roof_gbs();
+    const std::int64_t dram = dram_level_bytes();
+    if (stream_bytes <= 0 || dram <= 0) return flat;
+    // the DRAM level's readings by working set: the sweep's points there and the STREAM kernels at their own
+    std::vector<std::pair<std::int64_t, double>> readings;
+    for (const auto& [size, gbs] : working_set_gbs)
+        if (size >= dram) readings.emplace_back(size, gbs);
+    readings.emplace_back(stream_bytes / 3 * 2, copy_gbs);
+    readings.emplace_back(stream_bytes, std::max(triad_gbs, read_gbs));
+    std::sort(readings.begin(), readings.end());
+    double highest = 0;
+    for (const auto& r : readings) highest = std::max(highest, r.second);
+    if (!(highest > 0) || bandwidth_gbs > highest * (1 + 1e-9)) return flat;  // a roof from elsewhere: keep it whole
+    // the envelope: at each size the highest reading at that size or above (a larger working set is no faster)
+    for (std::size_t i = readings.size() - 1; i-- > 0;)
+        readings[i].second = std::max(readings[i].second, readings[i + 1].second);
+    if (bytes <= readings.front().first) return readings.front().second;  // the highest: dram_roof_gbs()
+    if (bytes >= readings.back().first) return readings.back().second;
+    std::size_t hi = 1;
+    while (readings[hi].first < bytes) ++hi;
+    const auto& [s0, g0] = readings[hi - 1];
+    const auto& [s1, g1] = readings[hi];
+    if (s1 == s0) return g1;
+    const double w = (std::log(static_cast<double>(bytes)) - std::log(static_cast<double>(s0))) /
+                     (std::log(static_cast<double>(s1)) - std::log(static_cast<double>(s0)));
+    return g0 + w * (g1 - g0);
+}
+
 std::vector<std::int64_t> ceilings::sweep_points_for_working_set(std::int64_t bytes) const {
     std::vector<std::int64_t> points;
     const auto levels = levels_of(cache_level_bytes);
@@ -153,7 +182,7 @@ double ceilings::level_roof_gbs(std::size_t level) const {
 }
 
 double ceilings::bandwidth_for_working_set_gbs(std::int64_t bytes) const {
-    const double dram = dram_roof_gbs();
+    const double dram = dram_roof_gbs(bytes);
     const auto levels = levels_of(cache_level_bytes);
     if (levels.empty()) {
         double roof = dram;
@@ -245,6 +274,8 @@ std::string implausible_ceilings(const ceilings& c) {
     if (bad(c.bandwidth_gbs, max_gbs, min_gbs)) return "DRAM bandwidth is " + num(c.bandwidth_gbs) + " GB/s";
     for (double k : {c.copy_gbs, c.triad_gbs, c.read_gbs, c.device_copy_gbs})
         if (!std::isfinite(k) || k < 0 || k > c.bandwidth_gbs * (1 + 1e-9)) return "a STREAM kernel beats the DRAM roof";
+    if (c.stream_bytes < 0 || c.stream_bytes > (std::int64_t{1} << 40))
+        return "the STREAM kernels' working set is " + std::to_string(c.stream_bytes) + " B (0 to 1 TiB)";
     std::int64_t previous = 0;
     for (const auto& [bytes, gbs] : c.working_set_gbs) {
         if (bytes < 1024 || bytes > (std::int64_t{1} << 40) || bad(gbs, max_gbs, min_gbs))
@@ -323,6 +354,9 @@ void merge_ceilings(ceilings& now, const ceilings& earlier) {
     now.triad_gbs = std::max(now.triad_gbs, earlier.triad_gbs);
     now.read_gbs = std::max(now.read_gbs, earlier.read_gbs);
     now.device_copy_gbs = std::max(now.device_copy_gbs, earlier.device_copy_gbs);
+    // the kernels' higher readings may come from either size: placed at the smaller (a roof too high, never too low)
+    now.stream_bytes = now.stream_bytes > 0 && earlier.stream_bytes > 0 ? std::min(now.stream_bytes, earlier.stream_bytes)
+                                                                        : 0;
     for (auto& [size, gbs] : now.working_set_gbs)
         for (const auto& [s2, g2] : earlier.working_set_gbs)
             if (s2 == size) gbs = std::max(gbs, g2);

@@ -322,6 +322,8 @@ void calibration::stream_and_dram_roof() {
         if (!stopped()) c.triad_gbs = stream_gbs(s, stream_kernel::triad, longer, options, c, "triad");
         step.next("STREAM read " + mb(p.stream_bytes));
         if (!stopped()) c.read_gbs = stream_gbs(s, stream_kernel::read, longer, options, c, "read");
+        // where the three readings lie on the DRAM level's size axis (ceilings::dram_roof_gbs(bytes))
+        if (c.copy_gbs > 0 && c.read_gbs > 0) c.stream_bytes = p.stream_bytes;
     }
     // the DRAM roof: the highest of the three and of the sweep's points in the DRAM level (they are DRAM too,
     // measured at another moment: a roof must not sit under a DRAM reading of its own ceilings)

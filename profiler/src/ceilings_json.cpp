@@ -56,6 +56,7 @@ nlohmann::json ceilings_json(const backend_api::ceilings& c) {
             {"triad_gbs", c.triad_gbs},
             {"device_copy_gbs", c.device_copy_gbs},
             {"read_gbs", c.read_gbs},
+            {"stream_bytes", c.stream_bytes},
             {"working_set_gbs", sweep},
             {"ridge_point", ridge},
             {"dispatch_overhead_ms", c.dispatch_overhead_ms},
@@ -133,6 +134,7 @@ backend_api::ceilings ceilings_from_json(const nlohmann::json& j) {
     c.triad_gbs = get("triad_gbs", 0.0);
     c.device_copy_gbs = get("device_copy_gbs", 0.0);
     c.read_gbs = get("read_gbs", 0.0);
+    if (j.contains("stream_bytes")) c.stream_bytes = integer("stream_bytes", j.at("stream_bytes"));
     const nlohmann::json sweep = get("working_set_gbs", nlohmann::json::array());
     if (!sweep.is_array()) throw wrong("working_set_gbs", sweep);
     for (std::size_t i = 0; i < sweep.size(); ++i) {

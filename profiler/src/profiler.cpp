@@ -287,7 +287,8 @@ core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backe
             it != c.fma_peak_gflops.end() && it->second > 0 && it->second < r.compute_gflops)
             r.compute_gflops = it->second;
     if (auto it = c.gemm_gflops.find(std::string(core::to_string(dt))); it != c.gemm_gflops.end()) r.gemm_gflops = it->second;
-    r.bandwidth_gbs = cache == cache_mode::cold ? c.bandwidth_gbs : c.bandwidth_for_working_set_gbs(l.cost.bytes);
+    r.bandwidth_gbs =
+        cache == cache_mode::cold ? c.dram_roof_gbs(l.cost.bytes) : c.bandwidth_for_working_set_gbs(l.cost.bytes);
     // a cold sample is one run after a flush: its fixed cost is the cold one, where measured
     r.dispatch_ms = c.dispatch_ms(cache == cache_mode::cold);
     r.compute_tolerance = c.compute_tolerance(dt);

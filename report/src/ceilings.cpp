@@ -44,6 +44,11 @@ std::string ceilings_table(const backend_api::ceilings& c) {
     if (c.device_copy_gbs > 0)
         t.add_row({"device copy", fixed(c.device_copy_gbs, 1) + " GB/s", spread("device_copy")});
     if (c.read_gbs > 0) t.add_row({"read", fixed(c.read_gbs, 1) + " GB/s", spread("read")});
+    if (c.stream_bytes > 0 && c.dram_roof_gbs(c.stream_bytes) < c.dram_roof_gbs())
+        t.add_row({"DRAM roof from " + si(static_cast<double>(c.stream_bytes), "B"),
+                   fixed(c.dram_roof_gbs(c.stream_bytes), 1) + " GB/s",
+                   "a working set of the STREAM kernels' size or larger: judged by their readings, not by the smaller "
+                   "sweep points' (a larger working set is no faster; log-linear between)"});
     if (c.spread.count("dram_level"))
         t.add_row({"DRAM level's spread", fixed(100.0 * c.spread.at("dram_level"), 1) + "%",
                    "the highest best over the lowest median of its kernels and points: how far a spot check may read "

@@ -46,7 +46,7 @@ core::roofs roofs_on(const backend_api::ceilings& c, const std::string& op, cons
     // like with like: matrix work at the compute roof (tensor cores on a GPU), the rest on the FMA units
     r.compute_gflops = matrix_work(op) || !(fma > 0) ? peak : fma;
     r.gemm_gflops = positive(c.gemm_gflops, dt);
-    r.bandwidth_gbs = cold ? c.bandwidth_gbs : c.bandwidth_for_working_set_gbs(bytes);
+    r.bandwidth_gbs = cold ? c.dram_roof_gbs(bytes) : c.bandwidth_for_working_set_gbs(bytes);
     // as the profiler judges a cold sample: one run after a flush, at the cold fixed cost where measured
     r.dispatch_ms = c.dispatch_ms(cold);
     r.compute_tolerance = c.compute_tolerance(dt);

@@ -102,6 +102,56 @@ TEST(Ceilings, AWorkingSetIsJudgedAgainstTheLevelItFits) {
     EXPECT_DOUBLE_EQ(d.bandwidth_for_working_set_gbs(1'000), 30);
 }
 
+TEST(Ceilings, ALargerWorkingSetInTheDramLevelIsJudgedByTheReadingsAtItsSizeOrAbove) {
+    // this VM's full calibration of 2026-12-07 (2 threads): caches 65,536 + 2,097,152 + 33,554,432 B, so the DRAM
+    // level starts at 4x their sum, 142,868,480 B; its one sweep point, 201 MB, read 54.9 GB/s; STREAM over 3 arrays
+    // of 139 MB (stream_bytes 417 MB; copy moves 2 of them, 278 MB) read copy 33.5, triad 36.1, read 41.6
+    ceilings c;
+    c.cache_level_bytes = {65'536, 2'097'152, 33'554'432};
+    c.working_set_gbs = {{49'152, 591}, {12'582'912, 194}, {100'663'296, 65.5}, {201'326'592, 54.9}};
+    c.copy_gbs = 33.5;
+    c.triad_gbs = 36.1;
+    c.read_gbs = 41.6;
+    c.bandwidth_gbs = 54.9;  // the highest of the kernels and the DRAM level's points, as calibration sets it
+    EXPECT_EQ(c.dram_level_bytes(), 142'868'480);
+    // without the kernels' working set (an older file): one DRAM roof for every size, as before
+    EXPECT_DOUBLE_EQ(c.dram_roof_gbs(1'000'000'000), 54.9);
+    EXPECT_DOUBLE_EQ(c.bandwidth_for_working_set_gbs(538'000'000), 54.9);
+    c.stream_bytes = 417'000'000;
+    // the readings by size: 201 MB 54.9, 278 MB (copy) 33.5, 417 MB max(triad, read) 41.6; the envelope (the highest
+    // at that size or above): 54.9, 41.6, 41.6
+    EXPECT_DOUBLE_EQ(c.dram_roof_gbs(), 54.9);                // the one-number roof is unchanged
+    EXPECT_DOUBLE_EQ(c.dram_roof_gbs(150'000'000), 54.9);     // below the smallest reading: the highest
+    EXPECT_DOUBLE_EQ(c.dram_roof_gbs(201'326'592), 54.9);
+    EXPECT_DOUBLE_EQ(c.dram_roof_gbs(278'000'000), 41.6);     // copy's 33.5 is raised by read at a larger size
+    EXPECT_DOUBLE_EQ(c.dram_roof_gbs(417'000'000), 41.6);
+    // pad of 4x64x512x512 floats, 538 MB moved: past every reading, the largest's (was 54.9, above STREAM copy)
+    EXPECT_DOUBLE_EQ(c.dram_roof_gbs(538'000'000), 41.6);
+    EXPECT_DOUBLE_EQ(c.bandwidth_for_working_set_gbs(538'000'000), 41.6);
+    // 250 MB, log-linear between 201,326,592 (54.9) and 278,000,000 (41.6): w = ln(250e6 / 201,326,592) /
+    // ln(278e6 / 201,326,592) = 0.21655 / 0.32269 = 0.6711; 54.9 - 0.6711 x 13.3 = 45.97
+    const double w = std::log(250e6 / 201'326'592.0) / std::log(278e6 / 201'326'592.0);
+    EXPECT_NEAR(c.dram_roof_gbs(250'000'000), 54.9 + w * (41.6 - 54.9), 1e-9);
+    EXPECT_NEAR(c.dram_roof_gbs(250'000'000), 45.97, 0.01);
+    // the transition does not change: 100,663,296 B draws 65,536 B from L1 (591), 33,554,432 from L3 (194; L2 has
+    // no point) and the rest from DRAM at the highest reading, 54.9: 100,663,296 / 1,394,249 ns = 72.20
+    EXPECT_NEAR(c.bandwidth_for_working_set_gbs(100'663'296),
+                100'663'296 / (65'536 / 591.0 + 33'554'432 / 194.0 + (100'663'296 - 65'536 - 33'554'432) / 54.9), 1e-9);
+    EXPECT_NEAR(c.bandwidth_for_working_set_gbs(100'663'296), 72.20, 0.01);
+    // a DRAM roof above every reading (a file edited by hand, a recheck's merge): kept for every size
+    ceilings raised = c;
+    raised.bandwidth_gbs = 60;
+    EXPECT_DOUBLE_EQ(raised.dram_roof_gbs(538'000'000), 60);
+    // a reading that falls with size only past the kernels: a 2 GB point at 30 lowers nothing below 417 MB and
+    // gives the sizes past it its own value
+    ceilings longer = c;
+    longer.working_set_gbs.emplace_back(2'000'000'000, 30);
+    EXPECT_DOUBLE_EQ(longer.dram_roof_gbs(417'000'000), 41.6);
+    EXPECT_DOUBLE_EQ(longer.dram_roof_gbs(4'000'000'000), 30);
+    EXPECT_NEAR(longer.dram_roof_gbs(1'000'000'000),
+                41.6 + std::log(1e9 / 417e6) / std::log(2e9 / 417e6) * (30 - 41.6), 1e-9);
+}
+
 TEST(Ceilings, WhatTheHotCacheHoldsIsTheLargestSweepSizeAboveDram) {
     ceilings c;
     c.bandwidth_gbs = 22;  // no spread known: tolerance 2%, so "above DRAM" is above 22.44 GB/s
@@ -166,6 +216,18 @@ TEST(Ceilings, MergingKeepsTheHigherOfEachCeilingAndTheLowerDispatchCost) {
     // a floor: the lower of the two (a measurement in a VM's slow mode must not raise it: 1 us kept, not 2)
     EXPECT_DOUBLE_EQ(now.dispatch_overhead_ms, 0.001);
     EXPECT_NE(now.method.at("merged").find("2026-11-30T10:00:00Z"), std::string::npos);
+    // the STREAM kernels' working set: the smaller of the two (the higher readings may come from either size, and
+    // placed at the smaller the roof errs high); unknown in either, unknown (one DRAM roof for every size)
+    ceilings big = measured(236, 30, 31, 400, 228, 0.002), small = big;
+    big.stream_bytes = 417'000'000;
+    small.stream_bytes = 300'000'000;
+    ceilings merged = big;
+    backend_api::merge_ceilings(merged, small);
+    EXPECT_EQ(merged.stream_bytes, 300'000'000);
+    small.stream_bytes = 0;
+    merged = big;
+    backend_api::merge_ceilings(merged, small);
+    EXPECT_EQ(merged.stream_bytes, 0);
 }
 
 TEST(Ceilings, ImpossibleCeilingsAreRefused) {
@@ -204,6 +266,7 @@ TEST(Ceilings, ImpossibleCeilingsAreRefused) {
             "the working-set sweep's sizes do not grow (49152 B after 201326592 B)");
     refused([](ceilings& e) { e.working_set_gbs = {{49'152, 400}, {49'152, 300}}; }, "do not grow");
     refused([](ceilings& e) { e.dispatch_overhead_ms = -1; }, "dispatch");
+    refused([](ceilings& e) { e.stream_bytes = -3; }, "STREAM kernels' working set is -3 B");
     refused([](ceilings& e) { e.last_level_cache_bytes = static_cast<std::int64_t>(1e14); }, "last-level cache");
     // values too small for any device, written with 4 digits, not as "0.000000" (a cold bandwidth of 1e-300 GB/s
     // made predicted times of 300 digits)

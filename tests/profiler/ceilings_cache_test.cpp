@@ -234,10 +234,20 @@ TEST(CeilingsCache, CacheLevelsRoundTripAndAnOlderCacheWithoutThemStillAnswers) 
     c.ridgeline_version = RIDGELINE_VERSION;
     c.measured_at = "2026-12-01T00:00:00Z";
     c.cache_level_bytes = {49'152, 2'097'152, 272'629'760};
+    c.stream_bytes = 417'000'000;
     (void)profiler::save_cached_ceilings(c);
     const auto loaded = profiler::load_cached_ceilings(c.fingerprint, false);
     ASSERT_TRUE(loaded.has_value());
     EXPECT_EQ(loaded->cache_level_bytes, c.cache_level_bytes);
+    EXPECT_EQ(loaded->stream_bytes, 417'000'000);  // where the STREAM kernels' readings lie (dram_roof_gbs(bytes))
+    {  // an older file without it: 0, one DRAM roof for every size
+        nlohmann::json j = profiler::ceilings_json(c);
+        j.erase("stream_bytes");
+        EXPECT_EQ(profiler::ceilings_from_json(j).stream_bytes, 0);
+        j["stream_bytes"] = 1.5;
+        EXPECT_THROW((void)profiler::ceilings_from_json(j), core::error);
+    }
+    c.stream_bytes = 0;
     EXPECT_EQ(profiler::ceilings_json(c)["cache_level_bytes"], nlohmann::json({49'152, 2'097'152, 272'629'760}));
 
     // a CPU cache without levels was measured where the OS gave no cache topology, before ridgeline read them from

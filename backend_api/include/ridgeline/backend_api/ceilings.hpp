@@ -46,6 +46,10 @@ struct ceilings {
     double triad_gbs = 0;  // STREAM triad (CPU loops; GPU: ridgeline's vectorised kernel); 0 where not measured
     double read_gbs = 0;   // STREAM-style read of three arrays (CPU); 0 where not measured
     double device_copy_gbs = 0;  // the driver's device-to-device copy (GPU: cudaMemcpyAsync); 0 where not measured
+    /// The working set of STREAM triad and read, in bytes (three arrays; copy moves two of them): where on the DRAM
+    /// level's size axis those kernels' readings lie (dram_roof_gbs(bytes)). 0 where unknown (older files, a GPU,
+    /// a datasheet): then the DRAM roof is one number for every working set.
+    std::int64_t stream_bytes = 0;
     /// Working-set sweep: bytes of the working set (what one pass of a kernel reads and writes) -> GB/s: the
     /// cache levels, the transition past the last one and the DRAM level.
     std::vector<std::pair<std::int64_t, double>> working_set_gbs;
@@ -96,6 +100,17 @@ struct ceilings {
     /// The DRAM roof: bandwidth_gbs, or a point of the working-set sweep in the DRAM level that read higher (a
     /// point raised by a recheck, or a file written by hand).
     [[nodiscard]] double dram_roof_gbs() const;
+    /// The DRAM roof for a working set of `bytes`: what the DRAM level's readings say a working set of that size gets.
+    /// Derived: a working set moves no faster than a smaller one, so each reading (the sweep's points from
+    /// dram_level_bytes, STREAM copy at 2/3 of stream_bytes, triad and read at stream_bytes) is a floor for every
+    /// smaller size: the envelope is, at each reading's size, the highest reading at that size or above; between
+    /// two sizes it is log-linear (as in the transition), past the largest it stays at the largest's. Up to the
+    /// smallest reading's size this is dram_roof_gbs(). Why: the VM's L3 holds more than its nominal size (two vCPUs
+    /// on two of the host's slices), so the DRAM level's smallest sweep point (201 MB) read 54.9 GB/s where STREAM
+    /// read over 417 MB read 41.6, and a 538 MB copy-like layer was judged against the 201 MB point's rate, above
+    /// what STREAM copy itself reaches (docs/roofline.md). Without stream_bytes, or where bandwidth_gbs is above every
+    /// reading (raised by hand or by a merge), dram_roof_gbs() for every size.
+    [[nodiscard]] double dram_roof_gbs(std::int64_t bytes) const;
     /// Where a working set of `bytes` falls: a cache level (it fits the capacity of cache_level_bytes[i]), the
     /// transition between the last cache level and the DRAM level (judged by neither plateau's points), or DRAM.
     enum class memory_level { cache, transition, dram };
@@ -114,7 +129,7 @@ struct ceilings {
     ///   level, short of the DRAM level) what the sweep's points there read around `bytes` (log-linear between the
     ///   two around it, the nearest past them) where that is more: a VM's L3 can hold more than its nominal size
     ///   (two vCPUs on two slices of the host's); those points set no other roof;
-    /// - in the DRAM level: the DRAM roof (dram_roof_gbs).
+    /// - in the DRAM level: the DRAM roof for that working set (dram_roof_gbs(bytes)).
     /// Without cache levels (older files, a GPU without an L2 size): the highest of the sweep's two points around
     /// `bytes` and the DRAM roof.
     [[nodiscard]] double bandwidth_for_working_set_gbs(std::int64_t bytes) const;
