@@ -35,7 +35,7 @@ struct predict_command {
         const bool report_fused = std::any_of(j.layers.begin(), j.layers.end(),
                                               [](const report::layer_record& l) { return !l.fused.empty(); });
         if (model.fuse && !report_fused)
-            throw usage_error("predict: --fuse, but "" + from + "" was profiled without it (a prediction keeps the "
+            throw usage_error("predict: --fuse, but \"" + from + "\" was profiled without it (a prediction keeps the "
                               "source's rows: profile with --fuse to predict the fused model)");
         if (dtype_given && model.dtype != dtype)
             throw usage_error("predict: --dtype " + model.dtype + ", but \"" + from + "\" was profiled in " + dtype +

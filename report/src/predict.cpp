@@ -407,7 +407,14 @@ void predict_layer(const layer_record& l, prediction_pass& pass) {
           {"compute_tolerance", judged.compute_tolerance},
           {"bandwidth_tolerance", judged.bandwidth_tolerance},
           {"compute_checked", true}}}});
-    if (!l.fused.empty()) pass.layers.back()["label"] = l.label;  // a group: its members, as the source's table shows them
+    if (!l.fused.empty()) {  // a group: its label and members, as the source's report has them (compare reads them)
+        nlohmann::json members = nlohmann::json::array();
+        for (const auto& m : l.fused)
+            members.push_back({{"name", m.name}, {"op", m.op}, {"layer", m.layer}, {"rule", m.rule}, {"macs", m.macs},
+                               {"flops", m.flops}, {"bytes", m.bytes}});
+        pass.layers.back()["label"] = l.label;
+        pass.layers.back()["fused"] = members;
+    }
 }
 
 /// The change of cache state of the whole pass (core::pass_cache_shift_ms): a pass flushed once (cold) pays the cold

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/scratch.hpp"
 #include "process.hpp"
 
 using ridgeline::test::run_ridgeline;
@@ -99,4 +100,32 @@ TEST(CliFuse, TheTableSaysWhatFusingSaves) {
     ASSERT_EQ(f.exit_code, 0) << f.err;
     EXPECT_NE(f.out.find("fused as a deployment runs it: 2 fused groups"), std::string::npos) << f.out;
     EXPECT_NE(f.out.find("conv1+bn1+relu1"), std::string::npos) << f.out;
+}
+
+TEST(CliFuse, APredictionOfAFusedProfileIsFusedToo) {
+    // a prediction keeps the source's groups, members and all, so that compare reads it beside a fused run (and
+    // refuses it beside an unfused one, saying why) as it reads the fused profile itself
+    const auto dir = ridgeline::test::fresh_scratch_dir("fused-predict");
+    const std::string fused = (dir / "fused.json").string(), plain = (dir / "plain.json").string(),
+                      predicted = (dir / "predicted.json").string();
+    for (const auto& [file, fuse] : {std::pair{fused, true}, std::pair{plain, false}}) {
+        std::vector<std::string> args{"profile", "--onnx", tiny, "--quick", "--quiet", "--device", "cpu",
+                                      "--no-fusion-savings", "--format", "json", "--output", file};
+        if (fuse) args.push_back("--fuse");
+        const auto r = run_ridgeline(args);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    const auto p = run_ridgeline({"predict", "--from", fused, "--to", plain, "--format", "json", "--output", predicted});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    const auto c = run_ridgeline({"compare", fused, predicted});
+    EXPECT_EQ(c.exit_code, 0) << c.err;
+    EXPECT_NE(c.out.find("conv1+bn1+relu1"), std::string::npos) << c.out;
+    const auto mixed = run_ridgeline({"compare", plain, predicted});
+    EXPECT_NE(mixed.exit_code, 0);
+    EXPECT_NE(mixed.err.find("profiles the model fused and"), std::string::npos) << mixed.err;
+    // --fuse on an unfused profile names the file (it once printed `but  + from +  was profiled`)
+    const auto unfused = run_ridgeline({"predict", "--from", plain, "--to", "h100", "--fuse"});
+    EXPECT_EQ(unfused.exit_code, 2);
+    EXPECT_NE(unfused.err.find("predict: --fuse, but \"" + plain + "\" was profiled without it"), std::string::npos)
+        << unfused.err;
 }
