@@ -242,8 +242,15 @@ model_analysis analyze(const model& m, dtype dt) {
         else
             a.totals.buffers = checked::add(a.totals.buffers, info.first, "total buffers");
     }
+    std::set<std::string> declared;
+    for (const auto& o : m.outputs()) {
+        if (!tensors.count(o) || std::any_of(m.inputs().begin(), m.inputs().end(),
+                                             [&](const model_input& i) { return i.name == o; }))
+            throw invalid_layer(model_where + ": output \"" + o + "\" names no layer (an output is a layer's tensor)");
+        declared.insert(o);
+    }
     for (const auto& la : a.layers)
-        if (!read.count(la.layer.name)) a.outputs.push_back(la.layer.name);
+        if (!read.count(la.layer.name) || declared.count(la.layer.name)) a.outputs.push_back(la.layer.name);
     return a;
 }
 

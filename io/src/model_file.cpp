@@ -19,7 +19,7 @@ namespace {
 
 using json = nlohmann::json;
 
-const std::vector<std::string> top_level_keys = {"format", "name", "inputs", "layers"};
+const std::vector<std::string> top_level_keys = {"format", "name", "inputs", "layers", "outputs"};
 const std::vector<std::string> input_keys = {"name", "shape", "dtype"};
 const std::set<std::string> layer_reserved = {"name", "op", "inputs", "tied"};
 
@@ -308,6 +308,19 @@ public:
             }
             previous = l.name;
             m.add_layer(std::move(l));
+        }
+        // outputs a layer also reads (optional; a layer no other reads is an output anyway)
+        if (auto o_it = doc.find("outputs"); o_it != doc.end()) {
+            if (!o_it->is_array()) fail("$.outputs", "expected an array of layer names, got " + shown(*o_it));
+            std::set<std::string> layer_names;
+            for (const auto& l : m.layers()) layer_names.insert(l.name);
+            for (std::size_t i = 0; i < o_it->size(); ++i) {
+                const std::string path = "$.outputs[" + std::to_string(i) + "]";
+                const json& o = (*o_it)[i];
+                if (!o.is_string() || !layer_names.count(o.get<std::string>()))
+                    fail(path, "expected the name of a layer, got " + shown(o));
+                m.add_output(o.get<std::string>());
+            }
         }
         check_graph(m, tensor_path);
         check_analysis(m);
@@ -612,7 +625,9 @@ nlohmann::ordered_json model_json(const core::model& m) {
         previous = l.name;
         layers.push_back(std::move(j));
     }
-    return {{"format", std::string(model_format_id)}, {"name", m.name()}, {"inputs", inputs}, {"layers", layers}};
+    oj j = {{"format", std::string(model_format_id)}, {"name", m.name()}, {"inputs", inputs}, {"layers", layers}};
+    if (!m.outputs().empty()) j["outputs"] = m.outputs();
+    return j;
 }
 
 }  // namespace ridgeline::io

@@ -177,6 +177,20 @@ onnx_model importer::finish() {
     if (built_.model.layers().empty()) fail("no node could be imported as a layer");
 
     drop_orphans();
+    // the graph's outputs that a later node reads too stay outputs (a tensor no layer reads is one anyway): kept
+    // whole, never fused into their readers, verified with the rest
+    {
+        std::set<std::string> layer_names, read_by_layers;
+        for (const auto& l : built_.model.layers()) {
+            layer_names.insert(l.name);
+            read_by_layers.insert(l.inputs.begin(), l.inputs.end());
+        }
+        std::set<std::string> added;
+        for (const auto& o : graph().proto.graph().output())
+            if (const auto t = built_.act.find(o.name()); t != built_.act.end() && layer_names.count(t->second) &&
+                                                          read_by_layers.count(t->second) && added.insert(t->second).second)
+                built_.model.add_output(t->second);
+    }
     // unread inputs (a skipped node's only reader) are dropped
     std::set<std::string> read;
     for (const auto& l : built_.model.layers()) read.insert(l.inputs.begin(), l.inputs.end());

@@ -65,6 +65,31 @@ TEST(Model, DagErrorsNameTheCulprit) {
         m.add_layer({"fc", parse_op("linear:in_features=4,out_features=2"), {"ids"}, {}});
         EXPECT_EQ(error_of(m), "linear \"fc\": reads token ids \"ids\"; only embedding layers read ids");
     }
+    {  // a declared output must be a layer's tensor: a model input or an unknown name is refused by name
+        model m("m");
+        m.add_input({"x", shape{1, 4}});
+        m.add_layer({"a", relu_op(), {"x"}, {}});
+        m.add_layer({"b", relu_op(), {"a"}, {}});
+        m.add_output("x");
+        EXPECT_EQ(error_of(m), "model \"m\": output \"x\" names no layer (an output is a layer's tensor)");
+        model n("n");
+        n.add_input({"x", shape{1, 4}});
+        n.add_layer({"a", relu_op(), {"x"}, {}});
+        n.add_output("nope");
+        EXPECT_EQ(error_of(n), "model \"n\": output \"nope\" names no layer (an output is a layer's tensor)");
+    }
+}
+
+TEST(Model, ADeclaredOutputALayerReadsIsAnOutputInLayerOrder) {
+    // a -> b -> c: only c is unread; a declared too, so the outputs are a and c, in layer order, each once
+    model m("m");
+    m.add_input({"x", shape{1, 4}});
+    m.add_layer({"a", relu_op(), {"x"}, {}});
+    m.add_layer({"b", relu_op(), {"a"}, {}});
+    m.add_layer({"c", relu_op(), {"b"}, {}});
+    m.add_output("c");
+    m.add_output("a");
+    EXPECT_EQ(analyze(m, dtype::fp32).outputs, (std::vector<std::string>{"a", "c"}));
 }
 
 TEST(Model, LayersMayBeListedInAnyOrder) {

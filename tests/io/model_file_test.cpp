@@ -98,6 +98,19 @@ TEST(ModelFile, ExportAndReimportIsIdenticalForEveryZooModel) {
     }
 }
 
+TEST(ModelFile, OutputsALayerReadsRoundTrip) {
+    // tiny's conv is read by act and sum; declared an output, it is one (in layer order, before sum), and export
+    // writes it back; a file without "outputs" exports without it
+    json j = json::parse(tiny);
+    j["outputs"] = {"conv"};
+    const core::model m = parse(j.dump());
+    EXPECT_EQ(m.outputs(), std::vector<std::string>{"conv"});
+    EXPECT_EQ(core::analyze(m, core::dtype::fp32).outputs, (std::vector<std::string>{"conv", "sum"}));
+    EXPECT_EQ(io::model_json(m)["outputs"], json({"conv"}));
+    EXPECT_EQ(parse(io::model_json(m).dump()).outputs(), m.outputs());
+    EXPECT_FALSE(io::model_json(parse(tiny)).contains("outputs"));
+}
+
 TEST(ModelFile, BatchAndInputOverrides) {
     const auto b = core::analyze(parse(tiny, {{}, 4}), core::dtype::fp32);
     EXPECT_EQ(b.totals.macs, 4 * 6912);  // macs scale with the batch
@@ -150,8 +163,13 @@ TEST(ModelFile, ErrorsNameTheJsonPath) {
         {doc(R"({"name": "r", "op": "relu", "inplace": true})"),
          R"(model.json: $.layers[0].inplace: unknown attribute "inplace" (this op takes no attributes))"},
         {doc(R"({"name": "c", "op": "conv3d"})"), R"(model.json: $.layers[0].op: unknown op "conv3d" (known: linear, )"},
-        {"{" + in + R"(, "layers": [{"name": "r", "op": "relu"}], "outputs": ["r"]})",
-         "model.json: $.outputs: unknown field (known: format, name, inputs, layers)"},
+        {"{" + in + R"(, "layers": [{"name": "r", "op": "relu"}], "output": ["r"]})",
+         "model.json: $.output: unknown field (known: format, name, inputs, layers, outputs)"},
+        // outputs name layers (a layer another reads, returned too)
+        {"{" + in + R"(, "layers": [{"name": "r", "op": "relu"}], "outputs": ["x"]})",
+         R"(model.json: $.outputs[0]: expected the name of a layer, got "x")"},
+        {"{" + in + R"(, "layers": [{"name": "r", "op": "relu"}], "outputs": "r"})",
+         R"(model.json: $.outputs: expected an array of layer names, got "r")"},
         {R"({"format": "ridgeline.model/2", "inputs": [], "layers": []})",
          R"(model.json: $.format: expected "ridgeline.model/1", got "ridgeline.model/2")"},
         {R"({"layers": [{"name": "r", "op": "relu"}]})", R"(model.json: $: missing required field "inputs")"},

@@ -10,6 +10,7 @@
 #include "onnx_test_graphs.hpp"
 #include "ridgeline/backend_api/tensor.hpp"
 #include "ridgeline/core/error.hpp"
+#include "ridgeline/core/fusion.hpp"
 #include "ridgeline/io/model_file.hpp"
 #include "ridgeline/io/onnx_import.hpp"
 #include "ridgeline/report/weights.hpp"
@@ -133,6 +134,38 @@ TEST(OnnxImport, SharedInitializersAreTiedAndCountedOnce) {
     EXPECT_EQ(a.totals.params, 9 + 3);          // the model counts them once
     EXPECT_EQ(m.weights->tensors.size(), 2u);
     EXPECT_EQ(m.weights->tensors.count("w"), 1u);
+}
+
+TEST(OnnxImport, AGraphOutputThatANodeReadsStaysAnOutputAndIsNeverFused) {
+    // conv -> bn -> relu -> sigmoid with the graph's outputs the sigmoid's and the conv's: the conv's output is
+    // returned, so a deployment cannot fold the bn into it (it once was: conv+bn+relu+sig, the output `c` dropped)
+    auto imported = [](const std::string& second_output) {
+        onnx_builder b;
+        b.input("x", {1, 3, 8, 8});
+        b.init_n("w", {4, 3, 3, 3});
+        for (const char* v : {"g", "beta", "mean"}) b.init_n(v, {4});
+        b.init("var", {4}, {1.0f, 2.0f, 0.5f, 1.0f});
+        b.node("Conv", {"x", "w"}, {"c"}, "/conv/Conv");
+        b.node("BatchNormalization", {"c", "g", "beta", "mean", "var"}, {"n"}, "/bn/BatchNormalization");
+        b.node("Relu", {"n"}, {"r"}, "/relu/Relu");
+        b.node("Sigmoid", {"r"}, {"y"}, "/sig/Sigmoid");
+        b.output("y");
+        b.output(second_output);
+        return io::import_onnx(b.save(temp_dir() / ("mid_output_" + second_output + ".onnx")));
+    };
+    const io::onnx_model m = imported("c");
+    EXPECT_EQ(m.model.outputs(), std::vector<std::string>{"/conv/Conv"});
+    const auto a = core::analyze(m.model, core::dtype::fp32);
+    EXPECT_EQ(a.outputs, (std::vector<std::string>{"/conv/Conv", "/sig/Sigmoid"}));  // in layer order
+    const auto f = core::fuse(a);
+    ASSERT_EQ(f.layers.size(), 4u);  // nothing fused: bn and relu could fold only into a conv nothing else reads
+    EXPECT_TRUE(f.layers[0].fused.empty());
+    EXPECT_EQ(f.outputs, a.outputs);
+    // the bn's output returned instead: conv+bn fuse (their tensor between is no output), the relu stays its own row
+    const auto fn = core::fuse(core::analyze(imported("n").model, core::dtype::fp32));
+    ASSERT_EQ(fn.layers.size(), 3u);
+    EXPECT_EQ(fn.layers[0].fused.size(), 2u);  // conv+bn
+    EXPECT_EQ(fn.outputs, (std::vector<std::string>{"/conv/Conv", "/sig/Sigmoid"}));  // the group carries conv's name
 }
 
 TEST(OnnxImport, ExternalData) {

@@ -48,6 +48,11 @@ public:
     [[nodiscard]] const std::vector<layer>& layers() const { return layers_; }
     std::vector<model_input>& inputs() { return inputs_; }
     std::vector<layer>& layers() { return layers_; }
+    /// Tensors the model returns although a layer reads them (an ONNX graph's output in mid-graph: a convolution's
+    /// output that the next layer reads too); a tensor no layer reads is an output anyway. Each names a layer
+    /// (analyze() throws otherwise); such a tensor is kept whole, never fused into its readers.
+    void add_output(std::string name) { outputs_.push_back(std::move(name)); }
+    [[nodiscard]] const std::vector<std::string>& outputs() const { return outputs_; }
     /// The pass a transformer was built for (build_transformer sets it); empty for other models.
     [[nodiscard]] const std::optional<transformer_run>& run() const { return run_; }
     void set_run(transformer_run r) { run_ = r; }
@@ -57,6 +62,7 @@ private:
     std::optional<transformer_run> run_;
     std::vector<model_input> inputs_;
     std::vector<layer> layers_;
+    std::vector<std::string> outputs_;
 };
 
 /// Builds a model layer by layer. then() reads the previous layer's output (a Sequential);
@@ -110,7 +116,7 @@ struct model_analysis {
     std::int64_t batch = 1;
     std::vector<model_input> inputs;
     std::vector<layer_analysis> layers;  // in topological order
-    std::vector<std::string> outputs;    // tensors that no layer reads
+    std::vector<std::string> outputs;    // tensors that no layer reads and those model::outputs() declares, in layer order
     std::optional<transformer_run> run;  // the model's transformer pass, if any
     /// Sum over layers, except that params and buffers count every distinct tensor once (tied tensors).
     core::cost totals;
