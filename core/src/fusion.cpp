@@ -153,6 +153,7 @@ model_analysis fuse(const model_analysis& a) {
     f.batch = a.batch;
     f.inputs = a.inputs;
     f.run = a.run;
+    f.fusion_applied = true;
     f.outputs = a.outputs;
     rename(f.outputs);
     for (std::size_t i = 0; i < a.layers.size(); ++i) {
@@ -185,12 +186,24 @@ std::string group_label(const layer_analysis& la) {
     return label;
 }
 
+std::string input_labels(const model_analysis& a, const layer_analysis& layer) {
+    std::string out;
+    for (const auto& name : layer.layer.inputs) {
+        std::string shown = name;
+        for (const auto& la : a.layers)
+            if (!la.fused.empty() && la.layer.name == name) shown = group_label(la);
+        out += (out.empty() ? "" : ";") + shown;
+    }
+    return out;
+}
+
 model_analysis unfuse(const model_analysis& a) {
     std::map<std::string, std::string> renamed;  // a group (its producer's name) -> its last member's
     for (const auto& la : a.layers)
         if (!la.fused.empty()) renamed[la.layer.name] = la.fused.back().layer.name;
-    if (renamed.empty()) return a;
     model_analysis u = a;
+    u.fusion_applied = false;
+    if (renamed.empty()) return u;
     u.layers.clear();
     auto rename = [&](std::vector<std::string>& names) {
         for (auto& n : names)
@@ -230,7 +243,7 @@ std::string describe_fusion(const model_analysis& fused) {
                     break;
             }
     }
-    if (groups == 0) return {};
+    if (groups == 0) return fused.fusion_applied ? "nothing to fuse (no layer matches a rule of core/fusion.hpp)" : "";
     auto count = [](int n, const std::string& one, const std::string& many) {
         return std::to_string(n) + " " + (n == 1 ? one : many);
     };

@@ -1,6 +1,7 @@
 // "cpu-ref": the reference loops run as a backend (slow; the oracle everyone is compared with).
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -51,7 +52,12 @@ public:
 
     std::vector<backend_api::host_tensor> outputs() override { return outputs_; }
 
-    [[nodiscard]] std::string notes() const override { return "reference loops"; }
+    [[nodiscard]] std::string notes() const override {
+        // a fused group runs as its members, one after another: no fused kernel here, and the time says so
+        const bool groups = std::any_of(graph_.layers.begin(), graph_.layers.end(),
+                                        [](const core::layer_analysis& la) { return !la.fused.empty(); });
+        return groups ? "reference loops (a fused group's members one by one: no fused kernel)" : "reference loops";
+    }
 
 private:
     [[nodiscard]] core::shape find_shape(const std::string& name) const {

@@ -731,8 +731,7 @@ std::string profile_csv(const profiler::profile_result& r, const view_options& v
     for (std::size_t k = 0; k < rows; ++k) {
         const auto& p = r.layers[order[k]];
         const auto& l = p.analysis;
-        std::string inputs;
-        for (const auto& i : l.layer.inputs) inputs += (inputs.empty() ? "" : ";") + i;
+        const std::string inputs = core::input_labels(r.analysis, l);  // named as the rows are: a group by its label
         auto ai = l.cost.arithmetic_intensity();
         out << csv_field(core::group_label(l)) << ',' << core::kind_of(l.layer.op) << ',' << csv_field(core::to_string(l.layer.op))
             << ',' << csv_field(inputs) << ',' << shapes_text(l.input_shapes) << ',' << l.output_shape.to_string() << ','

@@ -231,8 +231,7 @@ std::string summary_csv(const core::model_analysis& a) {
     out << "name,op,layer,inputs,input_shapes,output_shape,params,buffers,macs,flops,bytes,arithmetic_intensity,"
            "executed_macs,executed_flops\n";
     for (const auto& l : a.layers) {
-        std::string inputs;
-        for (const auto& i : l.layer.inputs) inputs += (inputs.empty() ? "" : ";") + i;
+        const std::string inputs = core::input_labels(a, l);  // named as the rows are: a group by its label
         auto ai = l.cost.arithmetic_intensity();
         out << csv_field(core::group_label(l)) << ',' << core::kind_of(l.layer.op) << ',' << csv_field(core::to_string(l.layer.op))
             << ',' << csv_field(inputs) << ',' << shapes_text(l.input_shapes) << ',' << l.output_shape.to_string() << ','

@@ -61,13 +61,18 @@ std::optional<std::size_t> outside_operand(const layer_analysis& group, std::siz
 /// layer's own name.
 std::string group_label(const layer_analysis& la);
 
+/// The tensors `layer` reads, as a report names rows: a fused group by its label (group_label), other tensors by
+/// name; joined by ';' (the CSV's "inputs", where each row is named by its label).
+std::string input_labels(const model_analysis& a, const layer_analysis& layer);
+
 /// The model `fuse` rewrote, as it was before (the groups' members back in their places and names): what a training
 /// step runs (core::estimate_training), since folding a batch norm is an inference rewrite. `a` itself where nothing
 /// was fused.
 model_analysis unfuse(const model_analysis& a);
 
-/// What `fuse` did, counted by rule: "20 batch norms folded, 17 activations and 8 residual adds as post-ops" (empty
-/// when nothing was fused).
+/// What `fuse` did, counted by rule: "20 batch norms folded, 17 activations and 8 residual adds as post-ops";
+/// "nothing to fuse (...)" where `fuse` ran and no rule matched (model_analysis::fusion_applied); empty for a model
+/// `fuse` never rewrote.
 std::string describe_fusion(const model_analysis& fused);
 
 }  // namespace ridgeline::core

@@ -118,6 +118,7 @@ struct model_analysis {
     std::vector<layer_analysis> layers;  // in topological order
     std::vector<std::string> outputs;    // tensors that no layer reads and those model::outputs() declares, in layer order
     std::optional<transformer_run> run;  // the model's transformer pass, if any
+    bool fusion_applied = false;         // core::fuse rewrote it (true even where no rule matched: nothing to fuse)
     /// Sum over layers, except that params and buffers count every distinct tensor once (tied tensors).
     core::cost totals;
 };
