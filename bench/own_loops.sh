@@ -2,9 +2,8 @@
 # ridgeline's own CPU loops (where oneDNN 2.6.3 has no primitive) on large tensors, beside the DRAM level's STREAM:
 # each op's achieved GB/s (its minimal bytes, the layer's `bytes`: every input at its own size read once and the
 # output written once, over its median) as a % of STREAM copy, of the DRAM bandwidth roof (`ridgeline ceilings
-# --format json`: copy_gbs, read_gbs, bandwidth_gbs; docs/roofline.md) and of the bound for the op's own mix of
-# reads and writes (%mix, derived in the table's script below). Every working set here
-# is past 4x the caches (the DRAM level) on a 2-core Zen 4 VM (32 MiB L3); the reductions and the embedding gather
+# --format json`: the roof of the op's working set, as the profile judges it; docs/roofline.md) and of the bound for
+# the op's own mix of reads and writes (%mix, derived in the table's script below). Every working set here is past 4x the caches (the DRAM level) on a 2-core Zen 4 VM (32 MiB L3); the reductions and the embedding gather
 # run oneDNN's reduction and a memcpy per row, for comparison.
 # Binaries are interleaved op by op and round by round (this VM's neighbours move times by up to 2x from one minute to
 # the next); the table gives the lowest median of the rounds for each binary (the least disturbed), against the best
@@ -74,7 +73,7 @@ for ((i = 1; i <= rounds; i++)); do
 done
 
 "$py" - "$out" "${bins[@]}" <<'PY'
-import glob, json, os, sys
+import glob, json, math, os, sys
 out, bins = sys.argv[1], sys.argv[2:]
 cs = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(out, "ceilings.*.json")))]
 cs = [c.get("ceilings", c) for c in cs]
@@ -83,6 +82,29 @@ for k in ("copy_gbs", "triad_gbs", "bandwidth_gbs"):
 copy, triad, roof, read = (max(c[k] for c in cs) for k in ("copy_gbs", "triad_gbs", "bandwidth_gbs", "read_gbs"))
 print(f"DRAM level, best round: STREAM copy {copy:.1f} GB/s, triad {triad:.1f} GB/s, read {read:.1f} GB/s, "
       f"roof (bandwidth_gbs) {roof:.1f} GB/s")
+# The roof a layer of `size` bytes in the DRAM level is judged against (ceilings::dram_roof_gbs(bytes), docs/roofline.md
+# "A larger working set"): the DRAM level's readings (its sweep points, copy at 2/3 of stream_bytes, triad and read
+# at stream_bytes), each a floor for smaller sizes; log-linear between, the largest's past them. %roof uses the best
+# round's; stream_bytes 0 (an older build) gives the one-number roof.
+def dram_roof(c, size):
+    dram = c.get("dram_level_bytes", 0)
+    points = [(s, g) for s, g in c["working_set_gbs"] if dram > 0 and s >= dram]
+    flat = max([c["bandwidth_gbs"]] + [g for _, g in points])
+    sb = c.get("stream_bytes", 0)
+    if sb <= 0 or dram <= 0:
+        return flat
+    r = sorted(points + [(sb // 3 * 2, c["copy_gbs"]), (sb, max(c["triad_gbs"], c["read_gbs"]))])
+    if c["bandwidth_gbs"] > max(g for _, g in r) * (1 + 1e-9):
+        return flat
+    for i in range(len(r) - 2, -1, -1):
+        r[i] = (r[i][0], max(r[i][1], r[i + 1][1]))
+    if size <= r[0][0]:
+        return r[0][1]
+    if size >= r[-1][0]:
+        return r[-1][1]
+    hi = next(i for i, (s, _) in enumerate(r) if s >= size)
+    (s0, g0), (s1, g1) = r[hi - 1], r[hi]
+    return g1 if s1 == s0 else g0 + (math.log(size) - math.log(s0)) / (math.log(s1) - math.log(s0)) * (g1 - g0)
 # The bound for an op's own mix of reads and writes (%mix): its bytes read at the read bandwidth plus its bytes
 # written at the write bandwidth, the two in turn (one memory bus). The write bandwidth is derived from STREAM copy
 # (8 bytes read and 8 written an element, non-temporal stores): 16 / copy = 8 / read + 8 / write, so
@@ -132,7 +154,8 @@ for n in names:
         gbs = timed[0]["bytes"] / ms / 1e6
         written = timed[0]["activation_bytes"]  # the output, written once
         mix_ms = (timed[0]["bytes"] - written) / read / 1e6 + written / write / 1e6
-        line += (f" | {k}: {ms:8.2f} {gbs:6.1f} {100 * gbs / copy:6.0f} {100 * gbs / roof:6.0f} {100 * mix_ms / ms:5.0f}"
+        op_roof = max(dram_roof(c, timed[0]["bytes"]) for c in cs)  # the roof of its working set, best round's
+        line += (f" | {k}: {ms:8.2f} {gbs:6.1f} {100 * gbs / copy:6.0f} {100 * gbs / op_roof:6.0f} {100 * mix_ms / ms:5.0f}"
                  f" {rounds_col:>11}")
         impl = timed[0].get("implementation", "")
     print(f"{n:<14}{mb:8.0f}{line} | {impl}")

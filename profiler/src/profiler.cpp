@@ -437,10 +437,17 @@ void recheck_memory_roofs(profile_result& r, backend& b, const profile_options& 
     if (!r.ceilings || o.timing.cache == cache_mode::cold || (o.stop && o.stop->load())) return;
     std::vector<std::int64_t> points;
     std::vector<std::string> beaten;
+    const auto& c = *r.ceilings;
     for (const auto& p : r.layers)
         if (beats_memory_roof(p)) {
             beaten.push_back(p.analysis.layer.name);
-            for (std::int64_t s : r.ceilings->sweep_points_for_working_set(p.analysis.cost.bytes)) points.push_back(s);
+            for (std::int64_t s : c.sweep_points_for_working_set(p.analysis.cost.bytes)) points.push_back(s);
+            // past the sweep's DRAM points the roof is the STREAM kernels' (dram_roof_gbs(bytes)), which a recheck
+            // of the sweep does not touch: the layer's own working set is measured, a new point of the sweep
+            const std::int64_t bytes = p.analysis.cost.bytes;
+            if (c.stream_bytes > 0 && c.level_of(bytes) == backend_api::ceilings::memory_level::dram &&
+                (c.working_set_gbs.empty() || bytes > c.working_set_gbs.back().first) && bytes <= (std::int64_t{1} << 33))
+                points.push_back(bytes);
         }
     if (beaten.empty()) return;
     std::sort(points.begin(), points.end());
@@ -464,16 +471,25 @@ void recheck_memory_roofs(profile_result& r, backend& b, const profile_options& 
         return;
     }
     std::string changes;
-    for (std::size_t i = 0; i < points.size(); ++i)
-        for (auto& [size, gbs] : r.ceilings->working_set_gbs)
-            if (size == points[i]) {
-                changes += (changes.empty() ? "" : ", ") + decimal_bytes(size) + " " + gbs_text(gbs) + " GB/s -> " +
-                           (now[i] > 0 ? gbs_text(now[i]) + " GB/s" : std::string("not measured (disturbed or too large)"));
-                if (now[i] > gbs) {
-                    gbs = now[i];
-                    r.ceilings_raised = true;
-                }
+    auto& sweep = r.ceilings->working_set_gbs;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const std::string reading =
+            now[i] > 0 ? gbs_text(now[i]) + " GB/s" : std::string("not measured (disturbed or too large)");
+        const auto at = std::find_if(sweep.begin(), sweep.end(), [&](const auto& pt) { return pt.first >= points[i]; });
+        if (at == sweep.end() || at->first != points[i]) {  // a beaten layer's own working set: a new point
+            changes += (changes.empty() ? "" : ", ") + decimal_bytes(points[i]) + " (a layer's own working set) " + reading;
+            if (now[i] > 0) {
+                sweep.insert(at, {points[i], now[i]});
+                r.ceilings_raised = true;
             }
+            continue;
+        }
+        changes += (changes.empty() ? "" : ", ") + decimal_bytes(at->first) + " " + gbs_text(at->second) + " GB/s -> " + reading;
+        if (now[i] > at->second) {
+            at->second = now[i];
+            r.ceilings_raised = true;
+        }
+    }
     // every layer again: a raised point is a higher roof for each layer of its level, not only the beaten ones
     std::size_t still = 0;
     r.bound_ms.clear();

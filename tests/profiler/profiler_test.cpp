@@ -428,6 +428,43 @@ TEST(Profiler, ARoofALayerBeatsIsMeasuredAgainAndRaised) {
     EXPECT_FALSE(cold.ceilings_raised);
 }
 
+// Past the sweep's DRAM points a layer's roof is the STREAM kernels' readings (ceilings::dram_roof_gbs(bytes)), which
+// a recheck of the sweep does not touch: a layer that beats it has its own working set measured, a new point of the
+// sweep. Impossible roofs on purpose: caches of 48 KiB (the DRAM level from 196,608 B), the one DRAM point at
+// 393,216 B and the kernels (stream_bytes 1 MB) at 1 GB/s; the relu of 1 Mi floats moves 8,388,608 B, past them all.
+TEST(Profiler, ALayerPastTheKernelsThatBeatsItsRoofHasItsOwnWorkingSetMeasured) {
+    const auto a = core::analyze(core::single_layer_model(core::parse_op("relu"), {core::shape{1024, 1024}}),
+                                 core::dtype::fp32);
+    ASSERT_EQ(a.layers[0].cost.bytes, 8'388'608);  // 1 Mi floats read and written
+    backend_api::ceilings c;
+    c.backend = "cpu";
+    c.peak_gflops["fp32"] = 1e4;
+    c.cache_level_bytes = {49'152};
+    c.working_set_gbs = {{393'216, 1.0}};
+    c.copy_gbs = 1.0;
+    c.triad_gbs = 1.0;
+    c.read_gbs = 1.0;
+    c.bandwidth_gbs = 1.0;
+    c.stream_bytes = 1'000'000;
+    ASSERT_DOUBLE_EQ(c.dram_roof_gbs(8'388'608), 1.0);
+    auto o = fast_options();
+    o.ceilings = c;
+    auto sel = profiler::select_backend("cpu", 1);
+    const auto r = profiler::profile_model(a, *sel.chosen, o);
+    ASSERT_TRUE(r.layers[0].has_time());
+    ASSERT_EQ(r.roof_rechecks.size(), 1U);
+    EXPECT_NE(r.roof_rechecks[0].find("measured again now: 393.2 kB 1.0 GB/s -> "), std::string::npos) << r.roof_rechecks[0];
+    EXPECT_NE(r.roof_rechecks[0].find(", 8.389 MB (a layer's own working set) "), std::string::npos) << r.roof_rechecks[0];
+    ASSERT_TRUE(r.ceilings.has_value());
+    ASSERT_EQ(r.ceilings->working_set_gbs.size(), 2U);
+    EXPECT_EQ(r.ceilings->working_set_gbs[1].first, 8'388'608);  // the new point, in order
+    const double own = r.ceilings->working_set_gbs[1].second;
+    EXPECT_GT(own, 2.0);  // any CPU's streaming kernels move far more than 1 GB/s
+    EXPECT_TRUE(r.ceilings_raised);
+    // the layer judged again: its roof is now its own working set's reading (the largest, so the envelope's end)
+    EXPECT_DOUBLE_EQ(r.layers[0].roofs_used.bandwidth_gbs, own);
+}
+
 // Vector work is judged against the vector units' FMA peak where the dtype's roof is set by matrix units: on an H100
 // in bf16 the tensor-core GEMM (~790 TFLOP/s measured) is the roof, the CUDA cores' HFMA2 peak (~120 TFLOP/s here)
 // what a softmax or layer_norm can reach; matrix work (linear, conv2d, matmul, attention) keeps the roof. Where the
