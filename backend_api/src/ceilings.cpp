@@ -88,8 +88,9 @@ double ceilings::dram_roof_gbs(std::int64_t bytes) const {
     std::vector<std::pair<std::int64_t, double>> readings;
     for (const auto& [size, gbs] : working_set_gbs)
         if (size >= dram) readings.emplace_back(size, gbs);
-    readings.emplace_back(stream_bytes / 3 * 2, copy_gbs);
-    readings.emplace_back(stream_bytes, std::max(triad_gbs, read_gbs));
+    if (copy_gbs > 0) readings.emplace_back(stream_bytes / 3 * 2, copy_gbs);  // a kernel not measured reads nothing
+    if (std::max(triad_gbs, read_gbs) > 0) readings.emplace_back(stream_bytes, std::max(triad_gbs, read_gbs));
+    if (readings.empty()) return flat;
     std::sort(readings.begin(), readings.end());
     double highest = 0;
     for (const auto& r : readings) highest = std::max(highest, r.second);

@@ -142,6 +142,11 @@ TEST(Ceilings, ALargerWorkingSetInTheDramLevelIsJudgedByTheReadingsAtItsSizeOrAb
     ceilings raised = c;
     raised.bandwidth_gbs = 60;
     EXPECT_DOUBLE_EQ(raised.dram_roof_gbs(538'000'000), 60);
+    // a kernel not measured (0) reads nothing: read and triad 0 leave copy's reading, which the 201 MB point raises
+    ceilings no_read = c;
+    no_read.read_gbs = 0;
+    no_read.triad_gbs = 0;
+    EXPECT_DOUBLE_EQ(no_read.dram_roof_gbs(538'000'000), 33.5);
     // a reading that falls with size only past the kernels: a 2 GB point at 30 lowers nothing below 417 MB and
     // gives the sizes past it its own value
     ceilings longer = c;

@@ -19,6 +19,18 @@ profiler::profile_options fast_options() {
     return o;
 }
 
+/// `a` profiled on the CPU backend (one thread) against ceilings `c` given by the test, with one roof recheck
+/// expected (the roof tests make a roof impossible on purpose).
+profiler::profile_result profiled_against(const core::model_analysis& a, const backend_api::ceilings& c) {
+    auto o = fast_options();
+    o.ceilings = c;
+    auto sel = profiler::select_backend("cpu", 1);
+    auto r = profiler::profile_model(a, *sel.chosen, o);
+    EXPECT_TRUE(r.layers.at(0).has_time());
+    EXPECT_EQ(r.roof_rechecks.size(), 1U);
+    return r;
+}
+
 /// The CPU backend, except that it declines adaptive_avg_pool2d (the CPU backend itself runs every op the
 /// differential tests generate, so a declined layer is made here).
 class declining_backend final : public test::delegating_backend {
@@ -447,11 +459,7 @@ TEST(Profiler, ALayerPastTheKernelsThatBeatsItsRoofHasItsOwnWorkingSetMeasured) 
     c.bandwidth_gbs = 1.0;
     c.stream_bytes = 1'000'000;
     ASSERT_DOUBLE_EQ(c.dram_roof_gbs(8'388'608), 1.0);
-    auto o = fast_options();
-    o.ceilings = c;
-    auto sel = profiler::select_backend("cpu", 1);
-    const auto r = profiler::profile_model(a, *sel.chosen, o);
-    ASSERT_TRUE(r.layers[0].has_time());
+    const auto r = profiled_against(a, c);
     ASSERT_EQ(r.roof_rechecks.size(), 1U);
     EXPECT_NE(r.roof_rechecks[0].find("measured again now: 393.2 kB 1.0 GB/s -> "), std::string::npos) << r.roof_rechecks[0];
     EXPECT_NE(r.roof_rechecks[0].find(", 8.389 MB (a layer's own working set) "), std::string::npos) << r.roof_rechecks[0];
