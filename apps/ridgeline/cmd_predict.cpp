@@ -32,7 +32,9 @@ struct predict_command {
     void check_model(const report::compare_run& source) const {
         const report::profile_record& j = source.report;
         const std::string& dtype = j.dtype;
-        const bool report_fused = std::any_of(j.layers.begin(), j.layers.end(),
+        // fused: it has groups, or says what --fuse did ("fusion": nothing to fuse is still a fused profile)
+        const bool report_fused = j.json.contains("fusion") ||
+                                  std::any_of(j.layers.begin(), j.layers.end(),
                                               [](const report::layer_record& l) { return !l.fused.empty(); });
         if (model.fuse && !report_fused)
             throw usage_error("predict: --fuse, but \"" + from + "\" was profiled without it (a prediction keeps the "

@@ -139,6 +139,13 @@ TEST(CliFuse, APredictionOfAFusedProfileIsFusedToo) {
     const auto mixed = run_ridgeline({"compare", plain, predicted});
     EXPECT_NE(mixed.exit_code, 0);
     EXPECT_NE(mixed.err.find("profiles the model fused and"), std::string::npos) << mixed.err;
+    // a --fuse profile with nothing to fuse is a fused profile: predict --fuse takes it
+    const std::string lone = (dir / "lone.json").string();
+    const auto relu = run_ridgeline({"profile", "--layer", "relu", "--input", "1x64", "--fuse", "--quick", "--quiet",
+                                     "--device", "cpu", "--format", "json", "--output", lone});
+    ASSERT_EQ(relu.exit_code, 0) << relu.err;
+    const auto lone_predicted = run_ridgeline({"predict", "--from", lone, "--to", "h100", "--fuse"});
+    EXPECT_EQ(lone_predicted.exit_code, 0) << lone_predicted.err;
     // --fuse on an unfused profile names the file (it once printed `but  + from +  was profiled`)
     const auto unfused = run_ridgeline({"predict", "--from", plain, "--to", "h100", "--fuse"});
     EXPECT_EQ(unfused.exit_code, 2);
