@@ -105,10 +105,10 @@ struct ceilings {
     /// dram_level_bytes, STREAM copy at 2/3 of stream_bytes, triad and read at stream_bytes) is a floor for every
     /// smaller size: the envelope is, at each reading's size, the highest reading at that size or above; between
     /// two sizes it is log-linear (as in the transition), past the largest it stays at the largest's. Up to the
-    /// smallest reading's size this is dram_roof_gbs(). Why: the VM's L3 holds more than its nominal size (two vCPUs
-    /// on two of the host's slices), so the DRAM level's smallest sweep point (201 MB) read 54.9 GB/s where STREAM
-    /// read over 417 MB read 41.6, and a 538 MB copy-like layer was judged against the 201 MB point's rate, above
-    /// what STREAM copy itself reaches (docs/roofline.md). Without stream_bytes, or where bandwidth_gbs is above every
+    /// smallest reading's size this is dram_roof_gbs(). Why: on the 2-core Zen 4 VM (its L3 most likely holding
+    /// more than its nominal size, two vCPUs on two of the host's slices) the DRAM level's sweep point (201 MB) read
+    /// 54.9 GB/s where STREAM read over 417 MB read 41.6, and a 538 MB copy-like layer was judged against the 201 MB
+    /// point's rate, above what STREAM copy itself reaches (docs/roofline.md). Without stream_bytes, or where bandwidth_gbs is above every
     /// reading (raised by hand or by a merge), dram_roof_gbs() for every size.
     [[nodiscard]] double dram_roof_gbs(std::int64_t bytes) const;
     /// Where a working set of `bytes` falls: a cache level (it fits the capacity of cache_level_bytes[i]), the
