@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "dnnl_graph.hpp"
+#include "dnnl_loops.hpp"
 #include "ridgeline/core/error.hpp"
 #include "ridgeline/cpu/cpu_backends.hpp"
 
@@ -384,11 +385,28 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::embedding& op) 
     const std::int64_t* id_data = ids.data();
     notes_.emplace_back("ridgeline:gather");
     keep_.push_back(table);
+    // rows of an output past the last-level cache streamed (no read for ownership: dnnl_loops.hpp); the next id's row
+    // prefetched while this one is copied (the ids jump, so no hardware prefetcher can guess it)
+    const bool stream = stream_output(n * static_cast<std::int64_t>(row_bytes));
     steps_.push_back({{}, {}, [=] {
-#pragma omp parallel for
-                          for (std::int64_t i = 0; i < n; ++i)
-                              std::memcpy(out + static_cast<std::size_t>(i) * row_bytes,
-                                          src + static_cast<std::size_t>(id_data[i]) * row_bytes, row_bytes);
+#pragma omp parallel
+                          {
+#pragma omp for schedule(static)
+                              for (std::int64_t i = 0; i < n; ++i) {
+                                  if (i + 1 < n) {
+                                      const unsigned char* next =
+                                          src + static_cast<std::size_t>(id_data[i + 1]) * row_bytes;
+                                      for (std::size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(next + b, 0, 2);
+                                  }
+                                  unsigned char* o = out + static_cast<std::size_t>(i) * row_bytes;
+                                  const unsigned char* r = src + static_cast<std::size_t>(id_data[i]) * row_bytes;
+                                  if (stream)
+                                      stream_bytes(o, r, static_cast<std::int64_t>(row_bytes));
+                                  else
+                                      std::memcpy(o, r, row_bytes);
+                              }
+                              stream_fence();
+                          }
                       }});
     set_output(la.layer.name, dst);
 }

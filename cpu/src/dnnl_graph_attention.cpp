@@ -17,63 +17,70 @@ namespace ridgeline::cpu::dnnl_detail {
 
 namespace {
 
-/// y = x / sqrt(mean(x^2) + eps) * w per row of `inner` values (the statistics in float32, as LlamaRMSNorm); an
-/// output past the last-level cache streamed (write_run).
+/// One row of rms_norm: y = x / sqrt(mean(x^2) + eps) * w over `inner` values (the statistics in float32, as
+/// LlamaRMSNorm), streamed if `stream` (write_run).
+template <class T>
+RIDGELINE_LOOP_CLONES void rms_row(const T* xr, T* yr, const float* w, std::int64_t inner, float eps, bool stream) {
+    const float sq = fold_run(
+        xr, inner, 0.0f, [](auto v) RIDGELINE_LAMBDA_INLINE { return v * v; },
+        [](auto a, auto b) RIDGELINE_LAMBDA_INLINE { return a + b; });
+    const float inv = 1.0f / std::sqrt(sq / static_cast<float>(inner) + eps);
+    write_run(yr, 0, inner, stream, [&](T* o, std::int64_t lo, std::int64_t hi) RIDGELINE_LAMBDA_INLINE {
+        if (w) {
+#pragma omp simd
+            for (std::int64_t i = lo; i < hi; ++i) store(o, i - lo, load(xr, i) * inv * w[i]);
+        } else {
+#pragma omp simd
+            for (std::int64_t i = lo; i < hi; ++i) store(o, i - lo, load(xr, i) * inv);
+        }
+    });
+}
+
+/// rms_norm over `rows` rows of `inner` values, the rows split over the threads; an output past the last-level cache
+/// streamed (write_run).
 template <class T>
 void rms_rows(const T* x, T* y, const float* w, std::int64_t rows, std::int64_t inner, float eps) {
     const bool stream = stream_output(rows * inner * static_cast<std::int64_t>(sizeof(T)));
 #pragma omp parallel
     {
 #pragma omp for schedule(static)
-        for (std::int64_t r = 0; r < rows; ++r) {
-            const T* xr = x + r * inner;
-            const float sq =
-                fold_run(xr, inner, 0.0f, [](float v) { return v * v; }, [](float a, float b) { return a + b; });
-            const float inv = 1.0f / std::sqrt(sq / static_cast<float>(inner) + eps);
-            write_run(y + r * inner, 0, inner, stream, [&](T* o, std::int64_t lo, std::int64_t hi) {
-                if (w) {
-#pragma omp simd
-                    for (std::int64_t i = lo; i < hi; ++i) store(o, i - lo, load(xr, i) * inv * w[i]);
-                } else {
-#pragma omp simd
-                    for (std::int64_t i = lo; i < hi; ++i) store(o, i - lo, load(xr, i) * inv);
-                }
-            });
-        }
+        for (std::int64_t r = 0; r < rows; ++r) rms_row(x + r * inner, y + r * inner, w, inner, eps, stream);
         stream_fence();
     }
 }
 
+/// One rotate-half RoPE row of `dim` values, x read with element stride `e` (`unit`: e is 1, so the run vectorises
+/// without gathers), y dense, each half a run (write_run, streamed if `stream`): y[i] = x1 c[i] - x2 s[i] and
+/// y[i + half] = x2 c[i + half] + x1 s[i + half], x1 = x[i], x2 = x[i + half].
+template <class T, bool unit>
+RIDGELINE_LOOP_CLONES void rotary_row(const T* xr, std::int64_t e, T* yr, const float* c, const float* sn,
+                                      std::int64_t dim, bool stream) {
+    if (unit) e = 1;
+    const std::int64_t half = dim / 2;
+    write_run(yr, 0, half, stream, [&](T* o, std::int64_t lo, std::int64_t hi) RIDGELINE_LAMBDA_INLINE {
+#pragma omp simd
+        for (std::int64_t i = lo; i < hi; ++i) store(o, i - lo, load(xr, i * e) * c[i] - load(xr, (i + half) * e) * sn[i]);
+    });
+    write_run(yr, half, dim, stream, [&](T* o, std::int64_t lo, std::int64_t hi) RIDGELINE_LAMBDA_INLINE {
+#pragma omp simd
+        for (std::int64_t i = lo; i < hi; ++i) store(o, i - lo, load(xr, i * e) * c[i] + load(xr, (i - half) * e) * sn[i]);
+    });
+}
+
 /// Rotate-half RoPE over x [B, H, S, D] read through its element strides `xs` (a transposed view is read in place),
-/// written dense to y, each half of a row a run (write_run: streamed past the last-level cache). `unit`: xs[3] is 1,
-/// so the run over D is contiguous and vectorises without gathers.
+/// written dense to y row by row (rotary_row; streamed past the last-level cache).
 template <class T, bool unit>
 void rotary_rows(const T* x, const dims& xs, T* y, const float* cos, const float* sin, const dims& d) {
-    const std::int64_t heads = d[1], seq = d[2], dim = d[3], half = dim / 2;
+    const std::int64_t heads = d[1], seq = d[2], dim = d[3];
     const bool stream = stream_output(d[0] * heads * seq * dim * static_cast<std::int64_t>(sizeof(T)));
 #pragma omp parallel
     {
 #pragma omp for collapse(2) schedule(static)
         for (std::int64_t b = 0; b < d[0]; ++b)
             for (std::int64_t h = 0; h < heads; ++h)
-                for (std::int64_t s = 0; s < seq; ++s) {
-                    const T* xr = x + b * xs[0] + h * xs[1] + s * xs[2];
-                    T* yr = y + ((b * heads + h) * seq + s) * dim;
-                    const float* c = cos + s * dim;
-                    const float* sn = sin + s * dim;
-                    const std::int64_t e = unit ? 1 : xs[3];
-                    // y[i] = x1 c[i] - x2 s[i] and y[i + half] = x2 c[i + half] + x1 s[i + half], x1 = x[i], x2 = x[i + half]
-                    write_run(yr, 0, half, stream, [&](T* o, std::int64_t lo, std::int64_t hi) {
-#pragma omp simd
-                        for (std::int64_t i = lo; i < hi; ++i)
-                            store(o, i - lo, load(xr, i * e) * c[i] - load(xr, (i + half) * e) * sn[i]);
-                    });
-                    write_run(yr, half, dim, stream, [&](T* o, std::int64_t lo, std::int64_t hi) {
-#pragma omp simd
-                        for (std::int64_t i = lo; i < hi; ++i)
-                            store(o, i - lo, load(xr, i * e) * c[i] + load(xr, (i - half) * e) * sn[i]);
-                    });
-                }
+                for (std::int64_t s = 0; s < seq; ++s)
+                    rotary_row<T, unit>(x + b * xs[0] + h * xs[1] + s * xs[2], xs[3],
+                                        y + ((b * heads + h) * seq + s) * dim, cos + s * dim, sin + s * dim, dim, stream);
         stream_fence();
     }
 }

@@ -63,20 +63,23 @@ constexpr float identity() {
 }
 
 /// acc op v: a sum, or a max that keeps a NaN once met (torch.amax propagates NaN).
-template <reduce_kind K>
-inline float combine(float acc, float v) {
+template <reduce_kind K, class V>
+RIDGELINE_LOOP_INLINE V combine(V acc, V v) {
     if constexpr (K == reduce_kind::max)
         return v > acc || v != v ? v : acc;
     else
         return acc + v;
 }
 
-/// Group g of the plan over its indices [lo, hi), its input at x, its outputs' accumulators at acc.
+/// Group g of the plan over its indices [lo, hi), its input at x, its outputs' accumulators at acc (compiled for the
+/// widest vectors the CPU has: RIDGELINE_LOOP_CLONES).
 template <reduce_kind K, class T>
-void reduce_group(const reduce_plan& p, std::size_t g, const T* x, float* acc, i64 lo, i64 hi) {
+RIDGELINE_LOOP_CLONES void reduce_group(const reduce_plan& p, std::size_t g, const T* x, float* acc, i64 lo, i64 hi) {
     if (g + 1 == p.n.size()) {
         if (p.reduced[g]) {
-            const float run = fold_run(x + lo, hi - lo, identity<K>(), [](float v) { return v; }, combine<K>);
+            const float run = fold_run(
+                x + lo, hi - lo, identity<K>(), [](auto v) RIDGELINE_LAMBDA_INLINE { return v; },
+                [](auto a, auto v) RIDGELINE_LAMBDA_INLINE { return combine<K>(a, v); });
             acc[0] = combine<K>(acc[0], run);
             return;
         }

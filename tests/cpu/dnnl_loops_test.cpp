@@ -352,7 +352,7 @@ TEST(DnnlLoops, StreamFlatWritesEveryElementOnceInOrder) {
 // With the threshold at 0 every own loop that streams writes its output with non-temporal stores (write_run,
 // stream_bytes): the same cases as above against the reference (where on every broadcast path, the index gathers'
 // copies (their fills and gathers beside them) and bilinear, the strided copy, rms_norm with and without a weight,
-// rotary contiguous and strided, the embedding gather, which does not stream), so the streaming path of each is
+// rotary contiguous and strided, the embedding gather with each row streamed), so the streaming path of each is
 // checked on small tensors as well as on the large ones that take it by default.
 TEST(DnnlLoops, StreamedOutputsMatchTheReference) {
     const stream_threshold_scope all(0);
