@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <sstream>
 
 #include "ridgeline/core/error.hpp"
 
@@ -63,7 +64,12 @@ folded_conv fold_batch_norm(const host_tensor& weight, const std::vector<float>&
     std::vector<double> s(n);
     for (std::size_t c = 0; c < n; ++c) {
         const double g = gamma.empty() ? 1.0 : gamma[c];
-        s[c] = g / std::sqrt(static_cast<double>(var[c]) + eps);
+        const double denominator = static_cast<double>(var[c]) + eps;
+        s[c] = g / std::sqrt(denominator);
+        if (!(denominator > 0) || !std::isfinite(s[c]))  // a NaN variance too
+            throw core::error("running_var + eps is " + (std::ostringstream() << denominator).str() + " in channel " +
+                              std::to_string(c) + ": the batch norm divides by zero or by a NaN there, so it has "
+                              "no folded form (its output is infinite or NaN; without --fuse it runs as it is)");
     }
     folded_conv f{weight, host_tensor{core::shape({channels}), std::vector<float>(n)}};
     const std::size_t per_channel = n ? f.weight.data.size() / n : 0;
@@ -86,10 +92,14 @@ folded_conv fold_batch_norm(const graph_data& data, const core::layer& conv_laye
         return data.tensors.at(param_key(l, name)).data;
     };
     static const std::vector<float> none;
-    return fold_batch_norm(data.tensors.at(param_key(conv_layer, "weight")), conv->bias ? param(conv_layer, "bias") : none,
+    try {
+        return fold_batch_norm(data.tensors.at(param_key(conv_layer, "weight")), conv->bias ? param(conv_layer, "bias") : none,
                            param(bn_layer, "running_mean"), param(bn_layer, "running_var"),
                            bn->affine ? param(bn_layer, "weight") : none, bn->affine ? param(bn_layer, "bias") : none,
                            bn->eps);
+    } catch (const core::error& e) {
+        throw core::error(core::where(bn_layer) + ": " + e.what());
+    }
 }
 
 namespace {

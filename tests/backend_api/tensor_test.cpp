@@ -2,6 +2,9 @@
 // (backend_api/tensor.hpp, PyTorch's fuse_conv_bn_eval).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
+
 #include "ridgeline/backend_api/tensor.hpp"
 #include "ridgeline/core/error.hpp"
 
@@ -65,5 +68,42 @@ TEST(FoldBatchNorm, AVectorOfTheWrongLengthIsAnError) {
         FAIL() << "a mean of 3 values for 2 channels was accepted";
     } catch (const core::error& e) {
         EXPECT_STREQ(e.what(), "fold_batch_norm: running_mean has 3 values for a convolution of 2 output channels");
+    }
+}
+
+TEST(FoldBatchNorm, ADivisionByZeroOrNaNIsNamedNotFolded) {
+    // channel 1: running_var 0 with eps 0 -> s = 1 / sqrt(0) = inf, the folded weights inf and the folded convolution
+    // NaN (inf - inf); the batch norm itself is infinite there, so there is nothing to fold, and the error says why
+    auto message = [](const std::vector<float>& var, double eps) -> std::string {
+        try {
+            (void)backend_api::fold_batch_norm(two_channel_weight(), {}, {0.0f, 0.0f}, var, {}, {}, eps);
+        } catch (const core::error& e) {
+            return e.what();
+        }
+        return "folded";
+    };
+    EXPECT_EQ(message({1.0f, 0.0f}, 0.0),
+              "running_var + eps is 0 in channel 1: the batch norm divides by zero or by a NaN there, so it has no "
+              "folded form (its output is infinite or NaN; without --fuse it runs as it is)");
+    EXPECT_NE(message({-1.0f, 1.0f}, 0.5).find("running_var + eps is -0.5 in channel 0:"), std::string::npos);
+    EXPECT_NE(message({1.0f, std::nanf("")}, 1e-5).find("is nan in channel 1:"), std::string::npos);
+    EXPECT_EQ(message({1.0f, 0.0f}, 1e-5), "folded");  // eps alone keeps it finite
+
+    // through the layers: the batch norm named
+    const core::layer conv{"conv", core::conv2d{.in_channels = 1, .out_channels = 2, .kernel_size = {1, 2},
+                                                .stride = {1, 1}, .padding = {}, .dilation = {1, 1}, .groups = 1,
+                                                .bias = false},
+                           {"x"}, {}};
+    const core::layer bn{"bn", core::batch_norm2d{.num_features = 2, .eps = 0.0, .affine = false}, {"conv"}, {}};
+    backend_api::graph_data d;
+    d.tensors["conv.weight"] = two_channel_weight();
+    d.tensors["bn.running_mean"] = {core::shape({2}), {0.0f, 0.0f}};
+    d.tensors["bn.running_var"] = {core::shape({2}), {0.0f, 1.0f}};
+    try {
+        (void)backend_api::fold_batch_norm(d, conv, bn);
+        FAIL() << "a zero variance with eps 0 was folded";
+    } catch (const core::error& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("batch_norm2d \"bn\": running_var + eps is 0 in channel 0:", 0), 0u)
+            << e.what();
     }
 }

@@ -39,13 +39,16 @@ struct folded_conv {
 /// fuse_conv_bn_weights): s[c] = gamma[c] / sqrt(running_var[c] + eps); W'[c] = W[c] * s[c] (every weight of output
 /// channel c); b'[c] = (b[c] - running_mean[c]) * s[c] + beta[c]. `bias` empty: the convolution has none (b = 0);
 /// `gamma` and `beta` empty: the batch norm has no affine transform (gamma = 1, beta = 0). Computed in double from the
-/// float values, rounded once to float. Throws core::error when a vector's length is not weight's first dimension.
+/// float values, rounded once to float. Throws core::error when a vector's length is not weight's first dimension,
+/// or when running_var[c] + eps is not above 0 (or is NaN) in some channel c: the batch norm divides by zero there
+/// and has no folded form (the message names the channel).
 folded_conv fold_batch_norm(const host_tensor& weight, const std::vector<float>& bias, const std::vector<float>& mean,
                             const std::vector<float>& var, const std::vector<float>& gamma,
                             const std::vector<float>& beta, double eps);
 
 /// The same for a conv2d layer and the batch_norm2d layer after it, their tensors read from `data` by param_key.
-/// Throws core::error naming the layer when `conv_layer` is not a conv2d or `bn_layer` not a batch_norm2d.
+/// Throws core::error naming the layer when `conv_layer` is not a conv2d or `bn_layer` not a batch_norm2d, and the
+/// first overload's errors prefixed with the batch norm's name.
 folded_conv fold_batch_norm(const graph_data& data, const core::layer& conv_layer, const core::layer& bn_layer);
 
 /// `t` broadcast to `dims` as Tensor.expand does (leading dimensions added, a dimension of size 1 repeated),
