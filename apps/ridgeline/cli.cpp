@@ -181,6 +181,24 @@ int run_parsed(int argc, char** argv) {
         for (const auto* sub : cli.get_subcommands()) hint = "ridgeline " + sub->get_name() + " --help";
         print_error(one_line(e.what()) + " (see `" + hint + "`)");
         return 2;
+    } catch (const CLI::ConversionError& e) {
+        // CLI11 says "Could not convert: --fuse = banana" for a switch given a value it cannot read as true or false
+        std::string hint = "ridgeline --help";
+        for (const auto* sub : cli.get_subcommands()) hint = "ridgeline " + sub->get_name() + " --help";
+        const std::string what = e.what(), lead = "Could not convert: ";
+        const std::size_t eq = what.find(" = ");
+        bool is_switch = false;
+        if (what.rfind(lead, 0) == 0 && eq != std::string::npos)
+            for (const auto* sub : cli.get_subcommands())
+                for (const CLI::Option* o : sub->get_options())
+                    for (const auto& l : o->get_lnames())
+                        is_switch |= "--" + l == what.substr(lead.size(), eq - lead.size()) && o->get_expected_max() == 0;
+        if (is_switch)
+            print_error(what.substr(lead.size(), eq - lead.size()) + " is a switch: give it alone, or =true or =false; "
+                        "got \"" + one_line(what.substr(eq + 3)).substr(0, 60) + "\" (see `" + hint + "`)");
+        else
+            print_error(one_line(what) + " (see `" + hint + "`)");
+        return 2;
     } catch (const CLI::ParseError& e) {
         std::string hint = "ridgeline --help";
         for (const auto* sub : cli.get_subcommands()) hint = "ridgeline " + sub->get_name() + " --help";

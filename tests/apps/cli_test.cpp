@@ -45,6 +45,9 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
         {{"summary", "--model", "gpt2", "--seq", "0x10"}, "\"0x10\" is not a decimal integer"},
         {{"summary", "--model", "resnet18", "--batch", "010"}, "\"010\" is not a decimal integer"},
         {{"profile-everything"}, "unknown command \"profile-everything\""},
+        // a switch given a value that is not true or false (CLI11 alone: "Could not convert: --fuse = banana")
+        {{"summary", "--model", "resnet18", "--fuse=banana"},
+         "--fuse is a switch: give it alone, or =true or =false; got \"banana\" (see `ridgeline summary --help`)"},
     };
     for (const auto& k : cases) {
         auto r = run_ridgeline(k.args);
