@@ -94,7 +94,7 @@ struct gather_plan {
     /// from the first that ends past j0 to the last that starts before j1).
     void make(const T* src, T* o, i64 j0, i64 j1) const {
         if (src == nullptr) {
-            std::fill(o, o + (j1 - j0), fill);
+            splat_run(o, j1 - j0, fill);
             return;
         }
         const i64* last = table.back().data();
@@ -106,8 +106,8 @@ struct gather_plan {
             T* to = o + (lo - j0);
             switch (s.kind) {
                 case segment::copy: std::copy(src + s.src + (lo - s.lo), src + s.src + (hi - s.lo), to); break;
-                case segment::splat: std::fill(to, to + (hi - lo), src[s.src]); break;
-                case segment::fill: std::fill(to, to + (hi - lo), fill); break;
+                case segment::splat: splat_run(to, hi - lo, src[s.src]); break;
+                case segment::fill: splat_run(to, hi - lo, fill); break;
                 case segment::gather:
                     if constexpr (sizeof(T) == 4) {
                         gather_u32(src, last, windows, to, lo, hi);
