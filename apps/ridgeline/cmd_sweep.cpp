@@ -132,9 +132,7 @@ struct sweep_command {
         p.time = *r.end_to_end;
         if (ceil) {
             core::roofs whole = profiler::roofs_for(a.layers.back(), dt, *ceil, o.timing.cache);
-            whole.bandwidth_gbs = o.timing.cache == backend_api::cache_mode::cold
-                                      ? ceil->dram_roof_gbs(a.totals.bytes)
-                                      : ceil->bandwidth_for_working_set_gbs(a.totals.bytes);
+            whole.bandwidth_gbs = profiler::model_bandwidth_gbs(a, *ceil, o.timing.cache);  // not the sum's roof
             p.roofs_used = whole;
             p.roofline = profiler::judge(a.totals, *p.time, whole);
         } else if (p.time->disturbed) {

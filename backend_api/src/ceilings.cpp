@@ -80,31 +80,46 @@ double ceilings::dram_roof_gbs() const {
     return roof;
 }
 
-double ceilings::dram_roof_gbs(std::int64_t bytes) const {
-    const double flat = dram_roof_gbs();
+std::vector<std::pair<std::int64_t, double>> ceilings::dram_roof_knots() const {
     const std::int64_t dram = dram_level_bytes();
-    if (stream_bytes <= 0 || dram <= 0) return flat;
+    if (stream_bytes <= 0 || dram <= 0) return {};
     // the DRAM level's readings by working set: the sweep's points there and the STREAM kernels at their own
     std::vector<std::pair<std::int64_t, double>> readings;
     for (const auto& [size, gbs] : working_set_gbs)
-        if (size >= dram) readings.emplace_back(size, gbs);
-    if (copy_gbs > 0) readings.emplace_back(stream_bytes / 3 * 2, copy_gbs);  // a kernel not measured reads nothing
+        if (size >= dram && gbs > 0) readings.emplace_back(size, gbs);
+    // a kernel not measured reads nothing; sizes of at least 1 byte (a hand-written stream_bytes of 1 places copy at 0)
+    if (copy_gbs > 0) readings.emplace_back(std::max<std::int64_t>(1, stream_bytes / 3 * 2), copy_gbs);
     if (std::max(triad_gbs, read_gbs) > 0) readings.emplace_back(stream_bytes, std::max(triad_gbs, read_gbs));
-    if (readings.empty()) return flat;
+    if (readings.empty()) return {};
     std::sort(readings.begin(), readings.end());
     double highest = 0;
     for (const auto& r : readings) highest = std::max(highest, r.second);
-    if (!(highest > 0) || bandwidth_gbs > highest * (1 + 1e-9)) return flat;  // a roof from elsewhere: keep it whole
+    if (bandwidth_gbs > highest * (1 + 1e-9)) return {};  // a roof from elsewhere: keep it whole
     // the envelope: at each size the highest reading at that size or above (a larger working set is no faster)
     for (std::size_t i = readings.size() - 1; i-- > 0;)
         readings[i].second = std::max(readings[i].second, readings[i + 1].second);
-    if (bytes <= readings.front().first) return readings.front().second;  // the highest: dram_roof_gbs()
-    if (bytes >= readings.back().first) return readings.back().second;
+    // one knot per size (the envelope's value there is its first's) and none inside a flat stretch
+    std::vector<std::pair<std::int64_t, double>> knots;
+    for (const auto& r : readings) {
+        if (!knots.empty() && knots.back().first == r.first) continue;
+        if (knots.size() >= 2 && knots.back().second == r.second && knots[knots.size() - 2].second == r.second)
+            knots.back() = r;
+        else
+            knots.push_back(r);
+    }
+    while (knots.size() >= 2 && knots.back().second == knots[knots.size() - 2].second) knots.pop_back();
+    return knots;
+}
+
+double ceilings::dram_roof_gbs(std::int64_t bytes) const {
+    const auto knots = dram_roof_knots();
+    if (knots.empty()) return dram_roof_gbs();
+    if (bytes <= knots.front().first) return knots.front().second;  // the highest: dram_roof_gbs()
+    if (bytes >= knots.back().first) return knots.back().second;
     std::size_t hi = 1;
-    while (readings[hi].first < bytes) ++hi;
-    const auto& [s0, g0] = readings[hi - 1];
-    const auto& [s1, g1] = readings[hi];
-    if (s1 == s0) return g1;
+    while (knots[hi].first < bytes) ++hi;
+    const auto& [s0, g0] = knots[hi - 1];
+    const auto& [s1, g1] = knots[hi];
     const double w = (std::log(static_cast<double>(bytes)) - std::log(static_cast<double>(s0))) /
                      (std::log(static_cast<double>(s1)) - std::log(static_cast<double>(s0)));
     return g0 + w * (g1 - g0);
@@ -358,9 +373,17 @@ void merge_ceilings(ceilings& now, const ceilings& earlier) {
     // the kernels' higher readings may come from either size: placed at the smaller (a roof too high, never too low)
     now.stream_bytes = now.stream_bytes > 0 && earlier.stream_bytes > 0 ? std::min(now.stream_bytes, earlier.stream_bytes)
                                                                         : 0;
-    for (auto& [size, gbs] : now.working_set_gbs)
-        for (const auto& [s2, g2] : earlier.working_set_gbs)
-            if (s2 == size) gbs = std::max(gbs, g2);
+    // the sweep: the higher reading at a size both have, and every point only the earlier has (a layer's own working
+    // set a roof recheck measured, or a sweep of other sizes): each is a reading, and dropping one could leave
+    // bandwidth_gbs above every reading, which turns the roof by working set off (dram_roof_knots)
+    for (const auto& [s2, g2] : earlier.working_set_gbs) {
+        auto& sweep = now.working_set_gbs;
+        const auto at = std::find_if(sweep.begin(), sweep.end(), [&](const auto& pt) { return pt.first >= s2; });
+        if (at != sweep.end() && at->first == s2)
+            at->second = std::max(at->second, g2);
+        else if (s2 > 0 && g2 > 0)
+            sweep.insert(at, {s2, g2});
+    }
     now.bandwidth_gbs = std::max(now.bandwidth_gbs, now.dram_roof_gbs());
     // the fixed costs are floors: the lower of the two
     auto lower = [](double& into, double from) {

@@ -276,6 +276,16 @@ bool fewer_multiplies(const std::string& implementation) {
     return low.find("wino") != std::string::npos || low.find("fft") != std::string::npos;
 }
 
+double model_bandwidth_gbs(const core::model_analysis& a, const backend_api::ceilings& c, cache_mode cache) {
+    double floor_ns = 0;
+    for (const auto& la : a.layers) {
+        const double roof = cache == cache_mode::cold ? c.dram_roof_gbs(la.cost.bytes)
+                                                      : c.bandwidth_for_working_set_gbs(la.cost.bytes);
+        if (la.cost.bytes > 0 && roof > 0) floor_ns += static_cast<double>(la.cost.bytes) / roof;
+    }
+    return floor_ns > 0 ? static_cast<double>(a.totals.bytes) / floor_ns : c.dram_roof_gbs();
+}
+
 core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backend_api::ceilings& c, cache_mode cache,
                       const std::string& implementation) {
     core::roofs r;
@@ -477,8 +487,13 @@ void recheck_memory_roofs(profile_result& r, backend& b, const profile_options& 
             now[i] > 0 ? gbs_text(now[i]) + " GB/s" : std::string("not measured (disturbed or too large)");
         const auto at = std::find_if(sweep.begin(), sweep.end(), [&](const auto& pt) { return pt.first >= points[i]; });
         if (at == sweep.end() || at->first != points[i]) {  // a beaten layer's own working set: a new point
-            changes += (changes.empty() ? "" : ", ") + decimal_bytes(points[i]) + " (a layer's own working set) " + reading;
-            if (now[i] > 0) {
+            // kept only above the roof it would replace (dram_roof_gbs there): a recheck raises roofs, never lowers
+            // them, and a reading below the STREAM kernels' at that size says only that this one was disturbed
+            const double before = r.ceilings->dram_roof_gbs(points[i]);
+            const bool higher = now[i] > before;
+            changes += (changes.empty() ? "" : ", ") + decimal_bytes(points[i]) + " (a layer's own working set) " + reading +
+                       (now[i] > 0 && !higher ? " (not above the roof there, " + gbs_text(before) + " GB/s: not kept)" : "");
+            if (higher) {
                 sweep.insert(at, {points[i], now[i]});
                 r.ceilings_raised = true;
             }

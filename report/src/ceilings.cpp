@@ -44,15 +44,15 @@ std::string ceilings_table(const backend_api::ceilings& c) {
     if (c.device_copy_gbs > 0)
         t.add_row({"device copy", fixed(c.device_copy_gbs, 1) + " GB/s", spread("device_copy")});
     if (c.read_gbs > 0) t.add_row({"read", fixed(c.read_gbs, 1) + " GB/s", spread("read")});
-    if (c.stream_bytes > 0 && c.dram_roof_gbs(c.stream_bytes) < c.dram_roof_gbs())
-        t.add_row({"DRAM roof from " + si(static_cast<double>(c.stream_bytes), "B"),
-                   fixed(c.dram_roof_gbs(c.stream_bytes), 1) + " GB/s",
-                   "a working set of the STREAM kernels' size or larger: judged by their readings, not by the smaller "
-                   "sweep points' (a larger working set is no faster; log-linear between)"});
+    if (const std::string by_size = dram_roof_by_size(c); !by_size.empty())
+        t.add_row({"DRAM roof by working set", by_size,
+                   "each reading of the DRAM level (its sweep points, STREAM copy at 2/3 of the kernels' size, triad and "
+                   "read at it) a roof for every smaller working set: a larger one is no faster; log-linear between"});
     if (c.spread.count("dram_level"))
         t.add_row({"DRAM level's spread", fixed(100.0 * c.spread.at("dram_level"), 1) + "%",
-                   "the highest best over the lowest median of its kernels and points: how far a spot check may read "
-                   "below the DRAM roof without a warning"});
+                   "the highest best over the lowest median of its kernels and points, less 1: a spot check warns "
+                   "below the roof / (1 + spread) less 10% (here " +
+                       fixed(c.dram_roof_gbs() / (1 + c.spread.at("dram_level")) * 0.9, 1) + " GB/s)"});
     for (const auto& [dt, g] : c.peak_gflops)
         if (c.bandwidth_gbs > 0) t.add_row({"ridge point " + dt, fixed(g / c.bandwidth_gbs, 2) + " FLOP/B", ""});
     t.add_row({"dispatch overhead", time_ms(c.dispatch_overhead_ms),
@@ -122,6 +122,18 @@ std::string ceilings_table(const backend_api::ceilings& c) {
                "the levels; roof: what a layer of that working set is judged against)\n";
     }
     return wrap_lines(out.str());
+}
+
+std::string dram_roof_by_size(const backend_api::ceilings& c) {
+    const auto knots = c.dram_roof_knots();
+    if (knots.size() < 2) return "";
+    std::string out;
+    for (std::size_t i = 0; i < knots.size(); ++i) {
+        const std::string where = i == 0 ? " up to " : i + 1 == knots.size() ? " from " : " at ";
+        out += (i ? ", " : "") + fixed(knots[i].second, 1) + " GB/s" + where +
+               si(static_cast<double>(knots[i].first), "B");
+    }
+    return out;
 }
 
 }  // namespace ridgeline::report

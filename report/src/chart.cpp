@@ -62,13 +62,18 @@ std::string xml_escape(const std::string& raw) {
 
 std::vector<cache_roof> cache_roofs(const backend_api::ceilings& c, const std::vector<double>& judged) {
     const double dram = c.dram_roof_gbs();
-    if (std::none_of(judged.begin(), judged.end(), [&](double g) { return g > dram * 1.01; })) return {};
     const bool gpu = c.backend.rfind("cuda", 0) == 0;
     std::vector<cache_roof> out;
-    for (std::size_t i = 0; i < c.cache_level_bytes.size(); ++i) {
-        const double g = c.level_roof_gbs(i);
-        if (g > dram * 1.01) out.push_back({gpu ? "L2" : "L" + std::to_string(i + 1), g});
-    }
+    if (std::any_of(judged.begin(), judged.end(), [&](double g) { return g > dram * 1.01; }))
+        for (std::size_t i = 0; i < c.cache_level_bytes.size(); ++i) {
+            const double g = c.level_roof_gbs(i);
+            if (g > dram * 1.01) out.push_back({gpu ? "L2" : "L" + std::to_string(i + 1), g});
+        }
+    // a layer judged below the DRAM roof (a larger working set: ceilings::dram_roof_gbs(bytes)): the roof it reaches
+    // at the largest sizes drawn too, so that its point sits under the line it was judged against
+    const auto knots = c.dram_roof_knots();
+    if (knots.size() >= 2 && std::any_of(judged.begin(), judged.end(), [&](double g) { return g > 0 && g < dram * 0.99; }))
+        out.push_back({"DRAM from " + si(static_cast<double>(knots.back().first), "B"), knots.back().second});
     std::stable_sort(out.begin(), out.end(), [](const cache_roof& a, const cache_roof& b) { return a.gbs > b.gbs; });
     return out;
 }

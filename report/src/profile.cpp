@@ -582,10 +582,7 @@ void profile_roofs(std::ostream& out, const profiler::profile_result& r) {
                     : "")
             << (c.gemm_gflops.count(dt) ? ", GEMM " + fixed(c.gemm_gflops.at(dt), 1) + " GFLOP/s (a lower ceiling)" : "")
             << ", DRAM bandwidth " << fixed(c.bandwidth_gbs, 1) << " GB/s"
-            << (c.stream_bytes > 0 && c.dram_roof_gbs(c.stream_bytes) < c.dram_roof_gbs()
-                    ? " (" + fixed(c.dram_roof_gbs(c.stream_bytes), 1) + " GB/s for a working set of " +
-                          si(static_cast<double>(c.stream_bytes), "B") + " or more: what the STREAM kernels read there)"
-                    : std::string())
+            << (dram_roof_by_size(c).empty() ? std::string() : " (by working set: " + dram_roof_by_size(c) + ")")
             << (r.timing.cache == backend_api::cache_mode::hot
                     ? " (with a hot cache, a layer whose working set fits a cache level is judged against that level's "
                       "bandwidth from the sweep)"

@@ -155,6 +155,20 @@ TEST(Ceilings, ALargerWorkingSetInTheDramLevelIsJudgedByTheReadingsAtItsSizeOrAb
     EXPECT_DOUBLE_EQ(longer.dram_roof_gbs(4'000'000'000), 30);
     EXPECT_NEAR(longer.dram_roof_gbs(1'000'000'000),
                 41.6 + std::log(1e9 / 417e6) / std::log(2e9 / 417e6) * (30 - 41.6), 1e-9);
+
+    // the knots the reports name: 54.9 up to 201 MB, 41.6 from 278 MB (copy's size, where read's 41.6 already
+    // holds: the 417 MB reading adds no knot); with the 2 GB point the flat stretch keeps both its ends (41.6 at
+    // 278 and at 417 MB), then 30 from 2 GB
+    using knots = std::vector<std::pair<std::int64_t, double>>;
+    EXPECT_EQ(c.dram_roof_knots(), (knots{{201'326'592, 54.9}, {278'000'000, 41.6}}));
+    EXPECT_EQ(longer.dram_roof_knots(),
+              (knots{{201'326'592, 54.9}, {278'000'000, 41.6}, {417'000'000, 41.6}, {2'000'000'000, 30}}));
+    EXPECT_TRUE(raised.dram_roof_knots().empty());  // flat: one number
+    // a stream_bytes of 2 written by hand puts copy at 2 / 3 * 2 = 0 B: placed at 1 B, so no log(0), no NaN roof
+    ceilings tiny = c;
+    tiny.stream_bytes = 2;
+    for (const std::int64_t bytes : {1, 2, 3, 1'000'000'000})
+        EXPECT_TRUE(std::isfinite(tiny.dram_roof_gbs(bytes)) && tiny.dram_roof_gbs(bytes) > 0) << bytes;
 }
 
 TEST(Ceilings, WhatTheHotCacheHoldsIsTheLargestSweepSizeAboveDram) {
@@ -233,6 +247,14 @@ TEST(Ceilings, MergingKeepsTheHigherOfEachCeilingAndTheLowerDispatchCost) {
     merged = big;
     backend_api::merge_ceilings(merged, small);
     EXPECT_EQ(merged.stream_bytes, 0);
+    // a sweep point only the earlier file has (a layer's own working set, kept by a roof recheck) stays, in order:
+    // dropped, it would leave bandwidth_gbs (the higher of the two) above every reading, and the roof flat
+    ceilings rechecked = measured(236, 30, 31, 400, 228, 0.002);
+    rechecked.working_set_gbs.emplace_back(538'972'160, 52.5);
+    merged = measured(236, 30, 31, 390, 230, 0.002);
+    backend_api::merge_ceilings(merged, rechecked);
+    EXPECT_EQ(merged.working_set_gbs,
+              (std::vector<std::pair<std::int64_t, double>>{{49'152, 400}, {786'432, 230}, {538'972'160, 52.5}}));
 }
 
 TEST(Ceilings, ImpossibleCeilingsAreRefused) {

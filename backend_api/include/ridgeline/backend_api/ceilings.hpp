@@ -111,6 +111,11 @@ struct ceilings {
     /// point's rate, above what STREAM copy itself reaches (docs/roofline.md). Without stream_bytes, or where bandwidth_gbs is above every
     /// reading (raised by hand or by a merge), dram_roof_gbs() for every size.
     [[nodiscard]] double dram_roof_gbs(std::int64_t bytes) const;
+    /// The envelope dram_roof_gbs(bytes) interpolates: (bytes, GB/s) knots, sizes increasing, roofs falling, the first
+    /// at the smallest reading's size, the last where the roof reaches its final value (from there on it stays); a
+    /// knot inside a flat stretch left out. Empty where dram_roof_gbs(bytes) is flat (no stream_bytes, no DRAM
+    /// level, no reading, or bandwidth_gbs above every reading).
+    [[nodiscard]] std::vector<std::pair<std::int64_t, double>> dram_roof_knots() const;
     /// Where a working set of `bytes` falls: a cache level (it fits the capacity of cache_level_bytes[i]), the
     /// transition between the last cache level and the DRAM level (judged by neither plateau's points), or DRAM.
     enum class memory_level { cache, transition, dram };

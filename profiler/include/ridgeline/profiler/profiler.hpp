@@ -285,6 +285,13 @@ struct profile_result {
 core::roofs roofs_for(const core::layer_analysis& l, core::dtype dt, const backend_api::ceilings& c, backend_api::cache_mode cache,
                       const std::string& implementation = {});
 
+/// The bandwidth roof of a whole model's end-to-end pass: its bytes over the sum of its layers' memory floors, each
+/// layer's bytes at the roof of its own working set (hot cache: bandwidth_for_working_set_gbs; cold: dram_roof_gbs
+/// of its bytes). Derived: the sum of every layer's bytes is no working set (judged as one, a model of small layers
+/// would get the DRAM roof of a few hundred MB), and the pass's memory floor is the sum of its layers' floors. GB/s;
+/// dram_roof_gbs() where no layer moves a byte.
+double model_bandwidth_gbs(const core::model_analysis& a, const backend_api::ceilings& c, backend_api::cache_mode cache);
+
 /// Whether a backend's implementation note names an algorithm that does fewer multiplies than the direct
 /// count: Winograd ("wino") or FFT.
 bool fewer_multiplies(const std::string& implementation);
