@@ -5,6 +5,9 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "dnnl_loops.hpp"
 
@@ -86,6 +89,43 @@ bool is_plain_dense(const memory::desc& md) {
     const dims s = plain_strides(md);
     if (s.empty()) return false;
     return s == row_major_strides(md.dims());
+}
+
+namespace {
+#if defined(__SSE2__)
+void lines_sse2(unsigned char* d, const unsigned char* s, std::int64_t lines) {
+    for (std::int64_t b = 0; b < 64 * lines; b += 16)
+        _mm_stream_si128(reinterpret_cast<__m128i*>(d + b), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + b)));
+}
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx2"))) void lines_avx2(unsigned char* d, const unsigned char* s, std::int64_t lines) {
+    for (std::int64_t b = 0; b < 64 * lines; b += 32)
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(d + b), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + b)));
+}
+__attribute__((target("avx512f"))) void lines_avx512(unsigned char* d, const unsigned char* s, std::int64_t lines) {
+    for (std::int64_t b = 0; b < 64 * lines; b += 64)
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(d + b), _mm512_loadu_si512(s + b));
+}
+#endif
+#if !defined(__SSE2__)
+void lines_plain(unsigned char* d, const unsigned char* s, std::int64_t lines) {
+    std::memcpy(d, s, static_cast<std::size_t>(64 * lines));
+}
+#endif
+}  // namespace
+
+stream_lines_fn stream_lines() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    static const stream_lines_fn f = __builtin_cpu_supports("avx512f") ? lines_avx512
+                                     : __builtin_cpu_supports("avx2")  ? lines_avx2
+                                                                       : lines_sse2;
+    return f;
+#elif defined(__SSE2__)
+    return lines_sse2;
+#else
+    return lines_plain;
+#endif
 }
 
 std::int64_t& stream_threshold_bytes() {

@@ -125,16 +125,32 @@ inline void stream_fence() {
 #endif
 }
 
+/// Writes `lines` whole 64-byte lines from s to d (d on a line boundary, s anywhere) with non-temporal stores as wide
+/// as the CPU has: one AVX-512 store a line, two AVX2 ones, four SSE2 ones; picked once (dnnl_common.cpp). Wider
+/// stores write a line in fewer pieces: on the Zen 4 VM a pure streaming write of 512 MiB ran at 44-50 GB/s in
+/// 16-byte stores and 51-53 GB/s in 32- or 64-byte ones (interleaved, 3 rounds).
+using stream_lines_fn = void (*)(unsigned char* d, const unsigned char* s, std::int64_t lines);
+stream_lines_fn stream_lines();
+
 /// Copies `n` bytes from `src` to `dst` with non-temporal stores from dst's first 16-byte boundary on (a plain copy
-/// without SSE2). The thread calls stream_fence() before its parallel region ends.
+/// without SSE2): 16-byte stores up to a line boundary, whole lines (stream_lines), 16-byte stores after. The thread
+/// calls stream_fence() before its parallel region ends.
 RIDGELINE_LOOP_INLINE void stream_bytes(void* dst, const void* src, std::int64_t n) {
     auto* d = static_cast<unsigned char*>(dst);
     const auto* s = static_cast<const unsigned char*>(src);
     std::int64_t i = std::min<std::int64_t>(n, static_cast<std::int64_t>(-reinterpret_cast<std::uintptr_t>(d) & 15));
     if (i > 0) std::memcpy(d, s, static_cast<std::size_t>(i));
 #if defined(__SSE2__)
-    for (; i + 16 <= n; i += 16)
+    auto sixteen = [&] {
         _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
+        i += 16;
+    };
+    while (i + 16 <= n && (reinterpret_cast<std::uintptr_t>(d + i) & 63) != 0) sixteen();
+    if (const std::int64_t lines = (n - i) / 64; lines > 0) {
+        stream_lines()(d + i, s + i, lines);
+        i += 64 * lines;
+    }
+    while (i + 16 <= n) sixteen();
 #endif
     if (i < n) std::memcpy(d + i, s + i, static_cast<std::size_t>(n - i));
 }
