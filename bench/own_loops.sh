@@ -11,6 +11,7 @@
 #   bench/own_loops.sh [rounds] [binary...]      (default: 3 rounds of build/ci/ridgeline)
 #   bench/own_loops.sh 3 /tmp/ridgeline-before build/ci/ridgeline
 #   OPS='where expand' bench/own_loops.sh        (only those ops, by the names below)
+#   DTYPE=bf16 bench/own_loops.sh                (the layers in bf16: --dtype of `ridgeline profile`; default fp32)
 set -euo pipefail
 rounds=${1:-3}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] ||
@@ -64,7 +65,8 @@ for ((i = 1; i <= rounds; i++)); do
     args=()
     for s in $inputs; do args+=(--input "$s"); done
     for k in "${!bins[@]}"; do
-      "${bins[$k]}" profile --layer "$layer" "${args[@]}" --device cpu --no-verify --no-roofline --no-end-to-end \
+      "${bins[$k]}" profile --layer "$layer" "${args[@]}" --dtype "${DTYPE:-fp32}" --device cpu --no-verify \
+        --no-roofline --no-end-to-end \
         --quiet --format json --output "$out/$name.$k.$i.json" >/dev/null 2>"$out/err" ||
         { echo "own_loops.sh: $name failed on ${bins[$k]}:" >&2; cat "$out/err" >&2; exit 1; }
     done

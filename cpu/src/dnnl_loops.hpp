@@ -5,10 +5,10 @@
 // (`#pragma omp simd`: GCC vectorises such loops at -O2, where its default cost model vectorises almost nothing) and
 // the loop streams at memory speed. A computed output or a copy larger than the last-level cache is written with
 // non-temporal stores (write_run row by row, stream_flat across rows with whole lines, stream_bytes), as oneDNN
-// writes its large outputs; fills and splats are not
-// (streamed, they ran slower: docs/performance.md). Otherwise portable C++, no instruction-set intrinsics beyond
-// SSE2's streaming store, which every x86-64 CPU has (elsewhere a plain copy), except the resampling gathers'
-// AVX-512 path (dnnl_window_gather.hpp). Private to cpu/.
+// writes its large outputs; fills and splats are not (streamed, they ran slower: docs/performance.md). Otherwise
+// portable C++; the instruction sets beyond the x86-64 baseline are picked when the program runs: whole lines streamed
+// with AVX-512's or AVX2's stores where the CPU has them (stream_lines), the row kernels compiled for each
+// (RIDGELINE_LOOP_CLONES), the resampling gathers' AVX-512 path (dnnl_window_gather.hpp). Private to cpu/.
 #include <omp.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -24,12 +24,13 @@
 #include "dnnl_common.hpp"
 
 /// Marks a loop kernel to be compiled for AVX-512, AVX2 and the x86-64 baseline, the widest the CPU has picked when
-/// the program loads (GCC's and Clang's function multiversioning; the kernel's inlined helpers and lambdas are
-/// compiled into each clone). The baseline's SSE2 has no 32-to-16-bit pack: its bf16 conversions took several
-/// instructions per 4 values, and bf16 rms_norm ran at 21% of its DRAM roof, rotary at 9%, bilinear at 15% (float32
-/// 68-73%). Put it on a function a parallel region calls (a row, a group), not on one that opens the region: OpenMP
-/// outlines the region's body before the clones are made, so the body would stay at the baseline. Nothing elsewhere.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/// the program loads (GCC's function multiversioning; the kernel's inlined helpers and lambdas are compiled into
+/// each clone). The baseline's SSE2 has no 32-to-16-bit pack: its bf16 conversions took several instructions per 4
+/// values, and bf16 rms_norm ran at 21% of its DRAM roof, rotary at 9% (float32 68-73%). Put it on a function a
+/// parallel region calls (a row, a group), not on one that opens the region: OpenMP outlines the region's body
+/// before the clones are made, so the body would stay at the baseline. GCC on x86-64 only: Clang 14 (the fuzz
+/// preset's) refuses target_clones on function templates, and builds the baseline.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define RIDGELINE_LOOP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define RIDGELINE_LOOP_CLONES
