@@ -376,7 +376,9 @@ void merge_ceilings(ceilings& now, const ceilings& earlier) {
     // the sweep: the higher reading at a size both have, and every point only the earlier has (a layer's own working
     // set a roof recheck measured, or a sweep of other sizes): each is a reading, and dropping one could leave
     // bandwidth_gbs above every reading, which turns the roof by working set off (dram_roof_knots)
-    for (const auto& [s2, g2] : earlier.working_set_gbs) {
+    for (const auto& point : earlier.working_set_gbs) {
+        const std::int64_t s2 = point.first;  // not a structured binding: clang 14 cannot capture one in a lambda
+        const double g2 = point.second;
         auto& sweep = now.working_set_gbs;
         const auto at = std::find_if(sweep.begin(), sweep.end(), [&](const auto& pt) { return pt.first >= s2; });
         if (at != sweep.end() && at->first == s2)
