@@ -1,6 +1,7 @@
 // The oneDNN lowering of the transformer layers (dnnl_graph.hpp): rms_norm, rotary, attention, kv_cache.
 // oneDNN 2.6 has no RMS normalisation, rotary embedding or fused attention: rms_norm and rotary are ridgeline's own
-// loops over float32 and bf16 (no conversion steps around them), attention is oneDNN's matmul and softmax around a
+// loops over float32 and bf16 (no conversion steps around them; in bf16 with AVX-512 BF16 where the CPU has it:
+// dnnl_bf16_rows.hpp), attention is oneDNN's matmul and softmax around a
 // masking loop of ridgeline's, and the KV cache append is a oneDNN reorder into the cache's buffer. Each is named in
 // the layer's notes.
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "dnnl_bf16_rows.hpp"
 #include "dnnl_graph.hpp"
 #include "dnnl_loops.hpp"
 #include "ridgeline/core/error.hpp"
@@ -44,7 +46,11 @@ void rms_rows(const T* x, T* y, const float* w, std::int64_t rows, std::int64_t 
 #pragma omp parallel
     {
 #pragma omp for schedule(static)
-        for (std::int64_t r = 0; r < rows; ++r) rms_row(x + r * inner, y + r * inner, w, inner, eps, stream);
+        for (std::int64_t r = 0; r < rows; ++r) {
+            if constexpr (std::is_same_v<T, std::uint16_t>)
+                if (rms_row_bf16(x + r * inner, y + r * inner, w, inner, eps, stream)) continue;
+            rms_row(x + r * inner, y + r * inner, w, inner, eps, stream);
+        }
         stream_fence();
     }
 }
@@ -77,10 +83,15 @@ void rotary_rows(const T* x, const dims& xs, T* y, const float* cos, const float
     {
 #pragma omp for collapse(2) schedule(static)
         for (std::int64_t b = 0; b < d[0]; ++b)
-            for (std::int64_t h = 0; h < heads; ++h)
+            for (std::int64_t h = 0; h < heads; ++h) {
+                if constexpr (std::is_same_v<T, std::uint16_t> && unit)
+                    if (rotary_slab_bf16(x + b * xs[0] + h * xs[1], xs[2], y + (b * heads + h) * seq * dim, cos, sin,
+                                         seq, dim, stream))
+                        continue;
                 for (std::int64_t s = 0; s < seq; ++s)
                     rotary_row<T, unit>(x + b * xs[0] + h * xs[1] + s * xs[2], xs[3],
                                         y + ((b * heads + h) * seq + s) * dim, cos + s * dim, sin + s * dim, dim, stream);
+            }
         stream_fence();
     }
 }

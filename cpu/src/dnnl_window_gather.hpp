@@ -4,7 +4,7 @@
 // gather out[j] = src[index[j]] runs scalar (one load and one store an element: about a third of the DRAM roof on the
 // Zen 4 VM, docs/performance.md), but where the sources of 16 consecutive outputs lie within 32 consecutive source
 // elements (every upsampling, and downsampling by less than 2), the block is one masked load of that window and one
-// permute: AVX-512F's vmovdqu32 {k}{z} and vpermt2d. Blocks that do not fit (larger jumps, fill entries) and the CPUs
+// permute: AVX-512F's vmovdqu32 {k}{z} and vpermt2d (2-byte elements: AVX-512BW's vmovdqu16 {k}{z} and vpermw). Blocks that do not fit (larger jumps, fill entries) and the CPUs
 // without AVX-512F run the scalar loop, with the same results bit for bit (the bilinear blend without fused
 // multiply-adds: this file is compiled with -ffp-contract=off). Private to cpu/.
 #include <cstdint>
@@ -37,6 +37,12 @@ bool& window_gather_allowed();
 /// {index} over the whole table. No entry of index[j0, j1) may be -1.
 void gather_u32(const std::uint32_t* src, const std::int64_t* index, const window_blocks& w, std::uint32_t* out,
                 std::int64_t j0, std::int64_t j1);
+
+/// gather_u32 for 2-byte elements (bf16, fp16): its windowed blocks vectorised where
+/// window_gather_u16_vectorised() (AVX-512BW's word permute), the rest a scalar loop unrolled 4x.
+void gather_u16(const std::uint16_t* src, const std::int64_t* index, const window_blocks& w, std::uint16_t* out,
+                std::int64_t j0, std::int64_t j1);
+bool window_gather_u16_vectorised();
 
 /// out[c - c0] = (1 - w1[c]) * a[i0[c]] + w1[c] * a[i1[c]] for c in [c0, c1) (bilinear along a row, PyTorch's
 /// order of operations); `w` made from {i0, i1} over the whole table.

@@ -70,8 +70,9 @@ taps make_taps(i64 in, i64 out) {
     return t;
 }
 
-/// gather_u32 and lerp_gather over every range [j0, j1) with j0 in 0..17 and j1 in the last 17 entries, vectorised
-/// (where the CPU can) and scalar, each against the formula evaluated here.
+/// gather_u32, gather_u16 (the source's upper halves, bf16's bits) and lerp_gather over every range [j0, j1) with
+/// j0 in 0..17 and j1 in the last 17 entries, vectorised (where the CPU can) and scalar, each against the formula
+/// evaluated here.
 void expect_paths_agree(i64 in, i64 out) {
     SCOPED_TRACE(std::to_string(in) + " -> " + std::to_string(out));
     const taps t = make_taps(in, out);
@@ -80,19 +81,24 @@ void expect_paths_agree(i64 in, i64 out) {
     std::uniform_real_distribution<float> u(-2.0f, 2.0f);
     for (i64 i = 0; i < in; ++i) src.data()[i] = u(rng);
     const auto* bits = reinterpret_cast<const std::uint32_t*>(src.data());
+    guarded<std::uint16_t> half(in);  // bf16's bits: the upper halves of the float32 source
+    for (i64 i = 0; i < in; ++i) half.data()[i] = static_cast<std::uint16_t>(bits[i] >> 16);
     const window_blocks near = make_window_blocks({t.nearest.data()}, out);
     const window_blocks lerp = make_window_blocks({t.i0.data(), t.i1.data()}, out);
     std::vector<std::uint32_t> g(static_cast<std::size_t>(out));
+    std::vector<std::uint16_t> g16(static_cast<std::size_t>(out));
     std::vector<float> l(static_cast<std::size_t>(out));
     for (const bool vectorised : {true, false}) {
         const allowed_scope scope(vectorised);
         for (i64 j0 = 0; j0 < std::min<i64>(out, 18); ++j0)
             for (i64 j1 = std::max(j0, out - 17); j1 <= out; ++j1) {
                 gather_u32(bits, t.nearest.data(), near, g.data(), j0, j1);
+                gather_u16(half.data(), t.nearest.data(), near, g16.data(), j0, j1);
                 lerp_gather(src.data(), t.i0.data(), t.i1.data(), t.w1.data(), lerp, l.data(), j0, j1);
                 for (i64 j = j0; j < j1; ++j) {
                     const auto k = static_cast<std::size_t>(j - j0);
                     ASSERT_EQ(g[k], bits[t.nearest[static_cast<std::size_t>(j)]]) << "nearest at " << j;
+                    ASSERT_EQ(g16[k], half.data()[t.nearest[static_cast<std::size_t>(j)]]) << "2-byte nearest at " << j;
                     const auto s = static_cast<std::size_t>(j);
                     const float want = (1 - t.w1[s]) * src.data()[t.i0[s]] + t.w1[s] * src.data()[t.i1[s]];
                     std::uint32_t a, b;
@@ -148,6 +154,7 @@ TEST(WindowGather, VectorisedAndScalarPathsAgreeBitForBit) {
              {512, 768}, {100, 300}, {7, 1000}, {300, 200}, {300, 100}, {5, 9}, {1, 40}, {37, 37}})
         expect_paths_agree(in, out);
     RecordProperty("vectorised", window_gather_vectorised() ? "avx512f" : "scalar only (no AVX-512F)");
+    RecordProperty("vectorised_2_byte", window_gather_u16_vectorised() ? "avx512bw" : "scalar only (no AVX-512BW)");
 }
 
 // bilinear's blend h0 * a + h1 * b, vectorised (AVX-512F, where the CPU has it: blend_rows returns true), against
