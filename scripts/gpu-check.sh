@@ -5,8 +5,9 @@
 #   3. on a machine with an NVIDIA GPU, in priority order, as long as the deadline allows:
 #        ceilings (the GEMM roofs per data type and the DRAM copy bandwidth), PyTorch's bf16 matmul and copy beside
 #        them (bench/torch_anchor.py), scale_shift (batch_norm2d), relu and add in bf16 on 32x256x56x56 against a
-#        copy of the same bytes, resnet50 batch 1 bf16 --quick, the gpu tests, resnet50
-#        at batch 32 and in fp32, the differential tests of every op; a step the deadline cannot fit is SKIPPED
+#        copy of the same bytes, resnet50 batch 1 bf16 --quick, the gpu tests, resnet50 at batch 32, a decode
+#        step, the prediction of this GPU from a CPU profile, resnet50 fused (--fuse), resnet50 in fp32, the
+#        differential tests of every op; a step the deadline cannot fit is SKIPPED
 #        with the reason, and the summary (a table, and summary.json) lists every step.
 # Without a GPU it stops after the build and the device-free tests, saying so.
 #
@@ -370,6 +371,11 @@ else
   [[ -f "$cpu_profile" ]] && why="no measured ceilings.json or resnet50-b1-bf16.json to predict from and compare with"
   record "predict resnet50 b1 bf16 from the CPU profile" SKIPPED 0 "$why"
 fi
+# the model fused as a deployment runs it (--fuse: cuDNN's fused convolution + bias + activation and residual add,
+# cuBLASLt's epilogues; every group verified against the reference run of its members), beside the unfused run above
+run_step "profile resnet50 batch 32 bf16 --fuse" 45 150 resnet50-b32-bf16-fused.log -- \
+  "$bin" profile --model resnet50 --batch 32 --dtype bf16 --device cuda --quick --graph --fuse --format json \
+  --output "$out/resnet50-b32-bf16-fused.json"
 profile_step 1 fp32 45 150
 profile_step 32 fp32 60 150
 # differential testing beyond the gpu tests' 25 cases per op: 100 per op and data type (docs/reliability.md)

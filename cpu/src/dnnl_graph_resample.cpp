@@ -6,9 +6,9 @@
 //   (vectorised where 16 outputs read within 32 source elements: dnnl_window_gather.hpp); an output past the
 //   last-level cache made in L1 blocks across row boundaries and streamed with its lines whole (stream_flat),
 //   otherwise rows split over OpenMP threads (dnnl_loops.hpp);
-// - bilinear: "ridgeline bilinear loop", float32, the same tables, separable (each source row resampled along the
-//   width once, by the same vectorised gathers, then the output rows blended from two of them, streamed straight
-//   from the registers: blend_rows); oneDNN's linear resampling computes the source coordinate as
+// - bilinear: "ridgeline bilinear loop", float32 and bf16 (rounded once, at the output), the same tables, separable
+//   (each source row resampled along the width once, by the same vectorised gathers, then the output rows blended
+//   from two of them, streamed straight from the registers: blend_rows, blend_rows_bf16); oneDNN's linear resampling computes the source coordinate as
 //   (o + 0.5) * in / out - 0.5, PyTorch as (in / out) * (o + 0.5) - 0.5, both in float32: at a few thousand pixels
 //   the weights differ by 1e-3, a relative error of 4e-4 on a 7000-wide row;
 // - oneDNN's resampling_forward for nearest with integer upscale factors, where its round((o + 0.5) / F - 0.5) is
@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "dnnl_graph.hpp"
@@ -186,14 +187,15 @@ void index_gather(const T* x, T* y, const dims& out, const std::vector<std::vect
 /// in its order, so the same values. A resampled source row is kept while the next output rows read it (upsampling
 /// reads each two or three times), and the blend is a contiguous run the compiler vectorises. Items of 32 output
 /// rows of a plane split over the OpenMP threads.
-void bilinear(const float* x, float* y, i64 planes, i64 ih, i64 iw, const core::resample_axis& rows,
+template <class T>
+void bilinear(const T* x, T* y, i64 planes, i64 ih, i64 iw, const core::resample_axis& rows,
               const core::resample_axis& cols) {
     constexpr i64 block = 32;
     const auto oh = static_cast<i64>(rows.index0.size()), ow = static_cast<i64>(cols.index0.size());
     const i64 blocks = (oh + block - 1) / block;
     const i64 *c0 = cols.index0.data(), *c1 = cols.index1.data();
     const float* w1 = cols.lambda.data();
-    const bool stream = stream_output(planes * oh * ow * static_cast<i64>(sizeof(float)));
+    const bool stream = stream_output(planes * oh * ow * static_cast<i64>(sizeof(T)));
     const window_blocks windows = make_window_blocks({c0, c1}, ow);
 #pragma omp parallel
     {
@@ -218,11 +220,15 @@ void bilinear(const float* x, float* y, i64 planes, i64 ih, i64 iw, const core::
                 kb = b;
                 const float h1 = rows.lambda[ri], h0 = 1 - h1;
                 const float *pa = ra.data(), *pb = rb.data();
-                float* out = y + (p * oh + r) * ow;
-                if (blend_rows(pa, pb, h0, h1, out, ow, stream)) continue;
-                write_run(out, 0, ow, stream, [&](float* o, i64 lo, i64 hi) {
+                T* out = y + (p * oh + r) * ow;
+                if constexpr (std::is_same_v<T, float>) {
+                    if (blend_rows(pa, pb, h0, h1, out, ow, stream)) continue;
+                } else {
+                    if (blend_rows_bf16(pa, pb, h0, h1, out, ow, stream)) continue;
+                }
+                write_run(out, 0, ow, stream, [&](T* o, i64 lo, i64 hi) {
 #pragma omp simd
-                    for (i64 c = lo; c < hi; ++c) o[c - lo] = h0 * pa[c] + h1 * pb[c];
+                    for (i64 c = lo; c < hi; ++c) store(o, c - lo, h0 * pa[c] + h1 * pb[c]);
                 });
             }
         }
@@ -310,16 +316,27 @@ void dnnl_graph::add(const core::layer_analysis& la, const core::interpolate& op
         gather_by_tables(la, std::move(table), 0.0f);
         return;
     }
-    // bilinear: float32, converted by reorders around it in other data types
+    // bilinear: float32 and bf16 (each source row widened to float32, each output value rounded once), other data
+    // types converted by reorders around the float32 loop
     const dims out = to_dims(la.output_shape);
+    const i64 planes = x[0] * x[1], ih = x[2], iw = x[3];
+    notes_.emplace_back("ridgeline bilinear loop");
+    if (to_dnnl(dt_) == memory::data_type::bf16) {
+        const memory src = to_layout(la.layer.inputs[0], plain_md(to_dims(x), memory::data_type::bf16));
+        memory y(plain_md(out, memory::data_type::bf16), engine_);
+        steps_.push_back({{}, {}, [src, y, rows, cols, planes, ih, iw] {
+                              bilinear(static_cast<const std::uint16_t*>(src.get_data_handle()),
+                                       static_cast<std::uint16_t*>(y.get_data_handle()), planes, ih, iw, rows, cols);
+                          }});
+        set_output(la.layer.name, y);
+        return;
+    }
     const memory src = to_layout(la.layer.inputs[0], plain_md(to_dims(x), memory::data_type::f32));
     memory y32(plain_md(out, memory::data_type::f32), engine_);
-    const i64 planes = x[0] * x[1], ih = x[2], iw = x[3];
     steps_.push_back({{}, {}, [src, y32, rows, cols, planes, ih, iw] {
                           bilinear(static_cast<const float*>(src.get_data_handle()),
                                    static_cast<float*>(y32.get_data_handle()), planes, ih, iw, rows, cols);
                       }});
-    notes_.emplace_back("ridgeline bilinear loop");
     set_output_from_f32(la.layer.name, y32);
 }
 

@@ -2,6 +2,8 @@
 // the bilinear blend's multiplies and adds stay separate roundings in both paths.
 #include "dnnl_window_gather.hpp"
 
+#include "dnnl_loops.hpp"  // bf16_to_f32
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define RIDGELINE_WINDOW_AVX512 1
@@ -68,24 +70,61 @@ __attribute__((target("avx512f,avx512bw"))) i64 gather_u16_blocks(const std::uin
     return j;
 }
 
+/// The blend of a windowed block k: (1 - t) * x0 + t * x1, x0 and x1 the window's elements at the two tables'
+/// offsets, t = w1[c, c + 16).
+__attribute__((target("avx512f"))) inline __m512 lerp_window(const window_pair& v, const window_blocks& w,
+                                                              std::size_t k, const float* w1, i64 c) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    const std::int32_t* rel = w.rel.data() + k * 2 * lanes;
+    const __m512 x0 = _mm512_castsi512_ps(_mm512_permutex2var_epi32(v.lo, _mm512_loadu_si512(rel), v.hi));
+    const __m512 x1 = _mm512_castsi512_ps(_mm512_permutex2var_epi32(v.lo, _mm512_loadu_si512(rel + lanes), v.hi));
+    const __m512 t = _mm512_loadu_ps(w1 + c);
+    return _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(one, t), x0), _mm512_mul_ps(t, x1));
+}
+
 /// lerp_gather's full blocks, as gather_u32_blocks.
 __attribute__((target("avx512f"))) i64 lerp_blocks(const float* a, const std::int64_t* i0, const std::int64_t* i1,
                                                     const float* w1, const window_blocks& w, float* out, i64 c0, i64 c,
                                                     i64 c1) {
-    const __m512 one = _mm512_set1_ps(1.0f);
     for (; c + lanes <= c1; c += lanes) {
         const auto k = static_cast<std::size_t>(c / lanes);
         if (w.base[k] < 0) {
             for (i64 i = c; i < c + lanes; ++i) out[i - c0] = (1 - w1[i]) * a[i0[i]] + w1[i] * a[i1[i]];
             continue;
         }
-        const window_pair v = load_window(a + w.base[k], w.reads[k]);
-        const std::int32_t* rel = w.rel.data() + k * 2 * lanes;
-        const __m512 x0 = _mm512_castsi512_ps(_mm512_permutex2var_epi32(v.lo, _mm512_loadu_si512(rel), v.hi));
-        const __m512 x1 = _mm512_castsi512_ps(_mm512_permutex2var_epi32(v.lo, _mm512_loadu_si512(rel + lanes), v.hi));
-        const __m512 t = _mm512_loadu_ps(w1 + c);
-        const __m512 r = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(one, t), x0), _mm512_mul_ps(t, x1));
-        _mm512_storeu_ps(out + (c - c0), r);
+        _mm512_storeu_ps(out + (c - c0), lerp_window(load_window(a + w.base[k], w.reads[k]), w, k, w1, c));
+    }
+    return c;
+}
+
+/// 16 bf16 values as float32 bit patterns. Masked forms throughout: GCC 12's unmasked ones start from an undefined
+/// vector, which its -Wuninitialized flags.
+__attribute__((target("avx512f"))) inline __m512i widen_bf16(__m256i h) {
+    return _mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, h), 16);
+}
+
+/// The window of block k of a bf16 source, widened to float32: its 32 two-byte elements one masked load (the mask is
+/// `reads` itself), each half widened by a shift (a bf16 is a float32's upper half).
+__attribute__((target("avx512f,avx512bw"))) inline window_pair load_window_bf16(const std::uint16_t* p,
+                                                                                 std::uint32_t reads) {
+    const __m512i v = _mm512_maskz_loadu_epi16(static_cast<__mmask32>(reads), p);
+    return {widen_bf16(_mm512_maskz_extracti64x4_epi64(0x0f, v, 0)),
+            widen_bf16(_mm512_maskz_extracti64x4_epi64(0x0f, v, 1))};
+}
+
+/// lerp_gather's full blocks from a bf16 source, as lerp_blocks.
+__attribute__((target("avx512f,avx512bw"))) i64 lerp_blocks_bf16(const std::uint16_t* a, const std::int64_t* i0,
+                                                                  const std::int64_t* i1, const float* w1,
+                                                                  const window_blocks& w, float* out, i64 c0, i64 c,
+                                                                  i64 c1) {
+    for (; c + lanes <= c1; c += lanes) {
+        const auto k = static_cast<std::size_t>(c / lanes);
+        if (w.base[k] < 0) {
+            for (i64 i = c; i < c + lanes; ++i)
+                out[i - c0] = (1 - w1[i]) * bf16_to_f32(a[i0[i]]) + w1[i] * bf16_to_f32(a[i1[i]]);
+            continue;
+        }
+        _mm512_storeu_ps(out + (c - c0), lerp_window(load_window_bf16(a + w.base[k], w.reads[k]), w, k, w1, c));
     }
     return c;
 }
@@ -115,6 +154,37 @@ __attribute__((target("avx512f"))) void blend_avx512(const float* a, const float
     if (c < n) {
         const auto mask = static_cast<__mmask16>((1u << (n - c)) - 1);
         _mm512_mask_storeu_ps(y + c, mask, blend_at(a, b, v0, v1, c, mask));
+    }
+}
+
+/// 16 float32 values rounded to bf16 (nearest even).
+__attribute__((target("avx512f,avx512bf16"))) inline __m256i bf16(__m512 v) {
+    return reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v));
+}
+
+/// blend_rows_bf16, vectorised: blend_at's float32 values rounded to bf16 by vcvtneps2bf16 (ties to even); whole
+/// vectors of 16 (32 bytes) streamed or stored from y's first 64-byte boundary, the partial ones by masked stores.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void blend_bf16_avx512(const float* a, const float* b,
+                                                                                      float h0, float h1,
+                                                                                      std::uint16_t* y, i64 n,
+                                                                                      bool stream) {
+    const __m512 v0 = _mm512_set1_ps(h0), v1 = _mm512_set1_ps(h1);
+    i64 c = 0;
+    if (stream) {
+        c = std::min(n, static_cast<i64>((-reinterpret_cast<std::uintptr_t>(y) & 63) / sizeof(std::uint16_t)));
+        for (i64 h = 0; h < c; h += lanes) {
+            const auto mask = static_cast<__mmask16>(c - h >= lanes ? 0xffff : (1u << (c - h)) - 1);
+            _mm256_mask_storeu_epi16(y + h, mask, bf16(blend_at(a, b, v0, v1, h, mask)));
+        }
+        for (; c + lanes <= n; c += lanes)
+            _mm256_stream_si256(reinterpret_cast<__m256i*>(y + c), bf16(blend_at(a, b, v0, v1, c, 0xffff)));
+    } else {
+        for (; c + lanes <= n; c += lanes)
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + c), bf16(blend_at(a, b, v0, v1, c, 0xffff)));
+    }
+    if (c < n) {
+        const auto mask = static_cast<__mmask16>((1u << (n - c)) - 1);
+        _mm256_mask_storeu_epi16(y + c, mask, bf16(blend_at(a, b, v0, v1, c, mask)));
     }
 }
 #endif
@@ -223,6 +293,35 @@ void lerp_gather(const float* a, const std::int64_t* i0, const std::int64_t* i1,
     (void)w;
 #endif
     for (; c < c1; ++c) out[c - c0] = (1 - w1[c]) * a[i0[c]] + w1[c] * a[i1[c]];
+}
+
+bool blend_rows_bf16(const float* a, const float* b, float h0, float h1, std::uint16_t* y, std::int64_t n,
+                     bool stream) {
+#if RIDGELINE_WINDOW_AVX512
+    static const bool bf16 = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                             __builtin_cpu_supports("avx512bf16");
+    if (!bf16 || !window_gather_vectorised()) return false;
+    blend_bf16_avx512(a, b, h0, h1, y, n, stream);
+    return true;
+#else
+    (void)a, (void)b, (void)h0, (void)h1, (void)y, (void)n, (void)stream;
+    return false;
+#endif
+}
+
+void lerp_gather(const std::uint16_t* a, const std::int64_t* i0, const std::int64_t* i1, const float* w1,
+                 const window_blocks& w, float* out, std::int64_t c0, std::int64_t c1) {
+    auto one = [&](i64 c) { out[c - c0] = (1 - w1[c]) * bf16_to_f32(a[i0[c]]) + w1[c] * bf16_to_f32(a[i1[c]]); };
+    i64 c = c0;
+#if RIDGELINE_WINDOW_AVX512
+    if (window_gather_u16_vectorised()) {
+        for (; c < block_start(c0, c1); ++c) one(c);
+        c = lerp_blocks_bf16(a, i0, i1, w1, w, out, c0, c, c1);
+    }
+#else
+    (void)w;
+#endif
+    for (; c < c1; ++c) one(c);
 }
 
 bool blend_rows(const float* a, const float* b, float h0, float h1, float* y, std::int64_t n, bool stream) {

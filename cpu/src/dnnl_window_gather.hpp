@@ -49,6 +49,12 @@ bool window_gather_u16_vectorised();
 void lerp_gather(const float* a, const std::int64_t* i0, const std::int64_t* i1, const float* w1,
                  const window_blocks& w, float* out, std::int64_t c0, std::int64_t c1);
 
+/// lerp_gather from a bf16 source, each element widened to float32 (exactly) before the same arithmetic, so the same
+/// float32 values as lerp_gather of the widened row; its windowed blocks vectorised where
+/// window_gather_u16_vectorised() (one masked load of the window, widened in registers).
+void lerp_gather(const std::uint16_t* a, const std::int64_t* i0, const std::int64_t* i1, const float* w1,
+                 const window_blocks& w, float* out, std::int64_t c0, std::int64_t c1);
+
 /// y[c] = h0 * a[c] + h1 * b[c] for c in [0, n): bilinear's blend of two resampled source rows (two products
 /// rounded, then their sum: the scalar loop's order, so the same values), with `stream` through non-temporal stores
 /// from y's first 64-byte boundary to the last whole vector (AVX-512's vmovntps straight from the registers, no L1
@@ -56,5 +62,12 @@ void lerp_gather(const float* a, const std::int64_t* i0, const std::int64_t* i1,
 /// window_gather_vectorised(); elsewhere returns false having written nothing (the caller blends it itself). The
 /// caller's thread calls stream_fence() before its parallel region ends.
 bool blend_rows(const float* a, const float* b, float h0, float h1, float* y, std::int64_t n, bool stream);
+
+/// blend_rows into bf16 output: the same float32 blend, each value rounded to bf16 once (to nearest even, by AVX-512
+/// BF16's vcvtneps2bf16, which flushes float32 subnormals to zero as oneDNN's conversions do), streamed as above.
+/// Runs where window_gather_vectorised() and the CPU has AVX-512BW, VL and BF16; elsewhere returns false having
+/// written nothing (the caller blends and rounds itself, f32_to_bf16).
+bool blend_rows_bf16(const float* a, const float* b, float h0, float h1, std::uint16_t* y, std::int64_t n,
+                     bool stream);
 
 }  // namespace ridgeline::cpu::dnnl_detail

@@ -6,12 +6,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
 #include <vector>
 
-#include "dnnl_loops.hpp"          // cpu/src: stream_fence
+#include "dnnl_loops.hpp"          // cpu/src: stream_fence, f32_to_bf16
 #include "dnnl_window_gather.hpp"  // cpu/src
 
 using namespace ridgeline::cpu::dnnl_detail;
@@ -70,9 +71,9 @@ taps make_taps(i64 in, i64 out) {
     return t;
 }
 
-/// gather_u32, gather_u16 (the source's upper halves, bf16's bits) and lerp_gather over every range [j0, j1) with
-/// j0 in 0..17 and j1 in the last 17 entries, vectorised (where the CPU can) and scalar, each against the formula
-/// evaluated here.
+/// gather_u32, gather_u16 (the source's upper halves, bf16's bits) and lerp_gather (from both sources) over every
+/// range [j0, j1) with j0 in 0..17 and j1 in the last 17 entries, vectorised (where the CPU can) and scalar, each
+/// against the formula evaluated here.
 void expect_paths_agree(i64 in, i64 out) {
     SCOPED_TRACE(std::to_string(in) + " -> " + std::to_string(out));
     const taps t = make_taps(in, out);
@@ -87,7 +88,7 @@ void expect_paths_agree(i64 in, i64 out) {
     const window_blocks lerp = make_window_blocks({t.i0.data(), t.i1.data()}, out);
     std::vector<std::uint32_t> g(static_cast<std::size_t>(out));
     std::vector<std::uint16_t> g16(static_cast<std::size_t>(out));
-    std::vector<float> l(static_cast<std::size_t>(out));
+    std::vector<float> l(static_cast<std::size_t>(out)), l16(static_cast<std::size_t>(out));
     for (const bool vectorised : {true, false}) {
         const allowed_scope scope(vectorised);
         for (i64 j0 = 0; j0 < std::min<i64>(out, 18); ++j0)
@@ -95,6 +96,7 @@ void expect_paths_agree(i64 in, i64 out) {
                 gather_u32(bits, t.nearest.data(), near, g.data(), j0, j1);
                 gather_u16(half.data(), t.nearest.data(), near, g16.data(), j0, j1);
                 lerp_gather(src.data(), t.i0.data(), t.i1.data(), t.w1.data(), lerp, l.data(), j0, j1);
+                lerp_gather(half.data(), t.i0.data(), t.i1.data(), t.w1.data(), lerp, l16.data(), j0, j1);
                 for (i64 j = j0; j < j1; ++j) {
                     const auto k = static_cast<std::size_t>(j - j0);
                     ASSERT_EQ(g[k], bits[t.nearest[static_cast<std::size_t>(j)]]) << "nearest at " << j;
@@ -105,6 +107,11 @@ void expect_paths_agree(i64 in, i64 out) {
                     std::memcpy(&a, &l[k], 4);
                     std::memcpy(&b, &want, 4);
                     ASSERT_EQ(a, b) << "bilinear at " << j << " of [" << j0 << ", " << j1 << ")";
+                    const float want16 = (1 - t.w1[s]) * bf16_to_f32(half.data()[t.i0[s]]) +
+                                         t.w1[s] * bf16_to_f32(half.data()[t.i1[s]]);
+                    std::memcpy(&a, &l16[k], 4);
+                    std::memcpy(&b, &want16, 4);
+                    ASSERT_EQ(a, b) << "bilinear from bf16 at " << j << " of [" << j0 << ", " << j1 << ")";
                 }
             }
     }
@@ -188,6 +195,42 @@ TEST(WindowGather, BlendRowsMatchesTheFormulaBitForBit) {
                     std::memcpy(&want_bits, &want, 4);
                     ASSERT_EQ(got_bits, want_bits) << "element " << j << " of " << n << " at offset " << at - 16
                                                    << (stream ? ", streamed" : "");
+                }
+            }
+    }
+}
+
+// blend_rows_bf16: the same blend rounded to bf16, where the CPU has AVX-512 BF16 (elsewhere it declines and writes
+// nothing), against f32_to_bf16 of the formula bit for bit (both round to nearest even; the values here, within
+// [-2, 2], are no float32 subnormals, which vcvtneps2bf16 alone flushes): rows of 0..40 values and 1,037, each
+// output at the 32 2-byte offsets of a line, streamed and not, 16 sentinels either side.
+TEST(WindowGather, BlendRowsIntoBf16MatchesTheFormulaBitForBit) {
+    std::mt19937 rng(13);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    const float h1 = 0.3125f, h0 = 1 - h1;
+    constexpr std::uint16_t sentinel = 0x7f7f;
+    std::vector<i64> lengths;
+    for (i64 n = 0; n <= 40; ++n) lengths.push_back(n);
+    lengths.push_back(1037);
+    for (const i64 n : lengths) {
+        guarded<float> a(n), b(n);
+        for (i64 i = 0; i < n; ++i) a.data()[i] = u(rng), b.data()[i] = u(rng);
+        for (const bool stream : {false, true})
+            for (i64 at = 32; at < 64; ++at) {
+                alignas(64) static std::uint16_t y[1037 + 128];
+                std::fill(std::begin(y), std::end(y), sentinel);
+                const bool ran = blend_rows_bf16(a.data(), b.data(), h0, h1, y + at, n, stream);
+                stream_fence();
+                if (!ran) {  // a CPU without AVX-512 BF16: declined, nothing written
+                    ASSERT_TRUE(std::all_of(std::begin(y), std::end(y), [](std::uint16_t v) { return v == sentinel; }));
+                    continue;
+                }
+                for (i64 i = 0; i < n + at + 16; ++i) {
+                    const i64 j = i - at;
+                    const std::uint16_t want =
+                        j < 0 || j >= n ? sentinel : f32_to_bf16(h0 * a.data()[j] + h1 * b.data()[j]);
+                    ASSERT_EQ(y[i], want) << "element " << j << " of " << n << " at offset " << at - 32
+                                          << (stream ? ", streamed" : "");
                 }
             }
     }
