@@ -4,47 +4,23 @@
 // and the input ending at an inaccessible page (a masked load reads nothing past the row). Where the CPU lacks AVX-512
 // BF16 the kernels must decline and write nothing (the portable loops run; the op tests check those).
 #include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
-#include <stdexcept>
 #include <vector>
 
 #include "dnnl_bf16_rows.hpp"  // cpu/src
 #include "dnnl_loops.hpp"      // cpu/src: bf16_to_f32, f32_to_bf16, stream_fence
+#include "guarded_pages.hpp"
 
 using namespace ridgeline::cpu::dnnl_detail;
 using i64 = std::int64_t;
 using u16 = std::uint16_t;
+using ridgeline::test::guarded;
 
 namespace {
-
-/// n values that end where an inaccessible page starts: reading past them faults.
-class guarded_u16 {
-public:
-    explicit guarded_u16(i64 n) : page_(static_cast<std::size_t>(sysconf(_SC_PAGESIZE))) {
-        const auto bytes = static_cast<std::size_t>(n) * 2;
-        pages_ = (bytes + page_ - 1) / page_ + 1;
-        base_ = mmap(nullptr, pages_ * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (base_ == MAP_FAILED) throw std::runtime_error("mmap failed");
-        char* guard = static_cast<char*>(base_) + (pages_ - 1) * page_;
-        mprotect(guard, page_, PROT_NONE);
-        data_ = reinterpret_cast<u16*>(guard - bytes);
-    }
-    guarded_u16(const guarded_u16&) = delete;
-    guarded_u16& operator=(const guarded_u16&) = delete;
-    ~guarded_u16() { munmap(base_, pages_ * page_); }
-    u16* data() { return data_; }
-
-private:
-    std::size_t page_, pages_ = 0;
-    void* base_ = nullptr;
-    u16* data_ = nullptr;
-};
 
 /// How many bf16 steps apart two bf16 values of the same sign are (their bit patterns' distance).
 i64 steps_apart(u16 a, u16 b) { return std::abs(static_cast<i64>(a) - static_cast<i64>(b)); }
@@ -106,7 +82,7 @@ TEST(Bf16Rows, RmsNormMatchesItsFormula) {
     for (i64 n = 1; n <= 70; ++n) lengths.push_back(n);
     lengths.push_back(4109);
     for (const i64 n : lengths) {
-        guarded_u16 x(n);
+        guarded<u16> x(n);
         std::vector<float> w(static_cast<std::size_t>(n));
         double sq = 0;
         for (i64 i = 0; i < n; ++i) {
@@ -146,7 +122,7 @@ TEST(Bf16Rows, RotaryMatchesItsFormula) {
     for (const i64 dim : {2, 6, 32, 34, 128, 130})
         for (i64 rows = 1; rows <= 5; ++rows) {
             const i64 stride = dim + 3, half = dim / 2;
-            guarded_u16 x((rows - 1) * stride + dim);
+            guarded<u16> x((rows - 1) * stride + dim);
             for (i64 i = 0; i < (rows - 1) * stride + dim; ++i) x.data()[i] = f32_to_bf16(u(rng));
             std::vector<float> c(static_cast<std::size_t>(rows * dim)), s(c.size());
             for (auto& v : c) v = u(rng);

@@ -3,8 +3,6 @@
 // formula, bit for bit, on every alignment of a range, with the source ending at an inaccessible page so that a
 // load past the window's last read element would fault.
 #include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -14,35 +12,13 @@
 
 #include "dnnl_loops.hpp"          // cpu/src: stream_fence, f32_to_bf16
 #include "dnnl_window_gather.hpp"  // cpu/src
+#include "guarded_pages.hpp"
 
 using namespace ridgeline::cpu::dnnl_detail;
 using i64 = std::int64_t;
+using ridgeline::test::guarded;
 
 namespace {
-
-/// n elements that end where an inaccessible page starts (mmap, mprotect): reading past them faults.
-template <class T>
-class guarded {
-public:
-    explicit guarded(i64 n) : page_(sysconf(_SC_PAGESIZE)) {
-        const auto bytes = static_cast<std::size_t>(n) * sizeof(T);
-        pages_ = (bytes + page_ - 1) / page_ + 1;
-        base_ = mmap(nullptr, pages_ * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (base_ == MAP_FAILED) throw std::runtime_error("mmap failed");
-        char* guard = static_cast<char*>(base_) + (pages_ - 1) * page_;
-        mprotect(guard, page_, PROT_NONE);
-        data_ = reinterpret_cast<T*>(guard - bytes);
-    }
-    guarded(const guarded&) = delete;
-    guarded& operator=(const guarded&) = delete;
-    ~guarded() { munmap(base_, pages_ * page_); }
-    T* data() { return data_; }
-
-private:
-    std::size_t page_, pages_ = 0;
-    void* base_ = nullptr;
-    T* data_ = nullptr;
-};
 
 /// Sets window_gather_allowed() for a scope.
 struct allowed_scope {
@@ -117,6 +93,27 @@ void expect_paths_agree(i64 in, i64 out) {
     }
 }
 
+/// The blend's weights, h0 + h1 = 1, both exact in float32; a bf16 no blend here writes (3.4e38).
+constexpr float h1 = 0.3125f, h0 = 1 - h1;
+constexpr std::uint16_t sentinel = 0x7f7f;
+
+/// fn(a, b, n) for rows a and b of 0..40 values (no whole vector up to 15, one partial vector before and after) and
+/// 1,037 (64 vectors and 13), values in [-2, 2], each row ending at an inaccessible page (a masked load reads nothing
+/// past it).
+template <class Fn>
+void for_each_blend_row(unsigned seed, Fn&& fn) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    std::vector<i64> lengths;
+    for (i64 n = 0; n <= 40; ++n) lengths.push_back(n);
+    lengths.push_back(1037);
+    for (const i64 n : lengths) {
+        guarded<float> a(n), b(n);
+        for (i64 i = 0; i < n; ++i) a.data()[i] = u(rng), b.data()[i] = u(rng);
+        fn(static_cast<const float*>(a.data()), static_cast<const float*>(b.data()), n);
+    }
+}
+
 }  // namespace
 
 // 1.5x nearest upsampling (512 -> 768, floor(j * 2 / 3)): block 0 (outputs 0..15) reads sources 0..10, base 0, so 11
@@ -170,26 +167,18 @@ TEST(WindowGather, VectorisedAndScalarPathsAgreeBitForBit) {
 // elements either side keep their sentinel, and a and b end at an inaccessible page (a masked load reads nothing
 // past the row).
 TEST(WindowGather, BlendRowsMatchesTheFormulaBitForBit) {
-    std::mt19937 rng(11);
-    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-    const float h1 = 0.3125f, h0 = 1 - h1;
-    std::vector<i64> lengths;
-    for (i64 n = 0; n <= 40; ++n) lengths.push_back(n);
-    lengths.push_back(1037);
-    for (const i64 n : lengths) {
-        guarded<float> a(n), b(n);
-        for (i64 i = 0; i < n; ++i) a.data()[i] = u(rng), b.data()[i] = u(rng);
+    for_each_blend_row(11, [](const float* a, const float* b, i64 n) {
         for (const bool stream : {false, true})
             for (i64 at = 16; at < 32; ++at) {
                 alignas(64) static float y[1037 + 64];
                 std::fill(std::begin(y), std::end(y), -7.0f);
-                const bool ran = blend_rows(a.data(), b.data(), h0, h1, y + at, n, stream);
+                const bool ran = blend_rows(a, b, h0, h1, y + at, n, stream);
                 stream_fence();
                 ASSERT_EQ(ran, window_gather_vectorised());
                 if (!ran) return;  // nothing written: the caller's scalar loop blends (checked by the op's tests)
                 for (i64 i = 0; i < n + at + 16; ++i) {
                     const i64 j = i - at;
-                    const float want = j < 0 || j >= n ? -7.0f : h0 * a.data()[j] + h1 * b.data()[j];
+                    const float want = j < 0 || j >= n ? -7.0f : h0 * a[j] + h1 * b[j];
                     std::uint32_t got_bits, want_bits;
                     std::memcpy(&got_bits, &y[i], 4);
                     std::memcpy(&want_bits, &want, 4);
@@ -197,7 +186,7 @@ TEST(WindowGather, BlendRowsMatchesTheFormulaBitForBit) {
                                                    << (stream ? ", streamed" : "");
                 }
             }
-    }
+    });
 }
 
 // blend_rows_bf16: the same blend rounded to bf16, where the CPU has AVX-512 BF16 (elsewhere it declines and writes
@@ -205,21 +194,12 @@ TEST(WindowGather, BlendRowsMatchesTheFormulaBitForBit) {
 // [-2, 2], are no float32 subnormals, which vcvtneps2bf16 alone flushes): rows of 0..40 values and 1,037, each
 // output at the 32 2-byte offsets of a line, streamed and not, 16 sentinels either side.
 TEST(WindowGather, BlendRowsIntoBf16MatchesTheFormulaBitForBit) {
-    std::mt19937 rng(13);
-    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-    const float h1 = 0.3125f, h0 = 1 - h1;
-    constexpr std::uint16_t sentinel = 0x7f7f;
-    std::vector<i64> lengths;
-    for (i64 n = 0; n <= 40; ++n) lengths.push_back(n);
-    lengths.push_back(1037);
-    for (const i64 n : lengths) {
-        guarded<float> a(n), b(n);
-        for (i64 i = 0; i < n; ++i) a.data()[i] = u(rng), b.data()[i] = u(rng);
+    for_each_blend_row(13, [](const float* a, const float* b, i64 n) {
         for (const bool stream : {false, true})
             for (i64 at = 32; at < 64; ++at) {
                 alignas(64) static std::uint16_t y[1037 + 128];
                 std::fill(std::begin(y), std::end(y), sentinel);
-                const bool ran = blend_rows_bf16(a.data(), b.data(), h0, h1, y + at, n, stream);
+                const bool ran = blend_rows_bf16(a, b, h0, h1, y + at, n, stream);
                 stream_fence();
                 if (!ran) {  // a CPU without AVX-512 BF16: declined, nothing written
                     ASSERT_TRUE(std::all_of(std::begin(y), std::end(y), [](std::uint16_t v) { return v == sentinel; }));
@@ -228,10 +208,10 @@ TEST(WindowGather, BlendRowsIntoBf16MatchesTheFormulaBitForBit) {
                 for (i64 i = 0; i < n + at + 16; ++i) {
                     const i64 j = i - at;
                     const std::uint16_t want =
-                        j < 0 || j >= n ? sentinel : f32_to_bf16(h0 * a.data()[j] + h1 * b.data()[j]);
+                        j < 0 || j >= n ? sentinel : f32_to_bf16(h0 * a[j] + h1 * b[j]);
                     ASSERT_EQ(y[i], want) << "element " << j << " of " << n << " at offset " << at - 32
                                           << (stream ? ", streamed" : "");
                 }
             }
-    }
+    });
 }
