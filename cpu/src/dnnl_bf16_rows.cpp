@@ -64,7 +64,9 @@ float sum_of_squares(const std::uint16_t* x, i64 n) {
 }
 
 void rms_row_avx512(const std::uint16_t* x, std::uint16_t* y, const float* w, i64 inner, float eps, bool stream) {
-    const float inv = 1.0f / std::sqrt(sum_of_squares(x, inner) / static_cast<float>(inner) + eps);
+    double sq = 0;  // blocks of fold_block values in float32, their sums in double (fold_block)
+    for (i64 b = 0; b < inner; b += fold_block) sq += sum_of_squares(x + b, std::min(fold_block, inner - b));
+    const float inv = 1.0f / std::sqrt(static_cast<float>(sq / static_cast<double>(inner)) + eps);
     const __m512 vi = _mm512_set1_ps(inv);
     write_run(y, 0, inner, stream, [&](std::uint16_t* o, i64 lo, i64 hi) {
         for (i64 i = lo; i < hi; i += lanes) {

@@ -4,6 +4,7 @@
 // dnnl_bf16_rows.hpp), attention is oneDNN's matmul and softmax around a
 // masking loop of ridgeline's, and the KV cache append is a oneDNN reorder into the cache's buffer. Each is named in
 // the layer's notes.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -23,10 +24,12 @@ namespace {
 /// LlamaRMSNorm), streamed if `stream` (write_run).
 template <class T>
 RIDGELINE_LOOP_CLONES void rms_row(const T* xr, T* yr, const float* w, std::int64_t inner, float eps, bool stream) {
-    const float sq = fold_run(
-        xr, inner, 0.0f, [](auto v) RIDGELINE_LAMBDA_INLINE { return v * v; },
-        [](auto a, auto b) RIDGELINE_LAMBDA_INLINE { return a + b; });
-    const float inv = 1.0f / std::sqrt(sq / static_cast<float>(inner) + eps);
+    double sq = 0;  // blocks of fold_block values in float32, their sums in double (fold_block)
+    for (std::int64_t b = 0; b < inner; b += fold_block)
+        sq += fold_run(
+            xr + b, std::min(fold_block, inner - b), 0.0f, [](auto v) RIDGELINE_LAMBDA_INLINE { return v * v; },
+            [](auto a, auto c) RIDGELINE_LAMBDA_INLINE { return a + c; });
+    const float inv = 1.0f / std::sqrt(static_cast<float>(sq / static_cast<double>(inner)) + eps);
     write_run(yr, 0, inner, stream, [&](T* o, std::int64_t lo, std::int64_t hi) RIDGELINE_LAMBDA_INLINE {
         if (w) {
 #pragma omp simd

@@ -197,6 +197,23 @@ TEST(DnnlLoops, RmsNormSumsInPartsAndATail) {
     }
 }
 
+// A long row's sum of squares stays exact to float32's rounding of a block (fold_block): x = [4096, then 1,048,576
+// ones], sum(x^2) = 2^24 + 2^20 = 17,825,792. One float32 partial sum holding 4096^2 = 2^24 loses every 1 added to it
+// (2^24 + 1 rounds to 2^24): with the 32 partials over the whole row, partial 0 lost 32,768 ones, a sum 0.18% low and
+// y 0.09% high, past fp32's tolerance (1e-4); in blocks of 4,096 summed in double it loses at most the 127 of block
+// 0, 7e-6 of the sum. y[0] = 4096 / sqrt(17,825,792 / 1,048,577 + 1e-5) = 993.44..., y[1] = y[0] / 4096.
+TEST(DnnlLoops, RmsNormOfALongRowSumsInBlocks) {
+    const std::int64_t n = 1048577;
+    backend_api::host_tensor x{core::shape{1, n}, std::vector<float>(static_cast<std::size_t>(n), 1.0f)};
+    x.data[0] = 4096;
+    const auto y = run_on("rms_norm:normalized_shape=1048577,elementwise_affine=false", {x});
+    ASSERT_EQ(y.second.size(), static_cast<std::size_t>(n));
+    const double want = 4096 / std::sqrt(17825792.0 / static_cast<double>(n) + 1e-5);
+    EXPECT_NEAR(y.second[0], want, want * 2e-5);
+    EXPECT_NEAR(y.second[1], want / 4096, want / 4096 * 2e-5);
+    EXPECT_NEAR(y.second[static_cast<std::size_t>(n - 1)], want / 4096, want / 4096 * 2e-5);
+}
+
 // rotary reads its input through its strides: contiguous along D (the vectorised run), and a view whose D is strided
 // (a transpose of the last two dimensions: stride 6 along D), both against the reference chain.
 TEST(DnnlLoops, RotaryReadsContiguousAndStridedRuns) {
