@@ -85,8 +85,11 @@ std::string fusion_savings_text(const profiler::profile_result& r) {
         ++compared;
         if (g.fused.measured_as.empty()) ranked.push_back(&g);
     }
-    out << "; " << counted(compared, "group") << ": " << time_ms(members) << " as their members, " << time_ms(fused)
-        << " fused";
+    if (compared > 0)
+        out << "; " << counted(compared, "group") << ": " << time_ms(members) << " as their members, " << time_ms(fused)
+            << " fused";
+    else  // no sums of nothing: a profile disturbed throughout compares no group
+        out << "; no group to compare";
     if (left_out > 0) out << " (" << left_out << " left out: not timed, disturbed, or a member without a time)";
     out << "\n";
     std::sort(ranked.begin(), ranked.end(), [](const auto* a, const auto* b) {

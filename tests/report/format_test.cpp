@@ -6,6 +6,7 @@
 
 #include "ridgeline/report/chart.hpp"
 #include "ridgeline/report/format.hpp"
+#include "ridgeline/report/profile.hpp"
 #include "../support/scratch.hpp"
 
 using namespace ridgeline::report;
@@ -84,3 +85,17 @@ TEST(Format, CsvQuotesOnlyWhenNeeded) {
     EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
 }
 
+
+// What fusing saves, where no group has clean times (every fused kernel or member disturbed, as under a load of 6 on
+// 2 cores): the line says so instead of summing nothing ("0 groups: 0.0 ns as their members, 0.0 ns fused").
+TEST(Format, FusionSavingsWithNoCleanGroupComparesNone) {
+    ridgeline::profiler::profile_result r;
+    r.fusion.emplace();
+    r.fusion->groups.resize(3);  // no fused time, members_ms NaN: nothing clean
+    const std::string text = ridgeline::report::fusion_savings_text(r);
+    EXPECT_NE(text.find("what fusing saves (3 groups a deployment fuses"), std::string::npos) << text;
+    EXPECT_NE(text.find("; no group to compare (3 left out: not timed, disturbed, or a member without a time)"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("0 groups"), std::string::npos) << text;
+}
